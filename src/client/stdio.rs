@@ -1,0 +1,355 @@
+//! The stdio transport: a child process speaking newline-delimited JSON-RPC.
+//!
+//! The child gets a process group of its own so that shutdown reaches everything it
+//! started (`npx` and `uvx` run the real server as a grandchild). Every live group is
+//! registered so an interrupted mcp-lock can still end them all.
+
+use std::collections::{HashSet, VecDeque};
+use std::io;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::time::{Instant, timeout_at};
+
+use super::RpcError;
+use crate::config::ResolvedStdio;
+use crate::json::Json;
+
+/// How many trailing stderr lines are kept for error messages.
+const STDERR_LINES: usize = 20;
+/// Longest stderr line kept, in characters.
+const STDERR_LINE_CHARS: usize = 400;
+/// How long a server gets to exit by itself once its stdin is closed.
+const EOF_GRACE: Duration = Duration::from_millis(300);
+/// How long a server gets to exit after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(1000);
+
+static LIVE_GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+fn register(pgid: i32) {
+    let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    groups.get_or_insert_with(HashSet::new).insert(pgid);
+}
+
+fn unregister(pgid: i32) {
+    let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(set) = groups.as_mut() {
+        set.remove(&pgid);
+    }
+}
+
+fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// Kills every server process group still running. For an interrupted run: the
+/// children live in groups of their own, so the terminal's Ctrl-C does not reach them.
+pub fn kill_all_servers() {
+    let groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    for pgid in groups.iter().flatten() {
+        signal_group(*pgid, libc::SIGKILL);
+    }
+}
+
+/// A running stdio server.
+pub struct StdioConnection {
+    child: Child,
+    pgid: i32,
+    stdin: Option<ChildStdin>,
+    stdout: LineReader,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_task: tokio::task::JoinHandle<()>,
+    next_id: i64,
+    /// Lines on stdout that were not JSON-RPC messages.
+    pub ignored_lines: usize,
+    /// Notifications received, by method.
+    pub notifications: Vec<String>,
+    max_message_bytes: usize,
+}
+
+impl StdioConnection {
+    /// Starts the server in a process group of its own.
+    pub fn spawn(resolved: &ResolvedStdio, max_message_bytes: usize) -> io::Result<Self> {
+        let mut command = Command::new(&resolved.command);
+        command
+            .args(&resolved.args)
+            .envs(&resolved.env)
+            .current_dir(&resolved.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let pgid = child.id().map(|id| id as i32).unwrap_or(0);
+        register(pgid);
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr_pipe = child.stderr.take().expect("stderr is piped");
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_task = tokio::spawn(keep_stderr_tail(stderr_pipe, stderr.clone()));
+        Ok(StdioConnection {
+            child,
+            pgid,
+            stdin,
+            stdout: LineReader::new(stdout, max_message_bytes),
+            stderr,
+            stderr_task,
+            next_id: 1,
+            ignored_lines: 0,
+            notifications: Vec::new(),
+            max_message_bytes,
+        })
+    }
+
+    async fn write(&mut self, message: &Value, deadline: Instant) -> Result<(), RpcError> {
+        let mut line = serde_json::to_vec(message).expect("a Value always serializes");
+        line.push(b'\n');
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(RpcError::Closed("stdin already closed".into()));
+        };
+        let write = async {
+            stdin.write_all(&line).await?;
+            stdin.flush().await
+        };
+        match timeout_at(deadline, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(RpcError::Closed(self.exit_description().await)),
+            Err(_) => Err(RpcError::Timeout),
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        deadline: Instant,
+    ) -> Result<(), RpcError> {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.write(&message, deadline).await
+    }
+
+    /// Sends a request and waits for its answer, answering the server's own requests
+    /// and setting notifications aside meanwhile.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.write(&message, deadline).await?;
+        loop {
+            let line = match timeout_at(deadline, self.stdout.next_line()).await {
+                Err(_) => return Err(RpcError::Timeout),
+                Ok(Err(e)) => return Err(RpcError::Io(e.to_string())),
+                Ok(Ok(Line::Eof)) => return Err(RpcError::Closed(self.exit_description().await)),
+                Ok(Ok(Line::TooLong)) => {
+                    return Err(RpcError::TooLarge(self.max_message_bytes));
+                }
+                Ok(Ok(Line::Text(bytes))) => bytes,
+            };
+            let Some(message) = std::str::from_utf8(&line)
+                .ok()
+                .and_then(|text| Json::parse(text).ok())
+                .filter(Json::is_object)
+            else {
+                if !line.iter().all(u8::is_ascii_whitespace) {
+                    self.ignored_lines += 1;
+                }
+                continue;
+            };
+            let method_name = message.get("method").and_then(Json::as_str);
+            let message_id = message.get("id");
+            match (method_name, message_id) {
+                (Some(m), Some(server_id)) => {
+                    let answer = answer_server_request(&m, server_id.to_value());
+                    self.write(&answer, deadline).await?;
+                }
+                (Some(m), None) => self.notifications.push(m),
+                (None, Some(Json::Number(n))) if *n == id as f64 => {
+                    if let Some(error) = message.get("error") {
+                        return Err(RpcError::from_error_object(&error.to_value()));
+                    }
+                    return match message.get("result") {
+                        Some(result) => Ok(result.clone()),
+                        None => Err(RpcError::Protocol(
+                            "answer has neither \"result\" nor \"error\"".into(),
+                        )),
+                    };
+                }
+                _ => self.ignored_lines += 1,
+            }
+        }
+    }
+
+    async fn exit_description(&mut self) -> String {
+        // The pipe closing and the exit are not simultaneous; give the exit a moment.
+        let status = tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await;
+        match status {
+            Ok(Ok(status)) => format!("server exited ({})", describe_status(status)),
+            _ => "server closed its output".into(),
+        }
+    }
+
+    /// The server's last stderr lines; still filling until shutdown returns.
+    pub fn stderr_tail_handle(&self) -> Arc<Mutex<VecDeque<String>>> {
+        self.stderr.clone()
+    }
+
+    /// Closes stdin, waits briefly, then SIGTERM and SIGKILL to the whole group.
+    pub async fn shutdown(mut self) -> Option<ExitStatus> {
+        drop(self.stdin.take());
+        let mut status = tokio::time::timeout(EOF_GRACE, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if status.is_none() {
+            signal_group(self.pgid, libc::SIGTERM);
+            status = tokio::time::timeout(TERM_GRACE, self.child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+        }
+        // Sweep the group even after a clean exit: grandchildren may outlive the leader.
+        signal_group(self.pgid, libc::SIGKILL);
+        if status.is_none() {
+            status = self.child.wait().await.ok();
+        }
+        unregister(self.pgid);
+        // Let the stderr reader take what the dying server wrote last.
+        let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.stderr_task).await;
+        status
+    }
+}
+
+impl Drop for StdioConnection {
+    fn drop(&mut self) {
+        // Dropped without shutdown (cancelled or panicked): leave nothing running.
+        let groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+        if groups.as_ref().is_some_and(|g| g.contains(&self.pgid)) {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+        drop(groups);
+        unregister(self.pgid);
+        self.stderr_task.abort();
+    }
+}
+
+fn answer_server_request(method: &str, id: Value) -> Value {
+    match method {
+        "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        "roots/list" => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}),
+        _ => json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32601,
+            "message": format!("mcp-lock does not handle {method}"),
+        }}),
+    }
+}
+
+/// "exit status 3" or "killed by signal 9".
+pub fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => status.to_string(),
+    }
+}
+
+async fn keep_stderr_tail(pipe: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut reader = BufReader::new(pipe);
+    let mut chunk = vec![0u8; 8192];
+    let mut partial: Vec<u8> = Vec::new();
+    loop {
+        let n = match reader.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        partial.extend_from_slice(&chunk[..n]);
+        while let Some(i) = partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = partial.drain(..=i).collect();
+            push_line(&tail, &line[..line.len() - 1]);
+        }
+        // A line without end is cut rather than kept growing.
+        if partial.len() > STDERR_LINE_CHARS * 4 {
+            push_line(&tail, &partial);
+            partial.clear();
+        }
+    }
+    if !partial.is_empty() {
+        push_line(&tail, &partial);
+    }
+}
+
+fn push_line(tail: &Mutex<VecDeque<String>>, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches('\r');
+    let line: String = text.chars().take(STDERR_LINE_CHARS).collect();
+    let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+    if tail.len() == STDERR_LINES {
+        tail.pop_front();
+    }
+    tail.push_back(line);
+}
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// Reads newline-delimited messages with a bound on their size, so a hostile server
+/// cannot make mcp-lock buffer without limit.
+struct LineReader {
+    inner: BufReader<ChildStdout>,
+    max: usize,
+}
+
+impl LineReader {
+    fn new(stdout: ChildStdout, max: usize) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, stdout),
+            max,
+        }
+    }
+
+    async fn next_line(&mut self) -> io::Result<Line> {
+        let mut line = Vec::new();
+        loop {
+            let buf = self.inner.fill_buf().await?;
+            if buf.is_empty() {
+                return Ok(if line.is_empty() {
+                    Line::Eof
+                } else {
+                    Line::Text(line)
+                });
+            }
+            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (buf.len(), false),
+            };
+            if line.len() + take > self.max {
+                return Ok(Line::TooLong);
+            }
+            line.extend_from_slice(&buf[..take]);
+            self.inner.consume(take + usize::from(done));
+            if done {
+                return Ok(Line::Text(line));
+            }
+        }
+    }
+}

@@ -1,0 +1,566 @@
+//! The project's existing MCP client configs: discovery, parsing, `${VAR}` expansion.
+//!
+//! Users already describe their servers for Claude Code (`.mcp.json`), VS Code
+//! (`.vscode/mcp.json`), Cursor (`.cursor/mcp.json`) and Claude Desktop; mcp-lock reads
+//! those rather than asking for a second copy.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Config files looked for in the project directory, in this order.
+pub const DISCOVERED: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"];
+
+/// A config problem, with the file it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "no MCP client config found in {dir} (looked for .mcp.json, .vscode/mcp.json, .cursor/mcp.json); pass --config PATH"
+    )]
+    NotFound { dir: String },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: not valid JSON: {message}")]
+    Syntax {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Shape { path: String, message: String },
+    #[error("server {name:?} is defined differently in {first} and {second}; keep one or pass --config")]
+    Conflict {
+        name: String,
+        first: String,
+        second: String,
+    },
+    #[error("unknown server {name:?}; the config defines: {known}")]
+    UnknownServer { name: String, known: String },
+    #[error("server {server:?}: environment variable {var} is not set (used in {field})")]
+    UnsetVariable {
+        server: String,
+        var: String,
+        field: String,
+    },
+    #[error("server {server:?}: {message} (in {field})")]
+    Variable {
+        server: String,
+        field: String,
+        message: String,
+    },
+}
+
+/// The servers of a project, as its client configs describe them.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectConfig {
+    /// The directory servers are started in and the lock lives in by default.
+    pub project_dir: PathBuf,
+    /// The config files read.
+    pub files: Vec<PathBuf>,
+    /// Every server, sorted by name.
+    pub servers: Vec<ServerSpec>,
+}
+
+/// One server entry, unexpanded: `${VAR}` stays as written until it is connected to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    pub name: String,
+    pub transport: TransportSpec,
+}
+
+/// How a server is reached, as written in the config.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportSpec {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<String>,
+    },
+    Remote {
+        /// `http`, `streamable-http`, `sse`, … as the config names it.
+        kind: String,
+        url: String,
+        header_names: Vec<String>,
+    },
+}
+
+impl ServerSpec {
+    pub fn transport_name(&self) -> &str {
+        match &self.transport {
+            TransportSpec::Stdio { .. } => "stdio",
+            TransportSpec::Remote { kind, .. } => kind,
+        }
+    }
+}
+
+/// A stdio entry with every variable expanded, ready to spawn.
+#[derive(Debug, Clone)]
+pub struct ResolvedStdio {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+    /// Values that must never be shown, logged or written.
+    pub secrets: Secrets,
+}
+
+/// Values from a server's `env` and from `${VAR}` expansion. Anything a server prints
+/// passes through [`Secrets::redact`] before a person or a file sees it.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    values: Vec<(String, String)>,
+}
+
+impl Secrets {
+    /// Values shorter than this are too likely to occur by chance to redact usefully
+    /// ("1", "on", "dev").
+    const MIN_REDACTED: usize = 4;
+
+    pub fn add(&mut self, name: &str, value: &str) {
+        if value.chars().count() >= Self::MIN_REDACTED
+            && !self.values.iter().any(|(_, v)| v == value)
+        {
+            self.values.push((name.to_string(), value.to_string()));
+            // Longest first, so a value that contains another is replaced whole.
+            self.values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    pub fn extend(&mut self, other: &Secrets) {
+        for (name, value) in &other.values {
+            self.add(name, value);
+        }
+    }
+
+    /// The text with every secret value replaced by `${NAME}`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (name, value) in &self.values {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), &format!("${{{name}}}"));
+            }
+        }
+        out
+    }
+
+    /// The name of the first secret whose value occurs in the text.
+    pub fn find_in(&self, text: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(_, v)| text.contains(v.as_str()))
+            .map(|(n, _)| n.as_str())
+    }
+}
+
+impl ProjectConfig {
+    /// Reads the configs found in `project_dir`, or only `explicit` when given.
+    pub fn load(project_dir: &Path, explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        let files: Vec<PathBuf> = match explicit {
+            Some(path) => vec![path.to_path_buf()],
+            None => DISCOVERED
+                .iter()
+                .map(|rel| project_dir.join(rel))
+                .filter(|p| p.is_file())
+                .collect(),
+        };
+        if files.is_empty() {
+            return Err(ConfigError::NotFound {
+                dir: project_dir.display().to_string(),
+            });
+        }
+        let mut servers: Vec<(ServerSpec, PathBuf)> = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+                path: file.display().to_string(),
+                source,
+            })?;
+            for spec in parse_config(&text, &file.display().to_string())? {
+                match servers.iter().find(|(s, _)| s.name == spec.name) {
+                    Some((existing, _)) if *existing == spec => {}
+                    Some((_, first)) => {
+                        return Err(ConfigError::Conflict {
+                            name: spec.name,
+                            first: first.display().to_string(),
+                            second: file.display().to_string(),
+                        });
+                    }
+                    None => servers.push((spec, file.clone())),
+                }
+            }
+        }
+        let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, _)| s).collect();
+        servers.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(ProjectConfig {
+            project_dir: project_dir.to_path_buf(),
+            files,
+            servers,
+        })
+    }
+
+    /// The named servers, or all of them when `names` is empty.
+    pub fn select(&self, names: &[String]) -> Result<Vec<ServerSpec>, ConfigError> {
+        if names.is_empty() {
+            return Ok(self.servers.clone());
+        }
+        let mut picked = Vec::new();
+        for name in names {
+            match self.servers.iter().find(|s| &s.name == name) {
+                Some(spec) if !picked.contains(spec) => picked.push(spec.clone()),
+                Some(_) => {}
+                None => {
+                    return Err(ConfigError::UnknownServer {
+                        name: name.clone(),
+                        known: self.known_names(),
+                    });
+                }
+            }
+        }
+        picked.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(picked)
+    }
+
+    fn known_names(&self) -> String {
+        if self.servers.is_empty() {
+            return "(no servers)".into();
+        }
+        self.servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Parses one config file of any supported shape: `mcpServers` (Claude Code, Claude
+/// Desktop, Cursor), `servers` (VS Code) or `mcp.servers` (VS Code settings). Comments
+/// and trailing commas, which VS Code allows, are accepted.
+pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigError> {
+    let cleaned = strip_jsonc(text);
+    let root: Value = serde_json::from_str(&cleaned).map_err(|e| ConfigError::Syntax {
+        path: path.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string().split(" at line").next().unwrap_or("").to_string(),
+    })?;
+    let shape = |message: String| ConfigError::Shape {
+        path: path.to_string(),
+        message,
+    };
+    let table = root
+        .get("mcpServers")
+        .or_else(|| root.get("servers"))
+        .or_else(|| root.get("mcp").and_then(|m| m.get("servers")));
+    let Some(table) = table else {
+        return Err(shape(
+            "no \"mcpServers\" or \"servers\" object; is this an MCP client config?".into(),
+        ));
+    };
+    let table = table
+        .as_object()
+        .ok_or_else(|| shape("the servers member is not an object".into()))?;
+    let mut specs = Vec::new();
+    for (name, entry) in table {
+        specs.push(parse_entry(name, entry).map_err(|m| shape(format!("server {name:?}: {m}")))?);
+    }
+    Ok(specs)
+}
+
+fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
+    let obj = entry.as_object().ok_or("entry is not an object")?;
+    let string = |key: &str| -> Result<Option<String>, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("\"{key}\" is not a string")),
+        }
+    };
+    let string_map = |key: &str| -> Result<BTreeMap<String, String>, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(BTreeMap::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k.clone(), s.clone())),
+                    Value::Number(n) => Ok((k.clone(), n.to_string())),
+                    Value::Bool(b) => Ok((k.clone(), b.to_string())),
+                    _ => Err(format!("\"{key}.{k}\" is not a string")),
+                })
+                .collect(),
+            Some(_) => Err(format!("\"{key}\" is not an object")),
+        }
+    };
+    let kind = string("type")?;
+    let url = string("url")?;
+    let command = string("command")?;
+    let is_remote = match kind.as_deref() {
+        Some("stdio") | None => url.is_some() && command.is_none(),
+        Some("http" | "streamable-http" | "streamableHttp" | "sse") => true,
+        Some(other) => return Err(format!("unknown transport type {other:?}")),
+    };
+    let transport = if is_remote {
+        TransportSpec::Remote {
+            kind: kind.unwrap_or_else(|| "http".into()),
+            url: url.ok_or("remote entry has no \"url\"")?,
+            header_names: string_map("headers")?.into_keys().collect(),
+        }
+    } else {
+        let args = match obj.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|a| match a {
+                    Value::String(s) => Ok(s.clone()),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err("\"args\" holds a value that is not a string".to_string()),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err("\"args\" is not an array".into()),
+        };
+        TransportSpec::Stdio {
+            command: command.ok_or("stdio entry has no \"command\"")?,
+            args,
+            env: string_map("env")?,
+            cwd: string("cwd")?,
+        }
+    };
+    Ok(ServerSpec {
+        name: name.to_string(),
+        transport,
+    })
+}
+
+/// Removes `//` and `/* */` comments and trailing commas outside strings.
+fn strip_jsonc(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut in_string = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if in_string {
+            out.push(c);
+            if c == '\\' && i + 1 < chars.len() {
+                out.push(chars[i + 1]);
+                i += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                // Keep line breaks so error positions still point at the right line.
+                if chars[i] == '\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+            continue;
+        } else if c == ',' {
+            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+            if !matches!(next, Some('}' | ']')) {
+                out.push(c);
+            }
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in one
+/// value, recording every expanded value as a secret.
+pub fn expand(
+    value: &str,
+    server: &str,
+    field: &str,
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    secrets: &mut Secrets,
+) -> Result<String, ConfigError> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(ConfigError::Variable {
+                server: server.into(),
+                field: field.into(),
+                message: "unclosed \"${\"".into(),
+            });
+        };
+        let body = &after[..end];
+        rest = &after[end + 1..];
+        if body == "workspaceFolder" {
+            out.push_str(&project_dir.display().to_string());
+            continue;
+        }
+        if let Some(input) = body.strip_prefix("input:") {
+            return Err(ConfigError::Variable {
+                server: server.into(),
+                field: field.into(),
+                message: format!(
+                    "VS Code input variable ${{input:{input}}} cannot be answered here; use ${{env:NAME}} instead"
+                ),
+            });
+        }
+        let body = body.strip_prefix("env:").unwrap_or(body);
+        let (var, default) = match body.split_once(":-") {
+            Some((var, default)) => (var, Some(default)),
+            None => (body, None),
+        };
+        let valid = !var.is_empty()
+            && var
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(ConfigError::Variable {
+                server: server.into(),
+                field: field.into(),
+                message: format!("\"${{{body}}}\" is not a variable reference"),
+            });
+        }
+        match lookup(var).or_else(|| default.map(str::to_string)) {
+            Some(v) => {
+                secrets.add(var, &v);
+                out.push_str(&v);
+            }
+            None => {
+                return Err(ConfigError::UnsetVariable {
+                    server: server.into(),
+                    var: var.into(),
+                    field: field.into(),
+                });
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl ServerSpec {
+    /// Expands a stdio entry's variables from the given environment. `env` values are
+    /// secrets whether or not they came from a variable.
+    pub fn resolve_stdio(
+        &self,
+        project_dir: &Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<ResolvedStdio>, ConfigError> {
+        let TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = &self.transport
+        else {
+            return Ok(None);
+        };
+        let mut secrets = Secrets::default();
+        let name = &self.name;
+        let mut resolved_env = BTreeMap::new();
+        for (key, value) in env {
+            let v = expand(value, name, &format!("env.{key}"), project_dir, lookup, &mut secrets)?;
+            secrets.add(key, &v);
+            resolved_env.insert(key.clone(), v);
+        }
+        let command = expand(command, name, "command", project_dir, lookup, &mut secrets)?;
+        let args = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| expand(a, name, &format!("args[{i}]"), project_dir, lookup, &mut secrets))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cwd = match cwd {
+            Some(c) => project_dir.join(expand(c, name, "cwd", project_dir, lookup, &mut secrets)?),
+            None => project_dir.to_path_buf(),
+        };
+        Ok(Some(ResolvedStdio {
+            command,
+            args,
+            env: resolved_env,
+            cwd,
+            secrets,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(var: &str) -> Option<String> {
+        match var {
+            "TOKEN" => Some("s3cr3t-value".into()),
+            "HOME" => Some("/home/me".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn reads_every_supported_shape() {
+        let claude = r#"{"mcpServers":{"a":{"command":"x","args":["1"],"env":{"K":"v"}}}}"#;
+        let vscode = r#"{ // comment
+            "servers": {"a": {"type": "stdio", "command": "x", "args": ["1"],},
+                        "r": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer ${T}"}}},
+            "inputs": []}"#;
+        let settings = r#"{"mcp":{"servers":{"a":{"command":"x"}}}}"#;
+        assert_eq!(parse_config(claude, "c").unwrap()[0].name, "a");
+        let v = parse_config(vscode, "v").unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(matches!(&v[1].transport, TransportSpec::Remote { header_names, .. } if header_names == &["Authorization"]));
+        assert_eq!(parse_config(settings, "s").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn url_without_command_is_remote() {
+        let specs = parse_config(r#"{"mcpServers":{"r":{"url":"http://127.0.0.1/mcp"}}}"#, "c").unwrap();
+        assert_eq!(specs[0].transport_name(), "http");
+    }
+
+    #[test]
+    fn syntax_errors_name_file_and_line() {
+        let err = parse_config("{\n\"mcpServers\": {\n  \"a\": {\"command\": }\n}}", ".mcp.json").unwrap_err();
+        assert!(err.to_string().starts_with(".mcp.json:3:"), "{err}");
+    }
+
+    #[test]
+    fn expands_variables_and_remembers_them_as_secrets() {
+        let mut secrets = Secrets::default();
+        let out = expand(
+            "Bearer ${TOKEN} ${env:HOME} ${MISSING:-fallback}",
+            "s",
+            "args[0]",
+            Path::new("/p"),
+            &env,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(out, "Bearer s3cr3t-value /home/me fallback");
+        assert_eq!(secrets.redact("x s3cr3t-value y"), "x ${TOKEN} y");
+    }
+
+    #[test]
+    fn unset_variable_is_an_error_naming_it() {
+        let err = expand("${NOPE}", "gh", "env.X", Path::new("/"), &env, &mut Secrets::default())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "server \"gh\": environment variable NOPE is not set (used in env.X)"
+        );
+    }
+}

@@ -1,0 +1,385 @@
+//! Comparing what a server said with what the lock pins: verdicts and changes.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::client::{Fetched, Outcome, ServerSession};
+use crate::hash::HashedTool;
+use crate::json::Json;
+use crate::lock::LockedServer;
+
+/// One verdict per server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// A complete listing was read and matches the lock exactly.
+    Converged,
+    /// The live listing differs from the lock.
+    Stale,
+    /// The listing started but did not finish; nothing may be concluded.
+    Incomplete,
+    /// No evidence could be gathered.
+    Unverifiable,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Converged => "converged",
+            Verdict::Stale => "stale",
+            Verdict::Incomplete => "incomplete",
+            Verdict::Unverifiable => "unverifiable",
+        }
+    }
+}
+
+/// What happened to a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Added,
+    Removed,
+    Changed,
+}
+
+/// Which part of a definition changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Part {
+    #[serde(rename = "description")]
+    Description,
+    #[serde(rename = "inputSchema")]
+    InputSchema,
+    #[serde(rename = "outputSchema")]
+    OutputSchema,
+    #[serde(rename = "annotations")]
+    Annotations,
+    /// Anything else: name, title, icons, `_meta`, `execution`, unknown members.
+    #[serde(rename = "other")]
+    Other,
+}
+
+impl Part {
+    fn of_member(name: &str) -> Part {
+        match name {
+            "description" => Part::Description,
+            "inputSchema" => Part::InputSchema,
+            "outputSchema" => Part::OutputSchema,
+            "annotations" => Part::Annotations,
+            _ => Part::Other,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Description => "description",
+            Part::InputSchema => "inputSchema",
+            Part::OutputSchema => "outputSchema",
+            Part::Annotations => "annotations",
+            Part::Other => "other",
+        }
+    }
+}
+
+/// One tool that differs from its pin.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolChange {
+    pub tool: String,
+    pub change: ChangeKind,
+    /// For `changed`: the parts that differ.
+    pub parts: Vec<Part>,
+    pub pinned_hash: Option<String>,
+    /// `None` when the live definition has no hash (see `problem`).
+    pub live_hash: Option<String>,
+    /// Why the live definition cannot be pinned, if it cannot.
+    pub problem: Option<String>,
+    #[serde(skip)]
+    pub pinned: Option<Json>,
+    #[serde(skip)]
+    pub live: Option<Json>,
+}
+
+impl ToolChange {
+    /// Whether the live side could become a pin (or the change is a removal).
+    pub fn is_pinnable(&self) -> bool {
+        self.problem.is_none()
+    }
+}
+
+/// A difference in what the server says about itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerChange {
+    /// `instructions`, `server_identity`, `server_info`, `protocol_version`,
+    /// `list_changed` or `client_capabilities`.
+    pub field: &'static str,
+    pub pinned: Option<String>,
+    pub live: Option<String>,
+    /// Whether this alone makes the server stale (instructions and identity do; a
+    /// version bump with the same tools does not).
+    pub drift: bool,
+}
+
+/// The comparison of one server with its pin.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerReport {
+    pub name: String,
+    pub transport: String,
+    pub verdict: Verdict,
+    /// Tools in the live listing, when one was read completely.
+    pub tools: Option<usize>,
+    pub changes: Vec<ToolChange>,
+    pub server_changes: Vec<ServerChange>,
+    pub error: Option<String>,
+    /// The server's last stderr lines, when it failed.
+    pub stderr: Vec<String>,
+    /// Lines on stdout that were not JSON-RPC.
+    pub ignored_lines: usize,
+    pub elapsed_ms: u64,
+}
+
+impl ServerReport {
+    /// A report for a server that could not be checked at all.
+    pub fn unverifiable(name: &str, transport: &str, error: String) -> Self {
+        ServerReport {
+            name: name.into(),
+            transport: transport.into(),
+            verdict: Verdict::Unverifiable,
+            tools: None,
+            changes: Vec::new(),
+            server_changes: Vec::new(),
+            error: Some(error),
+            stderr: Vec::new(),
+            ignored_lines: 0,
+            elapsed_ms: 0,
+        }
+    }
+
+    /// A report for a server the lock pins but the config no longer has.
+    pub fn dropped_from_config(pinned: &LockedServer, transport: &str) -> Self {
+        let changes = pinned
+            .tools
+            .iter()
+            .map(|(name, tool)| ToolChange {
+                tool: name.clone(),
+                change: ChangeKind::Removed,
+                parts: Vec::new(),
+                pinned_hash: Some(tool.hash.clone()),
+                live_hash: None,
+                problem: None,
+                pinned: Some(tool.definition.clone()),
+                live: None,
+            })
+            .collect();
+        ServerReport {
+            error: Some(
+                "pinned in the lock but not in the config; run `mcp-lock update` to drop it".into(),
+            ),
+            verdict: Verdict::Stale,
+            changes,
+            ..ServerReport::unverifiable(&pinned.name, transport, String::new())
+        }
+    }
+}
+
+/// Compares a fetch with the server's pin (`None`: never pinned).
+pub fn compare(name: &str, transport: &str, pinned: Option<&LockedServer>, fetched: &Fetched) -> ServerReport {
+    let mut report = ServerReport {
+        name: name.into(),
+        transport: transport.into(),
+        verdict: Verdict::Converged,
+        tools: None,
+        changes: Vec::new(),
+        server_changes: Vec::new(),
+        error: None,
+        stderr: Vec::new(),
+        ignored_lines: fetched.ignored_lines,
+        elapsed_ms: fetched.elapsed.as_millis() as u64,
+    };
+    let (session, listing) = match &fetched.outcome {
+        Outcome::Unverifiable { error } => {
+            report.verdict = Verdict::Unverifiable;
+            report.error = Some(error.clone());
+            report.stderr = fetched.stderr_tail.clone();
+            return report;
+        }
+        Outcome::Incomplete { listing, error, .. } => {
+            report.verdict = Verdict::Incomplete;
+            report.error = Some(format!(
+                "{error} (after {} page(s), {} tool(s))",
+                listing.pages,
+                listing.tools.len()
+            ));
+            report.stderr = fetched.stderr_tail.clone();
+            return report;
+        }
+        Outcome::Complete { session, listing } => (session, listing),
+    };
+    report.tools = Some(listing.tools.len());
+    report.changes = tool_changes(pinned, &listing.tools);
+    match pinned {
+        None => {
+            report.error = Some("not pinned yet; run `mcp-lock update` to pin it".into());
+            report.verdict = Verdict::Stale;
+        }
+        Some(pinned) => {
+            report.server_changes = server_changes(pinned, session);
+            if !report.changes.is_empty() || report.server_changes.iter().any(|c| c.drift) {
+                report.verdict = Verdict::Stale;
+            }
+        }
+    }
+    report
+}
+
+/// Every tool difference between the pins and a complete live listing.
+pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<ToolChange> {
+    let mut by_name: BTreeMap<&str, Vec<&HashedTool>> = BTreeMap::new();
+    let mut changes = Vec::new();
+    for (index, tool) in live.iter().enumerate() {
+        match &tool.name {
+            Some(name) => by_name.entry(name).or_default().push(tool),
+            None => changes.push(ToolChange {
+                tool: format!("(tool #{} without a name)", index + 1),
+                change: ChangeKind::Added,
+                parts: Vec::new(),
+                pinned_hash: None,
+                live_hash: tool.hash.as_ref().ok().cloned(),
+                problem: Some("it has no string name, so it cannot be pinned".into()),
+                pinned: None,
+                live: Some(tool.definition.clone()),
+            }),
+        }
+    }
+    let empty = BTreeMap::new();
+    let pins = pinned.map_or(&empty, |p| &p.tools);
+    for (name, pin) in pins {
+        if !by_name.contains_key(name.as_str()) {
+            changes.push(ToolChange {
+                tool: name.clone(),
+                change: ChangeKind::Removed,
+                parts: Vec::new(),
+                pinned_hash: Some(pin.hash.clone()),
+                live_hash: None,
+                problem: None,
+                pinned: Some(pin.definition.clone()),
+                live: None,
+            });
+        }
+    }
+    for (name, copies) in by_name {
+        let live = copies[0];
+        let problem = if copies.len() > 1 {
+            Some(format!("the server lists {} tools named {name:?}", copies.len()))
+        } else {
+            live.hash
+                .as_ref()
+                .err()
+                .map(|e| format!("its definition has no canonical form: {e}"))
+        };
+        let live_hash = live.hash.as_ref().ok().filter(|_| problem.is_none()).cloned();
+        let pin = pins.get(name);
+        if let (Some(pin), Some(hash)) = (pin, &live_hash)
+            && pin.hash == *hash
+        {
+            continue;
+        }
+        changes.push(ToolChange {
+            tool: name.to_string(),
+            change: if pin.is_some() {
+                ChangeKind::Changed
+            } else {
+                ChangeKind::Added
+            },
+            parts: pin.map_or_else(Vec::new, |p| changed_parts(&p.definition, &live.definition)),
+            pinned_hash: pin.map(|p| p.hash.clone()),
+            live_hash,
+            problem,
+            pinned: pin.map(|p| p.definition.clone()),
+            live: Some(live.definition.clone()),
+        });
+    }
+    changes.sort_by(|a, b| a.tool.cmp(&b.tool));
+    changes
+}
+
+/// The parts whose members differ, comparing each top-level member's canonical form.
+pub fn changed_parts(pinned: &Json, live: &Json) -> Vec<Part> {
+    let members = |j: &Json| -> BTreeMap<String, Option<String>> {
+        match j {
+            Json::Object(m) => m
+                .iter()
+                .map(|(k, v)| (k.to_string_lossy(), v.canonical().ok()))
+                .collect(),
+            _ => BTreeMap::new(),
+        }
+    };
+    let (a, b) = (members(pinned), members(live));
+    let mut parts: Vec<Part> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| {
+            let (x, y) = (a.get(*k), b.get(*k));
+            // A member with no canonical form never equals anything.
+            x != y || matches!(x, Some(None))
+        })
+        .map(|k| Part::of_member(k))
+        .collect();
+    if parts.is_empty() && live.canonical().is_err() {
+        parts.push(Part::Other);
+    }
+    parts.sort();
+    parts.dedup();
+    parts
+}
+
+/// Differences in what the server says about itself.
+pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<ServerChange> {
+    let mut changes = Vec::new();
+    let mut push = |field, pinned: Option<String>, live: Option<String>, drift| {
+        if pinned != live {
+            changes.push(ServerChange {
+                field,
+                pinned,
+                live,
+                drift,
+            });
+        }
+    };
+    push(
+        "instructions",
+        pinned.instructions_hash.clone(),
+        live.instructions_hash.clone(),
+        true,
+    );
+    let name = |j: &Json| j.get("name").and_then(Json::as_str);
+    push(
+        "server_identity",
+        name(&pinned.server_info),
+        name(&live.server_info),
+        true,
+    );
+    let pinned_info = pinned.server_info.canonical().ok();
+    let live_info = live.server_info.canonical().ok();
+    if name(&pinned.server_info) == name(&live.server_info) {
+        push("server_info", pinned_info, live_info, false);
+    }
+    push(
+        "protocol_version",
+        Some(pinned.protocol_version.clone()),
+        Some(live.protocol_version.clone()),
+        false,
+    );
+    push(
+        "list_changed",
+        Some(pinned.list_changed.to_string()),
+        Some(live.list_changed.to_string()),
+        false,
+    );
+    push(
+        "client_capabilities",
+        pinned.client_capabilities.canonical().ok(),
+        Json::from_value(&live.client_capabilities).canonical().ok(),
+        false,
+    );
+    changes
+}

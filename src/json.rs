@@ -1,0 +1,585 @@
+//! A strict JSON reader and the RFC 8785 (JCS) writer the hash is built on.
+//!
+//! Server output cannot go through `serde_json::Value` on its way to the hash: it keeps
+//! only the last copy of a repeated member name and refuses lone surrogates, and both
+//! matter to the recipe. [`Json`] keeps every member as sent and strings as UTF-16 code
+//! units, so nothing is lost before canonicalization decides what can be hashed.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Deepest nesting the reader accepts; deeper input is refused rather than risking
+/// the stack on hostile server output.
+const MAX_DEPTH: usize = 256;
+
+/// A JSON value exactly as sent: object members in order (repeats kept), strings as
+/// UTF-16 code units (lone surrogates kept), numbers as IEEE 754 doubles.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(JsonStr),
+    Array(Vec<Json>),
+    Object(Vec<(JsonStr, Json)>),
+}
+
+/// A JSON string as UTF-16 code units. Most are valid Unicode; a lone surrogate is
+/// kept as it came so that it hashes the way the recipe says.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct JsonStr(Vec<u16>);
+
+impl JsonStr {
+    /// The code units, the order JCS sorts member names by.
+    pub fn units(&self) -> &[u16] {
+        &self.0
+    }
+
+    /// The string if it is valid Unicode (no lone surrogate).
+    pub fn to_str(&self) -> Option<String> {
+        String::from_utf16(&self.0).ok()
+    }
+
+    /// The string with any lone surrogate replaced by U+FFFD.
+    pub fn to_string_lossy(&self) -> String {
+        String::from_utf16_lossy(&self.0)
+    }
+
+    pub fn eq_str(&self, s: &str) -> bool {
+        self.0.iter().copied().eq(s.encode_utf16())
+    }
+}
+
+impl From<&str> for JsonStr {
+    fn from(s: &str) -> Self {
+        JsonStr(s.encode_utf16().collect())
+    }
+}
+
+impl Ord for JsonStr {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl PartialOrd for JsonStr {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Debug for JsonStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_string_lossy(), f)
+    }
+}
+
+/// Why a text is not JSON, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} at line {line}, column {column}")]
+pub struct ParseError {
+    pub message: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Why a value has no canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CanonError {
+    #[error("repeated member name {name:?} at {pointer}")]
+    RepeatedMember { name: String, pointer: String },
+}
+
+impl Json {
+    /// Reads one JSON text; surrounding whitespace is allowed, anything else is not.
+    pub fn parse(text: &str) -> Result<Json, ParseError> {
+        let mut reader = Reader {
+            text: text.as_bytes(),
+            pos: 0,
+        };
+        reader.skip_ws();
+        let value = reader.value(0)?;
+        reader.skip_ws();
+        if reader.pos != reader.text.len() {
+            return Err(reader.error("unexpected text after the JSON value"));
+        }
+        Ok(value)
+    }
+
+    /// The last member with this name, as most JSON readers would see it.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(members) => members
+                .iter()
+                .rev()
+                .find(|(k, _)| k.eq_str(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<String> {
+        match self {
+            Json::String(s) => s.to_str(),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Json]> {
+        match self {
+            Json::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self, Json::Object(_))
+    }
+
+    /// The RFC 8785 canonical form, or why there is none.
+    pub fn canonical(&self) -> Result<String, CanonError> {
+        let mut out = String::new();
+        write_value(self, &mut out, None, &mut String::new())?;
+        Ok(out)
+    }
+
+    /// The canonical form laid out over lines, two spaces a level: members in JCS order,
+    /// numbers and strings written as JCS writes them. Reading it back gives a value
+    /// with the same canonical form, so a pinned definition can be stored readably.
+    pub fn canonical_pretty(&self) -> Result<String, CanonError> {
+        let mut out = String::new();
+        write_value(self, &mut out, Some(0), &mut String::new())?;
+        Ok(out)
+    }
+
+    /// A `serde_json::Value` view for reading protocol fields. Lossy where serde_json
+    /// must be: the last repeated member wins, lone surrogates become U+FFFD.
+    pub fn to_value(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => number_value(*n),
+            Json::String(s) => Value::String(s.to_string_lossy()),
+            Json::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
+            Json::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (k.to_string_lossy(), v.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The reverse of [`Json::to_value`], for values this program builds itself.
+    pub fn from_value(value: &serde_json::Value) -> Json {
+        use serde_json::Value;
+        match value {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Number(n) => Json::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::String(s) => Json::String(s.as_str().into()),
+            Value::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
+            Value::Object(map) => Json::Object(
+                map.iter()
+                    .map(|(k, v)| (k.as_str().into(), Json::from_value(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+fn number_value(n: f64) -> serde_json::Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if n.fract() == 0.0 && n.abs() < EXACT {
+        serde_json::Value::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null)
+    }
+}
+
+struct Reader<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn error(&self, message: &str) -> ParseError {
+        let upto = &self.text[..self.pos.min(self.text.len())];
+        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = upto.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&upto[line_start..]).chars().count() + 1;
+        ParseError {
+            message: message.to_string(),
+            line,
+            column,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect_literal(&mut self, word: &str, value: Json) -> Result<Json, ParseError> {
+        if self.text[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.error("expected a JSON value"))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Json, ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error("nested deeper than 256 levels"));
+        }
+        match self.peek() {
+            None => Err(self.error("unexpected end of input")),
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => Ok(Json::String(self.string()?)),
+            Some(b't') => self.expect_literal("true", Json::Bool(true)),
+            Some(b'f') => self.expect_literal("false", Json::Bool(false)),
+            Some(b'n') => self.expect_literal("null", Json::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(_) => Err(self.error("expected a JSON value")),
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Json, ParseError> {
+        self.pos += 1;
+        let mut members = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Json::Object(members));
+        }
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(b'"') {
+                return Err(self.error("expected a member name"));
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.error("expected ':' after a member name"));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = self.value(depth + 1)?;
+            members.push((key, value));
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Json::Object(members));
+                }
+                _ => return Err(self.error("expected ',' or '}' in an object")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Json, ParseError> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Json::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            items.push(self.value(depth + 1)?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Json::Array(items));
+                }
+                _ => return Err(self.error("expected ',' or ']' in an array")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Json, ParseError> {
+        let start = self.pos;
+        let digits = |r: &mut Self| {
+            let from = r.pos;
+            while let Some(b'0'..=b'9') = r.peek() {
+                r.pos += 1;
+            }
+            r.pos - from
+        };
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(self.error("malformed number")),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if digits(self) == 0 {
+                return Err(self.error("malformed number: no digits after '.'"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(self.error("malformed number: no digits in the exponent"));
+            }
+        }
+        // The grammar above admits only ASCII, so this slice is valid UTF-8.
+        let text = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+        match text.parse::<f64>() {
+            Ok(n) if n.is_finite() => Ok(Json::Number(n)),
+            _ => {
+                self.pos = start;
+                Err(self.error("number out of range for an IEEE 754 double"))
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u16, ParseError> {
+        let Some(hex) = self.text.get(self.pos..self.pos + 4) else {
+            return Err(self.error("truncated \\u escape"));
+        };
+        let hex = std::str::from_utf8(hex).map_err(|_| self.error("malformed \\u escape"))?;
+        let unit = u16::from_str_radix(hex, 16).map_err(|_| self.error("malformed \\u escape"))?;
+        self.pos += 4;
+        Ok(unit)
+    }
+
+    fn string(&mut self) -> Result<JsonStr, ParseError> {
+        self.pos += 1;
+        let mut units = Vec::new();
+        loop {
+            let run_start = self.pos;
+            while let Some(b) = self.peek() {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            if run_start < self.pos {
+                let run = std::str::from_utf8(&self.text[run_start..self.pos]).map_err(|e| {
+                    self.pos = run_start + e.valid_up_to();
+                    self.error("invalid UTF-8 in a string")
+                })?;
+                units.extend(run.encode_utf16());
+            }
+            match self.peek() {
+                None => return Err(self.error("unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(JsonStr(units));
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let Some(escape) = self.peek() else {
+                        return Err(self.error("unterminated string"));
+                    };
+                    self.pos += 1;
+                    let unit = match escape {
+                        b'"' => 0x22,
+                        b'\\' => 0x5c,
+                        b'/' => 0x2f,
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => 0x0a,
+                        b'r' => 0x0d,
+                        b't' => 0x09,
+                        b'u' => self.hex4()?,
+                        _ => {
+                            self.pos -= 1;
+                            return Err(self.error("unknown escape in a string"));
+                        }
+                    };
+                    units.push(unit);
+                }
+                Some(_) => return Err(self.error("unescaped control character in a string")),
+            }
+        }
+    }
+}
+
+fn write_value(
+    value: &Json,
+    out: &mut String,
+    indent: Option<usize>,
+    pointer: &mut String,
+) -> Result<(), CanonError> {
+    match value {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => write_number(*n, out),
+        Json::String(s) => write_string(s, out),
+        Json::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, indent.map(|d| d + 1));
+                let len = pointer.len();
+                pointer.push_str(&format!("/{i}"));
+                write_value(item, out, indent.map(|d| d + 1), pointer)?;
+                pointer.truncate(len);
+            }
+            newline(out, indent);
+            out.push(']');
+        }
+        Json::Object(members) => {
+            if members.is_empty() {
+                out.push_str("{}");
+                return Ok(());
+            }
+            let mut sorted: Vec<&(JsonStr, Json)> = members.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
+                let name = pair[0].0.to_string_lossy();
+                let pointer = format!("{pointer}/{}", escape_pointer(&name));
+                return Err(CanonError::RepeatedMember {
+                    name,
+                    pointer: if pointer.is_empty() { "/".into() } else { pointer },
+                });
+            }
+            out.push('{');
+            for (i, (key, item)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, indent.map(|d| d + 1));
+                write_string(key, out);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&escape_pointer(&key.to_string_lossy()));
+                write_value(item, out, indent.map(|d| d + 1), pointer)?;
+                pointer.truncate(len);
+            }
+            newline(out, indent);
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+fn newline(out: &mut String, indent: Option<usize>) {
+    if let Some(depth) = indent {
+        out.push('\n');
+        out.extend(std::iter::repeat_n("  ", depth));
+    }
+}
+
+/// A JSON pointer reference token (RFC 6901).
+pub fn escape_pointer(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn write_number(n: f64, out: &mut String) {
+    if n == 0.0 {
+        // ECMAScript writes -0 as 0.
+        out.push('0');
+    } else {
+        out.push_str(ryu_js::Buffer::new().format_finite(n));
+    }
+}
+
+fn write_string(s: &JsonStr, out: &mut String) {
+    out.push('"');
+    for item in char::decode_utf16(s.units().iter().copied()) {
+        match item {
+            Ok('"') => out.push_str("\\\""),
+            Ok('\\') => out.push_str("\\\\"),
+            Ok('\u{8}') => out.push_str("\\b"),
+            Ok('\t') => out.push_str("\\t"),
+            Ok('\n') => out.push_str("\\n"),
+            Ok('\u{c}') => out.push_str("\\f"),
+            Ok('\r') => out.push_str("\\r"),
+            Ok(c) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            Ok(c) => out.push(c),
+            Err(lone) => out.push_str(&format!("\\u{:04x}", lone.unpaired_surrogate())),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_repeated_members_and_refuses_to_canonicalize_them() {
+        let v = Json::parse(r#"{"a":1,"b":{"c":1,"c":2}}"#).unwrap();
+        assert_eq!(
+            v.canonical(),
+            Err(CanonError::RepeatedMember {
+                name: "c".into(),
+                pointer: "/b/c".into()
+            })
+        );
+        assert_eq!(v.get("b").unwrap().get("c"), Some(&Json::Number(2.0)));
+    }
+
+    #[test]
+    fn lone_surrogates_survive_and_are_written_lowercase() {
+        let v = Json::parse(r#""a\uDEADb""#).unwrap();
+        assert_eq!(v.canonical().unwrap(), r#""a\udeadb""#);
+        assert_eq!(v.to_value(), serde_json::json!("a\u{fffd}b"));
+    }
+
+    #[test]
+    fn refuses_what_json_does_not_allow() {
+        for bad in [
+            "", "01", "1.", "-", "[1,]", "{\"a\"}", "\"\t\"", "nul", "1e999", "{} x", "'a'",
+        ] {
+            assert!(Json::parse(bad).is_err(), "accepted {bad:?}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_line_and_column() {
+        let err = Json::parse("{\n  \"a\": tru\n}").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 8));
+    }
+
+    #[test]
+    fn refuses_hostile_nesting_without_overflowing_the_stack() {
+        let deep = "[".repeat(100_000);
+        assert!(Json::parse(&deep).unwrap_err().message.contains("deeper"));
+    }
+
+    #[test]
+    fn pretty_form_reads_back_to_the_same_canonical_form() {
+        let text = r#"{"z":[1.50,{"y":"\u001b\uD800"}],"a":{},"m":[],"n":-0}"#;
+        let v = Json::parse(text).unwrap();
+        let pretty = v.canonical_pretty().unwrap();
+        assert!(pretty.contains('\n'));
+        let back = Json::parse(&pretty).unwrap();
+        assert_eq!(back.canonical(), v.canonical());
+    }
+}

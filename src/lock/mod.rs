@@ -1,0 +1,101 @@
+//! `mcp.lock`: the data model. Reading and writing live in their own files.
+//!
+//! The lock keeps every pinned definition in readable form beside its hash, so a
+//! reviewer sees what moved and the reader can prove the two still agree.
+
+mod read;
+mod write;
+
+use std::collections::BTreeMap;
+
+pub use read::{LockError, parse_lock, read_lock};
+pub use write::{FileLock, render_lock, write_lock_atomically};
+
+use crate::config::{ServerSpec, TransportSpec};
+use crate::hash::set_hash;
+use crate::json::Json;
+
+/// The lock format this build reads and writes.
+pub const FORMAT_VERSION: i64 = 1;
+
+/// The whole lock: servers by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lockfile {
+    pub servers: BTreeMap<String, LockedServer>,
+}
+
+/// One pinned server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockedServer {
+    pub name: String,
+    pub reached: Reached,
+    /// The protocol version the server answered with when pinned.
+    pub protocol_version: String,
+    /// The clientInfo and client capabilities sent when pinned; verify sends the same.
+    pub client_info: Json,
+    pub client_capabilities: Json,
+    /// `serverInfo` as the server sent it.
+    pub server_info: Json,
+    pub list_changed: bool,
+    pub instructions_hash: Option<String>,
+    /// Pinned tools by name.
+    pub tools: BTreeMap<String, LockedTool>,
+}
+
+/// How a server was reached, without any secret value: command and args as written in
+/// the config (variables unexpanded), env and header names only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reached {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<String>,
+    },
+    Remote {
+        kind: String,
+        url: String,
+        headers: Vec<String>,
+    },
+}
+
+impl Reached {
+    pub fn from_spec(spec: &ServerSpec) -> Self {
+        match &spec.transport {
+            TransportSpec::Stdio {
+                command, args, env, ..
+            } => Reached::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: env.keys().cloned().collect(),
+            },
+            TransportSpec::Remote {
+                kind,
+                url,
+                header_names,
+            } => Reached::Remote {
+                kind: kind.clone(),
+                url: url.clone(),
+                headers: header_names.clone(),
+            },
+        }
+    }
+}
+
+/// One pinned tool definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockedTool {
+    pub hash: String,
+    /// The definition as the server sent it (its canonical form hashes to `hash`).
+    pub definition: Json,
+}
+
+impl LockedServer {
+    /// The set hash over the pinned tools.
+    pub fn set_hash(&self) -> String {
+        set_hash(
+            self.tools
+                .iter()
+                .map(|(name, tool)| (name.as_str(), tool.hash.as_str())),
+        )
+    }
+}

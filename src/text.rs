@@ -1,0 +1,48 @@
+//! Showing server text to a person safely. Descriptions, names and stderr lines are
+//! attacker-controlled: they must never move the cursor, recolour the terminal or
+//! reorder what a reviewer reads.
+
+/// The text with control, bidi and invisible characters written as visible escapes.
+pub fn escape_for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_unsafe(c: char) -> bool {
+    matches!(c as u32,
+        0x00..=0x1f | 0x7f..=0x9f     // C0, DEL, C1 (CSI is U+009B)
+        | 0xad                        // soft hyphen
+        | 0x034f                      // combining grapheme joiner
+        | 0x061c                      // Arabic letter mark
+        | 0x115f | 0x1160 | 0x3164 | 0xffa0 // Hangul fillers
+        | 0x180e                      // Mongolian vowel separator
+        | 0x200b..=0x200f             // zero-width, LRM, RLM
+        | 0x2028..=0x202e             // separators, bidi embeddings and overrides
+        | 0x2060..=0x206f             // word joiner, invisible operators, bidi isolates
+        | 0xfeff                      // BOM / zero-width no-break space
+        | 0xfff9..=0xfffb             // interlinear annotation
+        | 0xe0000..=0xe007f           // tag characters
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_controls_and_bidi_but_keeps_ordinary_text() {
+        assert_eq!(
+            escape_for_terminal("ok \u{1b}[2J\u{202e}evil\u{9b}café"),
+            "ok \\u{001b}[2J\\u{202e}evil\\u{009b}café"
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! Turning checked servers into proposals a person approves, and approved proposals
+//! into a new lock. Only approved proposals move a pin.
+
+use crate::check::Checked;
+use crate::client::{Outcome, ServerSession};
+use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
+use crate::hash::HashedTool;
+use crate::json::Json;
+use crate::lock::{LockedServer, LockedTool, Lockfile, Reached};
+
+/// One change to the lock that needs approval.
+#[derive(Debug, Clone)]
+pub enum Proposal {
+    /// A server seen for the first time: pin all of its pinnable tools at once.
+    PinServer {
+        server: String,
+        tools: Vec<(String, String)>,
+        /// Tools that cannot be pinned, with why.
+        unpinnable: Vec<(String, String)>,
+    },
+    /// A tool added, removed or changed on a pinned server.
+    Tool { server: String, change: ToolChange },
+    /// What the server says about itself (or how it is launched) changed.
+    Metadata {
+        server: String,
+        changes: Vec<ServerChange>,
+    },
+    /// The config no longer has a pinned server.
+    DropServer { server: String, tools: usize },
+}
+
+impl Proposal {
+    pub fn server(&self) -> &str {
+        match self {
+            Proposal::PinServer { server, .. }
+            | Proposal::Tool { server, .. }
+            | Proposal::Metadata { server, .. }
+            | Proposal::DropServer { server, .. } => server,
+        }
+    }
+}
+
+/// What `update` could not act on, with why.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub server: String,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// Proposals for every difference between the lock and the checked servers, in
+/// server order, and the servers whose pins must not move.
+pub fn proposals(
+    checked: &[Checked],
+    lock: &Lockfile,
+    dropped: &[String],
+) -> (Vec<Proposal>, Vec<Held>, Vec<(String, ToolChange)>) {
+    let mut out = Vec::new();
+    let mut held = Vec::new();
+    let mut unpinnable = Vec::new();
+    for c in checked {
+        let name = &c.spec.name;
+        if complete(c).is_none() {
+            held.push(Held {
+                server: name.clone(),
+                verdict: c.report.verdict,
+                reason: c.report.error.clone().unwrap_or_default(),
+            });
+            continue;
+        }
+        let pinned = lock.servers.get(name);
+        let Some(pinned) = pinned else {
+            let (tools, bad): (Vec<&ToolChange>, Vec<&ToolChange>) =
+                c.report.changes.iter().partition(|t| t.is_pinnable());
+            out.push(Proposal::PinServer {
+                server: name.clone(),
+                tools: tools
+                    .iter()
+                    .map(|t| (t.tool.clone(), t.live_hash.clone().unwrap_or_default()))
+                    .collect(),
+                unpinnable: bad
+                    .iter()
+                    .map(|t| (t.tool.clone(), t.problem.clone().unwrap_or_default()))
+                    .collect(),
+            });
+            continue;
+        };
+        let mut meta = c.report.server_changes.clone();
+        let launch = Reached::from_spec(&c.spec);
+        if launch != pinned.reached {
+            meta.push(ServerChange {
+                field: "launch",
+                pinned: Some(describe_reached(&pinned.reached)),
+                live: Some(describe_reached(&launch)),
+                drift: false,
+            });
+        }
+        if !meta.is_empty() {
+            out.push(Proposal::Metadata {
+                server: name.clone(),
+                changes: meta,
+            });
+        }
+        for change in &c.report.changes {
+            if change.is_pinnable() {
+                out.push(Proposal::Tool {
+                    server: name.clone(),
+                    change: change.clone(),
+                });
+            } else {
+                unpinnable.push((name.clone(), change.clone()));
+            }
+        }
+    }
+    for server in dropped {
+        if let Some(pin) = lock.servers.get(server) {
+            out.push(Proposal::DropServer {
+                server: server.clone(),
+                tools: pin.tools.len(),
+            });
+        }
+    }
+    (out, held, unpinnable)
+}
+
+fn complete(c: &Checked) -> Option<(&ServerSession, &[HashedTool])> {
+    match &c.fetched.as_ref()?.outcome {
+        Outcome::Complete { session, listing } => Some((session, &listing.tools)),
+        _ => None,
+    }
+}
+
+/// "node server.js --flag" with env names, for showing a launch change.
+pub fn describe_reached(reached: &Reached) -> String {
+    match reached {
+        Reached::Stdio { command, args, env } => {
+            let mut text = std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !env.is_empty() {
+                text.push_str(&format!(" (env: {})", env.join(", ")));
+            }
+            text
+        }
+        Reached::Remote { kind, url, headers } => {
+            let mut text = format!("{kind} {url}");
+            if !headers.is_empty() {
+                text.push_str(&format!(" (headers: {})", headers.join(", ")));
+            }
+            text
+        }
+    }
+}
+
+/// The lock with the accepted proposals applied.
+pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Lockfile {
+    let mut next = lock.clone();
+    for proposal in accepted {
+        let Some(c) = checked.iter().find(|c| c.spec.name == proposal.server()) else {
+            if let Proposal::DropServer { server, .. } = proposal {
+                next.servers.remove(server);
+            }
+            continue;
+        };
+        let Some((session, tools)) = complete(c) else {
+            continue;
+        };
+        match proposal {
+            Proposal::PinServer { server, .. } => {
+                let mut pin = new_pin(&c.spec, session);
+                for tool in tools {
+                    if let (Some(name), Ok(hash)) = (&tool.name, &tool.hash)
+                        && tools.iter().filter(|t| t.name.as_ref() == Some(name)).count() == 1
+                    {
+                        pin.tools.insert(
+                            name.clone(),
+                            LockedTool {
+                                hash: hash.clone(),
+                                definition: tool.definition.clone(),
+                            },
+                        );
+                    }
+                }
+                next.servers.insert(server.clone(), pin);
+            }
+            Proposal::Tool { server, change } => {
+                let Some(pin) = next.servers.get_mut(server) else {
+                    continue;
+                };
+                match (change.change, &change.live, &change.live_hash) {
+                    (ChangeKind::Removed, _, _) => {
+                        pin.tools.remove(&change.tool);
+                    }
+                    (_, Some(definition), Some(hash)) => {
+                        pin.tools.insert(
+                            change.tool.clone(),
+                            LockedTool {
+                                hash: hash.clone(),
+                                definition: definition.clone(),
+                            },
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            Proposal::Metadata { server, .. } => {
+                if let Some(pin) = next.servers.get_mut(server) {
+                    let fresh = new_pin(&c.spec, session);
+                    *pin = LockedServer {
+                        tools: std::mem::take(&mut pin.tools),
+                        ..fresh
+                    };
+                }
+            }
+            Proposal::DropServer { server, .. } => {
+                next.servers.remove(server);
+            }
+        }
+    }
+    next
+}
+
+fn new_pin(spec: &crate::config::ServerSpec, session: &ServerSession) -> LockedServer {
+    LockedServer {
+        name: spec.name.clone(),
+        reached: Reached::from_spec(spec),
+        protocol_version: session.protocol_version.clone(),
+        client_info: Json::from_value(&session.client_info),
+        client_capabilities: Json::from_value(&session.client_capabilities),
+        server_info: session.server_info.clone(),
+        list_changed: session.list_changed,
+        instructions_hash: session.instructions_hash.clone(),
+        tools: Default::default(),
+    }
+}
