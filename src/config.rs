@@ -149,11 +149,13 @@ impl Secrets {
         out
     }
 
-    /// The name of the first secret whose value occurs in the text.
+    /// The name of the first secret of at least 8 characters whose value occurs in
+    /// the text. Shorter values are redacted from output but too likely to occur by
+    /// chance in a definition to refuse a lock over.
     pub fn find_in(&self, text: &str) -> Option<&str> {
         self.values
             .iter()
-            .find(|(_, v)| text.contains(v.as_str()))
+            .find(|(_, v)| v.chars().count() >= 8 && text.contains(v.as_str()))
             .map(|(n, _)| n.as_str())
     }
 }

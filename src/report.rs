@@ -59,7 +59,7 @@ pub fn render_json(reports: &[ServerReport], lock: &str, exit: ExitCode) -> Stri
     serde_json::to_string_pretty(&doc).expect("reports serialize")
 }
 
-pub(crate) fn verdict_style(verdict: Verdict) -> Style {
+pub fn verdict_style_for(verdict: Verdict) -> Style {
     let color = match verdict {
         Verdict::Converged => AnsiColor::Green,
         Verdict::Stale => AnsiColor::Red,
@@ -84,7 +84,7 @@ pub fn render_human(reports: &[ServerReport]) -> String {
     let dim = Style::new().dimmed();
     let mut out = String::new();
     for r in reports {
-        let style = verdict_style(r.verdict);
+        let style = verdict_style_for(r.verdict);
         let detail = match (r.verdict, r.tools) {
             (Verdict::Converged, Some(n)) => format!("{n} tool{}", plural(n)),
             (Verdict::Stale, _) if !r.changes.is_empty() => {
@@ -176,4 +176,109 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// A proposal as the reviewer sees it before approving: what moves, with a unified
+/// diff of the pretty-printed definitions. Every line is escaped.
+pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
+    use crate::update::Proposal;
+    let bold = Style::new().bold();
+    let mut out = String::new();
+    match proposal {
+        Proposal::PinServer {
+            server,
+            tools,
+            unpinnable,
+        } => {
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: new server, {} tool{} to pin",
+                esc(server),
+                tools.len(),
+                plural(tools.len())
+            );
+            for (name, hash) in tools {
+                let _ = writeln!(out, "    {}  {}", short(hash), esc(name));
+            }
+            for (name, why) in unpinnable {
+                let _ = writeln!(out, "    cannot pin {}: {}", esc(name), esc(why));
+            }
+        }
+        Proposal::Tool { server, change } => {
+            let parts = change.parts.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+            let (kind, hashes) = match change.change {
+                ChangeKind::Added => ("added", format!("-> {}", short(change.live_hash.as_deref().unwrap_or("")))),
+                ChangeKind::Removed => ("removed", format!("was {}", short(change.pinned_hash.as_deref().unwrap_or("")))),
+                ChangeKind::Changed => (
+                    "changed",
+                    format!(
+                        "[{parts}] {} -> {}",
+                        short(change.pinned_hash.as_deref().unwrap_or("")),
+                        short(change.live_hash.as_deref().unwrap_or(""))
+                    ),
+                ),
+            };
+            let _ = writeln!(
+                out,
+                "{bold}{}/{}{bold:#} {kind} {hashes}",
+                esc(server),
+                esc(&change.tool)
+            );
+            let pretty = |j: &Option<crate::json::Json>| {
+                j.as_ref()
+                    .and_then(|j| j.canonical_pretty().ok())
+                    .map(|s| s + "\n")
+                    .unwrap_or_default()
+            };
+            out.push_str(&unified_diff(&pretty(&change.pinned), &pretty(&change.live)));
+        }
+        Proposal::Metadata { server, changes } => {
+            let _ = writeln!(out, "{bold}{}{bold:#}: server metadata changed", esc(server));
+            for c in changes {
+                let _ = writeln!(
+                    out,
+                    "    {}: {} -> {}",
+                    c.field,
+                    esc(c.pinned.as_deref().unwrap_or("(none)")),
+                    esc(c.live.as_deref().unwrap_or("(none)"))
+                );
+            }
+        }
+        Proposal::DropServer { server, tools } => {
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: no longer in the config; drop its {tools} pin{}",
+                esc(server),
+                plural(*tools)
+            );
+        }
+    }
+    out
+}
+
+/// A unified diff, `-` for the pin and `+` for the live side, coloured by line kind.
+pub fn unified_diff(pinned: &str, live: &str) -> String {
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let cyan = Style::new().fg_color(Some(AnsiColor::Cyan.into()));
+    let diff = similar::TextDiff::from_lines(pinned, live);
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header("pinned", "live")
+        .to_string();
+    let mut out = String::new();
+    for line in text.lines() {
+        let style = if line.starts_with("@@") {
+            cyan
+        } else if line.starts_with('+') {
+            green
+        } else if line.starts_with('-') {
+            red
+        } else {
+            Style::new()
+        };
+        let _ = writeln!(out, "    {style}{}{style:#}", esc(line));
+    }
+    out
 }

@@ -46,9 +46,9 @@ fn render_server(server: &LockedServer, out: &mut String) {
         }
     }
     key(out, "protocol_version", &basic(&server.protocol_version));
-    key(out, "client_info", &basic(&compact(&server.client_info)));
-    key(out, "client_capabilities", &basic(&compact(&server.client_capabilities)));
-    key(out, "server_info", &basic(&compact(&server.server_info)));
+    key(out, "client_info", &compact(&server.client_info));
+    key(out, "client_capabilities", &compact(&server.client_capabilities));
+    key(out, "server_info", &compact(&server.server_info));
     key(out, "list_changed", if server.list_changed { "true" } else { "false" });
     if let Some(hash) = &server.instructions_hash {
         key(out, "instructions_hash", &basic(hash));
@@ -70,10 +70,17 @@ fn key(out: &mut String, name: &str, value: &str) {
     let _ = writeln!(out, "{name} = {value}");
 }
 
+/// A one-line JSON value: as a TOML literal string when it can be (no escapes to
+/// read through), else a basic one.
 fn compact(value: &Json) -> String {
-    value
+    let text = value
         .canonical()
-        .expect("recorded session values have a canonical form")
+        .expect("recorded session values have a canonical form");
+    if text.contains('\'') || text.chars().any(|c| (c as u32) < 0x20 || c == '\u{7f}') {
+        basic(&text)
+    } else {
+        format!("'{text}'")
+    }
 }
 
 /// A TOML basic string: always valid, whatever the text holds.

@@ -1,0 +1,125 @@
+//! One function per subcommand, and what they share.
+
+mod hash;
+mod update;
+mod verify;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anstyle::{AnsiColor, Style};
+use anyhow::Context;
+use mcp_lock::check::{CheckOptions, Progress};
+use mcp_lock::client::ClientOptions;
+use mcp_lock::config::ProjectConfig;
+use mcp_lock::drift::ServerReport;
+use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::report::verdict_style_for;
+
+use crate::cli::{Cli, Command, ConnectArgs};
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let ctx = Workspace {
+        project_dir: project_dir.clone(),
+        config: cli.config.clone(),
+        lock_path: cli.lock.clone().unwrap_or_else(|| project_dir.join("mcp.lock")),
+    };
+    match cli.command {
+        Command::Update(args) => update::run(&ctx, args).await,
+        Command::Verify(args) => verify::run(&ctx, args).await,
+        Command::Hash(args) => hash::run(args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "mcp-lock", &mut std::io::stdout());
+            Ok(ExitCode::Success)
+        }
+    }
+}
+
+/// What every command that touches servers needs.
+pub struct Workspace {
+    pub project_dir: PathBuf,
+    pub config: Option<PathBuf>,
+    pub lock_path: PathBuf,
+}
+
+impl Workspace {
+    fn load_config(&self) -> anyhow::Result<ProjectConfig> {
+        Ok(ProjectConfig::load(&self.project_dir, self.config.as_deref())?)
+    }
+
+    /// The lock path as the user would write it.
+    fn lock_display(&self) -> String {
+        display_path(&self.lock_path, &self.project_dir)
+    }
+}
+
+fn display_path(path: &Path, base: &Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).display().to_string()
+}
+
+fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result<CheckOptions> {
+    let secs = |v: f64, flag: &str| {
+        Duration::try_from_secs_f64(v)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .with_context(|| format!("--{flag} must be a positive number of seconds"))
+    };
+    Ok(CheckOptions {
+        client: ClientOptions {
+            request_timeout: secs(args.request_timeout, "request-timeout")?,
+            server_timeout: secs(args.timeout, "timeout")?,
+            max_pages: args.max_pages.max(1),
+            max_tools: args.max_tools,
+            max_message_bytes: args.max_message_bytes.max(1024),
+            ..ClientOptions::default()
+        },
+        jobs: args.jobs.max(1),
+        identity_from_lock,
+    })
+}
+
+/// On a terminal, a line as each server finishes; in a pipe or CI log, nothing (the
+/// report says it all).
+fn progress() -> Progress {
+    if !std::io::stderr().is_terminal() {
+        return Arc::new(|_: &ServerReport| {});
+    }
+    Arc::new(|report: &ServerReport| {
+        let style = verdict_style_for(report.verdict);
+        let what = match report.tools {
+            Some(n) => format!("{n} tools"),
+            None => report.verdict.as_str().to_string(),
+        };
+        anstream::eprintln!(
+            "{style}{:>12}{style:#} {} ({what}, {:.2}s)",
+            "Listed",
+            mcp_lock::text::escape_for_terminal(&report.name),
+            report.elapsed_ms as f64 / 1000.0
+        );
+    })
+}
+
+/// A cargo-style status line on stderr: a right-aligned bold verb, then the message.
+pub fn status(verb: &str, color: AnsiColor, message: &str) {
+    let style = Style::new().fg_color(Some(color.into())).bold();
+    anstream::eprintln!("{style}{verb:>12}{style:#} {message}");
+}
+
+pub fn warning(message: &str) {
+    let style = Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold();
+    anstream::eprintln!("{style}warning{style:#}: {message}");
+}
+
+pub fn error(message: &str) {
+    let style = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+    anstream::eprintln!("{style}error{style:#}: {message}");
+}
+
+fn env_lookup(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}

@@ -1,0 +1,236 @@
+//! `mcp-lock update`: list every server, show each difference from the lock, and move
+//! only the pins a person approved.
+
+use std::io::IsTerminal;
+
+use anstyle::AnsiColor;
+use anyhow::Context;
+use mcp_lock::check::{check_servers, resolve_all};
+use mcp_lock::config::Secrets;
+use mcp_lock::drift::ChangeKind;
+use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::lock::{FileLock, read_lock, render_lock, write_lock_atomically};
+use mcp_lock::report::{render_proposal, short};
+use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::update::{Proposal, apply, proposals};
+
+use super::{Workspace, check_options, env_lookup, progress, status, warning};
+use crate::cli::UpdateArgs;
+
+pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
+    let project = ws.load_config()?;
+    let selected = project.select(&args.servers)?;
+    let targets = resolve_all(&project, &selected, &env_lookup)?;
+    let mut secrets = Secrets::default();
+    for resolved in targets.iter().filter_map(|(_, r)| r.as_ref()) {
+        secrets.extend(&resolved.secrets);
+    }
+    let display = ws.lock_display();
+    // Held from reading the lock to writing it, so a concurrent update never loses ours.
+    let _file_lock = if args.dry_run {
+        None
+    } else {
+        let path = ws.lock_path.clone();
+        let shown = display.clone();
+        let lock = tokio::task::spawn_blocking(move || {
+            FileLock::acquire(&path, || {
+                status(
+                    "Blocking",
+                    AnsiColor::Cyan,
+                    &format!("waiting for file lock on {shown} (another mcp-lock update is running)"),
+                )
+            })
+        })
+        .await?
+        .with_context(|| format!("cannot lock the directory of {display}"))?;
+        Some(lock)
+    };
+    let existing = read_lock(&ws.lock_path)?;
+    let lock = existing.clone().unwrap_or_default();
+    let options = check_options(&args.connect, false)?;
+    let checked = check_servers(targets, &lock, &options, progress()).await;
+    let dropped: Vec<String> = if args.servers.is_empty() {
+        lock.servers
+            .keys()
+            .filter(|name| !project.servers.iter().any(|s| &s.name == *name))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let (proposals, held, unpinnable) = proposals(&checked, &lock, &dropped);
+    for h in &held {
+        warning(&format!(
+            "{}: {}: {}; its pins are unchanged",
+            esc(&h.server),
+            h.verdict.as_str(),
+            esc(&h.reason)
+        ));
+        if let Some(c) = checked.iter().find(|c| c.spec.name == h.server) {
+            for line in c.report.stderr.iter().rev().take(5).rev() {
+                anstream::eprintln!("    | {}", esc(line));
+            }
+        }
+    }
+    for (server, change) in &unpinnable {
+        warning(&format!(
+            "{}/{}: cannot be pinned: {}",
+            esc(server),
+            esc(&change.tool),
+            esc(change.problem.as_deref().unwrap_or(""))
+        ));
+    }
+    let done_code = if held.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Unverified
+    };
+
+    if proposals.is_empty() {
+        if existing.is_none() && !args.dry_run {
+            write(ws, &render_lock(&lock), &secrets)?;
+        }
+        status("Fresh", AnsiColor::Green, &format!("{display} is up to date"));
+        return Ok(done_code);
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let accepted = if args.dry_run {
+        show_all(&proposals);
+        status(
+            "Dry run",
+            AnsiColor::Cyan,
+            &format!("{} change(s) would need approval; nothing written", proposals.len()),
+        );
+        return Ok(done_code);
+    } else if args.yes {
+        proposals.clone()
+    } else if interactive {
+        let all = proposals.clone();
+        tokio::task::spawn_blocking(move || ask(&all)).await??
+    } else {
+        show_all(&proposals);
+        super::error(&format!(
+            "{} change(s) need approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept them all. Nothing was written",
+            proposals.len()
+        ));
+        return Ok(ExitCode::ApprovalNeeded);
+    };
+
+    let next = apply(&lock, &checked, &accepted);
+    let text = render_lock(&next);
+    write(ws, &text, &secrets)?;
+    for p in &proposals {
+        let was_accepted = accepted.iter().any(|a| same(a, p));
+        report_line(p, was_accepted);
+    }
+    Ok(done_code)
+}
+
+fn same(a: &Proposal, b: &Proposal) -> bool {
+    match (a, b) {
+        (Proposal::Tool { server: s1, change: c1 }, Proposal::Tool { server: s2, change: c2 }) => {
+            s1 == s2 && c1.tool == c2.tool
+        }
+        (Proposal::PinServer { server: s1, .. }, Proposal::PinServer { server: s2, .. })
+        | (Proposal::Metadata { server: s1, .. }, Proposal::Metadata { server: s2, .. })
+        | (Proposal::DropServer { server: s1, .. }, Proposal::DropServer { server: s2, .. }) => s1 == s2,
+        _ => false,
+    }
+}
+
+/// Writes the lock unless its bytes are already there; refuses if a secret value
+/// would land in it.
+fn write(ws: &Workspace, text: &str, secrets: &Secrets) -> anyhow::Result<()> {
+    let display = ws.lock_display();
+    if let Some(var) = secrets.find_in(text) {
+        anyhow::bail!(
+            "refusing to write {display}: a server sent the value of {var} in its definitions or server info, and secrets never go in the lock"
+        );
+    }
+    if std::fs::read_to_string(&ws.lock_path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    write_lock_atomically(&ws.lock_path, text).with_context(|| format!("cannot write {display}"))
+
+}
+
+fn show_all(proposals: &[Proposal]) {
+    for p in proposals {
+        anstream::eprint!("{}", render_proposal(p));
+    }
+}
+
+/// Asks about each proposal in turn: y accepts, n rejects, a accepts the rest, q
+/// rejects the rest.
+fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<Proposal>> {
+    let mut accepted = Vec::new();
+    let total = proposals.len();
+    for (i, p) in proposals.iter().enumerate() {
+        anstream::eprint!("\n{}", render_proposal(p));
+        let question = match p {
+            Proposal::PinServer { .. } => "Pin these tools?",
+            Proposal::DropServer { .. } => "Drop these pins?",
+            _ => "Accept this change?",
+        };
+        let answer: String = dialoguer::Input::new()
+            .with_prompt(format!("[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit", i + 1))
+            .validate_with(|input: &String| -> Result<(), &str> {
+                match input.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" | "n" | "no" | "a" | "all" | "q" | "quit" => Ok(()),
+                    _ => Err("answer y, n, a or q"),
+                }
+            })
+            .interact_text()
+            .context("cannot read the answer from the terminal")?;
+        match answer.trim().to_ascii_lowercase().chars().next() {
+            Some('y') => accepted.push(p.clone()),
+            Some('a') => {
+                accepted.extend(proposals[i..].iter().cloned());
+                break;
+            }
+            Some('q') => break,
+            _ => {}
+        }
+    }
+    Ok(accepted)
+}
+
+/// One cargo-style line per proposal, after the lock is written.
+fn report_line(p: &Proposal, accepted: bool) {
+    let server = esc(p.server());
+    if !accepted {
+        let what = match p {
+            Proposal::Tool { change, .. } => format!("{server}/{}", esc(&change.tool)),
+            Proposal::PinServer { .. } => format!("{server} (not pinned)"),
+            Proposal::Metadata { .. } => format!("{server} server metadata"),
+            Proposal::DropServer { .. } => format!("{server} (pins kept)"),
+        };
+        status("Rejected", AnsiColor::Yellow, &what);
+        return;
+    }
+    match p {
+        Proposal::PinServer { tools, .. } => status(
+            "Pinning",
+            AnsiColor::Green,
+            &format!("{server} ({} tool{})", tools.len(), if tools.len() == 1 { "" } else { "s" }),
+        ),
+        Proposal::Tool { change, .. } => {
+            let tool = format!("{server}/{}", esc(&change.tool));
+            let pinned = short(change.pinned_hash.as_deref().unwrap_or(""));
+            let live = short(change.live_hash.as_deref().unwrap_or(""));
+            match change.change {
+                ChangeKind::Added => status("Adding", AnsiColor::Green, &format!("{tool} {live}")),
+                ChangeKind::Removed => status("Removing", AnsiColor::Green, &format!("{tool} {pinned}")),
+                ChangeKind::Changed => status(
+                    "Updating",
+                    AnsiColor::Green,
+                    &format!("{tool} {pinned} -> {live}"),
+                ),
+            }
+        }
+        Proposal::Metadata { .. } => status("Updating", AnsiColor::Green, &format!("{server} server metadata")),
+        Proposal::DropServer { tools, .. } => {
+            status("Removing", AnsiColor::Green, &format!("{server} ({tools} pins)"))
+        }
+    }
+}
