@@ -1,0 +1,293 @@
+//! A stdio MCP server of mcp-lock's own, for its tests and its quick start.
+//!
+//! It serves revision A or B of a small tool set (B changes `deploy_preview`, rewords
+//! a description in `search_docs` and adds `rollback`), paginates on request, and can
+//! misbehave in the ways real servers do. Run with `--help` for the options.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const HELP: &str = "\
+fixture_server: an MCP stdio server for mcp-lock's tests
+
+Options:
+  --revision a|b          tool set to serve (default a)
+  --revision-file PATH    read the revision from this file at every tools/list
+  --page-size N           tools per tools/list page (default: all in one)
+  --list-changed          send notifications/tools/list_changed before the first answer
+  --ping                  send a ping and wait for the answer before the first listing
+  --instructions TEXT     instructions to return from initialize
+  --stderr-env VAR        write the value of VAR to stderr at start
+  --describe-env VAR      put the value of VAR in a tool description
+  --misbehave MODE        cursor-loop | hang-initialize | hang-listing | crash-listing |
+                          garbage | repeated-member | nameless-tool | oversized |
+                          exit-at-start | ignore-shutdown
+  --tag TEXT              ignored; lets tests find this process in the process table";
+
+struct Options {
+    revision: String,
+    revision_file: Option<String>,
+    page_size: usize,
+    list_changed: bool,
+    ping: bool,
+    instructions: Option<String>,
+    describe_env: Option<String>,
+    misbehave: String,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut o = Options {
+        revision: "a".into(),
+        revision_file: None,
+        page_size: 0,
+        list_changed: false,
+        ping: false,
+        instructions: None,
+        describe_env: None,
+        misbehave: String::new(),
+    };
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_default();
+        match arg.as_str() {
+            "--revision" => o.revision = value(),
+            "--revision-file" => o.revision_file = Some(value()),
+            "--page-size" => o.page_size = value().parse().unwrap_or(0),
+            "--list-changed" => o.list_changed = true,
+            "--ping" => o.ping = true,
+            "--instructions" => o.instructions = Some(value()),
+            "--stderr-env" => {
+                let var = value();
+                eprintln!("starting with {var}={}", std::env::var(&var).unwrap_or_default());
+            }
+            "--describe-env" => o.describe_env = Some(value()),
+            "--misbehave" => o.misbehave = value(),
+            "--tag" => {
+                value();
+            }
+            "--help" | "-h" => {
+                println!("{HELP}");
+                return;
+            }
+            other => {
+                eprintln!("fixture_server: unknown option {other}");
+                std::process::exit(2);
+            }
+        }
+    }
+    if o.misbehave == "exit-at-start" {
+        eprintln!("fixture_server: configured to fail at start");
+        std::process::exit(3);
+    }
+    if o.misbehave == "ignore-shutdown" {
+        // SAFETY: ignoring SIGTERM for this process only.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        }
+    }
+    serve(&o);
+    if o.misbehave == "ignore-shutdown" {
+        hang();
+    }
+}
+
+fn hang() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn send(out: &mut impl Write, message: &Value) {
+    let _ = writeln!(out, "{message}");
+    let _ = out.flush();
+}
+
+fn serve(o: &Options) {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    let mut lines = stdin.lock().lines();
+    let mut listed_once = false;
+    while let Some(Ok(line)) = lines.next() {
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            continue; // an answer to one of our requests
+        };
+        let Some(id) = msg.get("id").cloned() else {
+            continue; // a notification
+        };
+        if o.misbehave == "garbage" {
+            let _ = writeln!(out, "this is not JSON");
+            let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"hi\"}}}}");
+        }
+        let result = match method {
+            "initialize" => {
+                if o.misbehave == "hang-initialize" {
+                    hang();
+                }
+                let mut result = json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {"listChanged": o.list_changed}},
+                    "serverInfo": {"name": "mcp-lock-fixture", "version": "1.0.0"},
+                });
+                if let Some(text) = &o.instructions {
+                    result["instructions"] = json!(text);
+                }
+                result
+            }
+            "ping" => json!({}),
+            "tools/list" => {
+                if !listed_once {
+                    listed_once = true;
+                    if o.list_changed {
+                        send(&mut out, &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                    }
+                    if o.ping {
+                        send(&mut out, &json!({"jsonrpc": "2.0", "id": "fixture-ping", "method": "ping"}));
+                        // Wait for the pong before answering.
+                        loop {
+                            match lines.next() {
+                                Some(Ok(l)) if l.contains("fixture-ping") && l.contains("result") => break,
+                                Some(Ok(_)) => continue,
+                                _ => return,
+                            }
+                        }
+                    }
+                }
+                let cursor = msg["params"]["cursor"].as_str().map(str::to_string);
+                match list_page(o, cursor.as_deref()) {
+                    Ok(page) => page,
+                    Err(e) => {
+                        send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": e}}));
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}));
+                continue;
+            }
+        };
+        if o.misbehave == "oversized" && method == "tools/list" {
+            let pad = "x".repeat(4 * 1024 * 1024);
+            let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[],\"pad\":\"{pad}\"}}}}");
+            let _ = out.flush();
+            continue;
+        }
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        let mut text = answer.to_string();
+        if method == "tools/list" {
+            text = hand_made_defects(o, text);
+        }
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// Defects serde_json cannot produce: written into the text by hand.
+fn hand_made_defects(o: &Options, text: String) -> String {
+    match o.misbehave.as_str() {
+        "repeated-member" => text.replacen(
+            "\"name\":\"read_ticket\"",
+            "\"name\":\"read_ticket\",\"title\":\"Read any ticket\"",
+            1,
+        ),
+        _ => text,
+    }
+}
+
+fn revision(o: &Options) -> String {
+    match &o.revision_file {
+        Some(path) => std::fs::read_to_string(path)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| o.revision.clone()),
+        None => o.revision.clone(),
+    }
+}
+
+fn tools(o: &Options) -> Vec<Value> {
+    let b = revision(o) == "b";
+    let mut deploy_props = json!({"branch": {"type": "string", "description": "Branch to deploy."}});
+    let mut deploy_required = json!(["branch"]);
+    if b {
+        deploy_props["region"] = json!({"type": "string", "description": "Region to deploy to."});
+        deploy_required = json!(["branch", "region"]);
+    }
+    let limit = if b { "page index" } else { "maximum results" };
+    let mut search_description = "Search the documentation.".to_string();
+    if let Some(var) = &o.describe_env {
+        search_description.push_str(&format!(" Token: {}", std::env::var(var).unwrap_or_default()));
+    }
+    let mut list = vec![
+        json!({
+            "name": "deploy_preview",
+            "description": "Deploy a preview environment for a branch.",
+            "inputSchema": {"type": "object", "properties": deploy_props, "required": deploy_required},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false},
+        }),
+        json!({
+            "name": "read_ticket",
+            "title": "Read ticket",
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+            "outputSchema": {"type": "object", "properties": {"title": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true},
+        }),
+        json!({
+            "name": "search_docs",
+            "description": search_description,
+            "inputSchema": {"type": "object", "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "description": limit, "minimum": 1.0}
+            }, "required": ["query"]},
+        }),
+    ];
+    if b {
+        list.push(json!({
+            "name": "rollback",
+            "description": "Roll a preview back to its previous deployment.",
+            "inputSchema": {"type": "object", "properties": {"branch": {"type": "string"}}, "required": ["branch"]},
+            "annotations": {"destructiveHint": true},
+        }));
+    }
+    if o.misbehave == "nameless-tool" {
+        list.push(json!({"description": "I have no name", "inputSchema": {"type": "object"}}));
+    }
+    list
+}
+
+fn list_page(o: &Options, cursor: Option<&str>) -> Result<Value, String> {
+    let all = tools(o);
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .strip_prefix("page-")
+            .and_then(|n| n.parse::<usize>().ok())
+            .ok_or_else(|| format!("unknown cursor {c:?}"))?,
+    };
+    if start > 0 {
+        match o.misbehave.as_str() {
+            "hang-listing" => hang(),
+            "crash-listing" => {
+                eprintln!("fixture_server: crashing in the middle of the listing");
+                std::process::exit(70);
+            }
+            _ => {}
+        }
+    }
+    let size = if o.page_size == 0 { all.len().max(1) } else { o.page_size };
+    let end = (start + size).min(all.len());
+    let mut page = json!({"tools": all.get(start..end).unwrap_or(&[])});
+    if o.misbehave == "cursor-loop" {
+        page["nextCursor"] = json!("page-1");
+    } else if end < all.len() {
+        page["nextCursor"] = json!(format!("page-{end}"));
+    }
+    if matches!(o.misbehave.as_str(), "hang-listing" | "crash-listing") && end >= all.len() && start == 0 {
+        // Make sure there is a second page to misbehave on.
+        page["nextCursor"] = json!("page-1");
+    }
+    Ok(page)
+}

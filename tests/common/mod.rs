@@ -1,0 +1,146 @@
+//! A small test environment: a temp project with a client config, the real binary,
+//! and the fixture server built from examples/.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+/// The mcp-lock binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mcp-lock"))
+}
+
+/// The fixture server (examples/fixture_server.rs). `cargo test` builds examples, but
+/// not when a single test target is selected, so make sure once per test binary.
+pub fn fixture() -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "--quiet", "--example", "fixture_server"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the fixture server failed");
+    });
+    let path = bin()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join("fixture_server");
+    assert!(path.exists(), "fixture server not built at {}", path.display());
+    path
+}
+
+/// A unique tag to find a test's processes in the process table.
+pub fn unique_tag(name: &str) -> String {
+    format!("mcplock-test-{name}-{}-{}", std::process::id(), nanos())
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+/// Processes whose command line contains `needle`.
+pub fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !entry.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(needle) {
+                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// A project directory with a `.mcp.json`.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new(servers: Value) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project { dir };
+        project.set_servers(servers);
+        project
+    }
+
+    pub fn set_servers(&self, servers: Value) {
+        let config = json!({ "mcpServers": servers });
+        std::fs::write(self.path().join(".mcp.json"), serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn lock_text(&self) -> Option<String> {
+        std::fs::read_to_string(self.path().join("mcp.lock")).ok()
+    }
+
+    /// Runs mcp-lock in the project with no terminal and returns its output.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_env(args, &[])
+    }
+
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.args(args).current_dir(self.path()).stdin(std::process::Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let started = std::time::Instant::now();
+        let output = cmd.output().unwrap();
+        Run {
+            output,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+/// A fixture server entry for `.mcp.json`.
+pub fn fixture_entry(args: &[&str]) -> Value {
+    json!({"command": fixture().display().to_string(), "args": args})
+}
+
+pub struct Run {
+    pub output: Output,
+    pub elapsed: std::time::Duration,
+}
+
+impl Run {
+    pub fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout()))
+    }
+    #[track_caller]
+    pub fn expect(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code(),
+            code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+}
