@@ -9,6 +9,8 @@ npm_pkgs=(
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
+  # An older release under another name, for real drift between two releases.
+  "server-filesystem-2025.7.1@npm:@modelcontextprotocol/server-filesystem@2025.7.1"
 )
 pip_pkgs=("mcp-server-time==2026.10.19")
 stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" | sha256sum | cut -c1-16)"

@@ -1,0 +1,90 @@
+//! `mcp-lock update` at a real terminal: a pseudo-terminal drives the approval prompt.
+
+mod common;
+
+use std::process::Command;
+
+use common::Project;
+use rexpect::session::{PtySession, spawn_command};
+use serde_json::json;
+
+fn update_in_pty(p: &Project) -> PtySession {
+    let mut cmd = Command::new(common::bin());
+    cmd.arg("update").current_dir(p.path()).env("NO_COLOR", "1");
+    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
+}
+
+#[test]
+fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
+    let rev = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rev.path(), "a").unwrap();
+    let p = Project::new(json!({
+        "fixture": common::fixture_entry(&["--revision-file", &rev.path().display().to_string()])
+    }));
+
+    // First pin: one question for the whole server.
+    let mut s = update_in_pty(&p);
+    s.exp_string("fixture: new server, 3 tools to pin").unwrap();
+    s.exp_string("Pin these tools?").unwrap();
+    s.send_line("y").unwrap();
+    s.exp_string("Pinning fixture (3 tools)").unwrap();
+    s.exp_eof().unwrap();
+    let pinned_a = p.lock_text().unwrap();
+
+    // Revision B: deploy_preview changed, rollback added, search_docs changed.
+    std::fs::write(rev.path(), "b").unwrap();
+    let mut s = update_in_pty(&p);
+    s.exp_string("fixture/deploy_preview changed [inputSchema]").unwrap();
+    s.exp_string("\"region\"").unwrap();
+    s.exp_string("[1/3] Accept this change?").unwrap();
+    s.send_line("maybe").unwrap();
+    s.exp_string("answer y, n, a or q").unwrap();
+    s.send_line("y").unwrap();
+    s.exp_string("fixture/rollback added").unwrap();
+    s.exp_string("[2/3] Accept this change?").unwrap();
+    s.send_line("n").unwrap();
+    s.exp_string("fixture/search_docs changed [inputSchema]").unwrap();
+    s.exp_string("[3/3] Accept this change?").unwrap();
+    s.send_line("q").unwrap();
+    s.exp_string("Updating fixture/deploy_preview").unwrap();
+    s.exp_string("Rejected fixture/rollback").unwrap();
+    s.exp_string("Rejected fixture/search_docs").unwrap();
+    s.exp_eof().unwrap();
+
+    let lock = p.lock_text().unwrap();
+    assert_ne!(lock, pinned_a);
+    assert!(lock.contains("\"region\""), "the accepted change moved its pin");
+    assert!(!lock.contains("name = \"rollback\""), "the rejected addition stays out");
+    assert!(lock.contains("\"maximum results\""), "the unanswered change keeps its old pin");
+
+    // What is left is exactly what was rejected.
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let left: Vec<&str> = doc["servers"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["rollback", "search_docs"]);
+}
+
+#[test]
+fn accept_all_takes_the_remaining_changes() {
+    let rev = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rev.path(), "a").unwrap();
+    let p = Project::new(json!({
+        "fixture": common::fixture_entry(&["--revision-file", &rev.path().display().to_string()])
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    std::fs::write(rev.path(), "b").unwrap();
+    let mut s = update_in_pty(&p);
+    s.exp_string("[1/3] Accept this change?").unwrap();
+    s.send_line("n").unwrap();
+    s.exp_string("[2/3] Accept this change?").unwrap();
+    s.send_line("a").unwrap();
+    s.exp_eof().unwrap();
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let changes = doc["servers"][0]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0]["tool"], "deploy_preview");
+}

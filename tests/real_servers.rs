@@ -1,0 +1,104 @@
+//! The real MCP servers from the npm and PyPI registries, installed by
+//! scripts/install-test-servers.sh (which .ci/run calls): pinned, verified converged,
+//! and a second update writes the same bytes.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::Project;
+use serde_json::{Value, json};
+
+fn servers_dir() -> PathBuf {
+    let dir = std::env::var_os("MCP_LOCK_TEST_SERVERS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+            Some(cache.join("mcp-lock/test-servers"))
+        })
+        .expect("HOME or MCP_LOCK_TEST_SERVERS is set");
+    assert!(
+        dir.join("npm/node_modules").is_dir() && dir.join("venv/bin/mcp-server-time").exists(),
+        "real MCP servers are not installed in {}; run scripts/install-test-servers.sh (bash .ci/run does)",
+        dir.display()
+    );
+    dir
+}
+
+fn npm_entry(dir: &std::path::Path, package: &str, extra: &[&str]) -> Value {
+    let main = dir.join("npm/node_modules/@modelcontextprotocol").join(package).join("dist/index.js");
+    let mut args = vec![main.display().to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    json!({"command": "node", "args": args})
+}
+
+fn four_servers(project: &std::path::Path) -> Value {
+    let dir = servers_dir();
+    let mut memory = npm_entry(&dir, "server-memory", &[]);
+    memory["env"] = json!({"MEMORY_FILE_PATH": project.join("memory.jsonl").display().to_string()});
+    json!({
+        "everything": npm_entry(&dir, "server-everything", &["stdio"]),
+        "filesystem": npm_entry(&dir, "server-filesystem", &[&project.display().to_string()]),
+        "memory": memory,
+        "time": {"command": dir.join("venv/bin/mcp-server-time").display().to_string(), "args": ["--local-timezone", "UTC"]},
+    })
+}
+
+#[test]
+fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically() {
+    let p = Project::new(json!({}));
+    p.set_servers(four_servers(p.path()));
+    let first = p.run(&["update", "--yes"]);
+    first.expect(0);
+    let lock = p.lock_text().unwrap();
+    for (name, tools) in [("everything", 13), ("filesystem", 14), ("memory", 9), ("time", 2)] {
+        assert!(first.stderr().contains(&format!("Pinning {name} ({tools} tools)")), "{}", first.stderr());
+    }
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    let verdicts: Vec<(&str, &str)> = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("everything", "converged"), ("filesystem", "converged"), ("memory", "converged"), ("time", "converged")]
+    );
+    p.run(&["update", "--yes"]).expect(0);
+    assert_eq!(p.lock_text().unwrap(), lock, "a second update must write the same bytes");
+}
+
+#[test]
+fn lock_keeps_protocol_facts_and_fields_no_sdk_models() {
+    let p = Project::new(json!({}));
+    let dir = servers_dir();
+    p.set_servers(json!({"everything": npm_entry(&dir, "server-everything", &["stdio"])}));
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("protocol_version = \"2025-11-25\""), "{lock}");
+    assert!(lock.contains("list_changed = true"));
+    assert!(lock.contains("instructions_hash = "));
+    assert!(lock.contains("\"taskSupport\": \"forbidden\""), "execution.taskSupport is kept");
+}
+
+#[test]
+fn upgrading_a_real_server_release_is_reported_as_drift() {
+    let dir = servers_dir();
+    let old = dir.join("npm/node_modules/server-filesystem-2025.7.1/dist/index.js");
+    let p = Project::new(json!({}));
+    let root = p.path().display().to_string();
+    p.set_servers(json!({"filesystem": {"command": "node", "args": [old.display().to_string(), root]}}));
+    p.run(&["update", "--yes"]).expect(0);
+    p.set_servers(json!({"filesystem": npm_entry(&dir, "server-filesystem", &[&root])}));
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let server = &doc["servers"][0];
+    assert_eq!(server["verdict"], "stale");
+    let changes = server["changes"].as_array().unwrap();
+    assert!(!changes.is_empty());
+    for c in changes {
+        assert!(c["tool"].is_string() && c["change"].is_string(), "{c}");
+    }
+}
