@@ -60,7 +60,10 @@ fn main() {
             "--instructions" => o.instructions = Some(value()),
             "--stderr-env" => {
                 let var = value();
-                eprintln!("starting with {var}={}", std::env::var(&var).unwrap_or_default());
+                eprintln!(
+                    "starting with {var}={}",
+                    std::env::var(&var).unwrap_or_default()
+                );
             }
             "--describe-env" => o.describe_env = Some(value()),
             "--misbehave" => o.misbehave = value(),
@@ -121,7 +124,10 @@ fn serve(o: &Options) {
         };
         if o.misbehave == "garbage" {
             let _ = writeln!(out, "this is not JSON");
-            let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"hi\"}}}}");
+            let _ = writeln!(
+                out,
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"hi\"}}}}"
+            );
         }
         let result = match method {
             "initialize" => {
@@ -143,14 +149,24 @@ fn serve(o: &Options) {
                 if !listed_once {
                     listed_once = true;
                     if o.list_changed {
-                        send(&mut out, &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                        send(
+                            &mut out,
+                            &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                        );
                     }
                     if o.ping {
-                        send(&mut out, &json!({"jsonrpc": "2.0", "id": "fixture-ping", "method": "ping"}));
+                        send(
+                            &mut out,
+                            &json!({"jsonrpc": "2.0", "id": "fixture-ping", "method": "ping"}),
+                        );
                         // Wait for the pong before answering.
                         loop {
                             match lines.next() {
-                                Some(Ok(l)) if l.contains("fixture-ping") && l.contains("result") => break,
+                                Some(Ok(l))
+                                    if l.contains("fixture-ping") && l.contains("result") =>
+                                {
+                                    break;
+                                }
                                 Some(Ok(_)) => continue,
                                 _ => return,
                             }
@@ -161,19 +177,28 @@ fn serve(o: &Options) {
                 match list_page(o, cursor.as_deref()) {
                     Ok(page) => page,
                     Err(e) => {
-                        send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": e}}));
+                        send(
+                            &mut out,
+                            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": e}}),
+                        );
                         continue;
                     }
                 }
             }
             _ => {
-                send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}));
+                send(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}),
+                );
                 continue;
             }
         };
         if o.misbehave == "oversized" && method == "tools/list" {
             let pad = "x".repeat(4 * 1024 * 1024);
-            let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[],\"pad\":\"{pad}\"}}}}");
+            let _ = writeln!(
+                out,
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[],\"pad\":\"{pad}\"}}}}"
+            );
             let _ = out.flush();
             continue;
         }
@@ -210,7 +235,8 @@ fn revision(o: &Options) -> String {
 
 fn tools(o: &Options) -> Vec<Value> {
     let b = revision(o) == "b";
-    let mut deploy_props = json!({"branch": {"type": "string", "description": "Branch to deploy."}});
+    let mut deploy_props =
+        json!({"branch": {"type": "string", "description": "Branch to deploy."}});
     let mut deploy_required = json!(["branch"]);
     if b {
         deploy_props["region"] = json!({"type": "string", "description": "Region to deploy to."});
@@ -219,7 +245,10 @@ fn tools(o: &Options) -> Vec<Value> {
     let limit = if b { "page index" } else { "maximum results" };
     let mut search_description = "Search the documentation.".to_string();
     if let Some(var) = &o.describe_env {
-        search_description.push_str(&format!(" Token: {}", std::env::var(var).unwrap_or_default()));
+        search_description.push_str(&format!(
+            " Token: {}",
+            std::env::var(var).unwrap_or_default()
+        ));
     }
     let mut list = vec![
         json!({
@@ -277,7 +306,11 @@ fn list_page(o: &Options, cursor: Option<&str>) -> Result<Value, String> {
             _ => {}
         }
     }
-    let size = if o.page_size == 0 { all.len().max(1) } else { o.page_size };
+    let size = if o.page_size == 0 {
+        all.len().max(1)
+    } else {
+        o.page_size
+    };
     let end = (start + size).min(all.len());
     let mut page = json!({"tools": all.get(start..end).unwrap_or(&[])});
     if o.misbehave == "cursor-loop" {
@@ -285,7 +318,10 @@ fn list_page(o: &Options, cursor: Option<&str>) -> Result<Value, String> {
     } else if end < all.len() {
         page["nextCursor"] = json!(format!("page-{end}"));
     }
-    if matches!(o.misbehave.as_str(), "hang-listing" | "crash-listing") && end >= all.len() && start == 0 {
+    if matches!(o.misbehave.as_str(), "hang-listing" | "crash-listing")
+        && end >= all.len()
+        && start == 0
+    {
         // Make sure there is a second page to misbehave on.
         page["nextCursor"] = json!("page-1");
     }

@@ -51,7 +51,12 @@ pub fn resolve_all(
 ) -> Result<Vec<(ServerSpec, Option<ResolvedStdio>)>, ConfigError> {
     specs
         .iter()
-        .map(|spec| Ok((spec.clone(), spec.resolve_stdio(&project.project_dir, lookup)?)))
+        .map(|spec| {
+            Ok((
+                spec.clone(),
+                spec.resolve_stdio(&project.project_dir, lookup)?,
+            ))
+        })
         .collect()
 }
 
@@ -90,7 +95,8 @@ pub async fn check_servers(
                 Some(resolved) => {
                     let _permit = permits.acquire_owned().await.expect("never closed");
                     let fetched = fetch_stdio(&resolved, &client).await;
-                    let report = compare(&spec.name, spec.transport_name(), pinned.as_ref(), &fetched);
+                    let report =
+                        compare(&spec.name, spec.transport_name(), pinned.as_ref(), &fetched);
                     Checked {
                         spec,
                         fetched: Some(fetched),

@@ -33,7 +33,9 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
-    #[error("server {name:?} is defined differently in {first} and {second}; keep one or pass --config")]
+    #[error(
+        "server {name:?} is defined differently in {first} and {second}; keep one or pass --config"
+    )]
     Conflict {
         name: String,
         first: String,
@@ -248,7 +250,12 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
         path: path.to_string(),
         line: e.line(),
         column: e.column(),
-        message: e.to_string().split(" at line").next().unwrap_or("").to_string(),
+        message: e
+            .to_string()
+            .split(" at line")
+            .next()
+            .unwrap_or("")
+            .to_string(),
     })?;
     let shape = |message: String| ConfigError::Shape {
         path: path.to_string(),
@@ -427,10 +434,7 @@ pub fn expand(
             Some((var, default)) => (var, Some(default)),
             None => (body, None),
         };
-        let valid = !var.is_empty()
-            && var
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let valid = !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
             return Err(ConfigError::Variable {
                 server: server.into(),
@@ -477,7 +481,14 @@ impl ServerSpec {
         let name = &self.name;
         let mut resolved_env = BTreeMap::new();
         for (key, value) in env {
-            let v = expand(value, name, &format!("env.{key}"), project_dir, lookup, &mut secrets)?;
+            let v = expand(
+                value,
+                name,
+                &format!("env.{key}"),
+                project_dir,
+                lookup,
+                &mut secrets,
+            )?;
             secrets.add(key, &v);
             resolved_env.insert(key.clone(), v);
         }
@@ -485,7 +496,16 @@ impl ServerSpec {
         let args = args
             .iter()
             .enumerate()
-            .map(|(i, a)| expand(a, name, &format!("args[{i}]"), project_dir, lookup, &mut secrets))
+            .map(|(i, a)| {
+                expand(
+                    a,
+                    name,
+                    &format!("args[{i}]"),
+                    project_dir,
+                    lookup,
+                    &mut secrets,
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let cwd = match cwd {
             Some(c) => project_dir.join(expand(c, name, "cwd", project_dir, lookup, &mut secrets)?),
@@ -524,19 +544,29 @@ mod tests {
         assert_eq!(parse_config(claude, "c").unwrap()[0].name, "a");
         let v = parse_config(vscode, "v").unwrap();
         assert_eq!(v.len(), 2);
-        assert!(matches!(&v[1].transport, TransportSpec::Remote { header_names, .. } if header_names == &["Authorization"]));
+        assert!(
+            matches!(&v[1].transport, TransportSpec::Remote { header_names, .. } if header_names == &["Authorization"])
+        );
         assert_eq!(parse_config(settings, "s").unwrap().len(), 1);
     }
 
     #[test]
     fn url_without_command_is_remote() {
-        let specs = parse_config(r#"{"mcpServers":{"r":{"url":"http://127.0.0.1/mcp"}}}"#, "c").unwrap();
+        let specs = parse_config(
+            r#"{"mcpServers":{"r":{"url":"http://127.0.0.1/mcp"}}}"#,
+            "c",
+        )
+        .unwrap();
         assert_eq!(specs[0].transport_name(), "http");
     }
 
     #[test]
     fn syntax_errors_name_file_and_line() {
-        let err = parse_config("{\n\"mcpServers\": {\n  \"a\": {\"command\": }\n}}", ".mcp.json").unwrap_err();
+        let err = parse_config(
+            "{\n\"mcpServers\": {\n  \"a\": {\"command\": }\n}}",
+            ".mcp.json",
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with(".mcp.json:3:"), "{err}");
     }
 
@@ -558,8 +588,15 @@ mod tests {
 
     #[test]
     fn unset_variable_is_an_error_naming_it() {
-        let err = expand("${NOPE}", "gh", "env.X", Path::new("/"), &env, &mut Secrets::default())
-            .unwrap_err();
+        let err = expand(
+            "${NOPE}",
+            "gh",
+            "env.X",
+            Path::new("/"),
+            &env,
+            &mut Secrets::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "server \"gh\": environment variable NOPE is not set (used in env.X)"

@@ -182,7 +182,12 @@ impl ServerReport {
 }
 
 /// Compares a fetch with the server's pin (`None`: never pinned).
-pub fn compare(name: &str, transport: &str, pinned: Option<&LockedServer>, fetched: &Fetched) -> ServerReport {
+pub fn compare(
+    name: &str,
+    transport: &str,
+    pinned: Option<&LockedServer>,
+    fetched: &Fetched,
+) -> ServerReport {
     let mut report = ServerReport {
         name: name.into(),
         transport: transport.into(),
@@ -269,14 +274,22 @@ pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<T
     for (name, copies) in by_name {
         let live = copies[0];
         let problem = if copies.len() > 1 {
-            Some(format!("the server lists {} tools named {name:?}", copies.len()))
+            Some(format!(
+                "the server lists {} tools named {name:?}",
+                copies.len()
+            ))
         } else {
             live.hash
                 .as_ref()
                 .err()
                 .map(|e| format!("its definition has no canonical form: {e}"))
         };
-        let live_hash = live.hash.as_ref().ok().filter(|_| problem.is_none()).cloned();
+        let live_hash = live
+            .hash
+            .as_ref()
+            .ok()
+            .filter(|_| problem.is_none())
+            .cloned();
         let pin = pins.get(name);
         if let (Some(pin), Some(hash)) = (pin, &live_hash)
             && pin.hash == *hash

@@ -70,9 +70,13 @@ mod tests {
 
     #[test]
     fn stale_outranks_unverifiable() {
-        let code = ExitCode::for_verdicts([Verdict::Unverifiable, Verdict::Stale, Verdict::Converged]);
+        let code =
+            ExitCode::for_verdicts([Verdict::Unverifiable, Verdict::Stale, Verdict::Converged]);
         assert_eq!(code, ExitCode::Drift);
-        assert_eq!(ExitCode::for_verdicts([Verdict::Incomplete]), ExitCode::Unverified);
+        assert_eq!(
+            ExitCode::for_verdicts([Verdict::Incomplete]),
+            ExitCode::Unverified
+        );
         assert_eq!(ExitCode::for_verdicts([]), ExitCode::Success);
     }
 }

@@ -104,6 +104,9 @@ mod tests {
 
     #[test]
     fn set_hash_ignores_listing_order() {
-        assert_eq!(set_hash([("b", "1"), ("a", "2")]), set_hash([("a", "2"), ("b", "1")]));
+        assert_eq!(
+            set_hash([("b", "1"), ("a", "2")]),
+            set_hash([("a", "2"), ("b", "1")])
+        );
     }
 }

@@ -461,7 +461,11 @@ fn write_value(
                 let pointer = format!("{pointer}/{}", escape_pointer(&name));
                 return Err(CanonError::RepeatedMember {
                     name,
-                    pointer: if pointer.is_empty() { "/".into() } else { pointer },
+                    pointer: if pointer.is_empty() {
+                        "/".into()
+                    } else {
+                        pointer
+                    },
                 });
             }
             out.push('{');

@@ -13,7 +13,10 @@ fn main() -> std::process::ExitCode {
         cli::ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
         cli::ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             anstream::eprintln!("error: cannot start the async runtime: {e}");
@@ -42,7 +45,10 @@ fn main() -> std::process::ExitCode {
 
 async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return std::future::pending().await;
     };
     tokio::select! {

@@ -110,7 +110,12 @@ pub fn render_human(reports: &[ServerReport]) -> String {
                 ChangeKind::Removed => "removed",
                 ChangeKind::Changed => "changed",
             };
-            let parts = c.parts.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+            let parts = c
+                .parts
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
             let hashes = match (&c.pinned_hash, &c.live_hash) {
                 (Some(a), Some(b)) => format!("{} -> {}", short(a), short(b)),
                 (Some(a), None) if c.change == ChangeKind::Removed => format!("was {}", short(a)),
@@ -143,7 +148,8 @@ pub fn render_human(reports: &[ServerReport]) -> String {
                 r.ignored_lines
             );
         }
-        if matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable) && !r.stderr.is_empty() {
+        if matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable) && !r.stderr.is_empty()
+        {
             let _ = writeln!(out, "    {dim}last stderr lines:{dim:#}");
             for line in r.stderr.iter().rev().take(5).rev() {
                 let _ = writeln!(out, "    {dim}| {}{dim:#}", esc(line));
@@ -168,7 +174,10 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
         }
     }
     if parts.is_empty() {
-        format!("all {total} server{} converged", plural(total))
+        match total {
+            1 => "1 server converged".into(),
+            n => format!("all {n} servers converged"),
+        }
     } else {
         format!("{} of {total} server{}", parts.join(", "), plural(total))
     }
@@ -205,10 +214,21 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             }
         }
         Proposal::Tool { server, change } => {
-            let parts = change.parts.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+            let parts = change
+                .parts
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
             let (kind, hashes) = match change.change {
-                ChangeKind::Added => ("added", format!("-> {}", short(change.live_hash.as_deref().unwrap_or("")))),
-                ChangeKind::Removed => ("removed", format!("was {}", short(change.pinned_hash.as_deref().unwrap_or("")))),
+                ChangeKind::Added => (
+                    "added",
+                    format!("-> {}", short(change.live_hash.as_deref().unwrap_or(""))),
+                ),
+                ChangeKind::Removed => (
+                    "removed",
+                    format!("was {}", short(change.pinned_hash.as_deref().unwrap_or(""))),
+                ),
                 ChangeKind::Changed => (
                     "changed",
                     format!(
@@ -230,10 +250,17 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                     .map(|s| s + "\n")
                     .unwrap_or_default()
             };
-            out.push_str(&unified_diff(&pretty(&change.pinned), &pretty(&change.live)));
+            out.push_str(&unified_diff(
+                &pretty(&change.pinned),
+                &pretty(&change.live),
+            ));
         }
         Proposal::Metadata { server, changes } => {
-            let _ = writeln!(out, "{bold}{}{bold:#}: server metadata changed", esc(server));
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: server metadata changed",
+                esc(server)
+            );
             for c in changes {
                 let _ = writeln!(
                     out,

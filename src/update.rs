@@ -171,7 +171,11 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 let mut pin = new_pin(&c.spec, session);
                 for tool in tools {
                     if let (Some(name), Ok(hash)) = (&tool.name, &tool.hash)
-                        && tools.iter().filter(|t| t.name.as_ref() == Some(name)).count() == 1
+                        && tools
+                            .iter()
+                            .filter(|t| t.name.as_ref() == Some(name))
+                            .count()
+                            == 1
                     {
                         pin.tools.insert(
                             name.clone(),

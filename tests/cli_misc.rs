@@ -20,7 +20,12 @@ fn hash_stdin(input: &str, args: &[&str]) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap(),
@@ -34,7 +39,11 @@ fn hash_prints_the_vector_hash_for_every_definition_vector() {
     for d in vectors()["definitions"].as_array().unwrap() {
         let (code, out, _) = hash_stdin(d["input"].as_str().unwrap(), &[]);
         assert_eq!(code, 0);
-        assert!(out.starts_with(d["hash"].as_str().unwrap()), "{}: {out}", d["about"]);
+        assert!(
+            out.starts_with(d["hash"].as_str().unwrap()),
+            "{}: {out}",
+            d["about"]
+        );
     }
 }
 
@@ -48,10 +57,18 @@ fn hash_prints_the_set_hash_for_every_set_vector_over_its_pages() {
             std::fs::write(&path, page.as_str().unwrap()).unwrap();
             files.push(path.display().to_string());
         }
-        let out = Command::new(common::bin()).arg("hash").args(&files).output().unwrap();
+        let out = Command::new(common::bin())
+            .arg("hash")
+            .args(&files)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         let last = text.lines().last().unwrap();
-        assert!(last.starts_with(s["setHash"].as_str().unwrap()), "{}: {text}", s["about"]);
+        assert!(
+            last.starts_with(s["setHash"].as_str().unwrap()),
+            "{}: {text}",
+            s["about"]
+        );
         for line in s["lines"].as_array().unwrap() {
             let (name, hash) = line.as_str().unwrap().split_once(':').unwrap();
             assert!(text.contains(&format!("{hash}  {name}")), "{text}");
@@ -65,7 +82,10 @@ fn hash_accepts_a_whole_tools_list_answer_and_reports_json() {
     let (code, out, _) = hash_stdin(answer, &["--format", "json"]);
     assert_eq!(code, 0);
     let doc: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(doc["tools"][0]["hash"], "f6d1913a45f2a5ea95ceb161b4e08eed245a1808044f3a358705d2641b6fb37d");
+    assert_eq!(
+        doc["tools"][0]["hash"],
+        "f6d1913a45f2a5ea95ceb161b4e08eed245a1808044f3a358705d2641b6fb37d"
+    );
     assert!(doc["set_hash"].is_string());
 }
 
@@ -86,16 +106,25 @@ fn hash_refuses_every_invalid_vector_with_exit_1() {
 fn hash_of_text_that_is_not_json_is_a_usage_error_with_position() {
     let (code, _, err) = hash_stdin("{\"name\": }", &[]);
     assert_eq!(code, 2);
-    assert!(err.contains("-: not JSON: expected a JSON value at line 1, column 10"), "{err}");
+    assert!(
+        err.contains("-: not JSON: expected a JSON value at line 1, column 10"),
+        "{err}"
+    );
 }
 
 #[test]
 fn every_command_has_help_with_an_example() {
     for cmd in ["update", "verify", "hash", "completions"] {
-        let out = Command::new(common::bin()).args([cmd, "--help"]).output().unwrap();
+        let out = Command::new(common::bin())
+            .args([cmd, "--help"])
+            .output()
+            .unwrap();
         assert!(out.status.success());
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains("Examples:"), "{cmd} --help has no example:\n{text}");
+        assert!(
+            text.contains("Examples:"),
+            "{cmd} --help has no example:\n{text}"
+        );
     }
     let top = Command::new(common::bin()).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&top.stdout).contains("Exit codes:"));
@@ -104,7 +133,10 @@ fn every_command_has_help_with_an_example() {
 #[test]
 fn completions_are_generated_for_bash_and_zsh() {
     for shell in ["bash", "zsh", "fish"] {
-        let out = Command::new(common::bin()).args(["completions", shell]).output().unwrap();
+        let out = Command::new(common::bin())
+            .args(["completions", shell])
+            .output()
+            .unwrap();
         assert!(out.status.success());
         assert!(String::from_utf8_lossy(&out.stdout).contains("verify"));
     }
@@ -112,6 +144,9 @@ fn completions_are_generated_for_bash_and_zsh() {
 
 #[test]
 fn unknown_flag_is_a_usage_error() {
-    let out = Command::new(common::bin()).args(["verify", "--frobnicate"]).output().unwrap();
+    let out = Command::new(common::bin())
+        .args(["verify", "--frobnicate"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

@@ -37,9 +37,18 @@ fn every_definition_vector_has_the_published_canonical_form_and_hash() {
     assert!(defs.len() >= 8);
     for d in defs {
         let about = d["about"].as_str().unwrap();
-        let parsed = Json::parse(d["input"].as_str().unwrap()).unwrap_or_else(|e| panic!("{about}: {e}"));
-        assert_eq!(parsed.canonical().unwrap(), d["canonical"].as_str().unwrap(), "{about}");
-        assert_eq!(definition_hash(&parsed).unwrap(), d["hash"].as_str().unwrap(), "{about}");
+        let parsed =
+            Json::parse(d["input"].as_str().unwrap()).unwrap_or_else(|e| panic!("{about}: {e}"));
+        assert_eq!(
+            parsed.canonical().unwrap(),
+            d["canonical"].as_str().unwrap(),
+            "{about}"
+        );
+        assert_eq!(
+            definition_hash(&parsed).unwrap(),
+            d["hash"].as_str().unwrap(),
+            "{about}"
+        );
     }
 }
 
@@ -54,9 +63,18 @@ fn every_set_vector_has_the_published_lines_and_set_hash() {
             .map(|t| format!("{}:{}", t.name.as_ref().unwrap(), t.hash.as_ref().unwrap()))
             .collect();
         lines.sort();
-        let expected: Vec<String> = s["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
+        let expected: Vec<String> = s["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect();
         assert_eq!(lines, expected, "{about}");
-        assert_eq!(listing_set_hash(&tools).unwrap(), s["setHash"].as_str().unwrap(), "{about}");
+        assert_eq!(
+            listing_set_hash(&tools).unwrap(),
+            s["setHash"].as_str().unwrap(),
+            "{about}"
+        );
     }
 }
 

@@ -34,7 +34,8 @@ fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
     // Revision B: deploy_preview changed, rollback added, search_docs changed.
     std::fs::write(rev.path(), "b").unwrap();
     let mut s = update_in_pty(&p);
-    s.exp_string("fixture/deploy_preview changed [inputSchema]").unwrap();
+    s.exp_string("fixture/deploy_preview changed [inputSchema]")
+        .unwrap();
     s.exp_string("\"region\"").unwrap();
     s.exp_string("[1/3] Accept this change?").unwrap();
     s.send_line("maybe").unwrap();
@@ -43,7 +44,8 @@ fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
     s.exp_string("fixture/rollback added").unwrap();
     s.exp_string("[2/3] Accept this change?").unwrap();
     s.send_line("n").unwrap();
-    s.exp_string("fixture/search_docs changed [inputSchema]").unwrap();
+    s.exp_string("fixture/search_docs changed [inputSchema]")
+        .unwrap();
     s.exp_string("[3/3] Accept this change?").unwrap();
     s.send_line("q").unwrap();
     s.exp_string("Updating fixture/deploy_preview").unwrap();
@@ -53,9 +55,18 @@ fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
 
     let lock = p.lock_text().unwrap();
     assert_ne!(lock, pinned_a);
-    assert!(lock.contains("\"region\""), "the accepted change moved its pin");
-    assert!(!lock.contains("name = \"rollback\""), "the rejected addition stays out");
-    assert!(lock.contains("\"maximum results\""), "the unanswered change keeps its old pin");
+    assert!(
+        lock.contains("\"region\""),
+        "the accepted change moved its pin"
+    );
+    assert!(
+        !lock.contains("name = \"rollback\""),
+        "the rejected addition stays out"
+    );
+    assert!(
+        lock.contains("\"maximum results\""),
+        "the unanswered change keeps its old pin"
+    );
 
     // What is left is exactly what was rejected.
     let doc = p.run(&["verify", "--format", "json"]).expect(1).json();

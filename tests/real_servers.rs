@@ -28,7 +28,10 @@ fn servers_dir() -> PathBuf {
 }
 
 fn npm_entry(dir: &std::path::Path, package: &str, extra: &[&str]) -> Value {
-    let main = dir.join("npm/node_modules/@modelcontextprotocol").join(package).join("dist/index.js");
+    let main = dir
+        .join("npm/node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
     let mut args = vec![main.display().to_string()];
     args.extend(extra.iter().map(|s| s.to_string()));
     json!({"command": "node", "args": args})
@@ -53,8 +56,19 @@ fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically
     let first = p.run(&["update", "--yes"]);
     first.expect(0);
     let lock = p.lock_text().unwrap();
-    for (name, tools) in [("everything", 13), ("filesystem", 14), ("memory", 9), ("time", 2)] {
-        assert!(first.stderr().contains(&format!("Pinning {name} ({tools} tools)")), "{}", first.stderr());
+    for (name, tools) in [
+        ("everything", 13),
+        ("filesystem", 14),
+        ("memory", 9),
+        ("time", 2),
+    ] {
+        assert!(
+            first
+                .stderr()
+                .contains(&format!("Pinning {name} ({tools} tools)")),
+            "{}",
+            first.stderr()
+        );
     }
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
     let verdicts: Vec<(&str, &str)> = doc["servers"]
@@ -65,10 +79,19 @@ fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically
         .collect();
     assert_eq!(
         verdicts,
-        [("everything", "converged"), ("filesystem", "converged"), ("memory", "converged"), ("time", "converged")]
+        [
+            ("everything", "converged"),
+            ("filesystem", "converged"),
+            ("memory", "converged"),
+            ("time", "converged")
+        ]
     );
     p.run(&["update", "--yes"]).expect(0);
-    assert_eq!(p.lock_text().unwrap(), lock, "a second update must write the same bytes");
+    assert_eq!(
+        p.lock_text().unwrap(),
+        lock,
+        "a second update must write the same bytes"
+    );
 }
 
 #[test]
@@ -81,7 +104,10 @@ fn lock_keeps_protocol_facts_and_fields_no_sdk_models() {
     assert!(lock.contains("protocol_version = \"2025-11-25\""), "{lock}");
     assert!(lock.contains("list_changed = true"));
     assert!(lock.contains("instructions_hash = "));
-    assert!(lock.contains("\"taskSupport\": \"forbidden\""), "execution.taskSupport is kept");
+    assert!(
+        lock.contains("\"taskSupport\": \"forbidden\""),
+        "execution.taskSupport is kept"
+    );
 }
 
 #[test]
@@ -90,7 +116,9 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
     let old = dir.join("npm/node_modules/server-filesystem-2025.7.1/dist/index.js");
     let p = Project::new(json!({}));
     let root = p.path().display().to_string();
-    p.set_servers(json!({"filesystem": {"command": "node", "args": [old.display().to_string(), root]}}));
+    p.set_servers(
+        json!({"filesystem": {"command": "node", "args": [old.display().to_string(), root]}}),
+    );
     p.run(&["update", "--yes"]).expect(0);
     p.set_servers(json!({"filesystem": npm_entry(&dir, "server-filesystem", &[&root])}));
     let doc = p.run(&["verify", "--format", "json"]).expect(1).json();

@@ -159,10 +159,7 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
         Err(e) => {
             return Fetched {
                 outcome: Outcome::Unverifiable {
-                    error: secrets.redact(&format!(
-                        "could not start {:?}: {e}",
-                        resolved.command
-                    )),
+                    error: secrets.redact(&format!("could not start {:?}: {e}", resolved.command)),
                 },
                 stderr_tail: Vec::new(),
                 ignored_lines: 0,
@@ -210,10 +207,17 @@ fn redact_outcome(outcome: Outcome, secrets: &Secrets) -> Outcome {
     }
 }
 
-async fn converse(conn: &mut StdioConnection, options: &ClientOptions, deadline: Instant) -> Outcome {
+async fn converse(
+    conn: &mut StdioConnection,
+    options: &ClientOptions,
+    deadline: Instant,
+) -> Outcome {
     let request_deadline = || deadline.min(Instant::now() + options.request_timeout);
     let describe = |what: &str, e: RpcError| match e {
-        RpcError::Timeout => format!("{what}: no answer within {}", timeout_text(options, deadline)),
+        RpcError::Timeout => format!(
+            "{what}: no answer within {}",
+            timeout_text(options, deadline)
+        ),
         e => format!("{what}: {e}"),
     };
     let params = json!({
@@ -277,10 +281,15 @@ async fn converse(conn: &mut StdioConnection, options: &ClientOptions, deadline:
             error,
         };
         let Some(tools) = page.get("tools").and_then(Json::as_array) else {
-            let error = format!("tools/list page {}: the result has no \"tools\" array", listing.pages);
+            let error = format!(
+                "tools/list page {}: the result has no \"tools\" array",
+                listing.pages
+            );
             return incomplete(session, listing, error);
         };
-        listing.tools.extend(tools.iter().cloned().map(HashedTool::new));
+        listing
+            .tools
+            .extend(tools.iter().cloned().map(HashedTool::new));
         if listing.tools.len() > options.max_tools {
             let error = format!(
                 "runaway listing: more than {} tools (raise --max-tools if this is real)",
@@ -306,7 +315,10 @@ async fn converse(conn: &mut StdioConnection, options: &ClientOptions, deadline:
                 cursor = Some(next);
             }
             Some(_) => {
-                let error = format!("tools/list page {}: \"nextCursor\" is not a string", listing.pages);
+                let error = format!(
+                    "tools/list page {}: \"nextCursor\" is not a string",
+                    listing.pages
+                );
                 return incomplete(session, listing, error);
             }
         }
@@ -317,7 +329,10 @@ fn timeout_text(options: &ClientOptions, deadline: Instant) -> String {
     if Instant::now() + Duration::from_millis(5) >= deadline {
         format!("the server timeout of {}", seconds(options.server_timeout))
     } else {
-        format!("the request timeout of {}", seconds(options.request_timeout))
+        format!(
+            "the request timeout of {}",
+            seconds(options.request_timeout)
+        )
     }
 }
 

@@ -25,7 +25,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Workspace {
         project_dir: project_dir.clone(),
         config: cli.config.clone(),
-        lock_path: cli.lock.clone().unwrap_or_else(|| project_dir.join("mcp.lock")),
+        lock_path: cli
+            .lock
+            .clone()
+            .unwrap_or_else(|| project_dir.join("mcp.lock")),
     };
     match cli.command {
         Command::Update(args) => update::run(&ctx, args).await,
@@ -49,7 +52,10 @@ pub struct Workspace {
 
 impl Workspace {
     fn load_config(&self) -> anyhow::Result<ProjectConfig> {
-        Ok(ProjectConfig::load(&self.project_dir, self.config.as_deref())?)
+        Ok(ProjectConfig::load(
+            &self.project_dir,
+            self.config.as_deref(),
+        )?)
     }
 
     /// The lock path as the user would write it.
@@ -59,7 +65,10 @@ impl Workspace {
 }
 
 fn display_path(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result<CheckOptions> {

@@ -37,7 +37,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
                 status(
                     "Blocking",
                     AnsiColor::Cyan,
-                    &format!("waiting for file lock on {shown} (another mcp-lock update is running)"),
+                    &format!(
+                        "waiting for file lock on {shown} (another mcp-lock update is running)"
+                    ),
                 )
             })
         })
@@ -90,7 +92,11 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         if existing.is_none() && !args.dry_run {
             write(ws, &render_lock(&lock), &secrets)?;
         }
-        status("Fresh", AnsiColor::Green, &format!("{display} is up to date"));
+        status(
+            "Fresh",
+            AnsiColor::Green,
+            &format!("{display} is up to date"),
+        );
         return Ok(done_code);
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -99,7 +105,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         status(
             "Dry run",
             AnsiColor::Cyan,
-            &format!("{} change(s) would need approval; nothing written", proposals.len()),
+            &format!(
+                "{} change(s) would need approval; nothing written",
+                proposals.len()
+            ),
         );
         return Ok(done_code);
     } else if args.yes {
@@ -128,12 +137,21 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
 
 fn same(a: &Proposal, b: &Proposal) -> bool {
     match (a, b) {
-        (Proposal::Tool { server: s1, change: c1 }, Proposal::Tool { server: s2, change: c2 }) => {
-            s1 == s2 && c1.tool == c2.tool
-        }
+        (
+            Proposal::Tool {
+                server: s1,
+                change: c1,
+            },
+            Proposal::Tool {
+                server: s2,
+                change: c2,
+            },
+        ) => s1 == s2 && c1.tool == c2.tool,
         (Proposal::PinServer { server: s1, .. }, Proposal::PinServer { server: s2, .. })
         | (Proposal::Metadata { server: s1, .. }, Proposal::Metadata { server: s2, .. })
-        | (Proposal::DropServer { server: s1, .. }, Proposal::DropServer { server: s2, .. }) => s1 == s2,
+        | (Proposal::DropServer { server: s1, .. }, Proposal::DropServer { server: s2, .. }) => {
+            s1 == s2
+        }
         _ => false,
     }
 }
@@ -151,7 +169,6 @@ fn write(ws: &Workspace, text: &str, secrets: &Secrets) -> anyhow::Result<()> {
         return Ok(());
     }
     write_lock_atomically(&ws.lock_path, text).with_context(|| format!("cannot write {display}"))
-
 }
 
 fn show_all(proposals: &[Proposal]) {
@@ -173,7 +190,10 @@ fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<Proposal>> {
             _ => "Accept this change?",
         };
         let answer: String = dialoguer::Input::new()
-            .with_prompt(format!("[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit", i + 1))
+            .with_prompt(format!(
+                "[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit",
+                i + 1
+            ))
             .validate_with(|input: &String| -> Result<(), &str> {
                 match input.trim().to_ascii_lowercase().as_str() {
                     "y" | "yes" | "n" | "no" | "a" | "all" | "q" | "quit" => Ok(()),
@@ -212,7 +232,11 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::PinServer { tools, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!("{server} ({} tool{})", tools.len(), if tools.len() == 1 { "" } else { "s" }),
+            &format!(
+                "{server} ({} tool{})",
+                tools.len(),
+                if tools.len() == 1 { "" } else { "s" }
+            ),
         ),
         Proposal::Tool { change, .. } => {
             let tool = format!("{server}/{}", esc(&change.tool));
@@ -220,7 +244,9 @@ fn report_line(p: &Proposal, accepted: bool) {
             let live = short(change.live_hash.as_deref().unwrap_or(""));
             match change.change {
                 ChangeKind::Added => status("Adding", AnsiColor::Green, &format!("{tool} {live}")),
-                ChangeKind::Removed => status("Removing", AnsiColor::Green, &format!("{tool} {pinned}")),
+                ChangeKind::Removed => {
+                    status("Removing", AnsiColor::Green, &format!("{tool} {pinned}"))
+                }
                 ChangeKind::Changed => status(
                     "Updating",
                     AnsiColor::Green,
@@ -228,9 +254,15 @@ fn report_line(p: &Proposal, accepted: bool) {
                 ),
             }
         }
-        Proposal::Metadata { .. } => status("Updating", AnsiColor::Green, &format!("{server} server metadata")),
-        Proposal::DropServer { tools, .. } => {
-            status("Removing", AnsiColor::Green, &format!("{server} ({tools} pins)"))
-        }
+        Proposal::Metadata { .. } => status(
+            "Updating",
+            AnsiColor::Green,
+            &format!("{server} server metadata"),
+        ),
+        Proposal::DropServer { tools, .. } => status(
+            "Removing",
+            AnsiColor::Green,
+            &format!("{server} ({tools} pins)"),
+        ),
     }
 }

@@ -176,7 +176,10 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
                 LockError::Invalid {
                     path: path.to_string(),
                     line,
-                    message: format!("tool {tool_name:?}: definition is not valid JSON: {}", e.message),
+                    message: format!(
+                        "tool {tool_name:?}: definition is not valid JSON: {}",
+                        e.message
+                    ),
                 }
             })?;
             match definition_hash(&definition) {
@@ -190,7 +193,10 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
                     ));
                 }
                 Err(e) => {
-                    return Err(at(def_at, format!("tool {tool_name:?}: definition has {e}")));
+                    return Err(at(
+                        def_at,
+                        format!("tool {tool_name:?}: definition has {e}"),
+                    ));
                 }
             }
             if definition.get("name").and_then(Json::as_str).as_deref() != Some(&tool_name) {

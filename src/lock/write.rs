@@ -47,9 +47,17 @@ fn render_server(server: &LockedServer, out: &mut String) {
     }
     key(out, "protocol_version", &basic(&server.protocol_version));
     key(out, "client_info", &compact(&server.client_info));
-    key(out, "client_capabilities", &compact(&server.client_capabilities));
+    key(
+        out,
+        "client_capabilities",
+        &compact(&server.client_capabilities),
+    );
     key(out, "server_info", &compact(&server.server_info));
-    key(out, "list_changed", if server.list_changed { "true" } else { "false" });
+    key(
+        out,
+        "list_changed",
+        if server.list_changed { "true" } else { "false" },
+    );
     if let Some(hash) = &server.instructions_hash {
         key(out, "instructions_hash", &basic(hash));
     }

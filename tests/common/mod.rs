@@ -30,7 +30,11 @@ pub fn fixture() -> PathBuf {
         .unwrap()
         .join("examples")
         .join("fixture_server");
-    assert!(path.exists(), "fixture server not built at {}", path.display());
+    assert!(
+        path.exists(),
+        "fixture server not built at {}",
+        path.display()
+    );
     path
 }
 
@@ -50,7 +54,12 @@ fn nanos() -> u128 {
 pub fn processes_with(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !entry.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()) {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
             continue;
         }
         if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
@@ -78,7 +87,11 @@ impl Project {
 
     pub fn set_servers(&self, servers: Value) {
         let config = json!({ "mcpServers": servers });
-        std::fs::write(self.path().join(".mcp.json"), serde_json::to_string_pretty(&config).unwrap()).unwrap();
+        std::fs::write(
+            self.path().join(".mcp.json"),
+            serde_json::to_string_pretty(&config).unwrap(),
+        )
+        .unwrap();
     }
 
     pub fn path(&self) -> &Path {
@@ -96,7 +109,9 @@ impl Project {
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = std::process::Command::new(bin());
-        cmd.args(args).current_dir(self.path()).stdin(std::process::Stdio::null());
+        cmd.args(args)
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -130,7 +145,8 @@ impl Run {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout()))
+        serde_json::from_str(&self.stdout())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout()))
     }
     #[track_caller]
     pub fn expect(&self, code: i32) -> &Self {
