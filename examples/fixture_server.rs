@@ -22,7 +22,7 @@ Options:
   --stderr-env VAR        write the value of VAR to stderr at start
   --describe-env VAR      put the value of VAR in a tool description
   --misbehave MODE        cursor-loop | hang-initialize | hang-listing | crash-listing |
-                          garbage | repeated-member | nameless-tool | oversized |
+                          garbage | batch | repeated-member | nameless-tool | oversized |
                           exit-at-start | ignore-shutdown
   --tag TEXT              ignored; lets tests find this process in the process table";
 
@@ -203,7 +203,12 @@ fn serve(o: &Options) {
             continue;
         }
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
-        let mut text = answer.to_string();
+        let mut text = if o.misbehave == "batch" {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "batched"}});
+            json!([note, answer]).to_string()
+        } else {
+            answer.to_string()
+        };
         if method == "tools/list" {
             text = hand_made_defects(o, text);
         }

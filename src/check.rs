@@ -95,8 +95,7 @@ pub async fn check_servers(
                 Some(resolved) => {
                     let _permit = permits.acquire_owned().await.expect("never closed");
                     let fetched = fetch_stdio(&resolved, &client).await;
-                    let report =
-                        compare(&spec.name, spec.transport_name(), pinned.as_ref(), &fetched);
+                    let report = compare(&spec, pinned.as_ref(), &fetched);
                     Checked {
                         spec,
                         fetched: Some(fetched),

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::client::{Fetched, Outcome, ServerSession};
+use crate::config::ServerSpec;
 use crate::hash::HashedTool;
 use crate::json::Json;
-use crate::lock::LockedServer;
+use crate::lock::{LockedServer, Reached};
 
 /// One verdict per server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -110,7 +111,7 @@ impl ToolChange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerChange {
     /// `instructions`, `server_identity`, `server_info`, `protocol_version`,
-    /// `list_changed` or `client_capabilities`.
+    /// `list_changed`, `client_capabilities` or `launch` (command, args, env names).
     pub field: &'static str,
     pub pinned: Option<String>,
     pub live: Option<String>,
@@ -183,14 +184,13 @@ impl ServerReport {
 
 /// Compares a fetch with the server's pin (`None`: never pinned).
 pub fn compare(
-    name: &str,
-    transport: &str,
+    spec: &ServerSpec,
     pinned: Option<&LockedServer>,
     fetched: &Fetched,
 ) -> ServerReport {
     let mut report = ServerReport {
-        name: name.into(),
-        transport: transport.into(),
+        name: spec.name.clone(),
+        transport: spec.transport_name().into(),
         verdict: Verdict::Converged,
         tools: None,
         changes: Vec::new(),
@@ -228,6 +228,15 @@ pub fn compare(
         }
         Some(pinned) => {
             report.server_changes = server_changes(pinned, session);
+            let launch = Reached::from_spec(spec);
+            if launch != pinned.reached {
+                report.server_changes.push(ServerChange {
+                    field: "launch",
+                    pinned: Some(pinned.reached.to_string()),
+                    live: Some(launch.to_string()),
+                    drift: false,
+                });
+            }
             if !report.changes.is_empty() || report.server_changes.iter().any(|c| c.drift) {
                 report.verdict = Verdict::Stale;
             }

@@ -68,8 +68,7 @@ pub fn proposals(
             });
             continue;
         }
-        let pinned = lock.servers.get(name);
-        let Some(pinned) = pinned else {
+        if !lock.servers.contains_key(name) {
             let (tools, bad): (Vec<&ToolChange>, Vec<&ToolChange>) =
                 c.report.changes.iter().partition(|t| t.is_pinnable());
             out.push(Proposal::PinServer {
@@ -84,17 +83,8 @@ pub fn proposals(
                     .collect(),
             });
             continue;
-        };
-        let mut meta = c.report.server_changes.clone();
-        let launch = Reached::from_spec(&c.spec);
-        if launch != pinned.reached {
-            meta.push(ServerChange {
-                field: "launch",
-                pinned: Some(describe_reached(&pinned.reached)),
-                live: Some(describe_reached(&launch)),
-                drift: false,
-            });
         }
+        let meta = c.report.server_changes.clone();
         if !meta.is_empty() {
             out.push(Proposal::Metadata {
                 server: name.clone(),
@@ -127,29 +117,6 @@ fn complete(c: &Checked) -> Option<(&ServerSession, &[HashedTool])> {
     match &c.fetched.as_ref()?.outcome {
         Outcome::Complete { session, listing } => Some((session, &listing.tools)),
         _ => None,
-    }
-}
-
-/// "node server.js --flag" with env names, for showing a launch change.
-pub fn describe_reached(reached: &Reached) -> String {
-    match reached {
-        Reached::Stdio { command, args, env } => {
-            let mut text = std::iter::once(command.as_str())
-                .chain(args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" ");
-            if !env.is_empty() {
-                text.push_str(&format!(" (env: {})", env.join(", ")));
-            }
-            text
-        }
-        Reached::Remote { kind, url, headers } => {
-            let mut text = format!("{kind} {url}");
-            if !headers.is_empty() {
-                text.push_str(&format!(" (headers: {})", headers.join(", ")));
-            }
-            text
-        }
     }
 }
 

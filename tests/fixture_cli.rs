@@ -228,6 +228,12 @@ fn garbage_lines_and_interleaved_notifications_are_tolerated_and_counted() {
 }
 
 #[test]
+fn answers_inside_a_json_rpc_batch_are_found() {
+    let p = pinned_project(&["--misbehave", "batch", "--page-size", "2"]);
+    p.run(&["verify"]).expect(0);
+}
+
+#[test]
 fn a_tool_with_a_repeated_member_never_matches_a_pin() {
     let p = pinned_project(&[]);
     p.set_servers(json!({ "fixture": fixture_entry(&["--misbehave", "repeated-member"]) }));
@@ -614,4 +620,40 @@ fn servers_are_checked_concurrently() {
     run.expect(3);
     // Six one-second timeouts in parallel, not one after another.
     assert!(run.elapsed.as_secs_f64() < 4.0, "took {:?}", run.elapsed);
+}
+
+#[test]
+fn interrupt_kills_running_servers_and_writes_nothing() {
+    let tag = unique_tag("sigint");
+    let p = pinned_project(&[]);
+    let before = p.lock_text().unwrap();
+    p.set_servers(
+        json!({ "fixture": fixture_entry(&["--misbehave", "hang-initialize", "--tag", &tag]) }),
+    );
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let child = std::process::Command::new(common::bin())
+            .args(["update", "--yes"])
+            .current_dir(p.path())
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while processes_with(&tag).is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: signalling the mcp-lock process this test started.
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted: nothing was written"));
+        assert_eq!(processes_with(&tag), Vec::<String>::new());
+        assert_eq!(p.lock_text().unwrap(), before);
+    }
 }

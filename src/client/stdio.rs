@@ -162,38 +162,56 @@ impl StdioConnection {
                 }
                 Ok(Ok(Line::Text(bytes))) => bytes,
             };
-            let Some(message) = std::str::from_utf8(&line)
+            let parsed = std::str::from_utf8(&line)
                 .ok()
-                .and_then(|text| Json::parse(text).ok())
-                .filter(Json::is_object)
-            else {
-                if !line.iter().all(u8::is_ascii_whitespace) {
-                    self.ignored_lines += 1;
-                }
-                continue;
-            };
-            let method_name = message.get("method").and_then(Json::as_str);
-            let message_id = message.get("id");
-            match (method_name, message_id) {
-                (Some(m), Some(server_id)) => {
-                    let answer = answer_server_request(&m, server_id.to_value());
-                    self.write(&answer, deadline).await?;
-                }
-                (Some(m), None) => self.notifications.push(m),
-                (None, Some(Json::Number(n))) if *n == id as f64 => {
-                    if let Some(error) = message.get("error") {
-                        return Err(RpcError::from_error_object(&error.to_value()));
+                .and_then(|text| Json::parse(text).ok());
+            // A JSON-RPC batch (allowed in 2025-03-26) is an array of messages.
+            let messages = match parsed {
+                Some(Json::Array(items)) if items.iter().all(Json::is_object) => items,
+                Some(message) if message.is_object() => vec![message],
+                _ => {
+                    if !line.iter().all(u8::is_ascii_whitespace) {
+                        self.ignored_lines += 1;
                     }
-                    return match message.get("result") {
-                        Some(result) => Ok(result.clone()),
-                        None => Err(RpcError::Protocol(
-                            "answer has neither \"result\" nor \"error\"".into(),
-                        )),
-                    };
+                    continue;
                 }
-                _ => self.ignored_lines += 1,
+            };
+            for message in messages {
+                if let Some(answer) = self.handle(message, id, deadline).await? {
+                    return answer;
+                }
             }
         }
+    }
+
+    /// Handles one incoming message: the answer to request `id` if it is that.
+    async fn handle(
+        &mut self,
+        message: Json,
+        id: i64,
+        deadline: Instant,
+    ) -> Result<Option<Result<Json, RpcError>>, RpcError> {
+        let method_name = message.get("method").and_then(Json::as_str);
+        match (method_name, message.get("id")) {
+            (Some(m), Some(server_id)) => {
+                let answer = answer_server_request(&m, server_id.to_value());
+                self.write(&answer, deadline).await?;
+            }
+            (Some(m), None) => self.notifications.push(m),
+            (None, Some(Json::Number(n))) if *n == id as f64 => {
+                if let Some(error) = message.get("error") {
+                    return Ok(Some(Err(RpcError::from_error_object(&error.to_value()))));
+                }
+                return Ok(Some(match message.get("result") {
+                    Some(result) => Ok(result.clone()),
+                    None => Err(RpcError::Protocol(
+                        "answer has neither \"result\" nor \"error\"".into(),
+                    )),
+                }));
+            }
+            _ => self.ignored_lines += 1,
+        }
+        Ok(None)
     }
 
     async fn exit_description(&mut self) -> String {

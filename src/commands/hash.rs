@@ -12,6 +12,9 @@ use crate::cli::{HashArgs, HashFormat};
 
 pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
     let files = if args.files.is_empty() {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            anyhow::bail!("no input: name a FILE, or pipe JSON into `mcp-lock hash -`");
+        }
         vec![std::path::PathBuf::from("-")]
     } else {
         args.files

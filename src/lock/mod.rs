@@ -81,6 +81,24 @@ impl Reached {
     }
 }
 
+/// "node server.js --flag (env: NAME)": how a launch reads in a report.
+impl std::fmt::Display for Reached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (head, rest, label, names) = match self {
+            Reached::Stdio { command, args, env } => (command, args.join(" "), "env", env),
+            Reached::Remote { kind, url, headers } => (kind, url.clone(), "headers", headers),
+        };
+        write!(f, "{head}")?;
+        if !rest.is_empty() {
+            write!(f, " {rest}")?;
+        }
+        if !names.is_empty() {
+            write!(f, " ({label}: {})", names.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
 /// One pinned tool definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockedTool {
