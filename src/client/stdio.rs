@@ -23,8 +23,9 @@ use crate::json::Json;
 const STDERR_LINES: usize = 20;
 /// Longest stderr line kept, in characters.
 const STDERR_LINE_CHARS: usize = 400;
-/// How long a server gets to exit by itself once its stdin is closed.
-const EOF_GRACE: Duration = Duration::from_millis(300);
+/// How long a server gets to exit by itself once its stdin is closed. Short: a
+/// session that only listed tools has nothing to flush, and most servers exit at once.
+const EOF_GRACE: Duration = Duration::from_millis(100);
 /// How long a server gets to exit after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(1000);
 
