@@ -111,7 +111,8 @@ impl ToolChange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerChange {
     /// `instructions`, `server_identity`, `server_info`, `protocol_version`,
-    /// `list_changed`, `client_capabilities` or `launch` (command, args, env names).
+    /// `list_changed`, `client_capabilities`, `client_info` or `launch` (command, args,
+    /// env names).
     pub field: &'static str,
     pub pinned: Option<String>,
     pub live: Option<String>,
@@ -401,6 +402,12 @@ pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<Server
         "client_capabilities",
         pinned.client_capabilities.canonical().ok(),
         Json::from_value(&live.client_capabilities).canonical().ok(),
+        false,
+    );
+    push(
+        "client_info",
+        pinned.client_info.canonical().ok(),
+        Json::from_value(&live.client_info).canonical().ok(),
         false,
     );
     changes

@@ -92,6 +92,19 @@ fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result
     })
 }
 
+/// On a terminal, says what is about to be contacted: servers can take a while.
+fn announce(servers: &[mcp_lock::config::ServerSpec]) {
+    if std::io::stderr().is_terminal() && !servers.is_empty() {
+        let names: Vec<String> = servers
+            .iter()
+            .map(|s| mcp_lock::text::escape_for_terminal(&s.name))
+            .collect();
+        let count = servers.len();
+        let noun = if count == 1 { "server" } else { "servers" };
+        status("Checking", AnsiColor::Cyan, &format!("{count} {noun}: {}", names.join(", ")));
+    }
+}
+
 /// On a terminal, a line as each server finishes; in a pipe or CI log, nothing (the
 /// report says it all).
 fn progress() -> Progress {

@@ -50,6 +50,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let existing = read_lock(&ws.lock_path)?;
     let lock = existing.clone().unwrap_or_default();
     let options = check_options(&args.connect, false)?;
+    super::announce(&selected);
     let checked = check_servers(targets, &lock, &options, progress()).await;
     let dropped: Vec<String> = if args.servers.is_empty() {
         lock.servers
@@ -172,8 +173,9 @@ fn write(ws: &Workspace, text: &str, secrets: &Secrets) -> anyhow::Result<()> {
 }
 
 fn show_all(proposals: &[Proposal]) {
-    for p in proposals {
-        anstream::eprint!("{}", render_proposal(p));
+    for (i, p) in proposals.iter().enumerate() {
+        let gap = if i == 0 { "" } else { "\n" };
+        anstream::eprint!("{gap}{}", render_proposal(p));
     }
 }
 

@@ -19,6 +19,7 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
         );
     };
     let targets = resolve_all(&project, &selected, &env_lookup)?;
+    super::announce(&selected);
     let options = check_options(&args.connect, true)?;
     let checked = check_servers(targets, &lock, &options, progress()).await;
     let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
