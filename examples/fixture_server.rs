@@ -5,6 +5,7 @@
 //! misbehave in the ways real servers do. Run with `--help` for the options.
 
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -20,9 +21,11 @@ Options:
   --ping                  send a ping and wait for the answer before the first listing
   --instructions TEXT     instructions to return from initialize
   --stderr-env VAR        write the value of VAR to stderr at start
+  --stderr-pad N          put N characters before that value on its line
   --describe-env VAR      put the value of VAR in a tool description
   --misbehave MODE        cursor-loop | hang-initialize | hang-listing | crash-listing |
                           garbage | batch | repeated-member | nameless-tool | oversized |
+                          change-mid-listing (switch to b after the first page, once) |
                           exit-at-start | ignore-shutdown
   --tag TEXT              ignored; lets tests find this process in the process table";
 
@@ -49,6 +52,8 @@ fn main() {
         describe_env: None,
         misbehave: String::new(),
     };
+    let mut pad = 0;
+    let mut stderr_env: Option<String> = None;
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_default();
         match arg.as_str() {
@@ -58,13 +63,8 @@ fn main() {
             "--list-changed" => o.list_changed = true,
             "--ping" => o.ping = true,
             "--instructions" => o.instructions = Some(value()),
-            "--stderr-env" => {
-                let var = value();
-                eprintln!(
-                    "starting with {var}={}",
-                    std::env::var(&var).unwrap_or_default()
-                );
-            }
+            "--stderr-pad" => pad = value().parse().unwrap_or(0),
+            "--stderr-env" => stderr_env = Some(value()),
             "--describe-env" => o.describe_env = Some(value()),
             "--misbehave" => o.misbehave = value(),
             "--tag" => {
@@ -79,6 +79,11 @@ fn main() {
                 std::process::exit(2);
             }
         }
+    }
+    if let Some(var) = stderr_env {
+        let padding = "-".repeat(pad);
+        let value = std::env::var(&var).unwrap_or_default();
+        eprintln!("{padding}starting with {var}={value}");
     }
     if o.misbehave == "exit-at-start" {
         eprintln!("fixture_server: configured to fail at start");
@@ -214,6 +219,16 @@ fn serve(o: &Options) {
         }
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
+        let first_page = method == "tools/list" && msg["params"]["cursor"].is_null();
+        if o.misbehave == "change-mid-listing"
+            && first_page
+            && !SWITCHED.swap(true, Ordering::SeqCst)
+        {
+            send(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            );
+        }
     }
 }
 
@@ -229,7 +244,13 @@ fn hand_made_defects(o: &Options, text: String) -> String {
     }
 }
 
+/// Set once a change-mid-listing server has switched to revision B.
+static SWITCHED: AtomicBool = AtomicBool::new(false);
+
 fn revision(o: &Options) -> String {
+    if SWITCHED.load(Ordering::SeqCst) {
+        return "b".into();
+    }
     match &o.revision_file {
         Some(path) => std::fs::read_to_string(path)
             .map(|s| s.trim().to_string())

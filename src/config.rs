@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::secrets::Secrets;
+
 /// Config files looked for in the project directory, in this order.
 pub const DISCOVERED: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"];
 
@@ -110,56 +112,6 @@ pub struct ResolvedStdio {
     pub cwd: PathBuf,
     /// Values that must never be shown, logged or written.
     pub secrets: Secrets,
-}
-
-/// Values from a server's `env` and from `${VAR}` expansion. Anything a server prints
-/// passes through [`Secrets::redact`] before a person or a file sees it.
-#[derive(Debug, Clone, Default)]
-pub struct Secrets {
-    values: Vec<(String, String)>,
-}
-
-impl Secrets {
-    /// Values shorter than this are too likely to occur by chance to redact usefully
-    /// ("1", "on", "dev").
-    const MIN_REDACTED: usize = 4;
-
-    pub fn add(&mut self, name: &str, value: &str) {
-        if value.chars().count() >= Self::MIN_REDACTED
-            && !self.values.iter().any(|(_, v)| v == value)
-        {
-            self.values.push((name.to_string(), value.to_string()));
-            // Longest first, so a value that contains another is replaced whole.
-            self.values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
-        }
-    }
-
-    pub fn extend(&mut self, other: &Secrets) {
-        for (name, value) in &other.values {
-            self.add(name, value);
-        }
-    }
-
-    /// The text with every secret value replaced by `${NAME}`.
-    pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for (name, value) in &self.values {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), &format!("${{{name}}}"));
-            }
-        }
-        out
-    }
-
-    /// The name of the first secret of at least 8 characters whose value occurs in
-    /// the text. Shorter values are redacted from output but too likely to occur by
-    /// chance in a definition to refuse a lock over.
-    pub fn find_in(&self, text: &str) -> Option<&str> {
-        self.values
-            .iter()
-            .find(|(_, v)| v.chars().count() >= 8 && text.contains(v.as_str()))
-            .map(|(n, _)| n.as_str())
-    }
 }
 
 impl ProjectConfig {
@@ -344,8 +296,14 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
     })
 }
 
-/// Removes `//` and `/* */` comments and trailing commas outside strings.
+/// Removes `//` and `/* */` comments, then trailing commas, outside strings.
 fn strip_jsonc(text: &str) -> String {
+    remove_trailing_commas(&remove_comments(text))
+}
+
+/// Copies `text`, asking `skip` at each char outside JSON strings how many chars to
+/// drop there (0 keeps it).
+fn filter_outside_strings(text: &str, mut skip: impl FnMut(&[char], usize) -> usize) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -360,36 +318,42 @@ fn strip_jsonc(text: &str) -> String {
             } else if c == '"' {
                 in_string = false;
             }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
+            i += 1;
             continue;
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                // Keep line breaks so error positions still point at the right line.
-                if chars[i] == '\n' {
-                    out.push('\n');
-                }
-                i += 1;
-            }
-            i += 2;
-            continue;
-        } else if c == ',' {
-            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-            if !matches!(next, Some('}' | ']')) {
-                out.push(c);
-            }
-        } else {
-            out.push(c);
         }
+        let n = skip(&chars, i);
+        if n > 0 {
+            // Keep line breaks so error positions still point at the right line.
+            out.extend(chars[i..i + n].iter().filter(|&&c| c == '\n'));
+            i += n;
+            continue;
+        }
+        in_string = c == '"';
+        out.push(c);
         i += 1;
     }
     out
+}
+
+fn remove_comments(text: &str) -> String {
+    filter_outside_strings(text, |chars, i| match (chars[i], chars.get(i + 1)) {
+        ('/', Some('/')) => chars[i..]
+            .iter()
+            .position(|&c| c == '\n')
+            .unwrap_or(chars.len() - i),
+        ('/', Some('*')) => chars[i + 2..]
+            .windows(2)
+            .position(|w| w == ['*', '/'])
+            .map_or(chars.len() - i, |p| p + 4),
+        _ => 0,
+    })
+}
+
+fn remove_trailing_commas(text: &str) -> String {
+    filter_outside_strings(text, |chars, i| {
+        let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+        usize::from(chars[i] == ',' && matches!(next, Some('}' | ']')))
+    })
 }
 
 /// Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in one
@@ -537,13 +501,17 @@ mod tests {
     fn reads_every_supported_shape() {
         let claude = r#"{"mcpServers":{"a":{"command":"x","args":["1"],"env":{"K":"v"}}}}"#;
         let vscode = r#"{ // comment
-            "servers": {"a": {"type": "stdio", "command": "x", "args": ["1"],},
+            "servers": {"a": {"type": "stdio", "command": "x", "args": ["1", "// not a comment"], // why
+                              /* block, */ },
                         "r": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer ${T}"}}},
             "inputs": []}"#;
         let settings = r#"{"mcp":{"servers":{"a":{"command":"x"}}}}"#;
         assert_eq!(parse_config(claude, "c").unwrap()[0].name, "a");
         let v = parse_config(vscode, "v").unwrap();
         assert_eq!(v.len(), 2);
+        assert!(
+            matches!(&v[0].transport, TransportSpec::Stdio { args, .. } if args == &["1", "// not a comment"])
+        );
         assert!(
             matches!(&v[1].transport, TransportSpec::Remote { header_names, .. } if header_names == &["Authorization"])
         );

@@ -360,7 +360,10 @@ impl Reader<'_> {
         let Some(hex) = self.text.get(self.pos..self.pos + 4) else {
             return Err(self.error("truncated \\u escape"));
         };
-        let hex = std::str::from_utf8(hex).map_err(|_| self.error("malformed \\u escape"))?;
+        if !hex.iter().all(u8::is_ascii_hexdigit) {
+            return Err(self.error("malformed \\u escape"));
+        }
+        let hex = std::str::from_utf8(hex).unwrap_or("0");
         let unit = u16::from_str_radix(hex, 16).map_err(|_| self.error("malformed \\u escape"))?;
         self.pos += 4;
         Ok(unit)
@@ -429,7 +432,7 @@ fn write_value(
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Number(n) => write_number(*n, out),
-        Json::String(s) => write_string(s, out),
+        Json::String(s) => write_string(s, out, indent.is_some()),
         Json::Array(items) => {
             if items.is_empty() {
                 out.push_str("[]");
@@ -474,7 +477,7 @@ fn write_value(
                     out.push(',');
                 }
                 newline(out, indent.map(|d| d + 1));
-                write_string(key, out);
+                write_string(key, out, indent.is_some());
                 out.push(':');
                 if indent.is_some() {
                     out.push(' ');
@@ -513,7 +516,10 @@ fn write_number(n: f64, out: &mut String) {
     }
 }
 
-fn write_string(s: &JsonStr, out: &mut String) {
+/// Writes a string as JCS does. `visible` (the pretty form) also writes characters
+/// that could reorder or hide text in a review (bidi controls, zero-width, C1) as
+/// `\u` escapes: the value, and so the canonical form, stays the same.
+fn write_string(s: &JsonStr, out: &mut String, visible: bool) {
     out.push('"');
     for item in char::decode_utf16(s.units().iter().copied()) {
         match item {
@@ -525,6 +531,12 @@ fn write_string(s: &JsonStr, out: &mut String) {
             Ok('\u{c}') => out.push_str("\\f"),
             Ok('\r') => out.push_str("\\r"),
             Ok(c) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            Ok(c) if visible && crate::text::is_unsafe(c) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
             Ok(c) => out.push(c),
             Err(lone) => out.push_str(&format!("\\u{:04x}", lone.unpaired_surrogate())),
         }
@@ -559,7 +571,19 @@ mod tests {
     #[test]
     fn refuses_what_json_does_not_allow() {
         for bad in [
-            "", "01", "1.", "-", "[1,]", "{\"a\"}", "\"\t\"", "nul", "1e999", "{} x", "'a'",
+            "",
+            "01",
+            "1.",
+            "-",
+            "[1,]",
+            "{\"a\"}",
+            "\"\t\"",
+            "nul",
+            "1e999",
+            "{} x",
+            "'a'",
+            "\"\\u+041\"",
+            "\"\\u-041\"",
         ] {
             assert!(Json::parse(bad).is_err(), "accepted {bad:?}");
         }
@@ -579,10 +603,12 @@ mod tests {
 
     #[test]
     fn pretty_form_reads_back_to_the_same_canonical_form() {
-        let text = r#"{"z":[1.50,{"y":"\u001b\uD800"}],"a":{},"m":[],"n":-0}"#;
+        let text =
+            r#"{"z":[1.50,{"y":"\u001b\uD800\u202e\u009b\udb40\udc01"}],"a":{},"m":[],"n":-0}"#;
         let v = Json::parse(text).unwrap();
         let pretty = v.canonical_pretty().unwrap();
         assert!(pretty.contains('\n'));
+        assert!(pretty.contains(r"\u202e\u009b\udb40\udc01"), "{pretty}");
         let back = Json::parse(&pretty).unwrap();
         assert_eq!(back.canonical(), v.canonical());
     }

@@ -28,5 +28,6 @@ pub mod hash;
 pub mod json;
 pub mod lock;
 pub mod report;
+pub mod secrets;
 pub mod text;
 pub mod update;

@@ -17,7 +17,9 @@ pub fn escape_for_terminal(text: &str) -> String {
     out
 }
 
-fn is_unsafe(c: char) -> bool {
+/// Whether a character could move the cursor, reorder text or hide: C0 and C1
+/// controls, bidi controls, zero-width and other invisible characters.
+pub fn is_unsafe(c: char) -> bool {
     matches!(c as u32,
         0x00..=0x1f | 0x7f..=0x9f     // C0, DEL, C1 (CSI is U+009B)
         | 0xad                        // soft hyphen

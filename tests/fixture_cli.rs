@@ -228,6 +228,19 @@ fn garbage_lines_and_interleaved_notifications_are_tolerated_and_counted() {
 }
 
 #[test]
+fn a_list_changed_between_pages_restarts_the_listing() {
+    // The server switches from A to B after its first page and says so: the pages
+    // read so far may mix two revisions, so the listing starts again and pins B whole.
+    let p = pinned_project(&["--misbehave", "change-mid-listing", "--page-size", "2"]);
+    let lock = p.lock_text().unwrap();
+    assert!(
+        lock.contains("name = \"rollback\"") && lock.contains("\"region\""),
+        "{lock}"
+    );
+    p.run(&["verify"]).expect(0);
+}
+
+#[test]
 fn answers_inside_a_json_rpc_batch_are_found() {
     let p = pinned_project(&["--misbehave", "batch", "--page-size", "2"]);
     p.run(&["verify"]).expect(0);
@@ -560,23 +573,82 @@ fn no_secret_from_env_or_variables_reaches_the_lock_or_any_output() {
     }
 }
 
+/// A secret with the characters JSON and TOML escape, so that escaping cannot hide it
+/// from redaction.
+const AWKWARD_SECRET: &str = "sk-\"live\"\\0123456789abcdef";
+
+fn echoing_entry(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--describe-env", "API_KEY", "--stderr-env", "API_KEY"];
+    args.extend_from_slice(extra);
+    json!({
+        "command": common::fixture().display().to_string(),
+        "args": args,
+        "env": {"API_KEY": "${MCP_LOCK_TEST_SECRET}"}
+    })
+}
+
+fn assert_no_secret(texts: &[String]) {
+    for text in texts {
+        for fragment in ["0123456789", "sk-\"live", "sk-\\\"live"] {
+            assert!(
+                !text.contains(fragment),
+                "secret fragment {fragment:?} leaked in:\n{text}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_server_that_echoes_a_secret_into_a_definition_is_refused_a_lock() {
-    let p = Project::new(json!({ "fixture": {
-        "command": common::fixture().display().to_string(),
-        "args": ["--describe-env", "API_KEY"],
-        "env": {"API_KEY": "sk-live-0123456789abcdef"}
-    }}));
-    let run = p.run(&["update", "--yes"]);
+    let env = [("MCP_LOCK_TEST_SECRET", AWKWARD_SECRET)];
+    let p = Project::new(json!({ "fixture": echoing_entry(&[]) }));
+    let run = p.run_env(&["update", "--yes"], &env);
     run.expect(2);
     assert!(
-        run.stderr()
-            .contains("refusing to write mcp.lock: a server sent the value of API_KEY"),
+        run.stderr().contains("refusing to write mcp.lock: server \"fixture\" sent the value of MCP_LOCK_TEST_SECRET in \"search_docs\""),
         "{}",
         run.stderr()
     );
-    assert!(!run.stderr().contains("sk-live"));
+    assert_no_secret(&[run.stdout(), run.stderr()]);
     assert!(p.lock_text().is_none());
+}
+
+#[test]
+fn a_secret_in_a_changed_definition_is_redacted_from_every_view_of_the_change() {
+    let env = [("MCP_LOCK_TEST_SECRET", AWKWARD_SECRET)];
+    let p = pinned_project(&[]);
+    let before = p.lock_text().unwrap();
+    p.set_servers(json!({ "fixture": echoing_entry(&[]) }));
+    let mut texts = Vec::new();
+    for args in [
+        &["update", "--dry-run"][..],
+        &["update"],
+        &["verify"],
+        &["verify", "--format", "json"],
+    ] {
+        let run = p.run_env(args, &env);
+        texts.push(run.stdout());
+        texts.push(run.stderr());
+    }
+    // The diff was shown (redacted) without a terminal and with --dry-run.
+    assert!(
+        texts[1].contains("Token: ${MCP_LOCK_TEST_SECRET}"),
+        "{}",
+        texts[1]
+    );
+    assert_no_secret(&texts);
+    assert_eq!(p.lock_text().unwrap(), before);
+    // A stderr line cut (at 400 characters) in the middle of the secret shows no part
+    // of it either.
+    p.set_servers(json!({ "fixture": echoing_entry(&["--stderr-pad", "373", "--misbehave", "hang-initialize"]) }));
+    let run = p.run_env(&["verify", "--timeout", "0.5"], &env);
+    run.expect(3);
+    assert!(
+        run.stdout().contains("starting with API_KEY=${MCP"),
+        "{}",
+        run.stdout()
+    );
+    assert_no_secret(&[run.stdout(), run.stderr()]);
 }
 
 #[test]

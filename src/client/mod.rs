@@ -12,9 +12,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::config::{ResolvedStdio, Secrets};
+use crate::config::ResolvedStdio;
 use crate::hash::{HashedTool, instructions_hash};
 use crate::json::Json;
+use crate::secrets::Secrets;
 use stdio::StdioConnection;
 
 /// The protocol version mcp-lock asks for.
@@ -143,8 +144,8 @@ pub struct Fetched {
     pub stderr_tail: Vec<String>,
     /// Lines on stdout that were not JSON-RPC messages.
     pub ignored_lines: usize,
-    /// Notification methods received while listing.
-    pub notifications: Vec<String>,
+    /// Notifications received while listing.
+    pub notifications: usize,
     /// From spawn to the last page (or the failure).
     pub elapsed: Duration,
 }
@@ -163,7 +164,7 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
                 },
                 stderr_tail: Vec::new(),
                 ignored_lines: 0,
-                notifications: Vec::new(),
+                notifications: 0,
                 elapsed: started.elapsed(),
             };
         }
@@ -171,14 +172,14 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
     let outcome = converse(&mut conn, options, deadline).await;
     let elapsed = started.elapsed();
     let ignored_lines = conn.ignored_lines;
-    let notifications = std::mem::take(&mut conn.notifications);
+    let notifications = conn.notifications;
     let stderr_holder = conn.stderr_tail_handle();
     conn.shutdown().await;
     let stderr_tail = stderr_holder
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
-        .map(|line| secrets.redact(line))
+        .cloned()
         .collect();
     Fetched {
         outcome: redact_outcome(outcome, secrets),
@@ -246,80 +247,160 @@ async fn converse(
         };
     }
     let declares_tools = init.to_value()["capabilities"].get("tools").is_some();
+    let mut restarts = 0;
+    loop {
+        let pass = list_once(conn, options, deadline, declares_tools).await;
+        let (listing, error) = match pass {
+            Pass::Done(listing) => return Outcome::Complete { session, listing },
+            Pass::Failed { listing, error } if listing.pages == 0 && restarts == 0 => {
+                return Outcome::Unverifiable {
+                    error: describe_pass(error, options, deadline),
+                };
+            }
+            Pass::Failed { listing, error } => (listing, describe_pass(error, options, deadline)),
+            Pass::ChangedMidway(_) if restarts < MAX_RESTARTS => {
+                restarts += 1;
+                continue;
+            }
+            Pass::ChangedMidway(listing) => (
+                listing,
+                format!(
+                    "the tool list changed while it was being read, {} times in a row",
+                    restarts + 1
+                ),
+            ),
+        };
+        return Outcome::Incomplete {
+            session,
+            listing,
+            error,
+        };
+    }
+}
+
+/// How many times a listing is read again after the server announced a change in
+/// the middle of it.
+const MAX_RESTARTS: usize = 3;
+
+/// One pass over every page.
+enum Pass {
+    Done(Listing),
+    /// `notifications/tools/list_changed` arrived between pages: they may mix two
+    /// versions of the list.
+    ChangedMidway(Listing),
+    Failed {
+        listing: Listing,
+        error: PassError,
+    },
+}
+
+enum PassError {
+    Rpc(String, RpcError),
+    Other(String),
+}
+
+fn describe_pass(error: PassError, options: &ClientOptions, deadline: Instant) -> String {
+    match error {
+        PassError::Rpc(what, RpcError::Timeout) => {
+            format!(
+                "{what}: no answer within {}",
+                timeout_text(options, deadline)
+            )
+        }
+        PassError::Rpc(what, e) => format!("{what}: {e}"),
+        PassError::Other(message) => message,
+    }
+}
+
+async fn list_once(
+    conn: &mut StdioConnection,
+    options: &ClientOptions,
+    deadline: Instant,
+    declares_tools: bool,
+) -> Pass {
     let mut listing = Listing::default();
     let mut seen_cursors = HashSet::new();
     let mut cursor: Option<String> = None;
+    let mut changes_at_first_page = 0;
     loop {
         let params = match &cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let page = match conn.request("tools/list", params, request_deadline()).await {
+        let request_deadline = deadline.min(Instant::now() + options.request_timeout);
+        let page = match conn.request("tools/list", params, request_deadline).await {
             Ok(page) => page,
             Err(RpcError::Remote { code: -32601, .. }) if !declares_tools && listing.pages == 0 => {
                 // No tools capability and no tools/list: a server with no tools.
-                return Outcome::Complete { session, listing };
+                return Pass::Done(listing);
             }
             Err(e) => {
                 let what = format!("tools/list page {}", listing.pages + 1);
-                let error = describe(&what, e);
-                return if listing.pages == 0 {
-                    Outcome::Unverifiable { error }
-                } else {
-                    Outcome::Incomplete {
-                        session,
-                        listing,
-                        error,
-                    }
+                return Pass::Failed {
+                    listing,
+                    error: PassError::Rpc(what, e),
                 };
             }
         };
         listing.pages += 1;
-        let incomplete = |session, listing, error: String| Outcome::Incomplete {
-            session,
+        if listing.pages == 1 {
+            changes_at_first_page = conn.list_changed_count;
+        }
+        let failed = |listing, message: String| Pass::Failed {
             listing,
-            error,
+            error: PassError::Other(message),
         };
         let Some(tools) = page.get("tools").and_then(Json::as_array) else {
-            let error = format!(
+            let message = format!(
                 "tools/list page {}: the result has no \"tools\" array",
                 listing.pages
             );
-            return incomplete(session, listing, error);
+            return failed(listing, message);
         };
         listing
             .tools
             .extend(tools.iter().cloned().map(HashedTool::new));
         if listing.tools.len() > options.max_tools {
-            let error = format!(
+            let message = format!(
                 "runaway listing: more than {} tools (raise --max-tools if this is real)",
                 options.max_tools
             );
-            return incomplete(session, listing, error);
+            return failed(listing, message);
         }
+        let changed_midway = conn.list_changed_count > changes_at_first_page;
         match page.get("nextCursor") {
-            None | Some(Json::Null) => return Outcome::Complete { session, listing },
+            None | Some(Json::Null) if changed_midway && listing.pages > 1 => {
+                return Pass::ChangedMidway(listing);
+            }
+            None | Some(Json::Null) => return Pass::Done(listing),
+            Some(_) if changed_midway => return Pass::ChangedMidway(listing),
             Some(Json::String(next)) => {
-                let next = next.to_string_lossy();
+                let Some(next) = next.to_str() else {
+                    let message = format!(
+                        "tools/list page {}: \"nextCursor\" is not valid Unicode (a lone surrogate); it cannot be sent back as received",
+                        listing.pages
+                    );
+                    return failed(listing, message);
+                };
                 if !seen_cursors.insert(next.clone()) {
-                    let error = format!("cursor loop: the server returned cursor {next:?} twice");
-                    return incomplete(session, listing, error);
+                    let message = format!("cursor loop: the server returned cursor {next:?} twice");
+                    return failed(listing, message);
                 }
                 if listing.pages >= options.max_pages {
-                    let error = format!(
+                    let message = format!(
                         "runaway listing: more than {} pages (raise --max-pages if this is real)",
                         options.max_pages
                     );
-                    return incomplete(session, listing, error);
+                    return failed(listing, message);
                 }
                 cursor = Some(next);
             }
             Some(_) => {
-                let error = format!(
+                let message = format!(
                     "tools/list page {}: \"nextCursor\" is not a string",
                     listing.pages
                 );
-                return incomplete(session, listing, error);
+                return failed(listing, message);
             }
         }
     }

@@ -18,11 +18,15 @@ use tokio::time::{Instant, timeout_at};
 use super::RpcError;
 use crate::config::ResolvedStdio;
 use crate::json::Json;
+use crate::secrets::Secrets;
 
 /// How many trailing stderr lines are kept for error messages.
 const STDERR_LINES: usize = 20;
 /// Longest stderr line kept, in characters.
 const STDERR_LINE_CHARS: usize = 400;
+/// Longest stderr line read whole (then redacted and cut); the rest of a longer
+/// line is dropped.
+const STDERR_LINE_BYTES: usize = 16 * 1024;
 /// How long a server gets to exit by itself once its stdin is closed. Short: a
 /// session that only listed tools has nothing to flush, and most servers exit at once.
 const EOF_GRACE: Duration = Duration::from_millis(100);
@@ -30,11 +34,6 @@ const EOF_GRACE: Duration = Duration::from_millis(100);
 const TERM_GRACE: Duration = Duration::from_millis(1000);
 
 static LIVE_GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
-
-fn register(pgid: i32) {
-    let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
-    groups.get_or_insert_with(HashSet::new).insert(pgid);
-}
 
 fn unregister(pgid: i32) {
     let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
@@ -44,9 +43,40 @@ fn unregister(pgid: i32) {
 }
 
 fn signal_group(pgid: i32, signal: i32) {
+    // kill(0) or kill(-1) would reach our own group or every process we may signal.
+    if pgid <= 1 {
+        return;
+    }
     // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.
     unsafe {
         libc::kill(-pgid, signal);
+    }
+}
+
+/// How the child exited, if it has, without reaping it: while it is an unreaped
+/// zombie its pid, which is also its group id, cannot be given to another process, so
+/// signalling the group afterwards cannot reach a stranger.
+fn peek_exit(pid: i32) -> Option<String> {
+    // SAFETY: waitid with WNOWAIT only reads the child's state into a zeroed siginfo_t.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        if rc != 0 {
+            // Already reaped (ECHILD): it has exited.
+            return Some("server exited".into());
+        }
+        if info.si_pid() == 0 {
+            return None;
+        }
+        Some(match info.si_code {
+            libc::CLD_EXITED => format!("server exited (exit status {})", info.si_status()),
+            _ => format!("server exited (killed by signal {})", info.si_status()),
+        })
     }
 }
 
@@ -70,8 +100,10 @@ pub struct StdioConnection {
     next_id: i64,
     /// Lines on stdout that were not JSON-RPC messages.
     pub ignored_lines: usize,
-    /// Notifications received, by method.
-    pub notifications: Vec<String>,
+    /// Notifications received.
+    pub notifications: usize,
+    /// `notifications/tools/list_changed` received.
+    pub list_changed_count: usize,
     max_message_bytes: usize,
 }
 
@@ -88,14 +120,22 @@ impl StdioConnection {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // Registered under the same lock kill_all_servers takes, so an interrupt cannot
+        // fall between the spawn and the registration.
+        let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
         let mut child = command.spawn()?;
-        let pgid = child.id().map(|id| id as i32).unwrap_or(0);
-        register(pgid);
+        let pgid = child.id().map_or(0, |id| id as i32);
+        groups.get_or_insert_with(HashSet::new).insert(pgid);
+        drop(groups);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr_pipe = child.stderr.take().expect("stderr is piped");
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let stderr_task = tokio::spawn(keep_stderr_tail(stderr_pipe, stderr.clone()));
+        let stderr_task = tokio::spawn(keep_stderr_tail(
+            stderr_pipe,
+            stderr.clone(),
+            resolved.secrets.clone(),
+        ));
         Ok(StdioConnection {
             child,
             pgid,
@@ -105,7 +145,8 @@ impl StdioConnection {
             stderr_task,
             next_id: 1,
             ignored_lines: 0,
-            notifications: Vec::new(),
+            notifications: 0,
+            list_changed_count: 0,
             max_message_bytes,
         })
     }
@@ -198,7 +239,12 @@ impl StdioConnection {
                 let answer = answer_server_request(&m, server_id.to_value());
                 self.write(&answer, deadline).await?;
             }
-            (Some(m), None) => self.notifications.push(m),
+            (Some(m), None) => {
+                self.notifications += 1;
+                if m == "notifications/tools/list_changed" {
+                    self.list_changed_count += 1;
+                }
+            }
             (None, Some(Json::Number(n))) if *n == id as f64 => {
                 if let Some(error) = message.get("error") {
                     return Ok(Some(Err(RpcError::from_error_object(&error.to_value()))));
@@ -217,10 +263,23 @@ impl StdioConnection {
 
     async fn exit_description(&mut self) -> String {
         // The pipe closing and the exit are not simultaneous; give the exit a moment.
-        let status = tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await;
-        match status {
-            Ok(Ok(status)) => format!("server exited ({})", describe_status(status)),
-            _ => "server closed its output".into(),
+        match self.exit_within(Duration::from_millis(200)).await {
+            Some(description) => description,
+            None => "server closed its output".into(),
+        }
+    }
+
+    /// Waits up to `limit` for the server to exit, without reaping it.
+    async fn exit_within(&self, limit: Duration) -> Option<String> {
+        let until = Instant::now() + limit;
+        loop {
+            if let Some(description) = peek_exit(self.pgid) {
+                return Some(description);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -232,22 +291,14 @@ impl StdioConnection {
     /// Closes stdin, waits briefly, then SIGTERM and SIGKILL to the whole group.
     pub async fn shutdown(mut self) -> Option<ExitStatus> {
         drop(self.stdin.take());
-        let mut status = tokio::time::timeout(EOF_GRACE, self.child.wait())
-            .await
-            .ok()
-            .and_then(Result::ok);
-        if status.is_none() {
+        if self.exit_within(EOF_GRACE).await.is_none() {
             signal_group(self.pgid, libc::SIGTERM);
-            status = tokio::time::timeout(TERM_GRACE, self.child.wait())
-                .await
-                .ok()
-                .and_then(Result::ok);
+            self.exit_within(TERM_GRACE).await;
         }
         // Sweep the group even after a clean exit: grandchildren may outlive the leader.
+        // The leader is alive or an unreaped zombie here, so the group id is still ours.
         signal_group(self.pgid, libc::SIGKILL);
-        if status.is_none() {
-            status = self.child.wait().await.ok();
-        }
+        let status = self.child.wait().await.ok();
         unregister(self.pgid);
         // Let the stderr reader take what the dying server wrote last.
         let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.stderr_task).await;
@@ -279,20 +330,18 @@ fn answer_server_request(method: &str, id: Value) -> Value {
     }
 }
 
-/// "exit status 3" or "killed by signal 9".
-pub fn describe_status(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => format!("killed by signal {signal}"),
-        _ => status.to_string(),
-    }
-}
-
-async fn keep_stderr_tail(pipe: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+/// Keeps the server's last stderr lines, redacted before they are cut so that no
+/// part of a secret survives the cut.
+async fn keep_stderr_tail(
+    pipe: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    secrets: Secrets,
+) {
     let mut reader = BufReader::new(pipe);
     let mut chunk = vec![0u8; 8192];
     let mut partial: Vec<u8> = Vec::new();
+    // Inside a line too long to keep: drop bytes until its end.
+    let mut skipping = false;
     loop {
         let n = match reader.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
@@ -301,23 +350,26 @@ async fn keep_stderr_tail(pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
         partial.extend_from_slice(&chunk[..n]);
         while let Some(i) = partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = partial.drain(..=i).collect();
-            push_line(&tail, &line[..line.len() - 1]);
+            if !std::mem::take(&mut skipping) {
+                push_line(&tail, &line[..line.len() - 1], &secrets);
+            }
         }
-        // A line without end is cut rather than kept growing.
-        if partial.len() > STDERR_LINE_CHARS * 4 {
-            push_line(&tail, &partial);
+        if partial.len() > STDERR_LINE_BYTES {
+            if !skipping {
+                push_line(&tail, &partial, &secrets);
+                skipping = true;
+            }
             partial.clear();
         }
     }
-    if !partial.is_empty() {
-        push_line(&tail, &partial);
+    if !partial.is_empty() && !skipping {
+        push_line(&tail, &partial, &secrets);
     }
 }
 
-fn push_line(tail: &Mutex<VecDeque<String>>, bytes: &[u8]) {
+fn push_line(tail: &Mutex<VecDeque<String>>, bytes: &[u8], secrets: &Secrets) {
     let text = String::from_utf8_lossy(bytes);
-    let text = text.trim_end_matches('\r');
-    let line: String = text.chars().take(STDERR_LINE_CHARS).collect();
+    let line = secrets.redact_truncated(text.trim_end_matches('\r'), STDERR_LINE_CHARS);
     let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
     if tail.len() == STDERR_LINES {
         tail.pop_front();

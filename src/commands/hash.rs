@@ -89,7 +89,11 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The tool array of a listing: a bare array, a tools/list result, or a JSON-RPC answer.
+/// An object with a `name` is a definition, even if it has a `tools` member of its own.
 fn definitions(value: &Json) -> Option<&[Json]> {
+    if value.get("name").is_some() {
+        return None;
+    }
     value
         .as_array()
         .or_else(|| value.get("tools").and_then(Json::as_array))

@@ -6,17 +6,19 @@ mod verify;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 use mcp_lock::check::{CheckOptions, Progress};
 use mcp_lock::client::ClientOptions;
-use mcp_lock::config::ProjectConfig;
+use mcp_lock::config::{ProjectConfig, ResolvedStdio, ServerSpec};
 use mcp_lock::drift::ServerReport;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::report::verdict_style_for;
+use mcp_lock::secrets::Secrets;
+use mcp_lock::text::escape_for_terminal;
 
 use crate::cli::{Cli, Command, ConnectArgs};
 
@@ -72,11 +74,16 @@ fn display_path(path: &Path, base: &Path) -> String {
 }
 
 fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result<CheckOptions> {
+    // A day is longer than any listing should take, and keeps deadline arithmetic
+    // far from overflow.
+    const MAX: Duration = Duration::from_secs(24 * 60 * 60);
     let secs = |v: f64, flag: &str| {
         Duration::try_from_secs_f64(v)
             .ok()
-            .filter(|d| !d.is_zero())
-            .with_context(|| format!("--{flag} must be a positive number of seconds"))
+            .filter(|d| !d.is_zero() && *d <= MAX)
+            .with_context(|| {
+                format!("--{flag} must be a number of seconds above 0 and at most 86400")
+            })
     };
     Ok(CheckOptions {
         client: ClientOptions {
@@ -97,11 +104,15 @@ fn announce(servers: &[mcp_lock::config::ServerSpec]) {
     if std::io::stderr().is_terminal() && !servers.is_empty() {
         let names: Vec<String> = servers
             .iter()
-            .map(|s| mcp_lock::text::escape_for_terminal(&s.name))
+            .map(|s| escape_for_terminal(&s.name))
             .collect();
         let count = servers.len();
         let noun = if count == 1 { "server" } else { "servers" };
-        status("Checking", AnsiColor::Cyan, &format!("{count} {noun}: {}", names.join(", ")));
+        status(
+            "Checking",
+            AnsiColor::Cyan,
+            &format!("{count} {noun}: {}", names.join(", ")),
+        );
     }
 }
 
@@ -117,29 +128,71 @@ fn progress() -> Progress {
             Some(n) => format!("{n} tools"),
             None => report.verdict.as_str().to_string(),
         };
-        anstream::eprintln!(
-            "{style}{:>12}{style:#} {} ({what}, {:.2}s)",
+        err_out(&format!(
+            "{style}{:>12}{style:#} {} ({what}, {:.2}s)\n",
             "Listed",
-            mcp_lock::text::escape_for_terminal(&report.name),
+            escape_for_terminal(&report.name),
             report.elapsed_ms as f64 / 1000.0
-        );
+        ));
     })
+}
+
+/// The secret values of this run. Every line the binary prints passes through
+/// [`clean`], so no output path can forget to redact.
+static SECRETS: OnceLock<Secrets> = OnceLock::new();
+
+/// Collects the secrets of the servers about to be contacted.
+fn remember_secrets(targets: &[(ServerSpec, Option<ResolvedStdio>)]) {
+    let mut secrets = Secrets::default();
+    for resolved in targets.iter().filter_map(|(_, r)| r.as_ref()) {
+        secrets.extend(&resolved.secrets);
+    }
+    let _ = SECRETS.set(secrets);
+}
+
+fn secrets() -> Secrets {
+    SECRETS.get().cloned().unwrap_or_default()
+}
+
+/// Text on its way out: secrets redacted.
+fn clean(text: &str) -> String {
+    match SECRETS.get() {
+        Some(secrets) => secrets.redact(text),
+        None => text.to_string(),
+    }
+}
+
+/// Prints to stdout, redacted.
+pub fn out(text: &str) {
+    anstream::print!("{}", clean(text));
+}
+
+/// Prints to stderr, redacted.
+pub fn err_out(text: &str) {
+    anstream::eprint!("{}", clean(text));
 }
 
 /// A cargo-style status line on stderr: a right-aligned bold verb, then the message.
 pub fn status(verb: &str, color: AnsiColor, message: &str) {
     let style = Style::new().fg_color(Some(color.into())).bold();
-    anstream::eprintln!("{style}{verb:>12}{style:#} {message}");
+    err_out(&format!("{style}{verb:>12}{style:#} {message}\n"));
 }
 
+/// Messages may carry server or config text: escaped as well as redacted.
 pub fn warning(message: &str) {
     let style = Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold();
-    anstream::eprintln!("{style}warning{style:#}: {message}");
+    err_out(&format!(
+        "{style}warning{style:#}: {}\n",
+        escape_for_terminal(message)
+    ));
 }
 
 pub fn error(message: &str) {
     let style = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
-    anstream::eprintln!("{style}error{style:#}: {message}");
+    err_out(&format!(
+        "{style}error{style:#}: {}\n",
+        escape_for_terminal(message)
+    ));
 }
 
 fn env_lookup(name: &str) -> Option<String> {

@@ -6,10 +6,9 @@ use std::io::IsTerminal;
 use anstyle::AnsiColor;
 use anyhow::Context;
 use mcp_lock::check::{check_servers, resolve_all};
-use mcp_lock::config::Secrets;
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{FileLock, read_lock, render_lock, write_lock_atomically};
+use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
 use mcp_lock::report::{render_proposal, short};
 use mcp_lock::text::escape_for_terminal as esc;
 use mcp_lock::update::{Proposal, apply, proposals};
@@ -21,10 +20,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let selected = project.select(&args.servers)?;
     let targets = resolve_all(&project, &selected, &env_lookup)?;
-    let mut secrets = Secrets::default();
-    for resolved in targets.iter().filter_map(|(_, r)| r.as_ref()) {
-        secrets.extend(&resolved.secrets);
-    }
+    super::remember_secrets(&targets);
     let display = ws.lock_display();
     // Held from reading the lock to writing it, so a concurrent update never loses ours.
     let _file_lock = if args.dry_run {
@@ -71,7 +67,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         ));
         if let Some(c) = checked.iter().find(|c| c.spec.name == h.server) {
             for line in c.report.stderr.iter().rev().take(5).rev() {
-                anstream::eprintln!("    | {}", esc(line));
+                super::err_out(&format!("    | {}\n", esc(line)));
             }
         }
     }
@@ -91,7 +87,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
 
     if proposals.is_empty() {
         if existing.is_none() && !args.dry_run {
-            write(ws, &render_lock(&lock), &secrets)?;
+            write(ws, &lock)?;
         }
         status(
             "Fresh",
@@ -127,8 +123,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     };
 
     let next = apply(&lock, &checked, &accepted);
-    let text = render_lock(&next);
-    write(ws, &text, &secrets)?;
+    write(ws, &next)?;
     for p in &proposals {
         let was_accepted = accepted.iter().any(|a| same(a, p));
         report_line(p, was_accepted);
@@ -159,13 +154,26 @@ fn same(a: &Proposal, b: &Proposal) -> bool {
 
 /// Writes the lock unless its bytes are already there; refuses if a secret value
 /// would land in it.
-fn write(ws: &Workspace, text: &str, secrets: &Secrets) -> anyhow::Result<()> {
+fn write(ws: &Workspace, lock: &Lockfile) -> anyhow::Result<()> {
     let display = ws.lock_display();
-    if let Some(var) = secrets.find_in(text) {
-        anyhow::bail!(
-            "refusing to write {display}: a server sent the value of {var} in its definitions or server info, and secrets never go in the lock"
-        );
+    let secrets = super::secrets();
+    for (name, server) in &lock.servers {
+        let found = std::iter::once(("server info", &server.server_info))
+            .chain(
+                server
+                    .tools
+                    .iter()
+                    .map(|(tool, t)| (tool.as_str(), &t.definition)),
+            )
+            .find_map(|(what, json)| secrets.find_in_json(json).map(|var| (what, var)));
+        if let Some((what, var)) = found {
+            anyhow::bail!(
+                "refusing to write {display}: server {name:?} sent the value of {var} in {what:?}, and secrets never go in the lock; nothing was written"
+            );
+        }
     }
+    let text = render_lock(lock);
+    let text = text.as_str();
     if std::fs::read_to_string(&ws.lock_path).ok().as_deref() == Some(text) {
         return Ok(());
     }
@@ -175,7 +183,7 @@ fn write(ws: &Workspace, text: &str, secrets: &Secrets) -> anyhow::Result<()> {
 fn show_all(proposals: &[Proposal]) {
     for (i, p) in proposals.iter().enumerate() {
         let gap = if i == 0 { "" } else { "\n" };
-        anstream::eprint!("{gap}{}", render_proposal(p));
+        super::err_out(&format!("{gap}{}", render_proposal(p)));
     }
 }
 
@@ -185,7 +193,7 @@ fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<Proposal>> {
     let mut accepted = Vec::new();
     let total = proposals.len();
     for (i, p) in proposals.iter().enumerate() {
-        anstream::eprint!("\n{}", render_proposal(p));
+        super::err_out(&format!("\n{}", render_proposal(p)));
         let question = match p {
             Proposal::PinServer { .. } => "Pin these tools?",
             Proposal::DropServer { .. } => "Drop these pins?",

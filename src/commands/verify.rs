@@ -19,6 +19,7 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
         );
     };
     let targets = resolve_all(&project, &selected, &env_lookup)?;
+    super::remember_secrets(&targets);
     super::announce(&selected);
     let options = check_options(&args.connect, true)?;
     let checked = check_servers(targets, &lock, &options, progress()).await;
@@ -37,9 +38,12 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     let code = ExitCode::for_verdicts(reports.iter().map(|r| r.verdict));
     match args.format {
-        VerifyFormat::Json => println!("{}", render_json(&reports, &ws.lock_display(), code)),
+        VerifyFormat::Json => super::out(&format!(
+            "{}\n",
+            render_json(&reports, &ws.lock_display(), code)
+        )),
         VerifyFormat::Human => {
-            anstream::print!("{}", render_human(&reports));
+            super::out(&render_human(&reports));
             let summary = render_summary(&reports);
             match code {
                 ExitCode::Success => super::status("Verified", anstyle::AnsiColor::Green, &summary),

@@ -134,13 +134,28 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
         let name_at = server.name.span().start;
         let name = server.name.into_inner();
         let json = |field: &Spanned<String>, what: &str| {
-            Json::parse(field.get_ref()).map_err(|e| {
+            let value = Json::parse(field.get_ref()).map_err(|e| {
                 at(
                     field.span().start,
                     format!("server {name:?}: {what} is not valid JSON: {e}"),
                 )
-            })
+            })?;
+            match value.canonical() {
+                Ok(_) => Ok(value),
+                Err(e) => Err(at(
+                    field.span().start,
+                    format!("server {name:?}: {what} has {e}"),
+                )),
+            }
         };
+        if let Some(hash) = &server.instructions_hash
+            && !is_sha256_hex(hash.get_ref())
+        {
+            return Err(at(
+                hash.span().start,
+                format!("server {name:?}: instructions_hash is not 64 lowercase hex digits"),
+            ));
+        }
         let reached = match (server.transport.as_str(), server.command, server.url) {
             ("stdio", Some(command), None) => Reached::Stdio {
                 command,

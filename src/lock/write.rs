@@ -84,14 +84,15 @@ fn compact(value: &Json) -> String {
     let text = value
         .canonical()
         .expect("recorded session values have a canonical form");
-    if text.contains('\'') || text.chars().any(|c| (c as u32) < 0x20 || c == '\u{7f}') {
+    if text.contains('\'') || text.chars().any(crate::text::is_unsafe) {
         basic(&text)
     } else {
         format!("'{text}'")
     }
 }
 
-/// A TOML basic string: always valid, whatever the text holds.
+/// A TOML basic string: always valid, whatever the text holds, and characters that
+/// could reorder or hide text in a review are escaped.
 fn basic(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -102,8 +103,11 @@ fn basic(text: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
+            c if crate::text::is_unsafe(c) => {
+                let _ = match c as u32 {
+                    n @ 0..=0xffff => write!(out, "\\u{n:04X}"),
+                    n => write!(out, "\\U{n:08X}"),
+                };
             }
             c => out.push(c),
         }
