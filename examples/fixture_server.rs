@@ -20,6 +20,7 @@ Options:
   --list-changed          send notifications/tools/list_changed before the first answer
   --ping                  send a ping and wait for the answer before the first listing
   --instructions TEXT     instructions to return from initialize
+  --delay-initialize MS   wait this long before answering initialize
   --stderr-env VAR        write the value of VAR to stderr at start
   --stderr-pad N          put N characters before that value on its line
   --describe-env VAR      put the value of VAR in a tool description
@@ -38,6 +39,7 @@ struct Options {
     instructions: Option<String>,
     describe_env: Option<String>,
     misbehave: String,
+    delay_initialize: u64,
 }
 
 fn main() {
@@ -51,6 +53,7 @@ fn main() {
         instructions: None,
         describe_env: None,
         misbehave: String::new(),
+        delay_initialize: 0,
     };
     let mut pad = 0;
     let mut stderr_env: Option<String> = None;
@@ -63,6 +66,7 @@ fn main() {
             "--list-changed" => o.list_changed = true,
             "--ping" => o.ping = true,
             "--instructions" => o.instructions = Some(value()),
+            "--delay-initialize" => o.delay_initialize = value().parse().unwrap_or(0),
             "--stderr-pad" => pad = value().parse().unwrap_or(0),
             "--stderr-env" => stderr_env = Some(value()),
             "--describe-env" => o.describe_env = Some(value()),
@@ -139,6 +143,7 @@ fn serve(o: &Options) {
                 if o.misbehave == "hang-initialize" {
                     hang();
                 }
+                std::thread::sleep(Duration::from_millis(o.delay_initialize));
                 let mut result = json!({
                     "protocolVersion": "2025-11-25",
                     "capabilities": {"tools": {"listChanged": o.list_changed}},

@@ -652,10 +652,11 @@ fn a_secret_in_a_changed_definition_is_redacted_from_every_view_of_the_change() 
 }
 
 #[test]
-fn concurrent_updates_wait_for_each_other_and_lose_nothing() {
+fn a_second_update_waits_for_the_first_and_neither_loses_its_pins() {
+    let tag = unique_tag("slow-update");
     let p = Project::new(json!({
-        "one": fixture_entry(&[]),
-        "two": fixture_entry(&["--revision", "b"]),
+        "slow": fixture_entry(&["--delay-initialize", "800", "--tag", &tag]),
+        "fast": fixture_entry(&["--revision", "b"]),
     }));
     let spawn = |name: &str| {
         std::process::Command::new(common::bin())
@@ -666,15 +667,29 @@ fn concurrent_updates_wait_for_each_other_and_lose_nothing() {
             .spawn()
             .unwrap()
     };
-    let (a, b) = (spawn("one"), spawn("two"));
-    assert!(a.wait_with_output().unwrap().status.success());
-    assert!(b.wait_with_output().unwrap().status.success());
+    let first = spawn("slow");
+    // The first update holds the file lock while its server is running.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while processes_with(&tag).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let second = spawn("fast").wait_with_output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success() && second.status.success());
+    let waited = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        waited.contains("Blocking waiting for file lock on mcp.lock"),
+        "{waited}"
+    );
     let lock = p.lock_text().unwrap();
     assert!(
-        lock.contains("name = \"one\"") && lock.contains("name = \"two\""),
+        lock.contains("name = \"slow\"") && lock.contains("name = \"fast\""),
         "{lock}"
     );
-    p.run(&["verify"]).expect(0);
 }
 
 #[test]

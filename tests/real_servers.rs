@@ -125,8 +125,37 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
     let server = &doc["servers"][0];
     assert_eq!(server["verdict"], "stale");
     let changes = server["changes"].as_array().unwrap();
-    assert!(!changes.is_empty());
-    for c in changes {
-        assert!(c["tool"].is_string() && c["change"].is_string(), "{c}");
-    }
+    let find = |tool: &str| {
+        changes
+            .iter()
+            .find(|c| c["tool"] == tool)
+            .cloned()
+            .unwrap_or_default()
+    };
+    // 2026.8.31 added two readers and annotated every tool.
+    assert_eq!(find("read_text_file")["change"], "added");
+    assert_eq!(find("read_media_file")["change"], "added");
+    let read_file = find("read_file");
+    assert_eq!(read_file["change"], "changed");
+    assert_eq!(
+        read_file["parts"],
+        json!([
+            "description",
+            "inputSchema",
+            "outputSchema",
+            "annotations",
+            "other"
+        ])
+    );
+    assert_eq!(changes.len(), 14, "{changes:#?}");
+    let notes: Vec<&str> = server["server_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        notes.contains(&"list_changed") && notes.contains(&"launch"),
+        "{notes:?}"
+    );
 }
