@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
-use crate::drift::{ChangeKind, ServerReport, Verdict};
+use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
 use crate::text::escape_for_terminal as esc;
 
@@ -105,23 +105,9 @@ pub fn render_human(reports: &[ServerReport]) -> String {
             let _ = writeln!(out, "    {}", esc(error));
         }
         for c in &r.changes {
-            let kind = match c.change {
-                ChangeKind::Added => "added",
-                ChangeKind::Removed => "removed",
-                ChangeKind::Changed => "changed",
-            };
-            let parts = c
-                .parts
-                .iter()
-                .map(|p| p.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let hashes = match (&c.pinned_hash, &c.live_hash) {
-                (Some(a), Some(b)) => format!("{} -> {}", short(a), short(b)),
-                (Some(a), None) if c.change == ChangeKind::Removed => format!("was {}", short(a)),
-                (_, Some(b)) => format!("-> {}", short(b)),
-                _ => String::new(),
-            };
+            let kind = c.change.as_str();
+            let parts = parts_text(c);
+            let hashes = hashes_text(c);
             let _ = write!(out, "    {kind:<8} {}", esc(&c.tool));
             if !parts.is_empty() {
                 let _ = write!(out, "  [{parts}]");
@@ -133,13 +119,7 @@ pub fn render_human(reports: &[ServerReport]) -> String {
         }
         for c in &r.server_changes {
             let mark = if c.drift { "changed " } else { "note    " };
-            let _ = writeln!(
-                out,
-                "    {mark} {}: {} -> {}",
-                c.field,
-                esc(c.pinned.as_deref().unwrap_or("(none)")),
-                esc(c.live.as_deref().unwrap_or("(none)"))
-            );
+            let _ = writeln!(out, "    {mark} {}", server_change_text(c));
         }
         if r.ignored_lines > 0 {
             let _ = writeln!(
@@ -214,35 +194,17 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             }
         }
         Proposal::Tool { server, change } => {
-            let parts = change
-                .parts
-                .iter()
-                .map(|p| p.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let (kind, hashes) = match change.change {
-                ChangeKind::Added => (
-                    "added",
-                    format!("-> {}", short(change.live_hash.as_deref().unwrap_or(""))),
-                ),
-                ChangeKind::Removed => (
-                    "removed",
-                    format!("was {}", short(change.pinned_hash.as_deref().unwrap_or(""))),
-                ),
-                ChangeKind::Changed => (
-                    "changed",
-                    format!(
-                        "[{parts}] {} -> {}",
-                        short(change.pinned_hash.as_deref().unwrap_or("")),
-                        short(change.live_hash.as_deref().unwrap_or(""))
-                    ),
-                ),
+            let parts = match parts_text(change) {
+                p if p.is_empty() => String::new(),
+                p => format!(" [{p}]"),
             };
             let _ = writeln!(
                 out,
-                "{bold}{}/{}{bold:#} {kind} {hashes}",
+                "{bold}{}/{}{bold:#} {}{parts} {}",
                 esc(server),
-                esc(&change.tool)
+                esc(&change.tool),
+                change.change.as_str(),
+                hashes_text(change)
             );
             let pretty = |j: &Option<crate::json::Json>| {
                 j.as_ref()
@@ -262,13 +224,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 esc(server)
             );
             for c in changes {
-                let _ = writeln!(
-                    out,
-                    "    {}: {} -> {}",
-                    c.field,
-                    esc(c.pinned.as_deref().unwrap_or("(none)")),
-                    esc(c.live.as_deref().unwrap_or("(none)"))
-                );
+                let _ = writeln!(out, "    {}", server_change_text(c));
             }
         }
         Proposal::DropServer { server, tools } => {
@@ -281,6 +237,33 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
         }
     }
     out
+}
+
+/// "protocol_version: 2025-06-18 -> 2025-11-25", escaped.
+fn server_change_text(change: &ServerChange) -> String {
+    format!(
+        "{}: {} -> {}",
+        change.field,
+        esc(change.pinned.as_deref().unwrap_or("(none)")),
+        esc(change.live.as_deref().unwrap_or("(none)"))
+    )
+}
+
+/// "inputSchema, description": the parts a change touches.
+fn parts_text(change: &ToolChange) -> String {
+    let parts: Vec<&str> = change.parts.iter().map(|p| p.as_str()).collect();
+    parts.join(", ")
+}
+
+/// "1a2b… -> 9f8e…", "-> 9f8e…" or "was 1a2b…": the pins a change moves between.
+fn hashes_text(change: &ToolChange) -> String {
+    match (&change.pinned_hash, &change.live_hash) {
+        (Some(a), Some(b)) => format!("{} -> {}", short(a), short(b)),
+        (Some(a), None) if change.change == ChangeKind::Removed => format!("was {}", short(a)),
+        (Some(a), None) => format!("{} -> (no hash)", short(a)),
+        (None, Some(b)) => format!("-> {}", short(b)),
+        (None, None) => String::new(),
+    }
 }
 
 /// A unified diff, `-` for the pin and `+` for the live side, coloured by line kind.

@@ -89,11 +89,21 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         if existing.is_none() && !args.dry_run {
             write(ws, &lock)?;
         }
-        status(
-            "Fresh",
-            AnsiColor::Green,
-            &format!("{display} is up to date"),
-        );
+        if held.is_empty() {
+            status(
+                "Fresh",
+                AnsiColor::Green,
+                &format!("{display} is up to date"),
+            );
+        } else {
+            let n = held.len();
+            let noun = if n == 1 { "server" } else { "servers" };
+            status(
+                "Unchanged",
+                AnsiColor::Yellow,
+                &format!("{display} ({n} {noun} could not be checked)"),
+            );
+        }
         return Ok(done_code);
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
