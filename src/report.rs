@@ -174,11 +174,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
     let bold = Style::new().bold();
     let mut out = String::new();
     match proposal {
-        Proposal::PinServer {
-            server,
-            tools,
-            unpinnable,
-        } => {
+        Proposal::PinServer { server, tools } => {
             let _ = writeln!(
                 out,
                 "{bold}{}{bold:#}: new server, {} tool{} to pin",
@@ -188,9 +184,6 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             );
             for (name, hash) in tools {
                 let _ = writeln!(out, "    {}  {}", short(hash), esc(name));
-            }
-            for (name, why) in unpinnable {
-                let _ = writeln!(out, "    cannot pin {}: {}", esc(name), esc(why));
             }
         }
         Proposal::Tool { server, change } => {

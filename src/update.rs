@@ -14,9 +14,8 @@ pub enum Proposal {
     /// A server seen for the first time: pin all of its pinnable tools at once.
     PinServer {
         server: String,
+        /// Names and hashes of the tools to pin.
         tools: Vec<(String, String)>,
-        /// Tools that cannot be pinned, with why.
-        unpinnable: Vec<(String, String)>,
     },
     /// A tool added, removed or changed on a pinned server.
     Tool { server: String, change: ToolChange },
@@ -48,13 +47,20 @@ pub struct Held {
     pub reason: String,
 }
 
-/// Proposals for every difference between the lock and the checked servers, in
-/// server order, and the servers whose pins must not move.
-pub fn proposals(
-    checked: &[Checked],
-    lock: &Lockfile,
-    dropped: &[String],
-) -> (Vec<Proposal>, Vec<Held>, Vec<(String, ToolChange)>) {
+/// What `update` found: changes to ask about, servers it must leave alone, and live
+/// tools that can never be pinned.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// In server order.
+    pub proposals: Vec<Proposal>,
+    pub held: Vec<Held>,
+    /// (server, change) for tools with a `problem`.
+    pub unpinnable: Vec<(String, ToolChange)>,
+}
+
+/// The plan for every difference between the lock and the checked servers.
+/// `dropped` names pinned servers the config no longer has.
+pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
     let mut out = Vec::new();
     let mut held = Vec::new();
     let mut unpinnable = Vec::new();
@@ -77,11 +83,8 @@ pub fn proposals(
                     .iter()
                     .map(|t| (t.tool.clone(), t.live_hash.clone().unwrap_or_default()))
                     .collect(),
-                unpinnable: bad
-                    .iter()
-                    .map(|t| (t.tool.clone(), t.problem.clone().unwrap_or_default()))
-                    .collect(),
             });
+            unpinnable.extend(bad.into_iter().map(|t| (name.clone(), t.clone())));
             continue;
         }
         let meta = c.report.server_changes.clone();
@@ -110,7 +113,11 @@ pub fn proposals(
             });
         }
     }
-    (out, held, unpinnable)
+    Plan {
+        proposals: out,
+        held,
+        unpinnable,
+    }
 }
 
 fn complete(c: &Checked) -> Option<(&ServerSession, &[HashedTool])> {

@@ -744,3 +744,16 @@ fn interrupt_kills_running_servers_and_writes_nothing() {
         assert_eq!(p.lock_text().unwrap(), before);
     }
 }
+
+#[test]
+fn first_pin_warns_about_tools_it_cannot_pin() {
+    let p = Project::new(json!({ "fixture": fixture_entry(&["--misbehave", "nameless-tool"]) }));
+    let run = p.run(&["update", "--yes"]);
+    run.expect(0);
+    let err = run.stderr();
+    assert!(
+        err.contains("fixture/(tool #4 without a name): cannot be pinned: it has no string name"),
+        "{err}"
+    );
+    assert!(err.contains("Pinning fixture (3 tools)"), "{err}");
+}

@@ -11,7 +11,7 @@ use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
 use mcp_lock::report::{render_proposal, short};
 use mcp_lock::text::escape_for_terminal as esc;
-use mcp_lock::update::{Proposal, apply, proposals};
+use mcp_lock::update::{Proposal, apply, plan};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
@@ -57,8 +57,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let (proposals, held, unpinnable) = proposals(&checked, &lock, &dropped);
-    for h in &held {
+    let plan = plan(&checked, &lock, &dropped);
+    let (proposals, held) = (&plan.proposals, &plan.held);
+    for h in held {
         warning(&format!(
             "{}: {}: {}; its pins are unchanged",
             esc(&h.server),
@@ -71,7 +72,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    for (server, change) in &unpinnable {
+    for (server, change) in &plan.unpinnable {
         warning(&format!(
             "{}/{}: cannot be pinned: {}",
             esc(server),
@@ -107,8 +108,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(done_code);
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let accepted = if args.dry_run {
-        show_all(&proposals);
+    // One decision per proposal, in order.
+    let decisions = if args.dry_run {
+        show_all(proposals);
         status(
             "Dry run",
             AnsiColor::Cyan,
@@ -119,12 +121,12 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(done_code);
     } else if args.yes {
-        proposals.clone()
+        vec![true; proposals.len()]
     } else if interactive {
         let all = proposals.clone();
         tokio::task::spawn_blocking(move || ask(&all)).await??
     } else {
-        show_all(&proposals);
+        show_all(proposals);
         super::error(&format!(
             "{} change(s) need approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept them all. Nothing was written",
             proposals.len()
@@ -132,34 +134,18 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::ApprovalNeeded);
     };
 
+    let accepted: Vec<Proposal> = proposals
+        .iter()
+        .zip(&decisions)
+        .filter(|(_, yes)| **yes)
+        .map(|(p, _)| p.clone())
+        .collect();
     let next = apply(&lock, &checked, &accepted);
     write(ws, &next)?;
-    for p in &proposals {
-        let was_accepted = accepted.iter().any(|a| same(a, p));
-        report_line(p, was_accepted);
+    for (p, yes) in proposals.iter().zip(decisions) {
+        report_line(p, yes);
     }
     Ok(done_code)
-}
-
-fn same(a: &Proposal, b: &Proposal) -> bool {
-    match (a, b) {
-        (
-            Proposal::Tool {
-                server: s1,
-                change: c1,
-            },
-            Proposal::Tool {
-                server: s2,
-                change: c2,
-            },
-        ) => s1 == s2 && c1.tool == c2.tool,
-        (Proposal::PinServer { server: s1, .. }, Proposal::PinServer { server: s2, .. })
-        | (Proposal::Metadata { server: s1, .. }, Proposal::Metadata { server: s2, .. })
-        | (Proposal::DropServer { server: s1, .. }, Proposal::DropServer { server: s2, .. }) => {
-            s1 == s2
-        }
-        _ => false,
-    }
 }
 
 /// Writes the lock unless its bytes are already there; refuses if a secret value
@@ -198,9 +184,9 @@ fn show_all(proposals: &[Proposal]) {
 }
 
 /// Asks about each proposal in turn: y accepts, n rejects, a accepts the rest, q
-/// rejects the rest.
-fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<Proposal>> {
-    let mut accepted = Vec::new();
+/// rejects the rest. One decision per proposal.
+fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<bool>> {
+    let mut decisions = vec![false; proposals.len()];
     let total = proposals.len();
     for (i, p) in proposals.iter().enumerate() {
         super::err_out(&format!("\n{}", render_proposal(p)));
@@ -223,16 +209,16 @@ fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<Proposal>> {
             .interact_text()
             .context("cannot read the answer from the terminal")?;
         match answer.trim().to_ascii_lowercase().chars().next() {
-            Some('y') => accepted.push(p.clone()),
+            Some('y') => decisions[i] = true,
             Some('a') => {
-                accepted.extend(proposals[i..].iter().cloned());
+                decisions[i..].fill(true);
                 break;
             }
             Some('q') => break,
             _ => {}
         }
     }
-    Ok(accepted)
+    Ok(decisions)
 }
 
 /// One cargo-style line per proposal, after the lock is written.
