@@ -76,6 +76,16 @@ def bare_list(entry):
     return elapsed
 
 
+def bare_all(entries):
+    """Seconds for the bare client to list every server at once: what the machine
+    itself needs to start them side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+    start = time.perf_counter()
+    with ThreadPoolExecutor(len(entries)) as pool:
+        list(pool.map(bare_list, entries.values()))
+    return time.perf_counter() - start
+
+
 def timed(cmd, cwd):
     start = time.perf_counter()
     out = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
@@ -97,6 +107,7 @@ def main():
         alone = {n: [] for n in entries}
         inner = {n: [] for n in entries}
         together = []
+        bare_together = []
         for _ in range(ROUNDS):
             for name, entry in entries.items():
                 bare[name].append(bare_list(entry))
@@ -106,6 +117,7 @@ def main():
             wall, doc = timed([exe, "verify", "--format", "json"], project)
             assert doc["exit_code"] == 0, doc
             together.append(wall)
+            bare_together.append(bare_all(entries))
     med = statistics.median
     print(f"rounds: {ROUNDS} (medians, seconds)")
     print(f"{'server':<12} {'bare list':>10} {'verify':>10} {'added':>10} {'spawn->list in verify':>22}")
@@ -114,8 +126,11 @@ def main():
         print(f"{name:<12} {b:>10.3f} {a:>10.3f} {a - b:>+10.3f} {i:>22.3f}")
     slowest = max(entries, key=lambda n: med(alone[n]))
     t = med(together)
+    bt = med(bare_together)
     print(f"all four together: {t:.3f}s; slowest alone ({slowest}): {med(alone[slowest]):.3f}s; "
           f"ratio {t / med(alone[slowest]):.2f}x; sum of the four alone: {sum(med(alone[n]) for n in entries):.3f}s")
+    print(f"bare client, all four at once: {bt:.3f}s (the machine's own cost of starting them side by side); "
+          f"verify together / bare together: {t / bt:.2f}x")
 
 
 if __name__ == "__main__":
