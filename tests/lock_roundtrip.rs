@@ -113,10 +113,11 @@ fn the_example_lock_is_a_valid_lock_pinning_server_memory() {
     let lock = parse_lock(text, "mcp.lock.example").unwrap();
     let memory = &lock.servers["memory"];
     assert_eq!(memory.tools.len(), 9);
-    assert!(
-        text.lines()
-            .next()
-            .unwrap()
-            .contains("@modelcontextprotocol/server-memory")
+    let (comment, written) = text.split_once('\n').unwrap();
+    assert!(comment.contains("@modelcontextprotocol/server-memory"));
+    assert_eq!(
+        render_lock(&lock),
+        written,
+        "the example is exactly what this writer writes"
     );
 }
