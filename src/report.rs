@@ -155,6 +155,7 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
     }
     if parts.is_empty() {
         match total {
+            0 => "no servers to check".into(),
             1 => "1 server converged".into(),
             n => format!("all {n} servers converged"),
         }

@@ -757,3 +757,38 @@ fn first_pin_warns_about_tools_it_cannot_pin() {
     );
     assert!(err.contains("Pinning fixture (3 tools)"), "{err}");
 }
+
+#[test]
+fn servers_die_with_mcp_lock_even_when_it_is_killed_outright() {
+    let tag = unique_tag("sigkill");
+    let p = Project::new(
+        json!({ "fixture": fixture_entry(&["--misbehave", "hang-initialize", "--tag", &tag]) }),
+    );
+    let mut child = std::process::Command::new(common::bin())
+        .args(["update", "--yes"])
+        .current_dir(p.path())
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while processes_with(&tag).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: mcp-lock gets no chance to clean up
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !processes_with(&tag).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server outlived mcp-lock: {:?}",
+            processes_with(&tag)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(p.lock_text().is_none());
+}

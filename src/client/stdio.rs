@@ -120,6 +120,15 @@ impl StdioConnection {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If
+        // mcp-lock itself is killed (SIGKILL cannot be handled), the kernel kills the
+        // server too; its own children see their stdin close.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         // Registered under the same lock kill_all_servers takes, so an interrupt cannot
         // fall between the spawn and the registration.
         let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
@@ -206,7 +215,7 @@ impl StdioConnection {
             };
             let parsed = std::str::from_utf8(&line)
                 .ok()
-                .and_then(|text| Json::parse(text).ok());
+                .and_then(|text| Json::parse(text.trim_start_matches('\u{feff}')).ok());
             // A JSON-RPC batch (allowed in 2025-03-26) is an array of messages.
             let messages = match parsed {
                 Some(Json::Array(items)) if items.iter().all(Json::is_object) => items,
