@@ -658,25 +658,10 @@ fn a_second_update_waits_for_the_first_and_neither_loses_its_pins() {
         "slow": fixture_entry(&["--delay-initialize", "800", "--tag", &tag]),
         "fast": fixture_entry(&["--revision", "b"]),
     }));
-    let spawn = |name: &str| {
-        std::process::Command::new(common::bin())
-            .args(["update", "--yes", name])
-            .current_dir(p.path())
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let spawn = |name: &str| p.spawn(&["update", "--yes", name]);
     let first = spawn("slow");
     // The first update holds the file lock while its server is running.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while processes_with(&tag).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the slow server never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    common::wait_until_running(&tag);
     let second = spawn("fast").wait_with_output().unwrap();
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success() && second.status.success());
@@ -718,21 +703,8 @@ fn interrupt_kills_running_servers_and_writes_nothing() {
         json!({ "fixture": fixture_entry(&["--misbehave", "hang-initialize", "--tag", &tag]) }),
     );
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let child = std::process::Command::new(common::bin())
-            .args(["update", "--yes"])
-            .current_dir(p.path())
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while processes_with(&tag).is_empty() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the server never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let child = p.spawn(&["update", "--yes"]);
+        common::wait_until_running(&tag);
         // SAFETY: signalling the mcp-lock process this test started.
         unsafe {
             libc::kill(child.id() as i32, signal);
@@ -764,21 +736,8 @@ fn servers_die_with_mcp_lock_even_when_it_is_killed_outright() {
     let p = Project::new(
         json!({ "fixture": fixture_entry(&["--misbehave", "hang-initialize", "--tag", &tag]) }),
     );
-    let mut child = std::process::Command::new(common::bin())
-        .args(["update", "--yes"])
-        .current_dir(p.path())
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while processes_with(&tag).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut child = p.spawn(&["update", "--yes"]);
+    common::wait_until_running(&tag);
     child.kill().unwrap(); // SIGKILL: mcp-lock gets no chance to clean up
     child.wait().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);

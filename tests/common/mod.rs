@@ -72,6 +72,19 @@ pub fn processes_with(needle: &str) -> Vec<String> {
     found
 }
 
+/// Waits (up to 10 s) until a process whose command line contains `tag` is running.
+#[track_caller]
+pub fn wait_until_running(tag: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while processes_with(tag).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no process tagged {tag} started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// A project directory with a `.mcp.json`.
 pub struct Project {
     pub dir: tempfile::TempDir,
@@ -105,6 +118,17 @@ impl Project {
     /// Runs mcp-lock in the project with no terminal and returns its output.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_env(args, &[])
+    }
+
+    /// Starts mcp-lock in the project with no terminal, stderr piped, without waiting.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        std::process::Command::new(bin())
+            .args(args)
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
