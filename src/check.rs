@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::client::{ClientOptions, Fetched, fetch_stdio};
-use crate::config::{ConfigError, ProjectConfig, ResolvedStdio, ServerSpec};
+use crate::client::StatusSink;
+use crate::client::{ClientOptions, Fetched, ProtocolChoice, fetch_remote, fetch_stdio};
+use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{ServerReport, compare};
-use crate::lock::Lockfile;
+use crate::lock::{Lockfile, Reached};
 
 /// How to check.
 #[derive(Debug, Clone)]
@@ -15,8 +16,9 @@ pub struct CheckOptions {
     pub client: ClientOptions,
     /// Servers contacted at once.
     pub jobs: usize,
-    /// Send the clientInfo and capabilities the lock recorded (verify), rather than
-    /// this build's defaults (update).
+    /// Send the clientInfo and capabilities the lock recorded and ask for the protocol
+    /// version and transport it pinned (verify), rather than this build's defaults and
+    /// the newest protocol (update).
     pub identity_from_lock: bool,
 }
 
@@ -34,13 +36,30 @@ impl Default for CheckOptions {
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub spec: ServerSpec,
-    /// What the server said; `None` when it could not be contacted by design (remote).
+    /// What the server said.
     pub fetched: Option<Fetched>,
     pub report: ServerReport,
 }
 
-/// Called as each server finishes, for progress display.
-pub type Progress = Arc<dyn Fn(&ServerReport) + Send + Sync>;
+/// Told what each server is doing and when it finishes, for progress display.
+pub trait ProgressSink: Send + Sync {
+    /// A server entered a new state ("initializing", "listing page 2").
+    fn state(&self, server: &str, state: &str);
+    /// A server is done.
+    fn finished(&self, report: &ServerReport);
+}
+
+pub type Progress = Arc<dyn ProgressSink>;
+
+/// A progress sink that shows nothing, for hosts with no display.
+pub fn no_progress() -> Progress {
+    struct Silent;
+    impl ProgressSink for Silent {
+        fn state(&self, _: &str, _: &str) {}
+        fn finished(&self, _: &ServerReport) {}
+    }
+    Arc::new(Silent)
+}
 
 /// Expands every selected server's variables up front, so a config error stops the
 /// run before any server starts.
@@ -48,22 +67,17 @@ pub fn resolve_all(
     project: &ProjectConfig,
     specs: &[ServerSpec],
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<(ServerSpec, Option<ResolvedStdio>)>, ConfigError> {
+) -> Result<Vec<(ServerSpec, Resolved)>, ConfigError> {
     specs
         .iter()
-        .map(|spec| {
-            Ok((
-                spec.clone(),
-                spec.resolve_stdio(&project.project_dir, lookup)?,
-            ))
-        })
+        .map(|spec| Ok((spec.clone(), spec.resolve(&project.project_dir, lookup)?)))
         .collect()
 }
 
 /// Fetches and compares every server, at most `options.jobs` at a time. Results come
 /// back in the order given.
 pub async fn check_servers(
-    targets: Vec<(ServerSpec, Option<ResolvedStdio>)>,
+    targets: Vec<(ServerSpec, Resolved)>,
     lock: &Lockfile,
     options: &CheckOptions,
     progress: Progress,
@@ -73,37 +87,35 @@ pub async fn check_servers(
     for (spec, resolved) in targets {
         let pinned = lock.servers.get(&spec.name).cloned();
         let mut client = options.client.clone();
+        let mut pinned_transport = None;
         if options.identity_from_lock
             && let Some(pin) = &pinned
         {
             client.capabilities = pin.client_capabilities.to_value();
             client.client_info = pin.client_info.to_value();
+            client.protocol = ProtocolChoice::Exactly(pin.protocol_version.clone());
+            if let Reached::Remote { kind, .. } = &pin.reached {
+                pinned_transport = RemoteKind::parse(kind);
+            }
         }
+        let status = progress.clone();
+        let name = spec.name.clone();
+        client.status = StatusSink::new(move |state| status.state(&name, state));
         let permits = permits.clone();
         let progress = progress.clone();
         handles.push(tokio::spawn(async move {
-            let checked = match resolved {
-                None => Checked {
-                    report: ServerReport::unverifiable(
-                        &spec.name,
-                        spec.transport_name(),
-                        "remote transport not supported yet; this server was not checked".into(),
-                    ),
-                    spec,
-                    fetched: None,
-                },
-                Some(resolved) => {
-                    let _permit = permits.acquire_owned().await.expect("never closed");
-                    let fetched = fetch_stdio(&resolved, &client).await;
-                    let report = compare(&spec, pinned.as_ref(), &fetched);
-                    Checked {
-                        spec,
-                        fetched: Some(fetched),
-                        report,
-                    }
-                }
+            let _permit = permits.acquire_owned().await.expect("never closed");
+            let fetched = match &resolved {
+                Resolved::Stdio(stdio) => fetch_stdio(stdio, &client).await,
+                Resolved::Remote(remote) => fetch_remote(remote, &client, pinned_transport).await,
             };
-            progress(&checked.report);
+            let report = compare(&spec, pinned.as_ref(), &fetched);
+            let checked = Checked {
+                spec,
+                fetched: Some(fetched),
+                report,
+            };
+            progress.finished(&checked.report);
             checked
         }));
     }

@@ -116,9 +116,20 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_tools: usize,
 
-    /// Largest single message accepted from a server, in bytes
+    /// Largest single message (stdio line, HTTP body or SSE event) accepted from a
+    /// server, in bytes
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_message_bytes: usize,
+
+    /// How long to wait for an answer to the 2026-07-28 `server/discover` probe before
+    /// taking a server for a handshake-era one, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub probe_timeout: f64,
+
+    /// Follow HTTP redirects (and legacy SSE endpoints) to another origin; by default
+    /// only same-origin redirects are followed
+    #[arg(long)]
+    pub allow_redirects: bool,
 }
 
 #[derive(Debug, Args)]

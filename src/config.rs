@@ -87,18 +87,77 @@ pub enum TransportSpec {
         cwd: Option<String>,
     },
     Remote {
-        /// `http`, `streamable-http`, `sse`, … as the config names it.
-        kind: String,
+        kind: RemoteKind,
+        /// The URL as written, variables unexpanded.
         url: String,
-        header_names: Vec<String>,
+        /// Header names and values as written, variables unexpanded.
+        headers: BTreeMap<String, String>,
     },
+}
+
+/// Which HTTP transport a remote entry asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteKind {
+    /// `type: "http"`, `"streamable-http"` or only a `url`: Streamable HTTP, falling
+    /// back to legacy HTTP+SSE when the server turns out to be one.
+    StreamableHttp,
+    /// `type: "sse"`: the legacy HTTP+SSE transport of 2024-11-05, used directly.
+    Sse,
+}
+
+impl RemoteKind {
+    /// The name used in the lock and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemoteKind::StreamableHttp => "streamable-http",
+            RemoteKind::Sse => "sse",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "http" | "streamable-http" | "streamableHttp" | "streamable_http" => {
+                Some(RemoteKind::StreamableHttp)
+            }
+            "sse" => Some(RemoteKind::Sse),
+            _ => None,
+        }
+    }
 }
 
 impl ServerSpec {
     pub fn transport_name(&self) -> &str {
         match &self.transport {
             TransportSpec::Stdio { .. } => "stdio",
-            TransportSpec::Remote { kind, .. } => kind,
+            TransportSpec::Remote { kind, .. } => kind.as_str(),
+        }
+    }
+}
+
+/// A remote entry with every variable expanded, ready to connect.
+#[derive(Debug, Clone)]
+pub struct ResolvedRemote {
+    pub kind: RemoteKind,
+    pub url: String,
+    /// Header name, expanded value, and the variables the value was built from (for
+    /// an authentication error to name).
+    pub headers: Vec<(String, String, Vec<String>)>,
+    /// Values that must never be shown, logged or written.
+    pub secrets: Secrets,
+}
+
+/// A server entry ready to contact.
+#[derive(Debug, Clone)]
+pub enum Resolved {
+    Stdio(ResolvedStdio),
+    Remote(ResolvedRemote),
+}
+
+impl Resolved {
+    pub fn secrets(&self) -> &Secrets {
+        match self {
+            Resolved::Stdio(s) => &s.secrets,
+            Resolved::Remote(r) => &r.secrets,
         }
     }
 }
@@ -259,16 +318,20 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
     let kind = string("type")?;
     let url = string("url")?;
     let command = string("command")?;
-    let is_remote = match kind.as_deref() {
-        Some("stdio") | None => url.is_some() && command.is_none(),
-        Some("http" | "streamable-http" | "streamableHttp" | "sse") => true,
-        Some(other) => return Err(format!("unknown transport type {other:?}")),
+    let remote = match kind.as_deref() {
+        Some("stdio") => None,
+        None if url.is_some() && command.is_none() => Some(RemoteKind::StreamableHttp),
+        None => None,
+        Some(other) => match RemoteKind::parse(other) {
+            Some(kind) => Some(kind),
+            None => return Err(format!("unknown transport type {other:?}")),
+        },
     };
-    let transport = if is_remote {
+    let transport = if let Some(kind) = remote {
         TransportSpec::Remote {
-            kind: kind.unwrap_or_else(|| "http".into()),
+            kind,
             url: url.ok_or("remote entry has no \"url\"")?,
-            header_names: string_map("headers")?.into_keys().collect(),
+            headers: string_map("headers")?,
         }
     } else {
         let args = match obj.get("args") {
@@ -424,7 +487,56 @@ pub fn expand(
     Ok(out)
 }
 
+/// The variables a value refers to, as `${NAME}` / `${env:NAME}` name them.
+fn variables_in(value: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
+        let name = body.split_once(":-").map_or(body, |(name, _)| name);
+        if name != "workspaceFolder" {
+            names.push(name.to_string());
+        }
+        rest = &after[end + 1..];
+    }
+    names
+}
+
 impl ServerSpec {
+    /// Expands the entry's variables from the given environment.
+    pub fn resolve(
+        &self,
+        project_dir: &Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Resolved, ConfigError> {
+        match &self.transport {
+            TransportSpec::Stdio { .. } => self
+                .resolve_stdio(project_dir, lookup)
+                .map(|r| Resolved::Stdio(r.expect("a stdio entry"))),
+            TransportSpec::Remote { kind, url, headers } => {
+                let mut secrets = Secrets::default();
+                let name = &self.name;
+                let url = expand(url, name, "url", project_dir, lookup, &mut secrets)?;
+                let mut resolved = Vec::new();
+                for (key, value) in headers {
+                    let field = format!("headers.{key}");
+                    let expanded = expand(value, name, &field, project_dir, lookup, &mut secrets)?;
+                    // A header value is a credential whether or not it came from a variable.
+                    secrets.add(key, &expanded);
+                    resolved.push((key.clone(), expanded, variables_in(value)));
+                }
+                Ok(Resolved::Remote(ResolvedRemote {
+                    kind: *kind,
+                    url,
+                    headers: resolved,
+                    secrets,
+                }))
+            }
+        }
+    }
+
     /// Expands a stdio entry's variables from the given environment. `env` values are
     /// secrets whether or not they came from a variable.
     pub fn resolve_stdio(
@@ -513,7 +625,7 @@ mod tests {
             matches!(&v[0].transport, TransportSpec::Stdio { args, .. } if args == &["1", "// not a comment"])
         );
         assert!(
-            matches!(&v[1].transport, TransportSpec::Remote { header_names, .. } if header_names == &["Authorization"])
+            matches!(&v[1].transport, TransportSpec::Remote { headers, .. } if headers.keys().eq(["Authorization"]))
         );
         assert_eq!(parse_config(settings, "s").unwrap().len(), 1);
     }
@@ -525,7 +637,7 @@ mod tests {
             "c",
         )
         .unwrap();
-        assert_eq!(specs[0].transport_name(), "http");
+        assert_eq!(specs[0].transport_name(), "streamable-http");
     }
 
     #[test]

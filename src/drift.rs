@@ -239,7 +239,7 @@ pub fn compare(
         }
         Some(pinned) => {
             report.server_changes = server_changes(pinned, session);
-            let launch = Reached::from_spec(spec);
+            let launch = Reached::as_used(spec, &session.transport);
             if launch != pinned.reached {
                 report.server_changes.push(ServerChange {
                     field: "launch",

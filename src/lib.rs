@@ -12,7 +12,7 @@
 //! let project = ProjectConfig::load(std::path::Path::new("."), None)?;
 //! let pins = lock::read_lock(std::path::Path::new("mcp.lock"))?.unwrap_or_default();
 //! let targets = check::resolve_all(&project, &project.servers, &|v| std::env::var(v).ok())?;
-//! let checked = check::check_servers(targets, &pins, &Default::default(), std::sync::Arc::new(|_| {})).await;
+//! let checked = check::check_servers(targets, &pins, &Default::default(), check::no_progress()).await;
 //! if checked.iter().any(|c| c.report.verdict != Verdict::Converged) {
 //!     anyhow::bail!("MCP tool contracts drifted; refusing to start");
 //! }

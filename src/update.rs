@@ -202,7 +202,8 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
 fn new_pin(spec: &crate::config::ServerSpec, session: &ServerSession) -> LockedServer {
     LockedServer {
         name: spec.name.clone(),
-        reached: Reached::from_spec(spec),
+        // Recording the transport used lets verify go straight to it.
+        reached: Reached::as_used(spec, &session.transport),
         protocol_version: session.protocol_version.clone(),
         client_info: Json::from_value(&session.client_info),
         client_capabilities: Json::from_value(&session.client_capabilities),

@@ -442,7 +442,7 @@ fn missing_config_and_missing_lock_are_usage_errors() {
 }
 
 #[test]
-fn remote_entries_are_reported_not_skipped() {
+fn an_unreachable_remote_server_is_unverifiable_and_the_others_still_pin() {
     let p = Project::new(json!({
         "fixture": fixture_entry(&[]),
         "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}
@@ -461,7 +461,7 @@ fn remote_entries_are_reported_not_skipped() {
         remote["error"]
             .as_str()
             .unwrap()
-            .contains("remote transport not supported yet")
+            .contains("cannot connect to http://127.0.0.1:9/mcp")
     );
 }
 

@@ -1,25 +1,43 @@
-//! A small MCP client of our own: connect, hand-shake, list every tool.
+//! A small MCP client of our own: connect, agree on a protocol era, list every tool.
 //!
 //! It works over `serde_json::Value` for protocol fields and keeps tool definitions as
 //! raw [`Json`] so that they hash exactly as sent (see `NOTES-CRATES.md` on SDKs).
 //! The client knows nothing of the lock: it reports what the server said.
+//!
+//! Transports: [`stdio`], Streamable HTTP ([`http`]) and the legacy HTTP+SSE transport
+//! ([`legacy_sse`]). Eras: the modern one (2026-07-28: `server/discover` and
+//! per-request `_meta`) is tried first and the `initialize` handshake is the fallback,
+//! unless the caller asks for one exact version (what a lock pinned).
 
+pub mod http;
+pub mod legacy_sse;
+pub mod session;
+pub mod sse;
 pub mod stdio;
 
-use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::config::ResolvedStdio;
-use crate::hash::{HashedTool, instructions_hash};
+use crate::config::{RemoteKind, Resolved, ResolvedRemote, ResolvedStdio};
+use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::secrets::Secrets;
+use session::{Opening, open_and_list};
 use stdio::StdioConnection;
 
-/// The protocol version mcp-lock asks for.
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The newest handshake-era protocol version mcp-lock asks for.
+pub const LEGACY_VERSION: &str = "2025-11-25";
+/// The modern protocol version mcp-lock asks for.
+pub const MODERN_VERSION: &str = "2026-07-28";
+
+/// Whether a protocol version belongs to the modern era (no handshake; per-request
+/// `_meta`). Versions are dates, so they compare as strings.
+pub fn is_modern(version: &str) -> bool {
+    version >= MODERN_VERSION
+}
 
 /// The client capabilities mcp-lock declares unless a lock recorded others. Fixed, because
 /// declared capabilities change which tools some servers list.
@@ -32,6 +50,47 @@ pub fn default_client_info() -> Value {
     json!({"name": "mcp-lock", "version": env!("CARGO_PKG_VERSION")})
 }
 
+/// Which protocol to speak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtocolChoice {
+    /// The newest the server speaks: modern first, then the handshake.
+    Newest,
+    /// The `initialize` handshake only, taking whatever version the server answers.
+    HandshakeOnly,
+    /// Exactly this version (and so its era), as a lock pinned it; a server that no
+    /// longer speaks it is reported as such.
+    Exactly(String),
+}
+
+/// Receives short state descriptions ("initializing", "listing page 2") for a progress
+/// display.
+#[derive(Clone, Default)]
+pub struct StatusSink(Option<Arc<StatusFn>>);
+
+type StatusFn = dyn Fn(&str) + Send + Sync;
+
+impl StatusSink {
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        StatusSink(Some(Arc::new(f)))
+    }
+
+    pub fn set(&self, state: &str) {
+        if let Some(f) = &self.0 {
+            f(state);
+        }
+    }
+}
+
+impl std::fmt::Debug for StatusSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "StatusSink(set)"
+        } else {
+            "StatusSink(none)"
+        })
+    }
+}
+
 /// Limits and identity for one connection.
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -39,6 +98,9 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// Longest time for a whole server, from spawn to the last page.
     pub server_timeout: Duration,
+    /// Longest wait for an answer to the `server/discover` probe before a server is
+    /// taken for a handshake-era one (some of those never answer unknown requests).
+    pub discover_timeout: Duration,
     /// A listing with more pages than this is a runaway and stops as incomplete.
     pub max_pages: usize,
     /// A listing with more tools than this is a runaway and stops as incomplete.
@@ -47,7 +109,11 @@ pub struct ClientOptions {
     pub max_message_bytes: usize,
     pub capabilities: Value,
     pub client_info: Value,
-    pub protocol_version: String,
+    pub protocol: ProtocolChoice,
+    /// Follow HTTP redirects to another origin (scheme, host, port).
+    pub allow_cross_origin_redirects: bool,
+    /// Where state changes go, for progress display.
+    pub status: StatusSink,
 }
 
 impl Default for ClientOptions {
@@ -55,12 +121,15 @@ impl Default for ClientOptions {
         ClientOptions {
             request_timeout: Duration::from_secs(30),
             server_timeout: Duration::from_secs(120),
+            discover_timeout: Duration::from_secs(5),
             max_pages: 500,
             max_tools: 10_000,
             max_message_bytes: 16 * 1024 * 1024,
             capabilities: default_capabilities(),
             client_info: default_client_info(),
-            protocol_version: PROTOCOL_VERSION.into(),
+            protocol: ProtocolChoice::Newest,
+            allow_cross_origin_redirects: false,
+            status: StatusSink::default(),
         }
     }
 }
@@ -72,14 +141,51 @@ pub enum RpcError {
     Timeout,
     #[error("{0}")]
     Closed(String),
-    #[error("read error: {0}")]
+    #[error("{0}")]
     Io(String),
     #[error("message larger than {0} bytes")]
     TooLarge(usize),
     #[error("error {code}: {message}")]
-    Remote { code: i64, message: String },
+    Remote {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
     #[error("{0}")]
     Protocol(String),
+    /// An HTTP status that is not an answer; `rpc` is a JSON-RPC error in its body.
+    #[error("HTTP {status}{}", rpc_suffix(.rpc, .body))]
+    Http {
+        status: u16,
+        rpc: Option<(i64, String)>,
+        body: String,
+    },
+    /// 401 or 403.
+    #[error("authentication failed (HTTP {status}){}", challenge_suffix(.challenge))]
+    Auth {
+        status: u16,
+        challenge: Option<String>,
+    },
+    /// A redirect mcp-lock would not follow.
+    #[error(
+        "HTTP {status} redirect to {location}, another origin; not followed (pass --allow-redirects to follow it)"
+    )]
+    Redirect { status: u16, location: String },
+}
+
+fn rpc_suffix(rpc: &Option<(i64, String)>, body: &str) -> String {
+    match rpc {
+        Some((code, message)) => format!(": error {code}: {message}"),
+        None if body.is_empty() => String::new(),
+        None => format!(": {body}"),
+    }
+}
+
+fn challenge_suffix(challenge: &Option<String>) -> String {
+    match challenge {
+        Some(c) => format!("; WWW-Authenticate: {c}"),
+        None => String::new(),
+    }
 }
 
 impl RpcError {
@@ -91,6 +197,7 @@ impl RpcError {
                 .and_then(Value::as_str)
                 .unwrap_or("(no message)")
                 .to_string(),
+            data: error.get("data").cloned(),
         }
     }
 }
@@ -98,8 +205,11 @@ impl RpcError {
 /// What the server said about itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSession {
-    /// The protocol version the server answered with.
+    /// The protocol version agreed on: the one the server answered `initialize`
+    /// with, or the modern version both sides support.
     pub protocol_version: String,
+    /// How the server was reached: `stdio`, `streamable-http` or `sse`.
+    pub transport: String,
     /// `serverInfo` as sent.
     pub server_info: Json,
     /// Whether it announced `tools.listChanged`.
@@ -140,14 +250,164 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct Fetched {
     pub outcome: Outcome,
-    /// The server's last stderr lines, secrets redacted.
+    /// The server's last stderr lines, secrets redacted (stdio only).
     pub stderr_tail: Vec<String>,
-    /// Lines on stdout that were not JSON-RPC messages.
+    /// Lines or events that were not JSON-RPC messages.
     pub ignored_lines: usize,
     /// Notifications received while listing.
     pub notifications: usize,
-    /// From spawn to the last page (or the failure).
+    /// From spawn or first request to the last page (or the failure).
     pub elapsed: Duration,
+}
+
+/// What a transport counted while it was used.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    /// Lines or events that were not JSON-RPC messages.
+    pub ignored: usize,
+    /// Notifications received.
+    pub notifications: usize,
+    /// `notifications/tools/list_changed` received.
+    pub list_changed: usize,
+}
+
+/// One way of exchanging JSON-RPC messages with a server.
+pub(crate) trait Transport {
+    /// Sends a request and waits for its answer, handling whatever else arrives.
+    async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Json, RpcError>;
+    /// Sends a notification.
+    async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        deadline: Instant,
+    ) -> Result<(), RpcError>;
+    fn counters(&self) -> Counters;
+    /// `stdio`, `streamable-http` or `sse`.
+    fn name(&self) -> &'static str;
+}
+
+/// What one incoming message means to a client waiting for answer `id`.
+pub(crate) enum Incoming {
+    Answer(Result<Json, RpcError>),
+    /// A request from the server, with the answer to send back.
+    ServerRequest(Value),
+    Other,
+}
+
+/// Sorts one incoming message, counting notifications and strays.
+pub(crate) fn classify(message: Json, id: i64, counters: &mut Counters) -> Incoming {
+    let method_name = message.get("method").and_then(Json::as_str);
+    match (method_name, message.get("id")) {
+        (Some(m), Some(server_id)) => {
+            Incoming::ServerRequest(answer_server_request(&m, server_id.to_value()))
+        }
+        (Some(m), None) => {
+            counters.notifications += 1;
+            if m == "notifications/tools/list_changed" {
+                counters.list_changed += 1;
+            }
+            Incoming::Other
+        }
+        (None, Some(Json::Number(n))) if *n == id as f64 => {
+            if let Some(error) = message.get("error") {
+                return Incoming::Answer(Err(RpcError::from_error_object(&error.to_value())));
+            }
+            Incoming::Answer(match message.get("result") {
+                Some(result) => Ok(result.clone()),
+                None => Err(RpcError::Protocol(
+                    "answer has neither \"result\" nor \"error\"".into(),
+                )),
+            })
+        }
+        _ => {
+            counters.ignored += 1;
+            Incoming::Other
+        }
+    }
+}
+
+/// The messages in one line, body or event: one object or a batch (2025-03-26).
+pub(crate) fn messages_in(bytes: &[u8]) -> Option<Vec<Json>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    match Json::parse(text.trim_start_matches('\u{feff}')).ok()? {
+        Json::Array(items) if items.iter().all(Json::is_object) => Some(items),
+        message if message.is_object() => Some(vec![message]),
+        _ => None,
+    }
+}
+
+fn answer_server_request(method: &str, id: Value) -> Value {
+    match method {
+        "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        "roots/list" => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}),
+        _ => json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32601,
+            "message": format!("mcp-lock does not handle {method}"),
+        }}),
+    }
+}
+
+/// Connects to a server however its entry says, lists all its tools and disconnects.
+pub async fn fetch(resolved: &Resolved, options: &ClientOptions) -> Fetched {
+    match resolved {
+        Resolved::Stdio(stdio) => fetch_stdio(stdio, options).await,
+        Resolved::Remote(remote) => fetch_remote(remote, options, None).await,
+    }
+}
+
+/// Like [`fetch`] for a remote server, going straight to the transport a lock recorded.
+pub async fn fetch_remote(
+    remote: &ResolvedRemote,
+    options: &ClientOptions,
+    pinned_transport: Option<RemoteKind>,
+) -> Fetched {
+    let started = Instant::now();
+    let deadline = started + options.server_timeout;
+    let kind = pinned_transport.unwrap_or(remote.kind);
+    let secrets = &remote.secrets;
+    let result = match kind {
+        RemoteKind::Sse => legacy_sse::fetch(remote, options, deadline).await,
+        RemoteKind::StreamableHttp => {
+            match http::fetch(remote, options, deadline).await {
+                // Legacy servers refuse the POST: per the spec, try a GET for the
+                // old transport's endpoint event.
+                Err(Opening::NotStreamable(why)) if pinned_transport.is_none() => {
+                    options.status.set("trying legacy HTTP+SSE");
+                    legacy_sse::fetch(remote, options, deadline)
+                        .await
+                        .map_err(|e| match e {
+                            Opening::Failed(sse_error) => {
+                                Opening::Failed(format!("{why}; as legacy HTTP+SSE: {sse_error}"))
+                            }
+                            other => other,
+                        })
+                }
+                other => other,
+            }
+        }
+    };
+    let (outcome, counters) = match result {
+        Ok(done) => done,
+        Err(opening) => (
+            Outcome::Unverifiable {
+                error: opening.message(),
+            },
+            Counters::default(),
+        ),
+    };
+    Fetched {
+        outcome: redact_outcome(outcome, secrets),
+        stderr_tail: Vec::new(),
+        ignored_lines: counters.ignored,
+        notifications: counters.notifications,
+        elapsed: started.elapsed(),
+    }
 }
 
 /// Starts a stdio server, lists all its tools and shuts it down.
@@ -155,38 +415,52 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
     let started = Instant::now();
     let deadline = started + options.server_timeout;
     let secrets = &resolved.secrets;
-    let mut conn = match StdioConnection::spawn(resolved, options.max_message_bytes) {
-        Ok(conn) => conn,
-        Err(e) => {
-            return Fetched {
-                outcome: Outcome::Unverifiable {
-                    error: secrets.redact(&format!("could not start {:?}: {e}", resolved.command)),
-                },
-                stderr_tail: Vec::new(),
-                ignored_lines: 0,
-                notifications: 0,
-                elapsed: started.elapsed(),
-            };
+    let mut options = options.clone();
+    let mut stderr_tail = Vec::new();
+    let mut counters = Counters::default();
+    let outcome = loop {
+        options.status.set("starting");
+        let mut conn = match StdioConnection::spawn(resolved, options.max_message_bytes) {
+            Ok(conn) => conn,
+            Err(e) => {
+                break Outcome::Unverifiable {
+                    error: format!("could not start {:?}: {e}", resolved.command),
+                };
+            }
+        };
+        let result = open_and_list(&mut conn, &options, deadline).await;
+        let seen = conn.counters();
+        let stderr_holder = conn.stderr_tail_handle();
+        options.status.set("stopping");
+        conn.shutdown().await;
+        stderr_tail = stderr_holder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        counters.ignored += seen.ignored;
+        counters.notifications += seen.notifications;
+        match result {
+            Ok(outcome) => break outcome,
+            // The probe ended the process (some handshake-era servers exit on an
+            // unknown first request): start it again and go straight to initialize.
+            Err(Opening::Restart) if options.protocol == ProtocolChoice::Newest => {
+                options.protocol = ProtocolChoice::HandshakeOnly;
+            }
+            Err(opening) => {
+                break Outcome::Unverifiable {
+                    error: opening.message(),
+                };
+            }
         }
     };
-    let outcome = converse(&mut conn, options, deadline).await;
-    let elapsed = started.elapsed();
-    let ignored_lines = conn.ignored_lines;
-    let notifications = conn.notifications;
-    let stderr_holder = conn.stderr_tail_handle();
-    conn.shutdown().await;
-    let stderr_tail = stderr_holder
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .cloned()
-        .collect();
     Fetched {
         outcome: redact_outcome(outcome, secrets),
         stderr_tail,
-        ignored_lines,
-        notifications,
-        elapsed,
+        ignored_lines: counters.ignored,
+        notifications: counters.notifications,
+        elapsed: started.elapsed(),
     }
 }
 
@@ -208,245 +482,6 @@ fn redact_outcome(outcome: Outcome, secrets: &Secrets) -> Outcome {
     }
 }
 
-async fn converse(
-    conn: &mut StdioConnection,
-    options: &ClientOptions,
-    deadline: Instant,
-) -> Outcome {
-    let request_deadline = || deadline.min(Instant::now() + options.request_timeout);
-    let describe = |what: &str, e: RpcError| match e {
-        RpcError::Timeout => format!(
-            "{what}: no answer within {}",
-            timeout_text(options, deadline)
-        ),
-        e => format!("{what}: {e}"),
-    };
-    let params = json!({
-        "protocolVersion": options.protocol_version,
-        "capabilities": options.capabilities,
-        "clientInfo": options.client_info,
-    });
-    let init = match conn.request("initialize", params, request_deadline()).await {
-        Ok(result) => result,
-        Err(e) => {
-            return Outcome::Unverifiable {
-                error: describe("initialize", e),
-            };
-        }
-    };
-    let session = match read_session(&init, options) {
-        Ok(session) => session,
-        Err(error) => return Outcome::Unverifiable { error },
-    };
-    if let Err(e) = conn
-        .notify("notifications/initialized", None, request_deadline())
-        .await
-    {
-        return Outcome::Unverifiable {
-            error: describe("notifications/initialized", e),
-        };
-    }
-    let declares_tools = init.to_value()["capabilities"].get("tools").is_some();
-    let mut restarts = 0;
-    loop {
-        let pass = list_once(conn, options, deadline, declares_tools).await;
-        let (listing, error) = match pass {
-            Pass::Done(listing) => return Outcome::Complete { session, listing },
-            Pass::Failed { listing, error } if listing.pages == 0 && restarts == 0 => {
-                return Outcome::Unverifiable {
-                    error: describe_pass(error, options, deadline),
-                };
-            }
-            Pass::Failed { listing, error } => (listing, describe_pass(error, options, deadline)),
-            Pass::ChangedMidway(_) if restarts < MAX_RESTARTS => {
-                restarts += 1;
-                continue;
-            }
-            Pass::ChangedMidway(listing) => (
-                listing,
-                format!(
-                    "the tool list changed while it was being read, {} times in a row",
-                    restarts + 1
-                ),
-            ),
-        };
-        return Outcome::Incomplete {
-            session,
-            listing,
-            error,
-        };
-    }
-}
-
-/// How many times a listing is read again after the server announced a change in
-/// the middle of it.
-const MAX_RESTARTS: usize = 3;
-
-/// One pass over every page.
-enum Pass {
-    Done(Listing),
-    /// `notifications/tools/list_changed` arrived between pages: they may mix two
-    /// versions of the list.
-    ChangedMidway(Listing),
-    Failed {
-        listing: Listing,
-        error: PassError,
-    },
-}
-
-enum PassError {
-    Rpc(String, RpcError),
-    Other(String),
-}
-
-fn describe_pass(error: PassError, options: &ClientOptions, deadline: Instant) -> String {
-    match error {
-        PassError::Rpc(what, RpcError::Timeout) => {
-            format!(
-                "{what}: no answer within {}",
-                timeout_text(options, deadline)
-            )
-        }
-        PassError::Rpc(what, e) => format!("{what}: {e}"),
-        PassError::Other(message) => message,
-    }
-}
-
-async fn list_once(
-    conn: &mut StdioConnection,
-    options: &ClientOptions,
-    deadline: Instant,
-    declares_tools: bool,
-) -> Pass {
-    let mut listing = Listing::default();
-    let mut seen_cursors = HashSet::new();
-    let mut cursor: Option<String> = None;
-    let mut changes_at_first_page = 0;
-    loop {
-        let params = match &cursor {
-            Some(c) => json!({"cursor": c}),
-            None => json!({}),
-        };
-        let request_deadline = deadline.min(Instant::now() + options.request_timeout);
-        let page = match conn.request("tools/list", params, request_deadline).await {
-            Ok(page) => page,
-            Err(RpcError::Remote { code: -32601, .. }) if !declares_tools && listing.pages == 0 => {
-                // No tools capability and no tools/list: a server with no tools.
-                return Pass::Done(listing);
-            }
-            Err(e) => {
-                let what = format!("tools/list page {}", listing.pages + 1);
-                return Pass::Failed {
-                    listing,
-                    error: PassError::Rpc(what, e),
-                };
-            }
-        };
-        listing.pages += 1;
-        if listing.pages == 1 {
-            changes_at_first_page = conn.list_changed_count;
-        }
-        let failed = |listing, message: String| Pass::Failed {
-            listing,
-            error: PassError::Other(message),
-        };
-        let Some(tools) = page.get("tools").and_then(Json::as_array) else {
-            let message = format!(
-                "tools/list page {}: the result has no \"tools\" array",
-                listing.pages
-            );
-            return failed(listing, message);
-        };
-        listing
-            .tools
-            .extend(tools.iter().cloned().map(HashedTool::new));
-        if listing.tools.len() > options.max_tools {
-            let message = format!(
-                "runaway listing: more than {} tools (raise --max-tools if this is real)",
-                options.max_tools
-            );
-            return failed(listing, message);
-        }
-        let changed_midway = conn.list_changed_count > changes_at_first_page;
-        match page.get("nextCursor") {
-            None | Some(Json::Null) if changed_midway && listing.pages > 1 => {
-                return Pass::ChangedMidway(listing);
-            }
-            None | Some(Json::Null) => return Pass::Done(listing),
-            Some(_) if changed_midway => return Pass::ChangedMidway(listing),
-            Some(Json::String(next)) => {
-                let Some(next) = next.to_str() else {
-                    let message = format!(
-                        "tools/list page {}: \"nextCursor\" is not valid Unicode (a lone surrogate); it cannot be sent back as received",
-                        listing.pages
-                    );
-                    return failed(listing, message);
-                };
-                if !seen_cursors.insert(next.clone()) {
-                    let message = format!("cursor loop: the server returned cursor {next:?} twice");
-                    return failed(listing, message);
-                }
-                if listing.pages >= options.max_pages {
-                    let message = format!(
-                        "runaway listing: more than {} pages (raise --max-pages if this is real)",
-                        options.max_pages
-                    );
-                    return failed(listing, message);
-                }
-                cursor = Some(next);
-            }
-            Some(_) => {
-                let message = format!(
-                    "tools/list page {}: \"nextCursor\" is not a string",
-                    listing.pages
-                );
-                return failed(listing, message);
-            }
-        }
-    }
-}
-
-fn timeout_text(options: &ClientOptions, deadline: Instant) -> String {
-    if Instant::now() + Duration::from_millis(5) >= deadline {
-        format!("the server timeout of {}", seconds(options.server_timeout))
-    } else {
-        format!(
-            "the request timeout of {}",
-            seconds(options.request_timeout)
-        )
-    }
-}
-
 fn seconds(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
-}
-
-fn read_session(init: &Json, options: &ClientOptions) -> Result<ServerSession, String> {
-    if !init.is_object() {
-        return Err("initialize: the result is not an object".into());
-    }
-    let value = init.to_value();
-    let protocol_version = value["protocolVersion"]
-        .as_str()
-        .ok_or("initialize: the result has no protocolVersion")?
-        .to_string();
-    let instructions = match init.get("instructions") {
-        None | Some(Json::Null) => None,
-        Some(Json::String(s)) => Some(instructions_hash(&s.to_string_lossy())),
-        Some(_) => return Err("initialize: \"instructions\" is not a string".into()),
-    };
-    let server_info = init.get("serverInfo").cloned().unwrap_or(Json::Null);
-    if let Err(e) = server_info.canonical() {
-        return Err(format!("initialize: serverInfo has {e}"));
-    }
-    Ok(ServerSession {
-        protocol_version,
-        server_info,
-        list_changed: value["capabilities"]["tools"]["listChanged"]
-            .as_bool()
-            .unwrap_or(false),
-        instructions_hash: instructions,
-        client_capabilities: options.capabilities.clone(),
-        client_info: options.client_info.clone(),
-    })
 }

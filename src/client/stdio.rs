@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
-use super::RpcError;
+use super::{Counters, Incoming, RpcError, Transport, classify, messages_in};
 use crate::config::ResolvedStdio;
 use crate::json::Json;
 use crate::secrets::Secrets;
@@ -98,12 +98,7 @@ pub struct StdioConnection {
     stderr: Arc<Mutex<VecDeque<String>>>,
     stderr_task: tokio::task::JoinHandle<()>,
     next_id: i64,
-    /// Lines on stdout that were not JSON-RPC messages.
-    pub ignored_lines: usize,
-    /// Notifications received.
-    pub notifications: usize,
-    /// `notifications/tools/list_changed` received.
-    pub list_changed_count: usize,
+    counters: Counters,
     max_message_bytes: usize,
 }
 
@@ -153,9 +148,7 @@ impl StdioConnection {
             stderr,
             stderr_task,
             next_id: 1,
-            ignored_lines: 0,
-            notifications: 0,
-            list_changed_count: 0,
+            counters: Counters::default(),
             max_message_bytes,
         })
     }
@@ -175,99 +168,6 @@ impl StdioConnection {
             Ok(Err(_)) => Err(RpcError::Closed(self.exit_description().await)),
             Err(_) => Err(RpcError::Timeout),
         }
-    }
-
-    /// Sends a notification.
-    pub async fn notify(
-        &mut self,
-        method: &str,
-        params: Option<Value>,
-        deadline: Instant,
-    ) -> Result<(), RpcError> {
-        let mut message = json!({"jsonrpc": "2.0", "method": method});
-        if let Some(params) = params {
-            message["params"] = params;
-        }
-        self.write(&message, deadline).await
-    }
-
-    /// Sends a request and waits for its answer, answering the server's own requests
-    /// and setting notifications aside meanwhile.
-    pub async fn request(
-        &mut self,
-        method: &str,
-        params: Value,
-        deadline: Instant,
-    ) -> Result<Json, RpcError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.write(&message, deadline).await?;
-        loop {
-            let line = match timeout_at(deadline, self.stdout.next_line()).await {
-                Err(_) => return Err(RpcError::Timeout),
-                Ok(Err(e)) => return Err(RpcError::Io(e.to_string())),
-                Ok(Ok(Line::Eof)) => return Err(RpcError::Closed(self.exit_description().await)),
-                Ok(Ok(Line::TooLong)) => {
-                    return Err(RpcError::TooLarge(self.max_message_bytes));
-                }
-                Ok(Ok(Line::Text(bytes))) => bytes,
-            };
-            let parsed = std::str::from_utf8(&line)
-                .ok()
-                .and_then(|text| Json::parse(text.trim_start_matches('\u{feff}')).ok());
-            // A JSON-RPC batch (allowed in 2025-03-26) is an array of messages.
-            let messages = match parsed {
-                Some(Json::Array(items)) if items.iter().all(Json::is_object) => items,
-                Some(message) if message.is_object() => vec![message],
-                _ => {
-                    if !line.iter().all(u8::is_ascii_whitespace) {
-                        self.ignored_lines += 1;
-                    }
-                    continue;
-                }
-            };
-            for message in messages {
-                if let Some(answer) = self.handle(message, id, deadline).await? {
-                    return answer;
-                }
-            }
-        }
-    }
-
-    /// Handles one incoming message: the answer to request `id` if it is that.
-    async fn handle(
-        &mut self,
-        message: Json,
-        id: i64,
-        deadline: Instant,
-    ) -> Result<Option<Result<Json, RpcError>>, RpcError> {
-        let method_name = message.get("method").and_then(Json::as_str);
-        match (method_name, message.get("id")) {
-            (Some(m), Some(server_id)) => {
-                let answer = answer_server_request(&m, server_id.to_value());
-                self.write(&answer, deadline).await?;
-            }
-            (Some(m), None) => {
-                self.notifications += 1;
-                if m == "notifications/tools/list_changed" {
-                    self.list_changed_count += 1;
-                }
-            }
-            (None, Some(Json::Number(n))) if *n == id as f64 => {
-                if let Some(error) = message.get("error") {
-                    return Ok(Some(Err(RpcError::from_error_object(&error.to_value()))));
-                }
-                return Ok(Some(match message.get("result") {
-                    Some(result) => Ok(result.clone()),
-                    None => Err(RpcError::Protocol(
-                        "answer has neither \"result\" nor \"error\"".into(),
-                    )),
-                }));
-            }
-            _ => self.ignored_lines += 1,
-        }
-        Ok(None)
     }
 
     async fn exit_description(&mut self) -> String {
@@ -315,6 +215,66 @@ impl StdioConnection {
     }
 }
 
+impl Transport for StdioConnection {
+    async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        deadline: Instant,
+    ) -> Result<(), RpcError> {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.write(&message, deadline).await
+    }
+
+    /// Answers the server's own requests and sets notifications aside meanwhile.
+    async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.write(&message, deadline).await?;
+        loop {
+            let line = match timeout_at(deadline, self.stdout.next_line()).await {
+                Err(_) => return Err(RpcError::Timeout),
+                Ok(Err(e)) => return Err(RpcError::Io(format!("read error: {e}"))),
+                Ok(Ok(Line::Eof)) => return Err(RpcError::Closed(self.exit_description().await)),
+                Ok(Ok(Line::TooLong)) => {
+                    return Err(RpcError::TooLarge(self.max_message_bytes));
+                }
+                Ok(Ok(Line::Text(bytes))) => bytes,
+            };
+            let Some(messages) = messages_in(&line) else {
+                if !line.iter().all(u8::is_ascii_whitespace) {
+                    self.counters.ignored += 1;
+                }
+                continue;
+            };
+            for message in messages {
+                match classify(message, id, &mut self.counters) {
+                    Incoming::Answer(answer) => return answer,
+                    Incoming::ServerRequest(reply) => self.write(&reply, deadline).await?,
+                    Incoming::Other => {}
+                }
+            }
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn name(&self) -> &'static str {
+        "stdio"
+    }
+}
+
 impl Drop for StdioConnection {
     fn drop(&mut self) {
         // Dropped without shutdown (cancelled or panicked): leave nothing running.
@@ -325,17 +285,6 @@ impl Drop for StdioConnection {
         drop(groups);
         unregister(self.pgid);
         self.stderr_task.abort();
-    }
-}
-
-fn answer_server_request(method: &str, id: Value) -> Value {
-    match method {
-        "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-        "roots/list" => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}),
-        _ => json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32601,
-            "message": format!("mcp-lock does not handle {method}"),
-        }}),
     }
 }
 

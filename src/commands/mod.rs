@@ -1,6 +1,7 @@
 //! One function per subcommand, and what they share.
 
 mod hash;
+mod progress;
 mod update;
 mod verify;
 
@@ -13,10 +14,8 @@ use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 use mcp_lock::check::{CheckOptions, Progress};
 use mcp_lock::client::ClientOptions;
-use mcp_lock::config::{ProjectConfig, ResolvedStdio, ServerSpec};
-use mcp_lock::drift::ServerReport;
+use mcp_lock::config::{ProjectConfig, Resolved, ServerSpec};
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::report::verdict_style_for;
 use mcp_lock::secrets::Secrets;
 use mcp_lock::text::escape_for_terminal;
 
@@ -92,6 +91,8 @@ fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result
             max_pages: args.max_pages.max(1),
             max_tools: args.max_tools,
             max_message_bytes: args.max_message_bytes.max(1024),
+            discover_timeout: secs(args.probe_timeout, "probe-timeout")?,
+            allow_cross_origin_redirects: args.allow_redirects,
             ..ClientOptions::default()
         },
         jobs: args.jobs.max(1),
@@ -116,25 +117,9 @@ fn announce(servers: &[mcp_lock::config::ServerSpec]) {
     }
 }
 
-/// On a terminal, a line as each server finishes; in a pipe or CI log, nothing (the
-/// report says it all).
+/// Per-server progress: spinners on a terminal, plain lines otherwise.
 fn progress() -> Progress {
-    if !std::io::stderr().is_terminal() {
-        return Arc::new(|_: &ServerReport| {});
-    }
-    Arc::new(|report: &ServerReport| {
-        let style = verdict_style_for(report.verdict);
-        let what = match report.tools {
-            Some(n) => format!("{n} tools"),
-            None => report.verdict.as_str().to_string(),
-        };
-        err_out(&format!(
-            "{style}{:>12}{style:#} {} ({what}, {:.2}s)\n",
-            "Listed",
-            escape_for_terminal(&report.name),
-            report.elapsed_ms as f64 / 1000.0
-        ));
-    })
+    Arc::new(progress::Display::new(std::io::stderr().is_terminal()))
 }
 
 /// The secret values of this run. Every line the binary prints passes through
@@ -142,10 +127,10 @@ fn progress() -> Progress {
 static SECRETS: OnceLock<Secrets> = OnceLock::new();
 
 /// Collects the secrets of the servers about to be contacted.
-fn remember_secrets(targets: &[(ServerSpec, Option<ResolvedStdio>)]) {
+fn remember_secrets(targets: &[(ServerSpec, Resolved)]) {
     let mut secrets = Secrets::default();
-    for resolved in targets.iter().filter_map(|(_, r)| r.as_ref()) {
-        secrets.extend(&resolved.secrets);
+    for (_, resolved) in targets {
+        secrets.extend(resolved.secrets());
     }
     let _ = SECRETS.set(secrets);
 }
@@ -155,7 +140,7 @@ fn secrets() -> Secrets {
 }
 
 /// Text on its way out: secrets redacted.
-fn clean(text: &str) -> String {
+pub fn clean(text: &str) -> String {
     match SECRETS.get() {
         Some(secrets) => secrets.redact(text),
         None => text.to_string(),

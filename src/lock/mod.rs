@@ -68,15 +68,26 @@ impl Reached {
                 args: args.clone(),
                 env: env.keys().cloned().collect(),
             },
-            TransportSpec::Remote {
-                kind,
-                url,
-                header_names,
-            } => Reached::Remote {
-                kind: kind.clone(),
+            TransportSpec::Remote { kind, url, headers } => Reached::Remote {
+                kind: kind.as_str().to_string(),
                 url: url.clone(),
-                headers: header_names.clone(),
+                headers: headers.keys().cloned().collect(),
             },
+        }
+    }
+}
+
+impl Reached {
+    /// How a server was reached in a session: the config's entry, with the transport
+    /// actually used (an `http` entry may turn out to be a legacy HTTP+SSE server).
+    pub fn as_used(spec: &ServerSpec, transport: &str) -> Self {
+        match Reached::from_spec(spec) {
+            Reached::Remote { url, headers, .. } => Reached::Remote {
+                kind: transport.to_string(),
+                url,
+                headers,
+            },
+            stdio => stdio,
         }
     }
 }

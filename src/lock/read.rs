@@ -162,7 +162,7 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
                 args: server.args,
                 env: server.env,
             },
-            (kind, None, Some(url)) if kind != "stdio" => Reached::Remote {
+            (kind @ ("streamable-http" | "sse"), None, Some(url)) => Reached::Remote {
                 kind: kind.to_string(),
                 url,
                 headers: server.headers,
@@ -170,7 +170,9 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
             (kind, _, _) => {
                 return Err(at(
                     name_at,
-                    format!("server {name:?}: transport {kind:?} does not match its command/url"),
+                    format!(
+                        "server {name:?}: transport {kind:?} does not match its command/url (expected \"stdio\" with command, or \"streamable-http\"/\"sse\" with url)"
+                    ),
                 ));
             }
         };

@@ -12,7 +12,7 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-lock"))
 }
 
-/// The fixture server (examples/fixture_server.rs). `cargo test` builds examples, but
+/// The fixture server (examples/fixture_server/). `cargo test` builds examples, but
 /// not when a single test target is selected, so make sure once per test binary.
 pub fn fixture() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
@@ -182,5 +182,72 @@ impl Run {
             self.stderr()
         );
         self
+    }
+}
+
+/// A server listening on loopback for one test, ended by PID when dropped.
+pub struct HttpServer {
+    child: std::process::Child,
+    pub port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl HttpServer {
+    /// Starts a program that writes its port to the file named by $MCP_LOCK_PORT_FILE
+    /// (or, for the fixture server, by `--port-file`), and waits for it.
+    pub fn start(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port_file = dir.path().join("port");
+        let mut command = std::process::Command::new(program);
+        command
+            .args(args)
+            .envs(env.iter().copied())
+            .env("MCP_LOCK_PORT_FILE", &port_file)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if program == fixture() {
+            command.arg("--port-file").arg(&port_file);
+        }
+        let mut child = command.spawn().expect("the server starts");
+        let started = std::time::Instant::now();
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Ok(port) = text.trim().parse()
+            {
+                break port;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("{} exited before listening: {status}", program.display());
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "{} did not listen within 30 s",
+                program.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        HttpServer { child, port, dir }
+    }
+
+    /// The fixture server over HTTP with these arguments.
+    pub fn fixture(args: &[&str]) -> Self {
+        HttpServer::start(&fixture(), args, &[])
+    }
+
+    /// A file in this server's own temporary folder.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -1,8 +1,12 @@
-//! A stdio MCP server of mcp-lock's own, for its tests and its quick start.
+//! An MCP server of mcp-lock's own, for its tests and its quick start.
 //!
 //! It serves revision A or B of a small tool set (B changes `deploy_preview`, rewords
-//! a description in `search_docs` and adds `rollback`), paginates on request, and can
-//! misbehave in the ways real servers do. Run with `--help` for the options.
+//! a description in `search_docs` and adds `rollback`), paginates on request, speaks
+//! the handshake era, the 2026-07-28 era or both, over stdio, Streamable HTTP or
+//! legacy HTTP+SSE, and can misbehave in the ways real servers do. Run with `--help`
+//! for the options.
+
+mod http;
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,7 +32,22 @@ Options:
                           garbage | batch | repeated-member | nameless-tool | oversized |
                           change-mid-listing (switch to b after the first page, once) |
                           exit-at-start | ignore-shutdown
-  --tag TEXT              ignored; lets tests find this process in the process table";
+  --tag TEXT              ignored; lets tests find this process in the process table
+  --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
+
+HTTP (instead of stdio; listens on 127.0.0.1 only):
+  --http                  serve Streamable HTTP at /mcp
+  --sse                   serve legacy HTTP+SSE (GET /sse, POST /message)
+  --port N                port to listen on (default 0: any free port)
+  --port-file PATH        write the port here once listening
+  --log-file PATH         append one line per HTTP request (method, JSON-RPC method, session)
+  --respond json|sse      how Streamable HTTP answers requests (default json); sse answers
+                          open with a BOM, a comment, an empty event and a notification,
+                          use CRLF and split the JSON over several data lines
+  --require-token T       answer 401 unless the request has Authorization: Bearer T
+  --http-misbehave MODE   slow-sse | drop-mid-stream | status-500 | wrong-content-type |
+                          oversized-body | expire-session | expire-always |
+                          redirect-cross-origin | redirect-same-origin";
 
 struct Options {
     revision: String,
@@ -40,6 +59,8 @@ struct Options {
     describe_env: Option<String>,
     misbehave: String,
     delay_initialize: u64,
+    era: String,
+    http: http::HttpOptions,
 }
 
 fn main() {
@@ -54,6 +75,8 @@ fn main() {
         describe_env: None,
         misbehave: String::new(),
         delay_initialize: 0,
+        era: "legacy".into(),
+        http: http::HttpOptions::default(),
     };
     let mut pad = 0;
     let mut stderr_env: Option<String> = None;
@@ -71,6 +94,15 @@ fn main() {
             "--stderr-env" => stderr_env = Some(value()),
             "--describe-env" => o.describe_env = Some(value()),
             "--misbehave" => o.misbehave = value(),
+            "--era" => o.era = value(),
+            "--http" => o.http.mode = Some(http::Mode::Streamable),
+            "--sse" => o.http.mode = Some(http::Mode::LegacySse),
+            "--port" => o.http.port = value().parse().unwrap_or(0),
+            "--port-file" => o.http.port_file = Some(value()),
+            "--log-file" => o.http.log_file = Some(value()),
+            "--respond" => o.http.respond_sse = value() == "sse",
+            "--require-token" => o.http.token = Some(value()),
+            "--http-misbehave" => o.http.misbehave = value(),
             "--tag" => {
                 value();
             }
@@ -98,6 +130,10 @@ fn main() {
         unsafe {
             libc::signal(libc::SIGTERM, libc::SIG_IGN);
         }
+    }
+    if o.http.mode.is_some() {
+        http::serve(o);
+        return;
     }
     serve(&o);
     if o.misbehave == "ignore-shutdown" {
@@ -139,22 +175,7 @@ fn serve(o: &Options) {
             );
         }
         let result = match method {
-            "initialize" => {
-                if o.misbehave == "hang-initialize" {
-                    hang();
-                }
-                std::thread::sleep(Duration::from_millis(o.delay_initialize));
-                let mut result = json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"tools": {"listChanged": o.list_changed}},
-                    "serverInfo": {"name": "mcp-lock-fixture", "version": "1.0.0"},
-                });
-                if let Some(text) = &o.instructions {
-                    result["instructions"] = json!(text);
-                }
-                result
-            }
-            "ping" => json!({}),
+            "initialize" if o.misbehave == "hang-initialize" => hang(),
             "tools/list" => {
                 if !listed_once {
                     listed_once = true;
@@ -183,25 +204,27 @@ fn serve(o: &Options) {
                         }
                     }
                 }
-                let cursor = msg["params"]["cursor"].as_str().map(str::to_string);
-                match list_page(o, cursor.as_deref()) {
+                match answer(o, method, &msg["params"]) {
                     Ok(page) => page,
-                    Err(e) => {
+                    Err(error) => {
                         send(
                             &mut out,
-                            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": e}}),
+                            &json!({"jsonrpc": "2.0", "id": id, "error": error}),
                         );
                         continue;
                     }
                 }
             }
-            _ => {
-                send(
-                    &mut out,
-                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}),
-                );
-                continue;
-            }
+            _ => match answer(o, method, &msg["params"]) {
+                Ok(result) => result,
+                Err(error) => {
+                    send(
+                        &mut out,
+                        &json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                    );
+                    continue;
+                }
+            },
         };
         if o.misbehave == "oversized" && method == "tools/list" {
             let pad = "x".repeat(4 * 1024 * 1024);
@@ -234,6 +257,69 @@ fn serve(o: &Options) {
                 &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
             );
         }
+    }
+}
+
+/// The answer to a request any transport carries: a result or a JSON-RPC error object.
+fn answer(o: &Options, method: &str, params: &Value) -> Result<Value, Value> {
+    let modern = matches!(o.era.as_str(), "modern" | "dual");
+    let legacy = matches!(o.era.as_str(), "legacy" | "dual");
+    let unsupported = |requested: &Value| {
+        json!({"code": -32022, "message": "Unsupported protocol version",
+               "data": {"supported": ["2026-07-28"], "requested": requested}})
+    };
+    let requested = &params["_meta"]["io.modelcontextprotocol/protocolVersion"];
+    let server_info = json!({"name": "mcp-lock-fixture", "version": "1.0.0"});
+    match method {
+        "initialize" if legacy => {
+            std::thread::sleep(Duration::from_millis(o.delay_initialize));
+            let mut result = json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {"listChanged": o.list_changed}},
+                "serverInfo": server_info,
+            });
+            if let Some(text) = &o.instructions {
+                result["instructions"] = json!(text);
+            }
+            Ok(result)
+        }
+        "initialize" => Err(unsupported(&params["protocolVersion"])),
+        "server/discover" if modern => {
+            if requested != "2026-07-28" {
+                return Err(unsupported(requested));
+            }
+            std::thread::sleep(Duration::from_millis(o.delay_initialize));
+            let mut result = json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {"listChanged": o.list_changed}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": server_info},
+                "ttlMs": 60000,
+                "cacheScope": "public",
+            });
+            if let Some(text) = &o.instructions {
+                result["instructions"] = json!(text);
+            }
+            Ok(result)
+        }
+        "ping" => Ok(json!({})),
+        "tools/list" => {
+            if !requested.is_null() && (!modern || requested != "2026-07-28") {
+                return Err(unsupported(requested));
+            }
+            if requested.is_null() && !legacy {
+                return Err(json!({"code": -32602, "message": "missing _meta protocol version"}));
+            }
+            let cursor = params["cursor"].as_str();
+            let mut page =
+                list_page(o, cursor).map_err(|e| json!({"code": -32602, "message": e}))?;
+            if !requested.is_null() {
+                page["resultType"] = json!("complete");
+                page["ttlMs"] = json!(60000);
+            }
+            Ok(page)
+        }
+        _ => Err(json!({"code": -32601, "message": "method not found"})),
     }
 }
 

@@ -1,0 +1,531 @@
+//! Streamable HTTP (2025-03-26 onwards, and the sessionless 2026-07-28 shape).
+//!
+//! Every message is a POST to one endpoint; an answer comes back as one JSON body or
+//! as an SSE stream. In the handshake era the server may hand out an `Mcp-Session-Id`,
+//! sent back on every later request and ended with a DELETE; an expired session (404)
+//! is opened again once. Modern requests carry `MCP-Protocol-Version` and
+//! `Mcp-Method` headers mirroring the body.
+
+use std::sync::Once;
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
+use reqwest::{Client, Response, StatusCode, Url};
+use serde_json::{Value, json};
+use tokio::time::{Instant, timeout_at};
+
+use super::session::{Opening, open_and_list};
+use super::sse::Parser;
+use super::{
+    ClientOptions, Counters, Incoming, Outcome, RpcError, Transport, classify, messages_in,
+};
+use crate::config::ResolvedRemote;
+use crate::json::Json;
+
+/// How much of an error body is kept for a message.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+/// How long the closing DELETE may take.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Lists a Streamable HTTP server's tools. `Err` only when the session could not open.
+pub(crate) async fn fetch(
+    remote: &ResolvedRemote,
+    options: &ClientOptions,
+    deadline: Instant,
+) -> Result<(Outcome, Counters), Opening> {
+    options.status.set("connecting");
+    let mut conn = HttpConnection::new(remote, options).map_err(Opening::Failed)?;
+    let result = open_and_list(&mut conn, options, deadline).await;
+    conn.close().await;
+    result
+        .map(|outcome| (outcome, conn.counters))
+        .map_err(|e| match e {
+            Opening::Restart => {
+                Opening::Failed("the connection closed during the protocol probe".into())
+            }
+            other => other,
+        })
+}
+
+/// The HTTP client for one server: TLS through rustls (ring), proxies from the
+/// environment except for loopback, redirects kept to the same origin unless allowed.
+pub(crate) fn build_client(url: &Url, options: &ClientOptions) -> Result<Client, String> {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        // Fails only if another provider was installed first, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let origin = url.origin();
+    let policy = if options.allow_cross_origin_redirects {
+        reqwest::redirect::Policy::limited(10)
+    } else {
+        reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= 10 {
+                attempt.error("more than 10 redirects")
+            } else if attempt.url().origin() == origin {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        })
+    };
+    let mut builder = Client::builder()
+        .redirect(policy)
+        .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(options.request_timeout);
+    if is_loopback(url) {
+        // A proxy cannot reach this machine's loopback on our behalf.
+        builder = builder.no_proxy();
+    }
+    builder
+        .build()
+        .map_err(|e| format!("could not set up the HTTP client: {}", error_chain(&e)))
+}
+
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// Parses a configured URL, saying what is wrong with it.
+pub(crate) fn parse_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| format!("invalid URL: {e}"))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(format!(
+            "unsupported URL scheme {other:?} (expected http or https)"
+        )),
+    }
+}
+
+/// The configured headers, checked.
+pub(crate) fn header_map(remote: &ResolvedRemote) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (name, value, _) in &remote.headers {
+        let key = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("header {name:?} is not a valid header name"))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header {name:?} is not a valid header value"))?;
+        value.set_sensitive(true);
+        map.insert(key, value);
+    }
+    Ok(map)
+}
+
+/// "header Authorization (from $TOKEN)": what an authentication error points at.
+pub(crate) fn credentials_used(remote: &ResolvedRemote) -> String {
+    if remote.headers.is_empty() {
+        return "no headers were sent; add one (e.g. \"Authorization\": \"Bearer ${TOKEN}\") under \"headers\" in the config".into();
+    }
+    let names: Vec<String> = remote
+        .headers
+        .iter()
+        .map(|(name, _, vars)| match vars.as_slice() {
+            [] => format!("header {name}"),
+            vars => format!(
+                "header {name} (from {})",
+                vars.iter()
+                    .map(|v| format!("${v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+        .collect();
+    format!("sent {}", names.join(", "))
+}
+
+/// Every message of an error chain, which reqwest spreads over sources.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let part = inner.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// A send that failed before any status arrived.
+pub(crate) fn send_error(e: reqwest::Error) -> RpcError {
+    if e.is_timeout() {
+        return RpcError::Timeout;
+    }
+    if e.is_connect() {
+        // The innermost cause says it best ("Connection refused (os error 111)").
+        let mut cause: &dyn std::error::Error = &e;
+        while let Some(inner) = cause.source() {
+            cause = inner;
+        }
+        let url = e.url().map(|u| u.to_string()).unwrap_or_default();
+        return RpcError::Io(format!("cannot connect to {url}: {cause}"));
+    }
+    RpcError::Io(error_chain(&e))
+}
+
+/// A status that is not an answer, as an error; `Ok` for 2xx.
+pub(crate) async fn check_status(
+    response: Response,
+    deadline: Instant,
+    credentials: &str,
+) -> Result<Response, RpcError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        return Err(RpcError::Auth {
+            status: status.as_u16(),
+            challenge: Some(match challenge {
+                Some(c) => format!("{c}; {credentials}"),
+                None => credentials.to_string(),
+            }),
+        });
+    }
+    if status.is_redirection() {
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "(no Location)".into());
+        return Err(RpcError::Redirect {
+            status: status.as_u16(),
+            location,
+        });
+    }
+    let body = read_body(response, ERROR_BODY_BYTES, deadline)
+        .await
+        .unwrap_or_default();
+    let rpc = messages_in(&body).and_then(|messages| {
+        messages.iter().find_map(|m| {
+            let error = m.get("error")?.to_value();
+            Some((
+                error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            ))
+        })
+    });
+    let text: String = String::from_utf8_lossy(&body)
+        .chars()
+        .take(200)
+        .collect::<String>()
+        .trim()
+        .to_string();
+    Err(RpcError::Http {
+        status: status.as_u16(),
+        rpc,
+        body: if text.is_empty() {
+            status.canonical_reason().unwrap_or("").to_string()
+        } else {
+            text
+        },
+    })
+}
+
+/// Reads a whole body, refusing more than `max` bytes.
+pub(crate) async fn read_body(
+    mut response: Response,
+    max: usize,
+    deadline: Instant,
+) -> Result<Vec<u8>, RpcError> {
+    let mut body = Vec::new();
+    loop {
+        match timeout_at(deadline, response.chunk()).await {
+            Err(_) => return Err(RpcError::Timeout),
+            Ok(Err(e)) => {
+                return Err(RpcError::Closed(format!(
+                    "the connection dropped mid-answer: {}",
+                    error_chain(&e)
+                )));
+            }
+            Ok(Ok(None)) => return Ok(body),
+            Ok(Ok(Some(chunk))) => {
+                if body.len() + chunk.len() > max {
+                    return Err(RpcError::TooLarge(max));
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+    }
+}
+
+fn content_type(response: &Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// One Streamable HTTP server.
+pub(crate) struct HttpConnection {
+    client: Client,
+    url: Url,
+    headers: HeaderMap,
+    credentials: String,
+    session_id: Option<HeaderValue>,
+    /// The version `initialize` agreed on, sent as `MCP-Protocol-Version` afterwards.
+    protocol_version: Option<String>,
+    /// What `initialize` sent, to open an expired session again.
+    init_params: Option<Value>,
+    reopened: bool,
+    next_id: i64,
+    counters: Counters,
+    max_message_bytes: usize,
+}
+
+impl HttpConnection {
+    fn new(remote: &ResolvedRemote, options: &ClientOptions) -> Result<Self, String> {
+        let url = parse_url(&remote.url)?;
+        Ok(HttpConnection {
+            client: build_client(&url, options)?,
+            headers: header_map(remote)?,
+            credentials: credentials_used(remote),
+            url,
+            session_id: None,
+            protocol_version: None,
+            init_params: None,
+            reopened: false,
+            next_id: 1,
+            counters: Counters::default(),
+            max_message_bytes: options.max_message_bytes,
+        })
+    }
+
+    async fn post(&self, body: &Value, deadline: Instant) -> Result<Response, RpcError> {
+        let method = body.get("method").and_then(Value::as_str).unwrap_or("");
+        let modern = body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
+        let mut request = self
+            .client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).expect("a Value always serializes"));
+        match modern {
+            Some(version) => {
+                request = request
+                    .header("MCP-Protocol-Version", version)
+                    .header("Mcp-Method", method);
+            }
+            None => {
+                if let Some(session) = &self.session_id {
+                    request = request.header("Mcp-Session-Id", session.clone());
+                }
+                if let Some(version) = &self.protocol_version {
+                    request = request.header("MCP-Protocol-Version", version.as_str());
+                }
+            }
+        }
+        let response = match timeout_at(deadline, request.send()).await {
+            Err(_) => return Err(RpcError::Timeout),
+            Ok(Err(e)) => return Err(send_error(e)),
+            Ok(Ok(response)) => response,
+        };
+        check_status(response, deadline, &self.credentials).await
+    }
+
+    /// Posts a request and reads its answer, once.
+    async fn exchange(
+        &mut self,
+        body: &Value,
+        id: i64,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let response = self.post(body, deadline).await?;
+        let is_initialize = body["method"] == "initialize";
+        if is_initialize {
+            self.session_id = response.headers().get("mcp-session-id").cloned();
+        }
+        let answer = self.read_answer(response, id, deadline).await?;
+        if is_initialize {
+            self.protocol_version = answer.get("protocolVersion").and_then(Json::as_str);
+            self.init_params = Some(body["params"].clone());
+        }
+        Ok(answer)
+    }
+
+    async fn read_answer(
+        &mut self,
+        response: Response,
+        id: i64,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let kind = content_type(&response);
+        if response.status() == StatusCode::ACCEPTED {
+            return Err(RpcError::Protocol(
+                "the server answered a request with 202 Accepted and no body".into(),
+            ));
+        }
+        if kind.starts_with("application/json") {
+            let body = read_body(response, self.max_message_bytes, deadline).await?;
+            let Some(messages) = messages_in(&body) else {
+                return Err(RpcError::Protocol(
+                    "the response body is not a JSON-RPC message".into(),
+                ));
+            };
+            for message in messages {
+                match classify(message, id, &mut self.counters) {
+                    Incoming::Answer(answer) => return answer,
+                    // A JSON body cannot carry a request we could answer in time.
+                    Incoming::ServerRequest(_) | Incoming::Other => {}
+                }
+            }
+            return Err(RpcError::Protocol(
+                "the response body holds no answer to the request".into(),
+            ));
+        }
+        if kind.starts_with("text/event-stream") {
+            return self.read_stream(response, id, deadline).await;
+        }
+        Err(RpcError::Protocol(format!(
+            "unexpected Content-Type {:?} (expected application/json or text/event-stream)",
+            if kind.is_empty() {
+                "(none)"
+            } else {
+                kind.as_str()
+            }
+        )))
+    }
+
+    async fn read_stream(
+        &mut self,
+        mut response: Response,
+        id: i64,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let mut parser = Parser::new(self.max_message_bytes);
+        loop {
+            let chunk = match timeout_at(deadline, response.chunk()).await {
+                Err(_) => return Err(RpcError::Timeout),
+                Ok(Err(e)) => {
+                    return Err(RpcError::Closed(format!(
+                        "the SSE stream broke before the answer arrived: {}",
+                        error_chain(&e)
+                    )));
+                }
+                Ok(Ok(None)) => {
+                    return Err(RpcError::Closed(
+                        "the server ended the SSE stream without answering".into(),
+                    ));
+                }
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            let events = parser.feed(&chunk).map_err(|e| RpcError::TooLarge(e.0))?;
+            for event in events {
+                let Some(messages) = messages_in(event.data.as_bytes()) else {
+                    self.counters.ignored += 1;
+                    continue;
+                };
+                for message in messages {
+                    match classify(message, id, &mut self.counters) {
+                        Incoming::Answer(answer) => return answer,
+                        Incoming::ServerRequest(reply) => self.reply(&reply, deadline).await?,
+                        Incoming::Other => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Posts an answer to a request the server sent on a stream.
+    async fn reply(&self, reply: &Value, deadline: Instant) -> Result<(), RpcError> {
+        let response = self.post(reply, deadline).await?;
+        drop(response);
+        Ok(())
+    }
+
+    /// Opens an expired session again with what the first `initialize` sent.
+    async fn reopen(&mut self, deadline: Instant) -> Result<(), RpcError> {
+        let Some(params) = self.init_params.clone() else {
+            return Err(RpcError::Protocol(
+                "the session expired before it was opened".into(),
+            ));
+        };
+        self.session_id = None;
+        self.protocol_version = None;
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+        self.exchange(&body, id, deadline).await?;
+        self.notify("notifications/initialized", None, deadline)
+            .await
+    }
+
+    /// Ends the session, if there is one. Failures do not matter: the listing is done.
+    async fn close(&mut self) {
+        let Some(session) = self.session_id.take() else {
+            return;
+        };
+        let mut request = self
+            .client
+            .delete(self.url.clone())
+            .headers(self.headers.clone())
+            .header("Mcp-Session-Id", session)
+            .timeout(DELETE_TIMEOUT);
+        if let Some(version) = &self.protocol_version {
+            request = request.header("MCP-Protocol-Version", version.as_str());
+        }
+        let _ = request.send().await;
+    }
+}
+
+impl Transport for HttpConnection {
+    async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        match self.exchange(&body, id, deadline).await {
+            Err(RpcError::Http { status: 404, .. })
+                if self.session_id.is_some() && !self.reopened && method != "initialize" =>
+            {
+                // The server forgot the session (restart, expiry): open one again, once.
+                self.reopened = true;
+                self.reopen(deadline).await?;
+                self.exchange(&body, id, deadline).await
+            }
+            other => other,
+        }
+    }
+
+    async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        deadline: Instant,
+    ) -> Result<(), RpcError> {
+        let mut body = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            body["params"] = params;
+        }
+        self.post(&body, deadline).await.map(drop)
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn name(&self) -> &'static str {
+        "streamable-http"
+    }
+}

@@ -1,0 +1,266 @@
+//! The HTTP+SSE transport of 2024-11-05 (deprecated, still deployed).
+//!
+//! A GET opens a long-lived event stream whose first event, `endpoint`, names the URL
+//! to POST messages to; every answer comes back as a `message` event on the stream.
+
+use reqwest::Url;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout_at};
+
+use super::http::{
+    build_client, check_status, credentials_used, error_chain, header_map, parse_url, send_error,
+};
+use super::session::{Opening, open_and_list};
+use super::sse::{Event, Parser};
+use super::{
+    ClientOptions, Counters, Incoming, Outcome, ProtocolChoice, RpcError, Transport, classify,
+    messages_in,
+};
+use crate::config::ResolvedRemote;
+use crate::json::Json;
+
+/// Events waiting to be read; the reader pauses when this many are queued.
+const QUEUED_EVENTS: usize = 64;
+
+/// Lists a legacy HTTP+SSE server's tools. `Err` only when the session could not open.
+pub(crate) async fn fetch(
+    remote: &ResolvedRemote,
+    options: &ClientOptions,
+    deadline: Instant,
+) -> Result<(Outcome, Counters), Opening> {
+    options.status.set("connecting (HTTP+SSE)");
+    let mut conn = SseConnection::connect(remote, options, deadline)
+        .await
+        .map_err(Opening::Failed)?;
+    // The transport predates the modern era: go straight to the handshake.
+    let mut options = options.clone();
+    if options.protocol == ProtocolChoice::Newest {
+        options.protocol = ProtocolChoice::HandshakeOnly;
+    }
+    let result = open_and_list(&mut conn, &options, deadline).await;
+    let counters = conn.counters;
+    drop(conn);
+    result
+        .map(|outcome| (outcome, counters))
+        .map_err(|e| match e {
+            Opening::Restart | Opening::NotStreamable(_) => {
+                Opening::Failed("the HTTP+SSE server refused the session".into())
+            }
+            other => other,
+        })
+}
+
+pub(crate) struct SseConnection {
+    client: reqwest::Client,
+    endpoint: Url,
+    headers: HeaderMap,
+    credentials: String,
+    events: mpsc::Receiver<Result<Event, RpcError>>,
+    reader: JoinHandle<()>,
+    next_id: i64,
+    counters: Counters,
+}
+
+impl SseConnection {
+    async fn connect(
+        remote: &ResolvedRemote,
+        options: &ClientOptions,
+        deadline: Instant,
+    ) -> Result<Self, String> {
+        let url = parse_url(&remote.url)?;
+        let client = build_client(&url, options)?;
+        let headers = header_map(remote)?;
+        let credentials = credentials_used(remote);
+        let until = deadline.min(Instant::now() + options.request_timeout);
+        let opening = |e: RpcError| match e {
+            RpcError::Timeout => format!(
+                "GET (HTTP+SSE): no endpoint event within {}s",
+                options.request_timeout.as_secs_f64()
+            ),
+            e => format!("GET (HTTP+SSE): {e}"),
+        };
+        let request = client
+            .get(url.clone())
+            .headers(headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        let response = match timeout_at(until, request.send()).await {
+            Err(_) => return Err(opening(RpcError::Timeout)),
+            Ok(Err(e)) => return Err(opening(send_error(e))),
+            Ok(Ok(r)) => r,
+        };
+        let response = check_status(response, until, &credentials)
+            .await
+            .map_err(opening)?;
+        let kind = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
+            .unwrap_or_default();
+        if !kind.starts_with("text/event-stream") {
+            return Err(format!(
+                "GET (HTTP+SSE): unexpected Content-Type {kind:?} (expected text/event-stream)"
+            ));
+        }
+        let (tx, mut events) = mpsc::channel(QUEUED_EVENTS);
+        let reader = tokio::spawn(read_events(response, options.max_message_bytes, tx));
+        let first = match timeout_at(until, events.recv()).await {
+            Err(_) => return Err(opening(RpcError::Timeout)),
+            Ok(None) => return Err(opening(RpcError::Closed("the stream ended".into()))),
+            Ok(Some(Err(e))) => return Err(opening(e)),
+            Ok(Some(Ok(event))) => event,
+        };
+        if first.name != "endpoint" {
+            reader.abort();
+            return Err(format!(
+                "GET (HTTP+SSE): the first event is {:?}, not \"endpoint\"",
+                first.name
+            ));
+        }
+        let endpoint = url.join(first.data.trim()).map_err(|e| {
+            format!(
+                "GET (HTTP+SSE): the endpoint {:?} is not a URL: {e}",
+                first.data
+            )
+        })?;
+        if endpoint.origin() != url.origin() && !options.allow_cross_origin_redirects {
+            reader.abort();
+            return Err(format!(
+                "GET (HTTP+SSE): the endpoint {endpoint} is on another origin; not used (pass --allow-redirects to use it)"
+            ));
+        }
+        Ok(SseConnection {
+            client,
+            endpoint,
+            headers,
+            credentials,
+            events,
+            reader,
+            next_id: 1,
+            counters: Counters::default(),
+        })
+    }
+
+    async fn post(&self, body: &Value, deadline: Instant) -> Result<(), RpcError> {
+        let request = self
+            .client
+            .post(self.endpoint.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).expect("a Value always serializes"));
+        let response = match timeout_at(deadline, request.send()).await {
+            Err(_) => return Err(RpcError::Timeout),
+            Ok(Err(e)) => return Err(send_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        check_status(response, deadline, &self.credentials)
+            .await
+            .map(drop)
+    }
+}
+
+impl Drop for SseConnection {
+    fn drop(&mut self) {
+        // Dropping the stream closes the connection, which ends the session.
+        self.reader.abort();
+    }
+}
+
+/// Feeds the stream's events to the connection until it ends or breaks.
+async fn read_events(
+    mut response: reqwest::Response,
+    max: usize,
+    tx: mpsc::Sender<Result<Event, RpcError>>,
+) {
+    let mut parser = Parser::new(max);
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => {
+                let _ = tx
+                    .send(Err(RpcError::Closed(
+                        "the server ended the SSE stream".into(),
+                    )))
+                    .await;
+                return;
+            }
+            Err(e) => {
+                let _ = tx
+                    .send(Err(RpcError::Closed(format!(
+                        "the SSE stream broke: {}",
+                        error_chain(&e)
+                    ))))
+                    .await;
+                return;
+            }
+        };
+        match parser.feed(&chunk) {
+            Ok(events) => {
+                for event in events {
+                    if tx.send(Ok(event)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Err(RpcError::TooLarge(e.0))).await;
+                return;
+            }
+        }
+    }
+}
+
+impl Transport for SseConnection {
+    async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Json, RpcError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.post(&body, deadline).await?;
+        loop {
+            let event = match timeout_at(deadline, self.events.recv()).await {
+                Err(_) => return Err(RpcError::Timeout),
+                Ok(None) => return Err(RpcError::Closed("the SSE stream ended".into())),
+                Ok(Some(event)) => event?,
+            };
+            let Some(messages) = messages_in(event.data.as_bytes()) else {
+                self.counters.ignored += 1;
+                continue;
+            };
+            for message in messages {
+                match classify(message, id, &mut self.counters) {
+                    Incoming::Answer(answer) => return answer,
+                    Incoming::ServerRequest(reply) => self.post(&reply, deadline).await?,
+                    Incoming::Other => {}
+                }
+            }
+        }
+    }
+
+    async fn notify(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        deadline: Instant,
+    ) -> Result<(), RpcError> {
+        let mut body = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            body["params"] = params;
+        }
+        self.post(&body, deadline).await
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn name(&self) -> &'static str {
+        "sse"
+    }
+}

@@ -1,0 +1,537 @@
+//! One conversation over any transport: agree on an era, then read every page.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::{
+    ClientOptions, LEGACY_VERSION, Listing, MODERN_VERSION, Outcome, ProtocolChoice, RpcError,
+    ServerSession, Transport, is_modern, seconds,
+};
+use crate::hash::{HashedTool, instructions_hash};
+use crate::json::Json;
+
+/// Why a conversation could not start.
+#[derive(Debug)]
+pub(crate) enum Opening {
+    /// Nothing could be learned; the message says why.
+    Failed(String),
+    /// The stdio process ended during the era probe: start it again without one.
+    Restart,
+    /// The endpoint refused a Streamable HTTP POST the way a legacy HTTP+SSE server does.
+    NotStreamable(String),
+}
+
+impl Opening {
+    pub(crate) fn message(self) -> String {
+        match self {
+            Opening::Failed(message) | Opening::NotStreamable(message) => message,
+            Opening::Restart => "the server exited during the protocol probe".into(),
+        }
+    }
+}
+
+/// JSON-RPC error codes only a modern server sends: header mismatch, missing client
+/// capability, unsupported protocol version.
+const MODERN_ERRORS: [i64; 3] = [-32020, -32021, -32022];
+
+/// What a session carries into the listing.
+struct Opened {
+    session: ServerSession,
+    /// The per-request `_meta` of the modern era; `None` after a handshake.
+    meta: Option<Value>,
+    declares_tools: bool,
+}
+
+/// Opens a session in the era `options.protocol` asks for and lists every tool.
+pub(crate) async fn open_and_list<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+) -> Result<Outcome, Opening> {
+    let opened = match &options.protocol {
+        ProtocolChoice::Newest => {
+            match discover(conn, options, deadline, MODERN_VERSION, true).await? {
+                Discovery::Modern(opened) => *opened,
+                Discovery::Legacy(_) => handshake(conn, options, deadline, None).await?,
+            }
+        }
+        ProtocolChoice::HandshakeOnly => handshake(conn, options, deadline, None).await?,
+        ProtocolChoice::Exactly(version) if is_modern(version) => {
+            match discover(conn, options, deadline, version, false).await? {
+                Discovery::Modern(opened) => *opened,
+                Discovery::Legacy(why) => {
+                    return Err(Opening::Failed(format!(
+                        "the server no longer speaks protocol {version}, which the lock pinned ({why}); run `mcp-lock update` to re-pin it"
+                    )));
+                }
+            }
+        }
+        ProtocolChoice::Exactly(version) => {
+            handshake(conn, options, deadline, Some(version)).await?
+        }
+    };
+    Ok(list_all(conn, options, deadline, opened).await)
+}
+
+enum Discovery {
+    Modern(Box<Opened>),
+    /// The server is (or, for this version, acts as) a handshake-era one.
+    Legacy(String),
+}
+
+/// The `_meta` every modern request carries.
+fn modern_meta(options: &ClientOptions, version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": options.client_info,
+        "io.modelcontextprotocol/clientCapabilities": options.capabilities,
+    })
+}
+
+fn request_deadline(options: &ClientOptions, deadline: Instant) -> Instant {
+    deadline.min(Instant::now() + options.request_timeout)
+}
+
+/// `server/discover`, read the way the spec's backward-compatibility sections say: a
+/// result or a modern error means a modern server, anything else a legacy one.
+async fn discover<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+    version: &str,
+    probing: bool,
+) -> Result<Discovery, Opening> {
+    options.status.set("discovering");
+    let meta = modern_meta(options, version);
+    let mut until = request_deadline(options, deadline);
+    if probing {
+        until = until.min(Instant::now() + options.discover_timeout);
+    }
+    let failed = |e: RpcError| Opening::Failed(describe("server/discover", e, options, deadline));
+    match conn
+        .request("server/discover", json!({"_meta": meta}), until)
+        .await
+    {
+        Ok(result) => {
+            let supported = string_list(result.get("supportedVersions"));
+            if supported.iter().any(|v| v == version) {
+                let session = read_discover(&result, version, options, conn.name())
+                    .map_err(Opening::Failed)?;
+                let declares_tools = result.get("capabilities").and_then(|c| c.get("tools"));
+                return Ok(Discovery::Modern(Box::new(Opened {
+                    session,
+                    meta: Some(meta),
+                    declares_tools: declares_tools.is_some(),
+                })));
+            }
+            choose_legacy(&supported, version)
+        }
+        Err(RpcError::Remote {
+            code: -32022, data, ..
+        }) => {
+            let supported = string_list(
+                data.as_ref()
+                    .map(Json::from_value)
+                    .as_ref()
+                    .and_then(|d| d.get("supported")),
+            );
+            choose_legacy(&supported, version)
+        }
+        Err(e @ RpcError::Remote { code, .. }) if MODERN_ERRORS.contains(&code) => Err(failed(e)),
+        Err(
+            e @ RpcError::Http {
+                status: 400 | 404 | 405,
+                ..
+            },
+        ) => {
+            if is_modern_http_error(&e) {
+                Err(failed(e))
+            } else {
+                Ok(Discovery::Legacy(e.to_string()))
+            }
+        }
+        Err(e @ RpcError::Remote { .. }) => Ok(Discovery::Legacy(e.to_string())),
+        Err(RpcError::Timeout) if probing && Instant::now() < deadline => Ok(Discovery::Legacy(
+            format!("no answer within {}", seconds(options.discover_timeout)),
+        )),
+        Err(RpcError::Closed(_)) if probing && conn.name() == "stdio" => Err(Opening::Restart),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+fn is_modern_http_error(e: &RpcError) -> bool {
+    matches!(e, RpcError::Http { rpc: Some((code, _)), .. } if MODERN_ERRORS.contains(code))
+}
+
+/// A modern server that does not speak `version`: fall back to the handshake if it
+/// lists a handshake-era version, else give up.
+fn choose_legacy(supported: &[String], version: &str) -> Result<Discovery, Opening> {
+    let list = supported.join(", ");
+    if supported.iter().any(|v| !is_modern(v)) || supported.is_empty() {
+        Ok(Discovery::Legacy(format!(
+            "it does not support {version}; it supports: {list}"
+        )))
+    } else {
+        Err(Opening::Failed(format!(
+            "the server supports only protocol versions {list}; mcp-lock speaks {MODERN_VERSION} and handshake versions up to {LEGACY_VERSION}"
+        )))
+    }
+}
+
+fn string_list(value: Option<&Json>) -> Vec<String> {
+    value
+        .and_then(Json::as_array)
+        .map(|items| items.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The `initialize` handshake, asking for `exact` or the newest handshake version.
+async fn handshake<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+    exact: Option<&str>,
+) -> Result<Opened, Opening> {
+    options.status.set("initializing");
+    let params = json!({
+        "protocolVersion": exact.unwrap_or(LEGACY_VERSION),
+        "capabilities": options.capabilities,
+        "clientInfo": options.client_info,
+    });
+    let init = match conn
+        .request("initialize", params, request_deadline(options, deadline))
+        .await
+    {
+        Ok(result) => result,
+        Err(e @ RpcError::Http { status, .. })
+            if matches!(status, 400 | 404 | 405) && !is_modern_http_error(&e) =>
+        {
+            return Err(Opening::NotStreamable(describe(
+                "initialize",
+                e,
+                options,
+                deadline,
+            )));
+        }
+        Err(e @ RpcError::Remote { .. }) if exact.is_some() => {
+            return Err(Opening::Failed(format!(
+                "the server no longer speaks protocol {}, which the lock pinned (initialize: {e}); run `mcp-lock update` to re-pin it",
+                exact.unwrap_or_default()
+            )));
+        }
+        Err(e) => {
+            return Err(Opening::Failed(describe(
+                "initialize",
+                e,
+                options,
+                deadline,
+            )));
+        }
+    };
+    let session = read_session(&init, options, conn.name()).map_err(Opening::Failed)?;
+    if let Some(version) = exact
+        && session.protocol_version != version
+    {
+        return Err(Opening::Failed(format!(
+            "the server no longer speaks protocol {version}, which the lock pinned (it answered initialize with {}); run `mcp-lock update` to re-pin it",
+            session.protocol_version
+        )));
+    }
+    if let Err(e) = conn
+        .notify(
+            "notifications/initialized",
+            None,
+            request_deadline(options, deadline),
+        )
+        .await
+    {
+        return Err(Opening::Failed(describe(
+            "notifications/initialized",
+            e,
+            options,
+            deadline,
+        )));
+    }
+    let declares_tools = init.get("capabilities").and_then(|c| c.get("tools"));
+    Ok(Opened {
+        declares_tools: declares_tools.is_some(),
+        session,
+        meta: None,
+    })
+}
+
+fn describe(what: &str, e: RpcError, options: &ClientOptions, deadline: Instant) -> String {
+    match e {
+        RpcError::Timeout => format!(
+            "{what}: no answer within {}",
+            timeout_text(options, deadline)
+        ),
+        e => format!("{what}: {e}"),
+    }
+}
+
+async fn list_all<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+    opened: Opened,
+) -> Outcome {
+    let Opened {
+        session,
+        meta,
+        declares_tools,
+    } = opened;
+    let mut restarts = 0;
+    loop {
+        let pass = list_once(conn, options, deadline, declares_tools, meta.as_ref()).await;
+        let (listing, error) = match pass {
+            Pass::Done(listing) => return Outcome::Complete { session, listing },
+            Pass::Failed { listing, error } if listing.pages == 0 && restarts == 0 => {
+                return Outcome::Unverifiable {
+                    error: describe_pass(error, options, deadline),
+                };
+            }
+            Pass::Failed { listing, error } => (listing, describe_pass(error, options, deadline)),
+            Pass::ChangedMidway(_) if restarts < MAX_RESTARTS => {
+                restarts += 1;
+                continue;
+            }
+            Pass::ChangedMidway(listing) => (
+                listing,
+                format!(
+                    "the tool list changed while it was being read, {} times in a row",
+                    restarts + 1
+                ),
+            ),
+        };
+        return Outcome::Incomplete {
+            session,
+            listing,
+            error,
+        };
+    }
+}
+
+/// How many times a listing is read again after the server announced a change in
+/// the middle of it.
+const MAX_RESTARTS: usize = 3;
+
+/// One pass over every page.
+enum Pass {
+    Done(Listing),
+    /// `notifications/tools/list_changed` arrived between pages: they may mix two
+    /// versions of the list.
+    ChangedMidway(Listing),
+    Failed {
+        listing: Listing,
+        error: PassError,
+    },
+}
+
+enum PassError {
+    Rpc(String, RpcError),
+    Other(String),
+}
+
+fn describe_pass(error: PassError, options: &ClientOptions, deadline: Instant) -> String {
+    match error {
+        PassError::Rpc(what, RpcError::Timeout) => {
+            format!(
+                "{what}: no answer within {}",
+                timeout_text(options, deadline)
+            )
+        }
+        PassError::Rpc(what, e) => format!("{what}: {e}"),
+        PassError::Other(message) => message,
+    }
+}
+
+async fn list_once<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+    declares_tools: bool,
+    meta: Option<&Value>,
+) -> Pass {
+    let mut listing = Listing::default();
+    let mut seen_cursors = HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut changes_at_first_page = 0;
+    loop {
+        let mut params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        if let Some(meta) = meta {
+            params["_meta"] = meta.clone();
+        }
+        options
+            .status
+            .set(&format!("listing page {}", listing.pages + 1));
+        let request_deadline = deadline.min(Instant::now() + options.request_timeout);
+        let page = match conn.request("tools/list", params, request_deadline).await {
+            Ok(page) => page,
+            Err(RpcError::Remote { code: -32601, .. }) if !declares_tools && listing.pages == 0 => {
+                // No tools capability and no tools/list: a server with no tools.
+                return Pass::Done(listing);
+            }
+            Err(e) => {
+                let what = format!("tools/list page {}", listing.pages + 1);
+                return Pass::Failed {
+                    listing,
+                    error: PassError::Rpc(what, e),
+                };
+            }
+        };
+        listing.pages += 1;
+        if listing.pages == 1 {
+            changes_at_first_page = conn.counters().list_changed;
+        }
+        let failed = |listing, message: String| Pass::Failed {
+            listing,
+            error: PassError::Other(message),
+        };
+        let Some(tools) = page.get("tools").and_then(Json::as_array) else {
+            let message = format!(
+                "tools/list page {}: the result has no \"tools\" array",
+                listing.pages
+            );
+            return failed(listing, message);
+        };
+        listing
+            .tools
+            .extend(tools.iter().cloned().map(HashedTool::new));
+        if listing.tools.len() > options.max_tools {
+            let message = format!(
+                "runaway listing: more than {} tools (raise --max-tools if this is real)",
+                options.max_tools
+            );
+            return failed(listing, message);
+        }
+        let changed_midway = conn.counters().list_changed > changes_at_first_page;
+        match page.get("nextCursor") {
+            None | Some(Json::Null) if changed_midway && listing.pages > 1 => {
+                return Pass::ChangedMidway(listing);
+            }
+            None | Some(Json::Null) => return Pass::Done(listing),
+            Some(_) if changed_midway => return Pass::ChangedMidway(listing),
+            Some(Json::String(next)) => {
+                let Some(next) = next.to_str() else {
+                    let message = format!(
+                        "tools/list page {}: \"nextCursor\" is not valid Unicode (a lone surrogate); it cannot be sent back as received",
+                        listing.pages
+                    );
+                    return failed(listing, message);
+                };
+                if !seen_cursors.insert(next.clone()) {
+                    let message = format!("cursor loop: the server returned cursor {next:?} twice");
+                    return failed(listing, message);
+                }
+                if listing.pages >= options.max_pages {
+                    let message = format!(
+                        "runaway listing: more than {} pages (raise --max-pages if this is real)",
+                        options.max_pages
+                    );
+                    return failed(listing, message);
+                }
+                cursor = Some(next);
+            }
+            Some(_) => {
+                let message = format!(
+                    "tools/list page {}: \"nextCursor\" is not a string",
+                    listing.pages
+                );
+                return failed(listing, message);
+            }
+        }
+    }
+}
+
+fn timeout_text(options: &ClientOptions, deadline: Instant) -> String {
+    if Instant::now() + Duration::from_millis(5) >= deadline {
+        format!("the server timeout of {}", seconds(options.server_timeout))
+    } else {
+        format!(
+            "the request timeout of {}",
+            seconds(options.request_timeout)
+        )
+    }
+}
+
+fn read_session(
+    init: &Json,
+    options: &ClientOptions,
+    transport: &str,
+) -> Result<ServerSession, String> {
+    if !init.is_object() {
+        return Err("initialize: the result is not an object".into());
+    }
+    let value = init.to_value();
+    let protocol_version = value["protocolVersion"]
+        .as_str()
+        .ok_or("initialize: the result has no protocolVersion")?
+        .to_string();
+    let instructions = match init.get("instructions") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(instructions_hash(&s.to_string_lossy())),
+        Some(_) => return Err("initialize: \"instructions\" is not a string".into()),
+    };
+    let server_info = init.get("serverInfo").cloned().unwrap_or(Json::Null);
+    if let Err(e) = server_info.canonical() {
+        return Err(format!("initialize: serverInfo has {e}"));
+    }
+    Ok(ServerSession {
+        protocol_version,
+        transport: transport.into(),
+        server_info,
+        list_changed: value["capabilities"]["tools"]["listChanged"]
+            .as_bool()
+            .unwrap_or(false),
+        instructions_hash: instructions,
+        client_capabilities: options.capabilities.clone(),
+        client_info: options.client_info.clone(),
+    })
+}
+
+/// A `server/discover` result read as a session in `version`.
+fn read_discover(
+    result: &Json,
+    version: &str,
+    options: &ClientOptions,
+    transport: &str,
+) -> Result<ServerSession, String> {
+    if !result.is_object() {
+        return Err("server/discover: the result is not an object".into());
+    }
+    let instructions = match result.get("instructions") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(instructions_hash(&s.to_string_lossy())),
+        Some(_) => return Err("server/discover: \"instructions\" is not a string".into()),
+    };
+    // The schema puts serverInfo in the result's _meta; accept it at the top level too.
+    let server_info = result
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+        .or_else(|| result.get("serverInfo"))
+        .cloned()
+        .unwrap_or(Json::Null);
+    if let Err(e) = server_info.canonical() {
+        return Err(format!("server/discover: serverInfo has {e}"));
+    }
+    let list_changed = result
+        .get("capabilities")
+        .and_then(|c| c.get("tools"))
+        .and_then(|t| t.get("listChanged"));
+    Ok(ServerSession {
+        protocol_version: version.into(),
+        transport: transport.into(),
+        server_info,
+        list_changed: matches!(list_changed, Some(Json::Bool(true))),
+        instructions_hash: instructions,
+        client_capabilities: options.capabilities.clone(),
+        client_info: options.client_info.clone(),
+    })
+}

@@ -1,0 +1,96 @@
+//! What the user sees while servers are contacted.
+//!
+//! On a terminal each running server gets a spinner with its name and state
+//! ("initializing", "listing page 2"), replaced by a line when it finishes. In a pipe or
+//! CI log only the finished lines appear, plain, one per server.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp_lock::check::ProgressSink;
+use mcp_lock::drift::ServerReport;
+use mcp_lock::report::verdict_style_for;
+use mcp_lock::text::escape_for_terminal as esc;
+
+use super::{clean, err_out};
+
+pub struct Display {
+    /// `None` when stderr is not a terminal.
+    multi: Option<MultiProgress>,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Display {
+    pub fn new(terminal: bool) -> Self {
+        Display {
+            multi: terminal.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+            bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn finished_line(report: &ServerReport) -> String {
+        let style = verdict_style_for(report.verdict);
+        let what = match report.tools {
+            Some(n) => format!("{n} tools"),
+            None => report.verdict.as_str().to_string(),
+        };
+        let verb = if report.verdict.as_str() == "unverifiable" {
+            "Failed"
+        } else {
+            "Listed"
+        };
+        let line = clean(&format!(
+            "{style}{verb:>12}{style:#} {} ({what}, {:.2}s)",
+            esc(&report.name),
+            report.elapsed_ms as f64 / 1000.0
+        ));
+        // indicatif writes past anstream, so honour --color / NO_COLOR here.
+        if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
+            anstream::adapter::strip_str(&line).to_string()
+        } else {
+            line
+        }
+    }
+}
+
+impl ProgressSink for Display {
+    fn state(&self, server: &str, state: &str) {
+        let Some(multi) = &self.multi else {
+            // Plain output: only finished lines.
+            return;
+        };
+        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        let bar = bars.entry(server.to_string()).or_insert_with(|| {
+            let bar = multi.add(ProgressBar::new_spinner());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner:.cyan} {prefix:.bold} {wide_msg:.dim}")
+                    .expect("a valid template"),
+            );
+            bar.set_prefix(clean(&esc(server)));
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        bar.set_message(clean(&esc(state)));
+    }
+
+    fn finished(&self, report: &ServerReport) {
+        let line = Display::finished_line(report);
+        match &self.multi {
+            Some(multi) => {
+                let bar = self
+                    .bars
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&report.name);
+                if let Some(bar) = bar {
+                    bar.finish_and_clear();
+                    multi.remove(&bar);
+                }
+                let _ = multi.println(line);
+            }
+            None => err_out(&format!("{line}\n")),
+        }
+    }
+}

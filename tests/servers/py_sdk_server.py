@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Python MCP SDK (mcp==2.3.0) server fixture for mcp-lock tests.
+
+Built on the SDK's low-level `Server` (the high-level `MCPServer` cannot
+paginate). Serves three fixed tools, paginates `tools/list` with opaque
+cursors, and speaks both protocol eras:
+
+* the handshake era (`initialize`, protocol versions 2024-11-05 .. 2025-11-25)
+* the 2026-07-28 era (`server/discover`, per-request `params._meta` envelope,
+  `MCP-Protocol-Version` / `Mcp-Method` headers)
+
+The SDK serves both eras by default; nothing here disables either. Over HTTP
+the session manager picks the era per request from the `MCP-Protocol-Version`
+header (absent or a handshake version -> handshake era, anything else -> the
+2026 single-exchange path), so stateful mode (the SDK default, chosen here)
+serves both: the handshake era gets real sessions (`Mcp-Session-Id`, DELETE),
+the 2026 era never touches the session table. Over stdio the first request
+decides the era of the whole connection.
+
+`--legacy-only` makes the fixture answer like a server that only knows the
+handshake era. The SDK has no switch for this, so the fixture does it itself:
+stdio runs the SDK's handshake-only loop (`serve_loop`) instead of the dual-era
+one, `server/discover` is unregistered, and over HTTP every request goes to the
+handshake-era transport, with the version-header gate that handshake-only SDK
+releases (mcp 1.x) applied: a session request whose `MCP-Protocol-Version` is
+not a handshake version gets `400` and a JSON-RPC error.
+
+Usage:
+    py_sdk_server.py [--transport stdio|http] [--port N] [--port-file PATH]
+                     [--page-size N] [--stateless] [--json-response]
+                     [--legacy-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import signal
+import sys
+import tempfile
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel.server import Server
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+SERVER_NAME = "py-sdk-fixture"
+SERVER_VERSION = "1.0.0"
+INSTRUCTIONS = "Python SDK fixture for mcp-lock tests."
+
+# Fixed tool definitions, in wire (camelCase) form. Order is the listing order.
+TOOL_DEFS: list[dict[str, Any]] = [
+    {
+        "name": "py_echo",
+        "title": "Python Echo",
+        "description": "Echoes the given text back unchanged.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "Text to echo back."}},
+            "required": ["text"],
+        },
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "py_add",
+        "description": "Adds two integers and returns their sum.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"sum": {"type": "integer"}},
+            "required": ["sum"],
+        },
+    },
+    {
+        "name": "py_ping",
+        "inputSchema": {"type": "object"},
+    },
+]
+
+TOOLS: list[types.Tool] = [types.Tool.model_validate(t, by_name=False) for t in TOOL_DEFS]
+
+CURSOR_PREFIX = "py-sdk-fixture:offset:"
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{CURSOR_PREFIX}{offset}".encode()).decode("ascii")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
+        if not raw.startswith(CURSOR_PREFIX):
+            raise ValueError(raw)
+        offset = int(raw[len(CURSOR_PREFIX) :])
+        if offset < 0 or offset >= len(TOOLS):
+            raise ValueError(offset)
+        return offset
+    except (ValueError, UnicodeError) as exc:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor", data=cursor) from exc
+
+
+def build_server(page_size: int, legacy_only: bool) -> Server[Any]:
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        start = 0 if cursor is None else decode_cursor(cursor)
+        end = start + page_size
+        next_cursor = encode_cursor(end) if end < len(TOOLS) else None
+        return types.ListToolsResult(tools=TOOLS[start:end], next_cursor=next_cursor)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = params.arguments or {}
+        if params.name == "py_echo":
+            text = str(args.get("text", ""))
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        if params.name == "py_add":
+            total = int(args.get("a", 0)) + int(args.get("b", 0))
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps({"sum": total}))],
+                structured_content={"sum": total},
+            )
+        if params.name == "py_ping":
+            return types.CallToolResult(content=[types.TextContent(type="text", text="pong")])
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    if legacy_only:
+        # A handshake-only server has no `server/discover` (the SDK registers it
+        # unconditionally; on handshake-era connections its version gate already
+        # answers METHOD_NOT_FOUND, this makes it so on every path).
+        server._request_handlers.pop("server/discover", None)
+    return server
+
+
+class LegacyOnlySessionManager(StreamableHTTPSessionManager):
+    """Session manager without the 2026 single-exchange path.
+
+    Every request goes to the handshake-era transport. Mirrors the version-header
+    gate of handshake-only SDK releases (mcp 1.x `_validate_protocol_version`),
+    which ran after session validation: a request that carries a known session
+    id but an `MCP-Protocol-Version` outside the handshake versions gets 400.
+    """
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._task_group is None:
+            raise RuntimeError("Task group is not initialized. Make sure to use run().")
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        pv = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        sid = headers.get(MCP_SESSION_ID_HEADER)
+        if (
+            pv is not None
+            and pv not in HANDSHAKE_PROTOCOL_VERSIONS
+            and (self.stateless or (sid is not None and sid in self._server_instances))
+        ):
+            body = types.JSONRPCError(
+                jsonrpc="2.0",
+                id=None,
+                error=types.ErrorData(
+                    code=types.INVALID_REQUEST,
+                    message=f"Bad Request: Unsupported protocol version: {pv}. "
+                    f"Supported versions: {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}",
+                ),
+            )
+            resp_headers = {MCP_SESSION_ID_HEADER: sid} if (sid and not self.stateless) else None
+            await Response(
+                body.model_dump_json(by_alias=True, exclude_unset=True),
+                status_code=400,
+                media_type="application/json",
+                headers=resp_headers,
+            )(scope, receive, send)
+            return
+        if self.stateless:
+            await self._handle_stateless_request(pv, scope, receive, send)
+        else:
+            await self._handle_stateful_request(scope, receive, send)
+
+
+def write_port_file(path: str, port: int) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".port-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{port}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class FixtureUvicornServer(uvicorn.Server):
+    """uvicorn server that reports its bound port once it is listening."""
+
+    def __init__(self, config: uvicorn.Config, port_file: str | None) -> None:
+        super().__init__(config)
+        self.port_file = port_file
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.started:
+            return
+        port = self.servers[0].sockets[0].getsockname()[1]
+        if self.port_file:
+            write_port_file(self.port_file, port)
+        print(f"py_sdk_server: listening on http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
+
+
+def build_http_app(server: Server[Any], args: argparse.Namespace) -> Any:
+    if not args.legacy_only:
+        return server.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=args.stateless,
+            json_response=args.json_response,
+            host="127.0.0.1",
+        )
+    # Same app as `streamable_http_app` builds (route, DNS-rebinding protection
+    # for 127.0.0.1), but on the handshake-only session manager.
+    manager = LegacyOnlySessionManager(
+        app=server,
+        json_response=args.json_response,
+        stateless=args.stateless,
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        ),
+    )
+    return Starlette(
+        routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))],
+        lifespan=lambda _app: manager.run(),
+    )
+
+
+def serve_http(server: Server[Any], args: argparse.Namespace) -> int:
+    app = build_http_app(server, args)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+    )
+    uv = FixtureUvicornServer(config, args.port_file)
+    uv.run()
+    return 0
+
+
+async def run_stdio(server: Server[Any], legacy_only: bool) -> None:
+    async def watch_sigterm(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                scope.cancel()
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch_sigterm, tg.cancel_scope)
+        async with stdio_server() as (read_stream, write_stream):
+            if legacy_only:
+                async with server.lifespan(server) as state:
+                    await serve_loop(
+                        server,
+                        read_stream,
+                        write_stream,
+                        lifespan_state=state,
+                        init_options=server.create_initialization_options(),
+                    )
+            else:
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transport", choices=["stdio", "http"], default="http")
+    parser.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (0 = any free port)")
+    parser.add_argument("--port-file", default=None, help="write the bound port here once listening")
+    parser.add_argument("--page-size", type=int, default=2, help="tools/list page size (default 2)")
+    parser.add_argument("--stateless", action="store_true", help="HTTP: SDK stateless mode (no Mcp-Session-Id)")
+    parser.add_argument("--json-response", action="store_true", help="HTTP: JSON bodies instead of SSE")
+    parser.add_argument("--legacy-only", action="store_true", help="answer like a handshake-era-only server")
+    args = parser.parse_args(argv)
+    if args.page_size < 1:
+        parser.error("--page-size must be >= 1")
+
+    server = build_server(args.page_size, args.legacy_only)
+    if args.transport == "stdio":
+        anyio.run(run_stdio, server, args.legacy_only)
+        return 0
+    return serve_http(server, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
