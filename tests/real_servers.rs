@@ -159,3 +159,75 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
         "{notes:?}"
     );
 }
+
+/// server-everything in one of its HTTP modes, kept on loopback by the preload.
+fn everything_over_http(mode: &str) -> common::HttpServer {
+    let dir = servers_dir();
+    let main = dir.join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let preload =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/loopback-listen.cjs");
+    let node = which("node");
+    common::HttpServer::start(
+        &node,
+        &[
+            "--require",
+            &preload.display().to_string(),
+            &main.display().to_string(),
+            mode,
+        ],
+        &[],
+        None,
+    )
+}
+
+fn which(program: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join(program))
+                .find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| panic!("{program} is not on PATH"))
+}
+
+fn tool_hashes(lock: &str) -> Vec<String> {
+    lock.lines()
+        .filter(|l| l.starts_with("hash = "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as_over_stdio() {
+    let dir = servers_dir();
+    let http = everything_over_http("streamableHttp");
+    let sse = everything_over_http("sse");
+    let p = Project::new(json!({
+        "everything-http": {"type": "http", "url": http.url("/mcp")},
+        // An http entry: the legacy transport is found by the spec's detection.
+        "everything-sse": {"type": "http", "url": sse.url("/sse")},
+        "everything-stdio": npm_entry(&dir, "server-everything", &["stdio"]),
+    }));
+    let run = p.run(&["update", "--yes"]);
+    run.expect(0);
+    let lock = p.lock_text().unwrap();
+    for name in ["everything-http", "everything-sse", "everything-stdio"] {
+        assert!(
+            run.stderr().contains(&format!("Pinning {name} (13 tools)")),
+            "{}",
+            run.stderr()
+        );
+    }
+    assert!(lock.contains("transport = \"streamable-http\""), "{lock}");
+    assert!(lock.contains("transport = \"sse\""), "{lock}");
+    // Same client capabilities, same definitions, whatever the transport.
+    let hashes = tool_hashes(&lock);
+    assert_eq!(hashes.len(), 39);
+    assert_eq!(hashes[0..13], hashes[13..26]);
+    assert_eq!(hashes[13..26], hashes[26..39]);
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    for server in doc["servers"].as_array().unwrap() {
+        assert_eq!(server["verdict"], "converged", "{server}");
+        assert_eq!(server["tools"], 13, "{server}");
+    }
+}

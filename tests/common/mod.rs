@@ -194,8 +194,13 @@ pub struct HttpServer {
 
 impl HttpServer {
     /// Starts a program that writes its port to the file named by $MCP_LOCK_PORT_FILE
-    /// (or, for the fixture server, by `--port-file`), and waits for it.
-    pub fn start(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+    /// (and by the option `port_file_flag`, if given), and waits for it.
+    pub fn start(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        port_file_flag: Option<&str>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port_file = dir.path().join("port");
         let mut command = std::process::Command::new(program);
@@ -206,8 +211,8 @@ impl HttpServer {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
-        if program == fixture() {
-            command.arg("--port-file").arg(&port_file);
+        if let Some(flag) = port_file_flag {
+            command.arg(flag).arg(&port_file);
         }
         let mut child = command.spawn().expect("the server starts");
         let started = std::time::Instant::now();
@@ -232,7 +237,7 @@ impl HttpServer {
 
     /// The fixture server over HTTP with these arguments.
     pub fn fixture(args: &[&str]) -> Self {
-        HttpServer::start(&fixture(), args, &[])
+        HttpServer::start(&fixture(), args, &[], Some("--port-file"))
     }
 
     /// A file in this server's own temporary folder.

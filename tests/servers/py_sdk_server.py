@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -223,6 +225,17 @@ class FixtureUvicornServer(uvicorn.Server):
         super().__init__(config)
         self.port_file = port_file
 
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn re-raises a captured SIGTERM/SIGINT after its graceful
+        # shutdown (exit status 143/130); a fixture asked to stop has stopped
+        # cleanly, so exit 0 instead.
+        with super().capture_signals():
+            try:
+                yield
+            finally:
+                self._captured_signals.clear()
+
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets=sockets)
         if not self.started:
@@ -268,6 +281,8 @@ def serve_http(server: Server[Any], args: argparse.Namespace) -> int:
         log_level="warning",
         lifespan="on",
         access_log=False,
+        # Do not wait forever for open SSE streams (e.g. a GET stream) on SIGTERM.
+        timeout_graceful_shutdown=2,
     )
     uv = FixtureUvicornServer(config, args.port_file)
     uv.run()
@@ -275,14 +290,17 @@ def serve_http(server: Server[Any], args: argparse.Namespace) -> int:
 
 
 async def run_stdio(server: Server[Any], legacy_only: bool) -> None:
-    async def watch_sigterm(scope: anyio.CancelScope) -> None:
+    async def watch_sigterm() -> None:
+        # The SDK reads stdin in a worker thread that cancellation cannot
+        # interrupt, so a graceful cancel would hang until stdin closes. Every
+        # response is written whole before the next read, so just leave.
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for _ in signals:
-                scope.cancel()
-                return
+                sys.stderr.flush()
+                os._exit(0)
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(watch_sigterm, tg.cancel_scope)
+        tg.start_soon(watch_sigterm)
         async with stdio_server() as (read_stream, write_stream):
             if legacy_only:
                 async with server.lifespan(server) as state:
