@@ -12,7 +12,7 @@ npm_pkgs=(
   # An older release under another name, for real drift between two releases.
   "server-filesystem-2025.7.1@npm:@modelcontextprotocol/server-filesystem@2025.7.1"
 )
-pip_pkgs=("mcp-server-time==2026.10.19")
+pip_pkgs=("mcp-server-time==2026.10.19" "mcp==2.3.0")
 stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" | sha256sum | cut -c1-16)"
 
 if [ -f "$stamp" ]; then

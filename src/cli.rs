@@ -146,6 +146,11 @@ pub struct UpdateArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Pin with this protocol version instead of the newest the server speaks (e.g.
+    /// 2025-11-25, the version your agent uses); verify then asks for the same
+    #[arg(long, value_name = "VERSION", value_parser = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])]
+    pub protocol: Option<String>,
+
     #[command(flatten)]
     pub connect: ConnectArgs,
 }

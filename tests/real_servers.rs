@@ -231,3 +231,89 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
         assert_eq!(server["tools"], 13, "{server}");
     }
 }
+
+/// The Python SDK (mcp 2.3.0) fixture in tests/servers, run by the test venv.
+fn python_sdk_server(extra: &[&str]) -> common::HttpServer {
+    let python = servers_dir().join("venv/bin/python");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/py_sdk_server.py");
+    let mut args = vec![script.display().to_string()];
+    args.extend(["--transport", "http"].map(String::from));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::HttpServer::start(&python, &args, &[], Some("--port-file"))
+}
+
+#[test]
+fn python_sdk_server_over_http_is_pinned_in_each_era_with_the_same_hashes() {
+    let dual = python_sdk_server(&[]);
+    let legacy_only = python_sdk_server(&["--legacy-only"]);
+    // The newest era a dual-era server speaks: 2026-07-28, over two pages.
+    let modern = Project::new(json!({"py": {"type": "http", "url": dual.url("/mcp")}}));
+    modern.run(&["update", "--yes"]).expect(0);
+    let modern_lock = modern.lock_text().unwrap();
+    assert!(
+        modern_lock.contains("protocol_version = \"2026-07-28\""),
+        "{modern_lock}"
+    );
+    assert!(modern_lock.contains("py-sdk-fixture"), "{modern_lock}");
+    modern.run(&["verify"]).expect(0);
+    // The same server pinned with the handshake, as an agent on 2025-11-25 sees it.
+    let handshake = Project::new(json!({"py": {"type": "http", "url": dual.url("/mcp")}}));
+    handshake
+        .run(&["update", "--yes", "--protocol", "2025-11-25"])
+        .expect(0);
+    let handshake_lock = handshake.lock_text().unwrap();
+    assert!(
+        handshake_lock.contains("protocol_version = \"2025-11-25\""),
+        "{handshake_lock}"
+    );
+    handshake.run(&["verify"]).expect(0);
+    // A server that knows only the handshake era is found by the fallback.
+    let old = Project::new(json!({"py": {"type": "http", "url": legacy_only.url("/mcp")}}));
+    old.run(&["update", "--yes"]).expect(0);
+    let old_lock = old.lock_text().unwrap();
+    assert!(
+        old_lock.contains("protocol_version = \"2025-11-25\""),
+        "{old_lock}"
+    );
+    old.run(&["verify"]).expect(0);
+    // The SDK orders schema members differently per era; canonical hashes agree.
+    let hashes = tool_hashes(&modern_lock);
+    assert_eq!(hashes.len(), 3);
+    assert_eq!(hashes, tool_hashes(&handshake_lock));
+    assert_eq!(hashes, tool_hashes(&old_lock));
+    // The dual-era server now refuses the modern era: reported as such, not as drift.
+    drop(dual);
+    modern.set_servers(json!({"py": {"type": "http", "url": legacy_only.url("/mcp")}}));
+    let doc = modern.run(&["verify", "--format", "json"]).expect(3).json();
+    let error = doc["servers"][0]["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("no longer speaks protocol 2026-07-28"),
+        "{error}"
+    );
+}
+
+#[test]
+fn python_sdk_server_over_stdio_speaks_the_modern_era() {
+    let python = servers_dir().join("venv/bin/python");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/py_sdk_server.py");
+    let entry = |extra: &[&str]| {
+        let mut args = vec![
+            script.display().to_string(),
+            "--transport".into(),
+            "stdio".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        json!({"command": python.display().to_string(), "args": args})
+    };
+    let p = Project::new(json!({"dual": entry(&[]), "old": entry(&["--legacy-only"])}));
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    let dual = &lock[lock.find("name = \"dual\"").unwrap()..lock.find("name = \"old\"").unwrap()];
+    assert!(dual.contains("protocol_version = \"2026-07-28\""), "{lock}");
+    let old = &lock[lock.find("name = \"old\"").unwrap()..];
+    assert!(old.contains("protocol_version = \"2025-11-25\""), "{lock}");
+    p.run(&["verify"]).expect(0);
+}

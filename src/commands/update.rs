@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use anstyle::AnsiColor;
 use anyhow::Context;
 use mcp_lock::check::{check_servers, resolve_all};
+use mcp_lock::client::ProtocolChoice;
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
@@ -45,7 +46,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     };
     let existing = read_lock(&ws.lock_path)?;
     let lock = existing.clone().unwrap_or_default();
-    let options = check_options(&args.connect, false)?;
+    let mut options = check_options(&args.connect, false)?;
+    if let Some(version) = &args.protocol {
+        options.client.protocol = ProtocolChoice::Exactly(version.clone());
+    }
     super::announce(&selected);
     let checked = check_servers(targets, &lock, &options, progress()).await;
     let dropped: Vec<String> = if args.servers.is_empty() {

@@ -18,12 +18,21 @@ the 2026 era never touches the session table. Over stdio the first request
 decides the era of the whole connection.
 
 `--legacy-only` makes the fixture answer like a server that only knows the
-handshake era. The SDK has no switch for this, so the fixture does it itself:
-stdio runs the SDK's handshake-only loop (`serve_loop`) instead of the dual-era
-one, `server/discover` is unregistered, and over HTTP every request goes to the
-handshake-era transport, with the version-header gate that handshake-only SDK
-releases (mcp 1.x) applied: a session request whose `MCP-Protocol-Version` is
-not a handshake version gets `400` and a JSON-RPC error.
+handshake era, modelled on mcp 1.x (checked against mcp 1.30.0). The SDK has
+no switch for this, so the fixture does it itself:
+  * stdio runs the SDK's handshake-only loop (`serve_loop`), not the dual-era one;
+  * `server/discover` is unregistered, and any request method the handshake era
+    does not define is answered -32602 "Invalid request parameters" (data ""),
+    as mcp 1.x does, before or after `initialize`;
+  * over HTTP every request goes to the handshake-era transport (no 2026
+    routing), with mcp 1.x's version-header gate: a request on a live session
+    (or any request when --stateless) whose `MCP-Protocol-Version` is not a
+    handshake version gets 400 "Bad Request: Unsupported protocol version: ...";
+  * transport-level JSON-RPC errors carry `"id":"server-error"` as in mcp 1.x
+    (mcp 2.3.0 sends `"id":null`).
+
+Run it with the test venv's interpreter:
+    ~/.cache/mcp-lock/test-servers/venv/bin/python tests/servers/py_sdk_server.py ...
 
 Usage:
     py_sdk_server.py [--transport stdio|http] [--port N] [--port-file PATH]
@@ -55,6 +64,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.methods import CLIENT_REQUESTS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.responses import Response
@@ -152,10 +162,29 @@ def build_server(page_size: int, legacy_only: bool) -> Server[Any]:
     )
     if legacy_only:
         # A handshake-only server has no `server/discover` (the SDK registers it
-        # unconditionally; on handshake-era connections its version gate already
-        # answers METHOD_NOT_FOUND, this makes it so on every path).
+        # unconditionally).
         server._request_handlers.pop("server/discover", None)
+        server.middleware.insert(0, legacy_unknown_method_middleware)
     return server
+
+
+# Request methods a handshake-era (<= 2025-11-25) client may send.
+HANDSHAKE_METHODS = frozenset(
+    method for (method, version) in CLIENT_REQUESTS if version in HANDSHAKE_PROTOCOL_VERSIONS
+)
+
+
+async def legacy_unknown_method_middleware(ctx: Any, call_next: Any) -> Any:
+    """Answer a request for a method the handshake era lacks the way mcp 1.x does.
+
+    mcp 1.x validates every inbound request against its fixed request union
+    first, so an unknown method (e.g. `server/discover`) gets -32602
+    "Invalid request parameters" with data "" - not -32601 - before or after
+    `initialize`. mcp 2.3.0 would answer -32601 "Method not found".
+    """
+    if ctx.request_id is not None and ctx.method not in HANDSHAKE_METHODS:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid request parameters", data="")
+    return await call_next(ctx)
 
 
 class LegacyOnlySessionManager(StreamableHTTPSessionManager):
@@ -168,6 +197,9 @@ class LegacyOnlySessionManager(StreamableHTTPSessionManager):
     """
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._route(scope, receive, _legacy_error_ids(send))
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._task_group is None:
             raise RuntimeError("Task group is not initialized. Make sure to use run().")
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -199,6 +231,39 @@ class LegacyOnlySessionManager(StreamableHTTPSessionManager):
             await self._handle_stateless_request(pv, scope, receive, send)
         else:
             await self._handle_stateful_request(scope, receive, send)
+
+
+def _legacy_error_ids(send: Send) -> Send:
+    """Give transport-level JSON-RPC errors the id mcp 1.x used: "server-error".
+
+    mcp 2.3.0 sends `"id":null` on errors that answer no particular request
+    (missing/unknown session, 406, ...); mcp 1.x sent `"id":"server-error"`.
+    Only non-2xx `application/json` bodies are touched.
+    """
+    held: dict[str, Any] = {}
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = dict(message.get("headers", []))
+            if message["status"] >= 400 and headers.get(b"content-type", b"").startswith(b"application/json"):
+                held["start"] = message
+                held["body"] = b""
+                return
+        elif message["type"] == "http.response.body" and "start" in held:
+            held["body"] += message.get("body", b"")
+            if message.get("more_body", False):
+                return
+            body = held["body"].replace(b'"id":null', b'"id":"server-error"', 1)
+            start = held.pop("start")
+            start["headers"] = [(k, v) for k, v in start["headers"] if k != b"content-length"] + [
+                (b"content-length", str(len(body)).encode())
+            ]
+            await send(start)
+            await send({"type": "http.response.body", "body": body})
+            return
+        await send(message)
+
+    return wrapped
 
 
 def write_port_file(path: str, port: int) -> None:
