@@ -99,3 +99,34 @@ fn accept_all_takes_the_remaining_changes() {
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0]["tool"], "deploy_preview");
 }
+
+#[test]
+fn a_terminal_shows_each_running_server_with_its_state_and_a_pipe_gets_plain_lines() {
+    let p = Project::new(json!({
+        "slow-one": common::fixture_entry(&["--delay-initialize", "1500"]),
+        "quick": common::fixture_entry(&[]),
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut cmd = Command::new(common::bin());
+    cmd.arg("verify").current_dir(p.path());
+    let mut s = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
+    // The spinner line names the server and what it is doing while it waits.
+    s.exp_string("slow-one").unwrap();
+    s.exp_string("initializing").unwrap();
+    s.exp_string("Listed").unwrap();
+    s.exp_string("Verified").unwrap();
+    s.exp_eof().unwrap();
+    // Without a terminal: one plain line per finished server, no escape codes.
+    let run = p.run(&["verify"]);
+    run.expect(0);
+    let stderr = run.stderr();
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(!stderr.contains("initializing"), "{stderr}");
+    let listed: Vec<&str> = stderr.lines().filter(|l| l.contains("Listed")).collect();
+    assert_eq!(listed.len(), 2, "{stderr}");
+    assert!(
+        listed
+            .iter()
+            .any(|l| l.trim_start().starts_with("Listed slow-one (3 tools, "))
+    );
+}
