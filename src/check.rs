@@ -26,7 +26,7 @@ impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
             client: ClientOptions::default(),
-            jobs: 8,
+            jobs: 16,
             identity_from_lock: true,
         }
     }

@@ -105,7 +105,7 @@ pub struct ConnectArgs {
     pub request_timeout: f64,
 
     /// Servers contacted at once
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 8)]
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 16)]
     pub jobs: usize,
 
     /// A listing with more pages than this stops as incomplete

@@ -139,6 +139,8 @@ impl ServerSpec {
 pub struct ResolvedRemote {
     pub kind: RemoteKind,
     pub url: String,
+    /// The URL as written in the config, variables unexpanded: what messages show.
+    pub written_url: String,
     /// Header name, expanded value, and the variables the value was built from (for
     /// an authentication error to name).
     pub headers: Vec<(String, String, Vec<String>)>,
@@ -518,6 +520,7 @@ impl ServerSpec {
             TransportSpec::Remote { kind, url, headers } => {
                 let mut secrets = Secrets::default();
                 let name = &self.name;
+                let written_url = url.clone();
                 let url = expand(url, name, "url", project_dir, lookup, &mut secrets)?;
                 let mut resolved = Vec::new();
                 for (key, value) in headers {
@@ -530,6 +533,7 @@ impl ServerSpec {
                 Ok(Resolved::Remote(ResolvedRemote {
                     kind: *kind,
                     url,
+                    written_url,
                     headers: resolved,
                     secrets,
                 }))

@@ -530,3 +530,35 @@ fn twenty_two_servers_are_verified_in_one_run_and_a_hung_one_delays_only_itself(
         }
     }
 }
+
+#[test]
+fn secrets_in_urls_and_echoed_in_error_pages_never_reach_the_output() {
+    // A value that percent-encoding changes, in a URL nothing listens on.
+    let key = "key with <spaces> 9f3e";
+    let p = Project::new(json!({"r": {"url": "http://127.0.0.1:9/mcp?key=${API_KEY}"}}));
+    let run = p.run_env(&["update", "--dry-run"], &[("API_KEY", key)]);
+    run.expect(3);
+    let everything = format!("{}{}", run.stdout(), run.stderr());
+    assert!(
+        everything.contains("cannot connect to http://127.0.0.1:9/mcp?key=${API_KEY}"),
+        "{everything}"
+    );
+    for form in [key, "key%20with%20%3Cspaces%3E%209f3e", "key%20with"] {
+        assert!(!everything.contains(form), "{form} in {everything}");
+    }
+    // A 500 page that quotes the Authorization header near the cut-off point.
+    let token = "tok-5b1e9c0d7a";
+    let server = HttpServer::fixture(&["--http", "--http-misbehave", "echo-auth-500"]);
+    let p = Project::new(json!({"r": {
+        "url": server.url("/mcp"),
+        "headers": {"Authorization": "Bearer ${API_TOKEN}"}
+    }}));
+    let run = p.run_env(&["update", "--dry-run"], &[("API_TOKEN", token)]);
+    run.expect(3);
+    let stderr = run.stderr();
+    assert!(stderr.contains("HTTP 500"), "{stderr}");
+    assert!(
+        !stderr.contains("tok-5b1e") && !stderr.contains("Bearer tok"),
+        "{stderr}"
+    );
+}

@@ -332,6 +332,22 @@ fn handle_streamable(
                 );
                 return;
             }
+            "echo-auth-500" => {
+                // A careless error page that quotes the credential, late in a long body.
+                let auth = request
+                    .headers
+                    .get("authorization")
+                    .cloned()
+                    .unwrap_or_default();
+                let body = format!("{} got {auth}", "x".repeat(180));
+                respond(
+                    stream,
+                    "500 Internal Server Error",
+                    &[("Content-Type", "text/plain".into())],
+                    body.as_bytes(),
+                );
+                return;
+            }
             "wrong-content-type" => {
                 respond(
                     stream,

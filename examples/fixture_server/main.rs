@@ -45,7 +45,7 @@ HTTP (instead of stdio; listens on 127.0.0.1 only):
                           open with a BOM, a comment, an empty event and a notification,
                           use CRLF and split the JSON over several data lines
   --require-token T       answer 401 unless the request has Authorization: Bearer T
-  --http-misbehave MODE   slow-sse | drop-mid-stream | status-500 | wrong-content-type |
+  --http-misbehave MODE   slow-sse | drop-mid-stream | status-500 | echo-auth-500 | wrong-content-type |
                           oversized-body | expire-session | expire-always |
                           redirect-cross-origin | redirect-same-origin";
 

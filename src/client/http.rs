@@ -21,6 +21,7 @@ use super::{
 };
 use crate::config::ResolvedRemote;
 use crate::json::Json;
+use crate::secrets::Secrets;
 
 /// How much of an error body is kept for a message.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -36,7 +37,7 @@ pub(crate) async fn fetch(
     options.status.set("connecting");
     let mut conn = HttpConnection::new(remote, options).map_err(Opening::Failed)?;
     let result = open_and_list(&mut conn, options, deadline).await;
-    conn.close().await;
+    conn.close(deadline).await;
     result
         .map(|outcome| (outcome, conn.counters))
         .map_err(|e| match e {
@@ -138,6 +139,31 @@ pub(crate) fn credentials_used(remote: &ResolvedRemote) -> String {
     format!("sent {}", names.join(", "))
 }
 
+/// Who is being talked to, for error messages: the URL as written (reqwest's own
+/// messages show the expanded, percent-encoded URL, which redaction cannot recognise),
+/// the credentials sent, and the values to redact.
+#[derive(Debug, Clone)]
+pub(crate) struct Peer {
+    pub url: String,
+    pub credentials: String,
+    pub secrets: Secrets,
+}
+
+impl Peer {
+    pub(crate) fn new(remote: &ResolvedRemote) -> Self {
+        Peer {
+            url: remote.written_url.clone(),
+            credentials: credentials_used(remote),
+            secrets: remote.secrets.clone(),
+        }
+    }
+}
+
+/// Every message of a reqwest error's chain, without the URL it carries.
+pub(crate) fn reqwest_chain(e: reqwest::Error) -> String {
+    error_chain(&e.without_url())
+}
+
 /// Every message of an error chain, which reqwest spreads over sources.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
@@ -154,28 +180,29 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// A send that failed before any status arrived.
-pub(crate) fn send_error(e: reqwest::Error) -> RpcError {
+pub(crate) fn send_error(e: reqwest::Error, peer: &Peer) -> RpcError {
     if e.is_timeout() {
         return RpcError::Timeout;
     }
+    let e = e.without_url();
     if e.is_connect() {
         // The innermost cause says it best ("Connection refused (os error 111)").
         let mut cause: &dyn std::error::Error = &e;
         while let Some(inner) = cause.source() {
             cause = inner;
         }
-        let url = e.url().map(|u| u.to_string()).unwrap_or_default();
-        return RpcError::Io(format!("cannot connect to {url}: {cause}"));
+        return RpcError::Io(format!("cannot connect to {}: {cause}", peer.url));
     }
-    RpcError::Io(error_chain(&e))
+    RpcError::Io(format!("{}: {}", peer.url, error_chain(&e)))
 }
 
 /// A status that is not an answer, as an error; `Ok` for 2xx.
 pub(crate) async fn check_status(
     response: Response,
     deadline: Instant,
-    credentials: &str,
+    peer: &Peer,
 ) -> Result<Response, RpcError> {
+    let credentials = peer.credentials.as_str();
     let status = response.status();
     if status.is_success() {
         return Ok(response);
@@ -204,9 +231,7 @@ pub(crate) async fn check_status(
             location,
         });
     }
-    let body = read_body(response, ERROR_BODY_BYTES, deadline)
-        .await
-        .unwrap_or_default();
+    let body = read_body_prefix(response, ERROR_BODY_BYTES, deadline).await;
     let rpc = messages_in(&body).and_then(|messages| {
         messages.iter().find_map(|m| {
             let error = m.get("error")?.to_value();
@@ -217,15 +242,14 @@ pub(crate) async fn check_status(
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string(),
+                error.get("data").cloned(),
             ))
         })
     });
-    let text: String = String::from_utf8_lossy(&body)
-        .chars()
-        .take(200)
-        .collect::<String>()
-        .trim()
-        .to_string();
+    // Redacted before it is cut, so no part of an echoed secret survives the cut.
+    let text = peer
+        .secrets
+        .redact_truncated(String::from_utf8_lossy(&body).trim(), 200);
     Err(RpcError::Http {
         status: status.as_u16(),
         rpc,
@@ -235,6 +259,21 @@ pub(crate) async fn check_status(
             text
         },
     })
+}
+
+/// Up to `max` bytes of a body (an error page), whatever happens.
+async fn read_body_prefix(mut response: Response, max: usize, deadline: Instant) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < max {
+        match timeout_at(deadline, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                let room = max - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            _ => break,
+        }
+    }
+    body
 }
 
 /// Reads a whole body, refusing more than `max` bytes.
@@ -277,7 +316,7 @@ pub(crate) struct HttpConnection {
     client: Client,
     url: Url,
     headers: HeaderMap,
-    credentials: String,
+    peer: Peer,
     session_id: Option<HeaderValue>,
     /// The version `initialize` agreed on, sent as `MCP-Protocol-Version` afterwards.
     protocol_version: Option<String>,
@@ -295,7 +334,7 @@ impl HttpConnection {
         Ok(HttpConnection {
             client: build_client(&url, options)?,
             headers: header_map(remote)?,
-            credentials: credentials_used(remote),
+            peer: Peer::new(remote),
             url,
             session_id: None,
             protocol_version: None,
@@ -334,10 +373,10 @@ impl HttpConnection {
         }
         let response = match timeout_at(deadline, request.send()).await {
             Err(_) => return Err(RpcError::Timeout),
-            Ok(Err(e)) => return Err(send_error(e)),
+            Ok(Err(e)) => return Err(send_error(e, &self.peer)),
             Ok(Ok(response)) => response,
         };
-        check_status(response, deadline, &self.credentials).await
+        check_status(response, deadline, &self.peer).await
     }
 
     /// Posts a request and reads its answer, once.
@@ -416,7 +455,7 @@ impl HttpConnection {
                 Ok(Err(e)) => {
                     return Err(RpcError::Closed(format!(
                         "the SSE stream broke before the answer arrived: {}",
-                        error_chain(&e)
+                        reqwest_chain(e)
                     )));
                 }
                 Ok(Ok(None)) => {
@@ -468,7 +507,7 @@ impl HttpConnection {
     }
 
     /// Ends the session, if there is one. Failures do not matter: the listing is done.
-    async fn close(&mut self) {
+    async fn close(&mut self, deadline: Instant) {
         let Some(session) = self.session_id.take() else {
             return;
         };
@@ -476,12 +515,13 @@ impl HttpConnection {
             .client
             .delete(self.url.clone())
             .headers(self.headers.clone())
-            .header("Mcp-Session-Id", session)
-            .timeout(DELETE_TIMEOUT);
+            .header("Mcp-Session-Id", session);
         if let Some(version) = &self.protocol_version {
             request = request.header("MCP-Protocol-Version", version.as_str());
         }
-        let _ = request.send().await;
+        // Never past the server's deadline, and briefly even when time is left.
+        let until = deadline.min(Instant::now() + DELETE_TIMEOUT);
+        let _ = timeout_at(until, request.send()).await;
     }
 }
 

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout_at};
 
 use super::http::{
-    build_client, check_status, credentials_used, error_chain, header_map, parse_url, send_error,
+    Peer, build_client, check_status, header_map, parse_url, reqwest_chain, send_error,
 };
 use super::session::{Opening, open_and_list};
 use super::sse::{Event, Parser};
@@ -22,8 +22,9 @@ use super::{
 use crate::config::ResolvedRemote;
 use crate::json::Json;
 
-/// Events waiting to be read; the reader pauses when this many are queued.
-const QUEUED_EVENTS: usize = 64;
+/// Events waiting to be read; the reader pauses when this many are queued (each is
+/// at most --max-message-bytes).
+const QUEUED_EVENTS: usize = 4;
 
 /// Lists a legacy HTTP+SSE server's tools. `Err` only when the session could not open.
 pub(crate) async fn fetch(
@@ -57,9 +58,9 @@ pub(crate) struct SseConnection {
     client: reqwest::Client,
     endpoint: Url,
     headers: HeaderMap,
-    credentials: String,
+    peer: Peer,
     events: mpsc::Receiver<Result<Event, RpcError>>,
-    reader: JoinHandle<()>,
+    _reader: AbortOnDrop,
     next_id: i64,
     counters: Counters,
 }
@@ -73,7 +74,7 @@ impl SseConnection {
         let url = parse_url(&remote.url)?;
         let client = build_client(&url, options)?;
         let headers = header_map(remote)?;
-        let credentials = credentials_used(remote);
+        let peer = Peer::new(remote);
         let until = deadline.min(Instant::now() + options.request_timeout);
         let opening = |e: RpcError| match e {
             RpcError::Timeout => format!(
@@ -88,10 +89,10 @@ impl SseConnection {
             .header(ACCEPT, "text/event-stream");
         let response = match timeout_at(until, request.send()).await {
             Err(_) => return Err(opening(RpcError::Timeout)),
-            Ok(Err(e)) => return Err(opening(send_error(e))),
+            Ok(Err(e)) => return Err(opening(send_error(e, &peer))),
             Ok(Ok(r)) => r,
         };
-        let response = check_status(response, until, &credentials)
+        let response = check_status(response, until, &peer)
             .await
             .map_err(opening)?;
         let kind = response
@@ -105,7 +106,12 @@ impl SseConnection {
             ));
         }
         let (tx, mut events) = mpsc::channel(QUEUED_EVENTS);
-        let reader = tokio::spawn(read_events(response, options.max_message_bytes, tx));
+        // Ends the reader (and the connection) on every way out of here.
+        let reader = AbortOnDrop(tokio::spawn(read_events(
+            response,
+            options.max_message_bytes,
+            tx,
+        )));
         let first = match timeout_at(until, events.recv()).await {
             Err(_) => return Err(opening(RpcError::Timeout)),
             Ok(None) => return Err(opening(RpcError::Closed("the stream ended".into()))),
@@ -113,7 +119,6 @@ impl SseConnection {
             Ok(Some(Ok(event))) => event,
         };
         if first.name != "endpoint" {
-            reader.abort();
             return Err(format!(
                 "GET (HTTP+SSE): the first event is {:?}, not \"endpoint\"",
                 first.name
@@ -126,7 +131,6 @@ impl SseConnection {
             )
         })?;
         if endpoint.origin() != url.origin() && !options.allow_cross_origin_redirects {
-            reader.abort();
             return Err(format!(
                 "GET (HTTP+SSE): the endpoint {endpoint} is on another origin; not used (pass --allow-redirects to use it)"
             ));
@@ -135,9 +139,9 @@ impl SseConnection {
             client,
             endpoint,
             headers,
-            credentials,
+            peer,
             events,
-            reader,
+            _reader: reader,
             next_id: 1,
             counters: Counters::default(),
         })
@@ -152,19 +156,21 @@ impl SseConnection {
             .body(serde_json::to_vec(body).expect("a Value always serializes"));
         let response = match timeout_at(deadline, request.send()).await {
             Err(_) => return Err(RpcError::Timeout),
-            Ok(Err(e)) => return Err(send_error(e)),
+            Ok(Err(e)) => return Err(send_error(e, &self.peer)),
             Ok(Ok(r)) => r,
         };
-        check_status(response, deadline, &self.credentials)
-            .await
-            .map(drop)
+        check_status(response, deadline, &self.peer).await.map(drop)
     }
 }
 
-impl Drop for SseConnection {
+/// A task aborted when this is dropped: dropping a `JoinHandle` alone leaves the task
+/// running, and the reader's stream has no deadline of its own.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         // Dropping the stream closes the connection, which ends the session.
-        self.reader.abort();
+        self.0.abort();
     }
 }
 
@@ -190,7 +196,7 @@ async fn read_events(
                 let _ = tx
                     .send(Err(RpcError::Closed(format!(
                         "the SSE stream broke: {}",
-                        error_chain(&e)
+                        reqwest_chain(e)
                     ))))
                     .await;
                 return;

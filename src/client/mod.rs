@@ -153,11 +153,12 @@ pub enum RpcError {
     },
     #[error("{0}")]
     Protocol(String),
-    /// An HTTP status that is not an answer; `rpc` is a JSON-RPC error in its body.
+    /// An HTTP status that is not an answer; `rpc` is a JSON-RPC error in its body
+    /// (code, message, data).
     #[error("HTTP {status}{}", rpc_suffix(.rpc, .body))]
     Http {
         status: u16,
-        rpc: Option<(i64, String)>,
+        rpc: Option<(i64, String, Option<Value>)>,
         body: String,
     },
     /// 401 or 403.
@@ -173,9 +174,9 @@ pub enum RpcError {
     Redirect { status: u16, location: String },
 }
 
-fn rpc_suffix(rpc: &Option<(i64, String)>, body: &str) -> String {
+fn rpc_suffix(rpc: &Option<(i64, String, Option<Value>)>, body: &str) -> String {
     match rpc {
-        Some((code, message)) => format!(": error {code}: {message}"),
+        Some((code, message, _)) => format!(": error {code}: {message}"),
         None if body.is_empty() => String::new(),
         None => format!(": {body}"),
     }
@@ -369,7 +370,12 @@ pub async fn fetch_remote(
 ) -> Fetched {
     let started = Instant::now();
     let deadline = started + options.server_timeout;
-    let kind = pinned_transport.unwrap_or(remote.kind);
+    // A pinned transport matters only for entries that leave detection to us; an
+    // explicit `type: "sse"` is what the user asks for now.
+    let kind = match remote.kind {
+        RemoteKind::StreamableHttp => pinned_transport.unwrap_or(remote.kind),
+        RemoteKind::Sse => RemoteKind::Sse,
+    };
     let secrets = &remote.secrets;
     let result = match kind {
         RemoteKind::Sse => legacy_sse::fetch(remote, options, deadline).await,

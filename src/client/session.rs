@@ -140,13 +140,20 @@ async fn discover<T: Transport>(
             );
             choose_legacy(&supported, version)
         }
+        // Over HTTP the same error arrives with a 400 status.
+        Err(RpcError::Http {
+            rpc: Some((-32022, _, data)),
+            ..
+        }) => {
+            let data = data.as_ref().map(Json::from_value);
+            choose_legacy(
+                &string_list(data.as_ref().and_then(|d| d.get("supported"))),
+                version,
+            )
+        }
         Err(e @ RpcError::Remote { code, .. }) if MODERN_ERRORS.contains(&code) => Err(failed(e)),
-        Err(
-            e @ RpcError::Http {
-                status: 400 | 404 | 405,
-                ..
-            },
-        ) => {
+        // A 4xx without a modern error is a handshake-era server (401/403 are Auth).
+        Err(e @ RpcError::Http { status, .. }) if (400..500).contains(&status) => {
             if is_modern_http_error(&e) {
                 Err(failed(e))
             } else {
@@ -163,7 +170,7 @@ async fn discover<T: Transport>(
 }
 
 fn is_modern_http_error(e: &RpcError) -> bool {
-    matches!(e, RpcError::Http { rpc: Some((code, _)), .. } if MODERN_ERRORS.contains(code))
+    matches!(e, RpcError::Http { rpc: Some((code, _, _)), .. } if MODERN_ERRORS.contains(code))
 }
 
 /// A modern server that does not speak `version`: fall back to the handshake if it

@@ -50,6 +50,10 @@ impl Parser {
     /// Consumes `bytes`, returning the events they completed.
     pub fn feed(&mut self, mut bytes: &[u8]) -> Result<Vec<Event>, TooLarge> {
         let mut events = Vec::new();
+        if bytes.is_empty() {
+            // Nothing to learn, and a pending CR must still meet its LF.
+            return Ok(events);
+        }
         if self.at_start {
             // The BOM may itself arrive split; wait until three bytes are known.
             self.line.extend_from_slice(bytes);
