@@ -562,3 +562,20 @@ fn secrets_in_urls_and_echoed_in_error_pages_never_reach_the_output() {
         "{stderr}"
     );
 }
+
+#[test]
+fn https_goes_through_rustls_and_a_failed_handshake_is_unverifiable() {
+    // A plain-HTTP server behind an https URL: the TLS stack starts (no crypto
+    // provider panic) and the failed handshake is reported as such.
+    let server = HttpServer::fixture(&["--http"]);
+    let url = server.url("/mcp").replace("http://", "https://");
+    let p = Project::new(json!({"tls": {"url": url}}));
+    let run = p.run(&["update", "--dry-run"]);
+    run.expect(3);
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains(&format!("cannot connect to {url}")),
+        "{stderr}"
+    );
+    assert!(stderr.to_lowercase().contains("tls"), "{stderr}");
+}
