@@ -52,6 +52,8 @@ Examples:
   mcp-lock update memory          only the server named memory
   mcp-lock update --dry-run       show what would change, write nothing
   mcp-lock update --yes           accept everything (first pin in a script)
+  mcp-lock update --protocol 2025-11-25
+                                  pin what an agent on 2025-11-25 sees
 
 At each change: y accepts it, n keeps the old pin, a accepts this and all remaining,
 q rejects this and all remaining (changes already accepted are still written).
