@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::client::StatusSink;
-use crate::client::{ClientOptions, Fetched, ProtocolChoice, fetch_remote, fetch_stdio};
+use crate::client::{
+    ClientOptions, Fetched, ProtocolChoice, StatusSink, fetch_remote, fetch_stdio,
+};
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{ServerReport, compare};
 use crate::lock::{Lockfile, Reached};
@@ -37,7 +38,7 @@ impl Default for CheckOptions {
 pub struct Checked {
     pub spec: ServerSpec,
     /// What the server said.
-    pub fetched: Option<Fetched>,
+    pub fetched: Fetched,
     pub report: ServerReport,
 }
 
@@ -112,7 +113,7 @@ pub async fn check_servers(
             let report = compare(&spec, pinned.as_ref(), &fetched);
             let checked = Checked {
                 spec,
-                fetched: Some(fetched),
+                fetched,
                 report,
             };
             progress.finished(&checked.report);

@@ -121,7 +121,7 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
 }
 
 fn complete(c: &Checked) -> Option<(&ServerSession, &[HashedTool])> {
-    match &c.fetched.as_ref()?.outcome {
+    match &c.fetched.outcome {
         Outcome::Complete { session, listing } => Some((session, &listing.tools)),
         _ => None,
     }

@@ -11,13 +11,14 @@ use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
 use reqwest::{Client, Response, StatusCode, Url};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::{Instant, timeout_at};
 
 use super::session::{Opening, open_and_list};
 use super::sse::Parser;
 use super::{
     ClientOptions, Counters, Incoming, Outcome, RpcError, Transport, classify, messages_in,
+    notification, request_message, take_payload,
 };
 use crate::config::ResolvedRemote;
 use crate::json::Json;
@@ -467,16 +468,12 @@ impl HttpConnection {
             };
             let events = parser.feed(&chunk).map_err(|e| RpcError::TooLarge(e.0))?;
             for event in events {
-                let Some(messages) = messages_in(event.data.as_bytes()) else {
-                    self.counters.ignored += 1;
-                    continue;
-                };
-                for message in messages {
-                    match classify(message, id, &mut self.counters) {
-                        Incoming::Answer(answer) => return answer,
-                        Incoming::ServerRequest(reply) => self.reply(&reply, deadline).await?,
-                        Incoming::Other => {}
-                    }
+                let inbound = take_payload(event.data.as_bytes(), id, &mut self.counters);
+                for reply in &inbound.replies {
+                    self.reply(reply, deadline).await?;
+                }
+                if let Some(answer) = inbound.answer {
+                    return answer;
                 }
             }
         }
@@ -500,7 +497,7 @@ impl HttpConnection {
         self.protocol_version = None;
         let id = self.next_id;
         self.next_id += 1;
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+        let body = request_message(id, "initialize", params);
         self.exchange(&body, id, deadline).await?;
         self.notify("notifications/initialized", None, deadline)
             .await
@@ -534,7 +531,7 @@ impl Transport for HttpConnection {
     ) -> Result<Json, RpcError> {
         let id = self.next_id;
         self.next_id += 1;
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let body = request_message(id, method, params);
         match self.exchange(&body, id, deadline).await {
             Err(RpcError::Http { status: 404, .. })
                 if self.session_id.is_some() && !self.reopened && method != "initialize" =>
@@ -554,11 +551,9 @@ impl Transport for HttpConnection {
         params: Option<Value>,
         deadline: Instant,
     ) -> Result<(), RpcError> {
-        let mut body = json!({"jsonrpc": "2.0", "method": method});
-        if let Some(params) = params {
-            body["params"] = params;
-        }
-        self.post(&body, deadline).await.map(drop)
+        self.post(&notification(method, params), deadline)
+            .await
+            .map(drop)
     }
 
     fn counters(&self) -> Counters {

@@ -5,7 +5,7 @@
 
 use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout_at};
@@ -16,8 +16,8 @@ use super::http::{
 use super::session::{Opening, open_and_list};
 use super::sse::{Event, Parser};
 use super::{
-    ClientOptions, Counters, Incoming, Outcome, ProtocolChoice, RpcError, Transport, classify,
-    messages_in,
+    ClientOptions, Counters, Outcome, ProtocolChoice, RpcError, Transport, notification,
+    request_message, take_payload,
 };
 use crate::config::ResolvedRemote;
 use crate::json::Json;
@@ -227,24 +227,20 @@ impl Transport for SseConnection {
     ) -> Result<Json, RpcError> {
         let id = self.next_id;
         self.next_id += 1;
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.post(&body, deadline).await?;
+        self.post(&request_message(id, method, params), deadline)
+            .await?;
         loop {
             let event = match timeout_at(deadline, self.events.recv()).await {
                 Err(_) => return Err(RpcError::Timeout),
                 Ok(None) => return Err(RpcError::Closed("the SSE stream ended".into())),
                 Ok(Some(event)) => event?,
             };
-            let Some(messages) = messages_in(event.data.as_bytes()) else {
-                self.counters.ignored += 1;
-                continue;
-            };
-            for message in messages {
-                match classify(message, id, &mut self.counters) {
-                    Incoming::Answer(answer) => return answer,
-                    Incoming::ServerRequest(reply) => self.post(&reply, deadline).await?,
-                    Incoming::Other => {}
-                }
+            let inbound = take_payload(event.data.as_bytes(), id, &mut self.counters);
+            for reply in &inbound.replies {
+                self.post(reply, deadline).await?;
+            }
+            if let Some(answer) = inbound.answer {
+                return answer;
             }
         }
     }
@@ -255,11 +251,7 @@ impl Transport for SseConnection {
         params: Option<Value>,
         deadline: Instant,
     ) -> Result<(), RpcError> {
-        let mut body = json!({"jsonrpc": "2.0", "method": method});
-        if let Some(params) = params {
-            body["params"] = params;
-        }
-        self.post(&body, deadline).await
+        self.post(&notification(method, params), deadline).await
     }
 
     fn counters(&self) -> Counters {

@@ -333,6 +333,48 @@ pub(crate) fn classify(message: Json, id: i64, counters: &mut Counters) -> Incom
     }
 }
 
+/// What one line, body or event brought: perhaps the answer, and replies owed to the
+/// server's own requests (send them before using the answer).
+pub(crate) struct Inbound {
+    pub answer: Option<Result<Json, RpcError>>,
+    pub replies: Vec<Value>,
+}
+
+/// Reads one payload while waiting for answer `id`; a payload that is not JSON-RPC is
+/// counted and skipped.
+pub(crate) fn take_payload(bytes: &[u8], id: i64, counters: &mut Counters) -> Inbound {
+    let mut inbound = Inbound {
+        answer: None,
+        replies: Vec::new(),
+    };
+    let Some(messages) = messages_in(bytes) else {
+        counters.ignored += 1;
+        return inbound;
+    };
+    for message in messages {
+        match classify(message, id, counters) {
+            Incoming::Answer(answer) => inbound.answer = inbound.answer.or(Some(answer)),
+            Incoming::ServerRequest(reply) => inbound.replies.push(reply),
+            Incoming::Other => {}
+        }
+    }
+    inbound
+}
+
+/// A JSON-RPC request.
+pub(crate) fn request_message(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A JSON-RPC notification.
+pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
+    let mut message = json!({"jsonrpc": "2.0", "method": method});
+    if let Some(params) = params {
+        message["params"] = params;
+    }
+    message
+}
+
 /// The messages in one line, body or event: one object or a batch (2025-03-26).
 pub(crate) fn messages_in(bytes: &[u8]) -> Option<Vec<Json>> {
     let text = std::str::from_utf8(bytes).ok()?;

@@ -129,27 +129,19 @@ async fn discover<T: Transport>(
             }
             choose_legacy(&supported, version)
         }
-        Err(RpcError::Remote {
-            code: -32022, data, ..
-        }) => {
-            let supported = string_list(
-                data.as_ref()
-                    .map(Json::from_value)
-                    .as_ref()
-                    .and_then(|d| d.get("supported")),
-            );
-            choose_legacy(&supported, version)
-        }
-        // Over HTTP the same error arrives with a 400 status.
-        Err(RpcError::Http {
-            rpc: Some((-32022, _, data)),
-            ..
-        }) => {
+        // Unsupported version; over HTTP the same error arrives inside a 400.
+        Err(
+            RpcError::Remote {
+                code: -32022, data, ..
+            }
+            | RpcError::Http {
+                rpc: Some((-32022, _, data)),
+                ..
+            },
+        ) => {
             let data = data.as_ref().map(Json::from_value);
-            choose_legacy(
-                &string_list(data.as_ref().and_then(|d| d.get("supported"))),
-                version,
-            )
+            let supported = string_list(data.as_ref().and_then(|d| d.get("supported")));
+            choose_legacy(&supported, version)
         }
         Err(e @ RpcError::Remote { code, .. }) if MODERN_ERRORS.contains(&code) => Err(failed(e)),
         // A 4xx without a modern error is a handshake-era server (401/403 are Auth).

@@ -10,12 +10,12 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
-use super::{Counters, Incoming, RpcError, Transport, classify, messages_in};
+use super::{Counters, RpcError, Transport, notification, request_message, take_payload};
 use crate::config::ResolvedStdio;
 use crate::json::Json;
 use crate::secrets::Secrets;
@@ -222,11 +222,7 @@ impl Transport for StdioConnection {
         params: Option<Value>,
         deadline: Instant,
     ) -> Result<(), RpcError> {
-        let mut message = json!({"jsonrpc": "2.0", "method": method});
-        if let Some(params) = params {
-            message["params"] = params;
-        }
-        self.write(&message, deadline).await
+        self.write(&notification(method, params), deadline).await
     }
 
     /// Answers the server's own requests and sets notifications aside meanwhile.
@@ -238,8 +234,8 @@ impl Transport for StdioConnection {
     ) -> Result<Json, RpcError> {
         let id = self.next_id;
         self.next_id += 1;
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.write(&message, deadline).await?;
+        self.write(&request_message(id, method, params), deadline)
+            .await?;
         loop {
             let line = match timeout_at(deadline, self.stdout.next_line()).await {
                 Err(_) => return Err(RpcError::Timeout),
@@ -250,18 +246,15 @@ impl Transport for StdioConnection {
                 }
                 Ok(Ok(Line::Text(bytes))) => bytes,
             };
-            let Some(messages) = messages_in(&line) else {
-                if !line.iter().all(u8::is_ascii_whitespace) {
-                    self.counters.ignored += 1;
-                }
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
-            };
-            for message in messages {
-                match classify(message, id, &mut self.counters) {
-                    Incoming::Answer(answer) => return answer,
-                    Incoming::ServerRequest(reply) => self.write(&reply, deadline).await?,
-                    Incoming::Other => {}
-                }
+            }
+            let inbound = take_payload(&line, id, &mut self.counters);
+            for reply in &inbound.replies {
+                self.write(reply, deadline).await?;
+            }
+            if let Some(answer) = inbound.answer {
+                return answer;
             }
         }
     }

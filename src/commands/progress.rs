@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_lock::check::ProgressSink;
-use mcp_lock::drift::ServerReport;
+use mcp_lock::drift::{ServerReport, Verdict};
 use mcp_lock::report::verdict_style_for;
 use mcp_lock::text::escape_for_terminal as esc;
 
@@ -36,7 +36,7 @@ impl Display {
             Some(n) => format!("{n} tools"),
             None => report.verdict.as_str().to_string(),
         };
-        let verb = if report.verdict.as_str() == "unverifiable" {
+        let verb = if report.verdict == Verdict::Unverifiable {
             "Failed"
         } else {
             "Listed"
