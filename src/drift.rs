@@ -4,11 +4,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::classify::{Class, Finding};
 use crate::client::{Fetched, Outcome, ServerSession};
 use crate::config::ServerSpec;
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::lock::{LockedServer, Reached};
+use crate::policy::Action;
 
 /// One verdict per server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -104,6 +106,12 @@ pub struct ToolChange {
     pub live_hash: Option<String>,
     /// Why the live definition cannot be pinned, if it cannot.
     pub problem: Option<String>,
+    /// The worst class among `findings` (set by [`crate::policy::Policy::evaluate`]).
+    pub class: Option<Class>,
+    /// What the policy does with this change.
+    pub action: Action,
+    /// What changed and what it means, worst first.
+    pub findings: Vec<Finding>,
     #[serde(skip)]
     pub pinned: Option<Json>,
     #[serde(skip)]
@@ -129,6 +137,10 @@ pub struct ServerChange {
     /// Whether this alone makes the server stale (instructions and identity do; a
     /// version bump with the same tools does not).
     pub drift: bool,
+    /// For a drift: semantic (instructions) or authority (identity).
+    pub class: Option<Class>,
+    /// What the policy does with it (drifts only).
+    pub action: Option<Action>,
 }
 
 /// The comparison of one server with its pin.
@@ -141,6 +153,11 @@ pub struct ServerReport {
     pub tools: Option<usize>,
     pub changes: Vec<ToolChange>,
     pub server_changes: Vec<ServerChange>,
+    /// Whether the lock pins this server at all.
+    pub pinned: bool,
+    /// The most serious action among the changes (set by the policy); a server the
+    /// lock does not pin fails.
+    pub action: Action,
     pub error: Option<String>,
     /// The server's last stderr lines, when it failed.
     pub stderr: Vec<String>,
@@ -159,6 +176,8 @@ impl ServerReport {
             tools: None,
             changes: Vec::new(),
             server_changes: Vec::new(),
+            pinned: true,
+            action: Action::default(),
             error: Some(error),
             stderr: Vec::new(),
             ignored_lines: 0,
@@ -178,6 +197,9 @@ impl ServerReport {
                 pinned_hash: Some(tool.hash.clone()),
                 live_hash: None,
                 problem: None,
+                class: None,
+                action: Action::default(),
+                findings: Vec::new(),
                 pinned: Some(tool.definition.clone()),
                 live: None,
             })
@@ -206,6 +228,8 @@ pub fn compare(
         tools: None,
         changes: Vec::new(),
         server_changes: Vec::new(),
+        pinned: pinned.is_some(),
+        action: Action::default(),
         error: None,
         stderr: Vec::new(),
         ignored_lines: fetched.ignored_lines,
@@ -246,6 +270,8 @@ pub fn compare(
                     pinned: Some(pinned.reached.to_string()),
                     live: Some(launch.to_string()),
                     drift: false,
+                    class: None,
+                    action: None,
                 });
             }
             if !report.changes.is_empty() || report.server_changes.iter().any(|c| c.drift) {
@@ -270,6 +296,9 @@ pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<T
                 pinned_hash: None,
                 live_hash: tool.hash.as_ref().ok().cloned(),
                 problem: Some("it has no string name, so it cannot be pinned".into()),
+                class: None,
+                action: Action::default(),
+                findings: Vec::new(),
                 pinned: None,
                 live: Some(tool.definition.clone()),
             }),
@@ -286,6 +315,9 @@ pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<T
                 pinned_hash: Some(pin.hash.clone()),
                 live_hash: None,
                 problem: None,
+                class: None,
+                action: Action::default(),
+                findings: Vec::new(),
                 pinned: Some(pin.definition.clone()),
                 live: None,
             });
@@ -327,6 +359,9 @@ pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<T
             pinned_hash: pin.map(|p| p.hash.clone()),
             live_hash,
             problem,
+            class: None,
+            action: Action::default(),
+            findings: Vec::new(),
             pinned: pin.map(|p| p.definition.clone()),
             live: Some(live.definition.clone()),
         });
@@ -370,11 +405,18 @@ pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<Server
     let mut changes = Vec::new();
     let mut push = |field, pinned: Option<String>, live: Option<String>, drift| {
         if pinned != live {
+            let class = match field {
+                "instructions" => Some(Class::Semantic),
+                "server_identity" => Some(Class::Authority),
+                _ => None,
+            };
             changes.push(ServerChange {
                 field,
                 pinned,
                 live,
                 drift,
+                class,
+                action: None,
             });
         }
     };

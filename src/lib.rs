@@ -20,6 +20,7 @@
 //! ```
 
 pub mod check;
+pub mod classify;
 pub mod client;
 pub mod config;
 pub mod drift;
@@ -27,6 +28,7 @@ pub mod exit_codes;
 pub mod hash;
 pub mod json;
 pub mod lock;
+pub mod policy;
 pub mod report;
 pub mod secrets;
 pub mod text;

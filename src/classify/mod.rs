@@ -1,0 +1,586 @@
+//! What a change means for a caller: every difference between a pinned tool
+//! definition and a live one becomes findings, each with a class, the JSON pointer it
+//! concerns, the values before and after, and a one-line reason.
+//!
+//! Direction matters. An input schema says what the agent sends, so accepting less
+//! breaks old calls; an output schema says what the agent reads, so producing more
+//! breaks old readers. Where a precise answer is not possible the finding says so and
+//! is classified as breaking, never as additive.
+
+mod schema;
+mod text;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::json::{Json, escape_pointer};
+
+pub use text::instruction_in;
+
+/// What a change can do to a caller, least to most serious.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// Title, icons, `_meta`, order, whitespace, defaults written out: nothing a caller
+    /// or the model acts on.
+    Cosmetic,
+    /// Old calls keep working and mean the same.
+    Additive,
+    /// Text the model reads changed while the shape did not: meaning may have moved.
+    Semantic,
+    /// An old call no longer validates or an old result no longer parses.
+    Breaking,
+    /// The change can widen what a call does or where it lands.
+    Authority,
+}
+
+impl Class {
+    pub const ALL: [Class; 5] = [
+        Class::Authority,
+        Class::Breaking,
+        Class::Semantic,
+        Class::Additive,
+        Class::Cosmetic,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Cosmetic => "cosmetic",
+            Class::Additive => "additive",
+            Class::Semantic => "semantic",
+            Class::Breaking => "breaking",
+            Class::Authority => "authority",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One thing that changed, and what it means.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub class: Class,
+    /// RFC 6901 pointer into the tool definition ("" for the whole tool).
+    pub pointer: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub reason: String,
+    /// The live description newly tells the model what to do (read files, send data
+    /// elsewhere, keep something from the user).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub instructs_model: bool,
+}
+
+/// Whether a schema describes what the agent sends or what it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Input,
+    Output,
+}
+
+/// Words that make a field pick a target or identity, unless the policy says otherwise.
+pub const DEFAULT_TARGET_FIELDS: &[&str] = &[
+    "host",
+    "hostname",
+    "account",
+    "environment",
+    "env",
+    "region",
+    "tenant",
+    "user",
+    "username",
+    "repository",
+    "repo",
+    "org",
+    "organization",
+    "project",
+    "path",
+    "url",
+    "uri",
+    "endpoint",
+    "target",
+    "cluster",
+    "namespace",
+    "workspace",
+    "owner",
+    "team",
+];
+
+/// Classifies changes; configured with the words that mark target fields.
+#[derive(Debug, Clone)]
+pub struct Classifier {
+    target_words: Vec<String>,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier::with_target_fields(DEFAULT_TARGET_FIELDS.iter().copied())
+    }
+}
+
+impl Classifier {
+    pub fn with_target_fields<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Self {
+        Classifier {
+            target_words: words
+                .into_iter()
+                .map(|w| w.as_ref().to_ascii_lowercase())
+                .collect(),
+        }
+    }
+
+    /// Whether a property name selects a target or identity: one of its words
+    /// (split at case changes, digits and punctuation) is a target word or its plural.
+    pub fn is_target_field(&self, name: &str) -> bool {
+        words_of(name).iter().any(|word| {
+            self.target_words.iter().any(|t| {
+                word == t
+                    || word.strip_suffix('s') == Some(t.as_str())
+                    || word.strip_suffix("es") == Some(t.as_str())
+            })
+        })
+    }
+
+    /// Every finding between a pinned and a live definition of the same tool.
+    pub fn classify(&self, pinned: &Json, live: &Json) -> Vec<Finding> {
+        let (a, b) = (pinned.to_value(), live.to_value());
+        let empty = Map::new();
+        let a = a.as_object().unwrap_or(&empty);
+        let b = b.as_object().unwrap_or(&empty);
+        let mut out = Vec::new();
+        let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            let (x, y) = (a.get(key), b.get(key));
+            if x == y {
+                continue;
+            }
+            let pointer = format!("/{}", escape_pointer(key));
+            match key.as_str() {
+                "description" => text::description(&pointer, x, y, &mut out),
+                "title" | "icons" | "_meta" => out.push(Finding::new(
+                    Class::Cosmetic,
+                    &pointer,
+                    x,
+                    y,
+                    format!("`{key}` changed; callers and the model do not act on it"),
+                )),
+                "annotations" => annotations(x, y, &mut out),
+                "inputSchema" => {
+                    schema::compare(self, Direction::Input, &pointer, x, y, &mut out);
+                }
+                "outputSchema" => match (x, y) {
+                    (None, Some(_)) => out.push(Finding::new(
+                        Class::Additive,
+                        &pointer,
+                        x,
+                        y,
+                        "results now declare structured content".into(),
+                    )),
+                    (Some(_), None) => out.push(Finding::new(
+                        Class::Breaking,
+                        &pointer,
+                        x,
+                        y,
+                        "results no longer promise structured content; old readers of it break"
+                            .into(),
+                    )),
+                    _ => schema::compare(self, Direction::Output, &pointer, x, y, &mut out),
+                },
+                "execution" => execution(x, y, &mut out),
+                _ => out.push(Finding::new(
+                    Class::Breaking,
+                    &pointer,
+                    x,
+                    y,
+                    format!(
+                        "`{key}` is not a tool member the spec defines; its effect cannot be judged, so it is treated as breaking"
+                    ),
+                )),
+            }
+        }
+        if out.is_empty() && pinned.canonical().ok() != live.canonical().ok() {
+            // Only member order or number spelling differs in the parsed view, yet
+            // the hashes differ: say so rather than report nothing.
+            out.push(Finding::new(
+                Class::Breaking,
+                "",
+                None,
+                None,
+                "the definitions differ in a way that cannot be read back (repeated member names or invalid text); treated as breaking".into(),
+            ));
+        }
+        out
+    }
+
+    /// The finding for a tool the lock does not pin.
+    pub fn tool_added(&self, live: &Json) -> Vec<Finding> {
+        let v = live.to_value();
+        let hints = Hints::of(v.get("annotations").and_then(Value::as_object));
+        let mut out = vec![Finding::new(
+            Class::Additive,
+            "",
+            None,
+            None,
+            format!("new tool ({})", hints.summary()),
+        )];
+        if let Some(desc) = v.get("description").and_then(Value::as_str)
+            && let Some(phrase) = instruction_in(desc, "")
+        {
+            out.push(Finding {
+                instructs_model: true,
+                ..Finding::new(
+                    Class::Semantic,
+                    "/description",
+                    None,
+                    Some(&Value::String(desc.into())),
+                    format!("the description instructs the model ({phrase:?})"),
+                )
+            });
+        }
+        out
+    }
+
+    /// The finding for a pinned tool the server no longer lists.
+    pub fn tool_removed(&self) -> Vec<Finding> {
+        vec![Finding::new(
+            Class::Breaking,
+            "",
+            None,
+            None,
+            "tool removed; calls to it now fail".into(),
+        )]
+    }
+}
+
+impl Finding {
+    fn new(
+        class: Class,
+        pointer: &str,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        reason: String,
+    ) -> Self {
+        Finding {
+            class,
+            pointer: pointer.to_string(),
+            before: before.cloned(),
+            after: after.cloned(),
+            reason,
+            instructs_model: false,
+        }
+    }
+}
+
+/// The worst class among findings.
+pub fn worst(findings: &[Finding]) -> Option<Class> {
+    findings.iter().map(|f| f.class).max()
+}
+
+/// A name split into lowercase words at case changes, digits and punctuation.
+fn words_of(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut prev: Option<char> = None;
+    for c in name.chars() {
+        let boundary = match prev {
+            None => false,
+            Some(p) => {
+                !c.is_alphanumeric()
+                    || (p.is_lowercase() && c.is_uppercase())
+                    || (p.is_alphabetic() != c.is_alphabetic())
+            }
+        };
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+        prev = Some(c);
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Effective annotation hints: what a client must assume, with the spec's defaults.
+/// A read-only tool is, in effect, neither destructive nor non-idempotent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Hints {
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    open_world: bool,
+}
+
+impl Hints {
+    fn of(annotations: Option<&Map<String, Value>>) -> Hints {
+        let flag = |name: &str, default: bool| {
+            annotations
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_bool)
+                .unwrap_or(default)
+        };
+        let read_only = flag("readOnlyHint", false);
+        Hints {
+            read_only,
+            destructive: !read_only && flag("destructiveHint", true),
+            idempotent: read_only || flag("idempotentHint", false),
+            open_world: flag("openWorldHint", true),
+        }
+    }
+
+    fn summary(&self) -> String {
+        let mut parts = vec![if self.read_only {
+            "read-only"
+        } else {
+            "may modify"
+        }];
+        if self.destructive {
+            parts.push("destructive");
+        }
+        if !self.idempotent {
+            parts.push("not idempotent");
+        }
+        parts.push(if self.open_world {
+            "open world"
+        } else {
+            "closed world"
+        });
+        parts.join(", ")
+    }
+}
+
+/// Annotations by effective value: a flip toward danger is authority, toward safety
+/// additive; spelling out a default is cosmetic.
+fn annotations(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Finding>) {
+    let empty = Map::new();
+    let a = before.and_then(Value::as_object).unwrap_or(&empty);
+    let b = after.and_then(Value::as_object).unwrap_or(&empty);
+    let (ea, eb) = (Hints::of(Some(a)), Hints::of(Some(b)));
+    // (member, effective before, after, whether `true` is the dangerous value, what it means)
+    let hints = [
+        (
+            "readOnlyHint",
+            ea.read_only,
+            eb.read_only,
+            false,
+            "calls may now modify its environment",
+        ),
+        (
+            "destructiveHint",
+            ea.destructive,
+            eb.destructive,
+            true,
+            "calls may now perform destructive updates",
+        ),
+        (
+            "idempotentHint",
+            ea.idempotent,
+            eb.idempotent,
+            false,
+            "repeating a call may now have additional effect",
+        ),
+        (
+            "openWorldHint",
+            ea.open_world,
+            eb.open_world,
+            true,
+            "calls may now reach an open world of external entities",
+        ),
+    ];
+    for (name, was, now, danger, meaning) in hints {
+        let pointer = format!("/annotations/{name}");
+        let (x, y) = (a.get(name), b.get(name));
+        if was != now {
+            let why = if x == y && name != "readOnlyHint" {
+                " (it follows readOnlyHint)"
+            } else {
+                ""
+            };
+            let finding = if now == danger {
+                Finding::new(
+                    Class::Authority,
+                    &pointer,
+                    x,
+                    y,
+                    format!("{name} is now effectively {now}{why}: {meaning}"),
+                )
+            } else {
+                Finding::new(
+                    Class::Additive,
+                    &pointer,
+                    x,
+                    y,
+                    format!("{name} is now effectively {now}{why}, a safer promise"),
+                )
+            };
+            out.push(finding);
+        } else if x != y {
+            out.push(Finding::new(
+                Class::Cosmetic,
+                &pointer,
+                x,
+                y,
+                format!("{name} written differently, same effective value ({now})"),
+            ));
+        }
+    }
+    let mut rest: Vec<&String> = a.keys().chain(b.keys()).collect();
+    rest.sort();
+    rest.dedup();
+    for key in rest {
+        let (x, y) = (a.get(key), b.get(key));
+        if x == y
+            || matches!(
+                key.as_str(),
+                "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint"
+            )
+        {
+            continue;
+        }
+        let pointer = format!("/annotations/{}", escape_pointer(key));
+        out.push(if key == "title" {
+            Finding::new(
+                Class::Cosmetic,
+                &pointer,
+                x,
+                y,
+                "annotation title changed".into(),
+            )
+        } else {
+            Finding::new(
+                Class::Semantic,
+                &pointer,
+                x,
+                y,
+                format!("annotation `{key}` is not one the spec defines; clients may read it"),
+            )
+        });
+    }
+    if before.is_some_and(|v| !v.is_object()) || after.is_some_and(|v| !v.is_object()) {
+        out.push(Finding::new(
+            Class::Breaking,
+            "/annotations",
+            before,
+            after,
+            "annotations is not an object; read as the defaults, treated as breaking".into(),
+        ));
+    }
+}
+
+/// `execution.taskSupport`: requiring tasks breaks callers that do not use them, and
+/// forbidding them breaks callers that do.
+fn execution(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Finding>) {
+    let support = |v: Option<&Value>| {
+        v.and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+            .unwrap_or("forbidden")
+            .to_string()
+    };
+    let (was, now) = (support(before), support(after));
+    let strip = |v: Option<&Value>| {
+        v.and_then(Value::as_object).map(|m| {
+            let mut m = m.clone();
+            m.remove("taskSupport");
+            m
+        })
+    };
+    if was != now {
+        let pointer = "/execution/taskSupport";
+        let (x, y) = (
+            before.and_then(|e| e.get("taskSupport")),
+            after.and_then(|e| e.get("taskSupport")),
+        );
+        let widened = matches!(
+            (was.as_str(), now.as_str()),
+            ("forbidden", "optional") | ("required", "optional")
+        );
+        out.push(if widened {
+            Finding::new(
+                Class::Additive,
+                pointer,
+                x,
+                y,
+                format!("task support {was} -> {now}: every old way of calling still works"),
+            )
+        } else {
+            Finding::new(
+                Class::Breaking,
+                pointer,
+                x,
+                y,
+                format!("task support {was} -> {now}: some old calls are now refused"),
+            )
+        });
+    }
+    if strip(before).unwrap_or_default() != strip(after).unwrap_or_default() {
+        out.push(Finding::new(
+            Class::Breaking,
+            "/execution",
+            before,
+            after,
+            "`execution` changed in a way mcp-lock does not know; treated as breaking".into(),
+        ));
+    } else if was == now {
+        out.push(Finding::new(
+            Class::Cosmetic,
+            "/execution",
+            before,
+            after,
+            format!("task support written differently, same effective value ({now})"),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_fields_match_whole_words_and_plurals_only() {
+        let c = Classifier::default();
+        for name in [
+            "region",
+            "projectId",
+            "target_region",
+            "repoUrl",
+            "HOST",
+            "hosts",
+            "user-name",
+            "org2",
+        ] {
+            assert!(c.is_target_field(name), "{name}");
+        }
+        for name in [
+            "original",
+            "pathway",
+            "query",
+            "limit",
+            "hostile",
+            "users_count_x",
+        ] {
+            let expect = name == "users_count_x";
+            assert_eq!(c.is_target_field(name), expect, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_configured_list_replaces_the_default() {
+        let c = Classifier::with_target_fields(["galaxy"]);
+        assert!(c.is_target_field("galaxyName"));
+        assert!(!c.is_target_field("region"));
+    }
+}

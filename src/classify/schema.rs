@@ -1,0 +1,1022 @@
+//! JSON Schema comparison: did the set of accepted values grow, shrink, or move, and
+//! what does that mean in this direction?
+//!
+//! Local `$ref`s are expanded first, so a change inside `$defs` is judged where it is
+//! used; a hostile schema that would expand without bound is compared imprecisely.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::{Class, Classifier, Direction, Finding, text};
+use crate::json::{Json, escape_pointer};
+
+/// Schema nodes an expansion of `$ref`s may produce before giving up.
+const EXPANSION_BUDGET: usize = 100_000;
+/// Deepest nesting compared precisely.
+const MAX_DEPTH: usize = 128;
+
+/// What happened to the set of values a schema accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shift {
+    Narrowed,
+    Widened,
+    /// Some values gained, some lost.
+    Changed,
+    /// Not worked out; the finding says so.
+    Imprecise,
+}
+
+/// Compares two schemas (either may be missing) at `pointer` of a tool definition.
+pub(super) fn compare(
+    classifier: &Classifier,
+    dir: Direction,
+    pointer: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    out: &mut Vec<Finding>,
+) {
+    let any = Value::Bool(true);
+    let (a, b) = (before.unwrap_or(&any), after.unwrap_or(&any));
+    let mut used = HashSet::new();
+    let expanded = (|| Some((expand_root(a, &mut used)?, expand_root(b, &mut used)?)))();
+    let mut walk = Walk {
+        classifier,
+        dir,
+        base: pointer,
+        used,
+        out,
+    };
+    match expanded {
+        Some((a, b)) => walk.node(&a, &b, pointer, None, 0),
+        None => walk.shift(
+            Shift::Imprecise,
+            pointer,
+            before,
+            after,
+            "its `$ref`s expand beyond what mcp-lock compares".into(),
+            false,
+        ),
+    }
+}
+
+struct Walk<'a> {
+    classifier: &'a Classifier,
+    dir: Direction,
+    /// The pointer of the schema's root, for naming `$defs` entries.
+    base: &'a str,
+    /// `$ref` targets (pointers from the root) that some schema uses.
+    used: HashSet<String>,
+    out: &'a mut Vec<Finding>,
+}
+
+impl Walk<'_> {
+    /// Records a change to the accepted values, classed by direction.
+    fn shift(
+        &mut self,
+        shift: Shift,
+        pointer: &str,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        what: String,
+        target: bool,
+    ) {
+        use Direction::{Input, Output};
+        let (class, tail) = match (self.dir, shift) {
+            (Input, Shift::Widened) if target => (
+                Class::Authority,
+                "accepts more values for a field that selects a target or identity",
+            ),
+            (Input, Shift::Widened) => (Class::Additive, "old calls still validate"),
+            (Input, Shift::Narrowed) => (Class::Breaking, "old calls may no longer validate"),
+            (Output, Shift::Narrowed) => (Class::Additive, "old readers still parse every result"),
+            (Output, Shift::Widened) => (
+                Class::Breaking,
+                "results may hold values old readers do not expect",
+            ),
+            (_, Shift::Changed) => (
+                Class::Breaking,
+                "neither narrower nor wider, so old calls or results may not fit",
+            ),
+            (_, Shift::Imprecise) => (
+                Class::Breaking,
+                "not compared precisely, so treated as breaking",
+            ),
+        };
+        self.push(class, pointer, before, after, format!("{what}: {tail}"));
+    }
+
+    fn push(
+        &mut self,
+        class: Class,
+        pointer: &str,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        reason: String,
+    ) {
+        self.out
+            .push(Finding::new(class, pointer, before, after, reason));
+    }
+
+    /// Compares two (expanded) schemas. `field` names the property they describe.
+    fn node(&mut self, a: &Value, b: &Value, pointer: &str, field: Option<&str>, depth: usize) {
+        if a == b {
+            return;
+        }
+        let target = self.is_target(field);
+        if depth > MAX_DEPTH {
+            return self.shift(
+                Shift::Imprecise,
+                pointer,
+                Some(a),
+                Some(b),
+                "nested too deeply".into(),
+                false,
+            );
+        }
+        let empty = Map::new();
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => self.keywords(x, y, pointer, field, depth),
+            (Value::Bool(true), Value::Object(y)) => {
+                self.keywords(&empty, y, pointer, field, depth)
+            }
+            (Value::Object(x), Value::Bool(true)) => {
+                self.keywords(x, &empty, pointer, field, depth)
+            }
+            (Value::Bool(false), _) => self.shift(
+                Shift::Widened,
+                pointer,
+                Some(a),
+                Some(b),
+                "accepted nothing, now accepts values".into(),
+                target,
+            ),
+            (_, Value::Bool(false)) => self.shift(
+                Shift::Narrowed,
+                pointer,
+                Some(a),
+                Some(b),
+                "now accepts nothing".into(),
+                target,
+            ),
+            _ => self.shift(
+                Shift::Imprecise,
+                pointer,
+                Some(a),
+                Some(b),
+                "not a schema object".into(),
+                false,
+            ),
+        }
+    }
+
+    fn is_target(&self, field: Option<&str>) -> bool {
+        self.dir == Direction::Input && field.is_some_and(|f| self.classifier.is_target_field(f))
+    }
+
+    fn keywords(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        pointer: &str,
+        field: Option<&str>,
+        depth: usize,
+    ) {
+        let target = self.is_target(field);
+        let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let mut values_done = false;
+        let mut object_done = false;
+        for key in keys {
+            let (x, y) = (a.get(key), b.get(key));
+            if x == y {
+                continue;
+            }
+            let kp = format!("{pointer}/{}", escape_pointer(key));
+            match key.as_str() {
+                "type" => self.types(&kp, x, y, target),
+                "enum" | "const" if !values_done => {
+                    values_done = true;
+                    self.values(a, b, pointer, target);
+                }
+                "enum" | "const" => {}
+                "properties" | "required" if !object_done => {
+                    object_done = true;
+                    self.object(a, b, pointer, depth);
+                }
+                "properties" | "required" => {}
+                "minimum" | "exclusiveMinimum" | "minLength" | "minItems" | "minProperties"
+                | "minContains" => self.bound(key, &kp, x, y, true, target),
+                "maximum" | "exclusiveMaximum" | "maxLength" | "maxItems" | "maxProperties"
+                | "maxContains" => self.bound(key, &kp, x, y, false, target),
+                "multipleOf" => self.multiple_of(&kp, x, y, target),
+                "pattern" | "format" | "contentEncoding" | "contentMediaType" => {
+                    let shift = match (x, y) {
+                        (None, _) => Shift::Narrowed,
+                        (_, None) => Shift::Widened,
+                        _ => Shift::Changed,
+                    };
+                    let what = match shift {
+                        Shift::Narrowed => format!("`{key}` added"),
+                        Shift::Widened => format!("`{key}` removed"),
+                        _ => format!("`{key}` changed; whether it accepts more or less is unknown"),
+                    };
+                    self.shift(shift, &kp, x, y, what, target);
+                }
+                "uniqueItems" | "nullable" => {
+                    let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+                    let (was, now) = (on(x), on(y));
+                    // uniqueItems: true accepts less; nullable: true accepts more.
+                    let narrows = (key == "uniqueItems") == now;
+                    if was == now {
+                        self.push(
+                            Class::Cosmetic,
+                            &kp,
+                            x,
+                            y,
+                            format!("`{key}` written differently, same effect"),
+                        );
+                    } else {
+                        let shift = if narrows {
+                            Shift::Narrowed
+                        } else {
+                            Shift::Widened
+                        };
+                        self.shift(shift, &kp, x, y, format!("`{key}` {was} -> {now}"), target);
+                    }
+                }
+                "additionalProperties" if x.is_none_or(Value::is_boolean) && y.is_none_or(Value::is_boolean) => {
+                    let allows = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(true);
+                    let (was, now) = (allows(x), allows(y));
+                    if was == now {
+                        self.push(
+                            Class::Cosmetic,
+                            &kp,
+                            x,
+                            y,
+                            format!("`additionalProperties` written out at its effective value ({now})"),
+                        );
+                    } else if now {
+                        self.shift(
+                            Shift::Widened,
+                            &kp,
+                            x,
+                            y,
+                            "properties not listed are now allowed".into(),
+                            false,
+                        );
+                    } else {
+                        self.shift(
+                            Shift::Narrowed,
+                            &kp,
+                            x,
+                            y,
+                            "`additionalProperties: false`: properties not listed are now refused"
+                                .into(),
+                            false,
+                        );
+                    }
+                }
+                "items" if x.is_some_and(Value::is_array) || y.is_some_and(Value::is_array) => {
+                    self.tuple(&kp, x, y, field, depth);
+                }
+                "items" | "additionalProperties" | "additionalItems" | "unevaluatedProperties"
+                | "unevaluatedItems" | "propertyNames" => {
+                    let any = Value::Bool(true);
+                    let item_field = if key == "items" { field } else { None };
+                    self.node(
+                        x.unwrap_or(&any),
+                        y.unwrap_or(&any),
+                        &kp,
+                        item_field,
+                        depth + 1,
+                    );
+                }
+                "contains" => match (x, y) {
+                    (Some(x), Some(y)) => self.node(x, y, &kp, None, depth + 1),
+                    (None, _) => {
+                        self.shift(Shift::Narrowed, &kp, x, y, "`contains` added".into(), target)
+                    }
+                    (_, None) => {
+                        self.shift(Shift::Widened, &kp, x, y, "`contains` removed".into(), target)
+                    }
+                },
+                "prefixItems" => self.tuple(&kp, x, y, field, depth),
+                "anyOf" | "oneOf" => self.branches(key, &kp, x, y, true, field, depth),
+                "allOf" => self.branches(key, &kp, x, y, false, field, depth),
+                "description" => text::description(&kp, x, y, self.out),
+                "title" | "examples" | "$comment" | "$id" | "$anchor" => self.push(
+                    Class::Cosmetic,
+                    &kp,
+                    x,
+                    y,
+                    format!("`{key}` changed; validation and meaning are the same"),
+                ),
+                "default" => match self.dir {
+                    Direction::Input if target => self.push(
+                        Class::Authority,
+                        &kp,
+                        x,
+                        y,
+                        "default of a field that selects a target or identity changed: calls that omit it now land elsewhere".into(),
+                    ),
+                    Direction::Input => self.push(
+                        Class::Semantic,
+                        &kp,
+                        x,
+                        y,
+                        "default changed: calls that omit the field now mean something else"
+                            .into(),
+                    ),
+                    Direction::Output => self.push(
+                        Class::Semantic,
+                        &kp,
+                        x,
+                        y,
+                        "default of an output field changed: a result that omits it now means something else".into(),
+                    ),
+                },
+                "deprecated" | "readOnly" | "writeOnly" => self.push(
+                    Class::Semantic,
+                    &kp,
+                    x,
+                    y,
+                    format!("`{key}` changed: the model may read it"),
+                ),
+                "$schema" => self.shift(
+                    Shift::Changed,
+                    &kp,
+                    x,
+                    y,
+                    "schema dialect changed, so validation rules may differ".into(),
+                    false,
+                ),
+                "$defs" | "definitions" => self.definitions(&kp, x, y),
+                _ => self.shift(
+                    Shift::Imprecise,
+                    &kp,
+                    x,
+                    y,
+                    format!("`{key}` changed"),
+                    false,
+                ),
+            }
+        }
+    }
+
+    fn types(&mut self, pointer: &str, x: Option<&Value>, y: Option<&Value>, target: bool) {
+        let set = |v: Option<&Value>| -> Option<BTreeSet<String>> {
+            v.map(|v| match v {
+                Value::String(s) => BTreeSet::from([s.clone()]),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|t| t.as_str().unwrap_or("(not a type name)").to_string())
+                    .collect(),
+                _ => BTreeSet::from(["(not a type name)".to_string()]),
+            })
+        };
+        let accepts = |set: &Option<BTreeSet<String>>, t: &str| match set {
+            None => true,
+            Some(s) => s.contains(t) || (t == "integer" && s.contains("number")),
+        };
+        let within = |a: &Option<BTreeSet<String>>, b: &Option<BTreeSet<String>>| match a {
+            None => b.is_none(),
+            Some(a) => a.iter().all(|t| accepts(b, t)),
+        };
+        let (a, b) = (set(x), set(y));
+        let show = |s: &Option<BTreeSet<String>>| match s {
+            None => "any".to_string(),
+            Some(s) => s.iter().cloned().collect::<Vec<_>>().join(" | "),
+        };
+        let what = format!("type {} -> {}", show(&a), show(&b));
+        match (within(&a, &b), within(&b, &a)) {
+            (true, true) => self.push(
+                Class::Cosmetic,
+                pointer,
+                x,
+                y,
+                format!("{what}: the same types, written differently"),
+            ),
+            (true, false) => self.shift(
+                Shift::Widened,
+                pointer,
+                x,
+                y,
+                format!("{what} (widened)"),
+                target,
+            ),
+            (false, true) => self.shift(
+                Shift::Narrowed,
+                pointer,
+                x,
+                y,
+                format!("{what} (narrowed)"),
+                target,
+            ),
+            (false, false) => self.shift(Shift::Changed, pointer, x, y, what, target),
+        }
+    }
+
+    /// `enum` and `const` together: the fixed set of allowed values, if any.
+    fn values(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        pointer: &str,
+        target: bool,
+    ) {
+        let set = |m: &Map<String, Value>| -> Option<BTreeMap<String, Value>> {
+            let list: Vec<Value> = match (m.get("const"), m.get("enum")) {
+                (Some(c), _) => vec![c.clone()],
+                (None, Some(Value::Array(items))) => items.clone(),
+                (None, Some(other)) => vec![other.clone()],
+                (None, None) => return None,
+            };
+            Some(list.into_iter().map(|v| (canon(&v), v)).collect())
+        };
+        let key = if a.contains_key("const") || b.contains_key("const") {
+            "const"
+        } else {
+            "enum"
+        };
+        let kp = format!("{pointer}/{key}");
+        let (x, y) = (
+            a.get(key).or_else(|| a.get("enum")),
+            b.get(key).or_else(|| b.get("enum")),
+        );
+        let (sa, sb) = (set(a), set(b));
+        let list = |keys: Vec<&String>| keys.into_iter().cloned().collect::<Vec<_>>().join(", ");
+        match (&sa, &sb) {
+            (None, None) => {}
+            (None, Some(s)) => self.shift(
+                Shift::Narrowed,
+                &kp,
+                x,
+                y,
+                format!("now limited to {}", list(s.keys().collect())),
+                target,
+            ),
+            (Some(_), None) => self.shift(
+                Shift::Widened,
+                &kp,
+                x,
+                y,
+                "no longer limited to a fixed set of values".into(),
+                target,
+            ),
+            (Some(sa), Some(sb)) => {
+                let removed: Vec<&String> = sa.keys().filter(|k| !sb.contains_key(*k)).collect();
+                let added: Vec<&String> = sb.keys().filter(|k| !sa.contains_key(*k)).collect();
+                match (removed.is_empty(), added.is_empty()) {
+                    (true, true) => self.push(
+                        Class::Cosmetic,
+                        &kp,
+                        x,
+                        y,
+                        "the same values, in another order or spelling".into(),
+                    ),
+                    (true, false) => self.shift(
+                        Shift::Widened,
+                        &kp,
+                        x,
+                        y,
+                        format!("{key} widened: added {}", list(added)),
+                        target,
+                    ),
+                    (false, true) => self.shift(
+                        Shift::Narrowed,
+                        &kp,
+                        x,
+                        y,
+                        format!("{key} narrowed: removed {}", list(removed)),
+                        target,
+                    ),
+                    (false, false) => self.shift(
+                        Shift::Changed,
+                        &kp,
+                        x,
+                        y,
+                        format!(
+                            "{key} changed: removed {}; added {}",
+                            list(removed),
+                            list(added)
+                        ),
+                        target,
+                    ),
+                }
+            }
+        }
+    }
+
+    /// `properties` and `required` together.
+    fn object(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+    ) {
+        let empty = Map::new();
+        let props = |m: &Map<String, Value>| -> Map<String, Value> {
+            m.get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty)
+                .clone()
+        };
+        let required = |m: &Map<String, Value>| -> Vec<String> {
+            m.get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (pa, pb) = (props(a), props(b));
+        let (ra, rb) = (required(a), required(b));
+        let input = self.dir == Direction::Input;
+        let before_count = self.out.len();
+        let names: BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
+        let mut removed = Vec::new();
+        let mut added = Vec::new();
+        for name in names {
+            let pp = format!("{pointer}/properties/{}", escape_pointer(name));
+            let target = input && self.classifier.is_target_field(name);
+            match (pa.get(name), pb.get(name)) {
+                (Some(x), Some(y)) => self.node(x, y, &pp, Some(name), depth + 1),
+                (Some(x), None) => {
+                    removed.push(name.clone());
+                    let reason = if input {
+                        format!(
+                            "input `{name}` removed: old calls that send it are refused or silently ignored"
+                        )
+                    } else {
+                        format!("output field `{name}` removed: old readers of it break")
+                    };
+                    self.push(Class::Breaking, &pp, Some(x), None, reason);
+                }
+                (None, Some(y)) => {
+                    added.push(name.clone());
+                    let is_required = rb.contains(name);
+                    if !input {
+                        self.push(
+                            Class::Additive,
+                            &pp,
+                            None,
+                            Some(y),
+                            format!("new output field `{name}`: old readers ignore it"),
+                        );
+                        continue;
+                    }
+                    if is_required {
+                        self.push(
+                            Class::Breaking,
+                            &pp,
+                            None,
+                            Some(y),
+                            format!("new required input `{name}`: old calls no longer validate"),
+                        );
+                    } else if !target {
+                        self.push(
+                            Class::Additive,
+                            &pp,
+                            None,
+                            Some(y),
+                            format!("new optional input `{name}`: old calls still validate"),
+                        );
+                    }
+                    if target {
+                        self.push(
+                            Class::Authority,
+                            &pp,
+                            None,
+                            Some(y),
+                            format!("new input `{name}` selects a target or identity: calls can now be pointed somewhere else"),
+                        );
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        // Required-ness of properties that exist on both sides (or on neither).
+        let rp = format!("{pointer}/required");
+        let (x, y) = (a.get("required"), b.get("required"));
+        // A required-list change that only follows an added or removed property is
+        // already reported with that property.
+        let mut explained = false;
+        for name in rb.iter().filter(|n| !ra.contains(n)) {
+            if added.contains(name) {
+                explained = true;
+                continue;
+            }
+            if input {
+                self.push(
+                    Class::Breaking,
+                    &rp,
+                    x,
+                    y,
+                    format!("`{name}` is now required: old calls without it no longer validate"),
+                );
+                if self.classifier.is_target_field(name) {
+                    self.push(
+                        Class::Authority,
+                        &rp,
+                        x,
+                        y,
+                        format!("`{name}` now must be given, and it selects a target or identity"),
+                    );
+                }
+            } else {
+                self.push(
+                    Class::Additive,
+                    &rp,
+                    x,
+                    y,
+                    format!("output field `{name}` is now always present"),
+                );
+            }
+        }
+        for name in ra.iter().filter(|n| !rb.contains(n)) {
+            if removed.contains(name) {
+                explained = true;
+                continue;
+            }
+            if input {
+                self.push(
+                    Class::Additive,
+                    &rp,
+                    x,
+                    y,
+                    format!("`{name}` is now optional: old calls still validate"),
+                );
+            } else {
+                self.push(
+                    Class::Breaking,
+                    &rp,
+                    x,
+                    y,
+                    format!(
+                        "output field `{name}` may now be absent: old readers that expect it break"
+                    ),
+                );
+            }
+        }
+        if input {
+            self.replacements(&pa, &pb, &removed, &added, pointer);
+        }
+        let touched_required = self.out[before_count..].iter().any(|f| f.pointer == rp);
+        if x != y && !touched_required && !explained {
+            let set = |r: &[String]| r.iter().cloned().collect::<BTreeSet<String>>();
+            let what = if set(&ra) == set(&rb) {
+                "the same required fields, in another order or written out empty"
+            } else {
+                "`required` names fields that are not properties"
+            };
+            let class = if set(&ra) == set(&rb) {
+                Class::Cosmetic
+            } else if input == (rb.len() > ra.len()) {
+                Class::Breaking
+            } else {
+                Class::Additive
+            };
+            self.push(class, &rp, x, y, what.into());
+        }
+    }
+
+    /// An input with a fixed set of values replaced by a free-form one.
+    fn replacements(
+        &mut self,
+        pa: &Map<String, Value>,
+        pb: &Map<String, Value>,
+        removed: &[String],
+        added: &[String],
+        pointer: &str,
+    ) {
+        let constrained = |s: &Value| {
+            ["enum", "const", "pattern", "format"]
+                .iter()
+                .any(|k| s.get(k).is_some())
+        };
+        let free_form = |s: &Value| {
+            !constrained(s)
+                && match s.get("type") {
+                    None => true,
+                    Some(Value::String(t)) => t == "string",
+                    Some(_) => false,
+                }
+        };
+        for old in removed {
+            if !pa.get(old).is_some_and(constrained) {
+                continue;
+            }
+            if let Some(new) = added.iter().find(|n| pb.get(*n).is_some_and(free_form)) {
+                let pp = format!("{pointer}/properties/{}", escape_pointer(new));
+                self.push(
+                    Class::Authority,
+                    &pp,
+                    pa.get(old),
+                    pb.get(new),
+                    format!("`{old}` (a fixed set of values) replaced by free-form `{new}`: calls can now name anything"),
+                );
+            }
+        }
+    }
+
+    fn bound(
+        &mut self,
+        key: &str,
+        pointer: &str,
+        x: Option<&Value>,
+        y: Option<&Value>,
+        lower: bool,
+        target: bool,
+    ) {
+        let num = |v: Option<&Value>| v.map(|v| v.as_f64());
+        let (shift, what) = match (num(x), num(y)) {
+            (None, _) => (Shift::Narrowed, format!("`{key}` added")),
+            (_, None) => (Shift::Widened, format!("`{key}` removed")),
+            (Some(Some(a)), Some(Some(b))) if a == b => {
+                return self.push(
+                    Class::Cosmetic,
+                    pointer,
+                    x,
+                    y,
+                    format!("`{key}` written differently, same value"),
+                );
+            }
+            (Some(Some(a)), Some(Some(b))) => {
+                let tighter = if lower { b > a } else { b < a };
+                let word = if tighter { "tightened" } else { "relaxed" };
+                let shift = if tighter {
+                    Shift::Narrowed
+                } else {
+                    Shift::Widened
+                };
+                (shift, format!("`{key}` {word}: {a} -> {b}"))
+            }
+            _ => (Shift::Imprecise, format!("`{key}` is not a number")),
+        };
+        self.shift(shift, pointer, x, y, what, target);
+    }
+
+    fn multiple_of(&mut self, pointer: &str, x: Option<&Value>, y: Option<&Value>, target: bool) {
+        let (shift, what) = match (x.and_then(Value::as_f64), y.and_then(Value::as_f64)) {
+            (None, Some(_)) if x.is_none() => (Shift::Narrowed, "`multipleOf` added".to_string()),
+            (Some(_), None) if y.is_none() => (Shift::Widened, "`multipleOf` removed".to_string()),
+            (Some(a), Some(b)) if a > 0.0 && b > 0.0 => {
+                let whole = |r: f64| (r - r.round()).abs() < 1e-9;
+                let what = format!("`multipleOf` {a} -> {b}");
+                if whole(b / a) {
+                    (Shift::Narrowed, what)
+                } else if whole(a / b) {
+                    (Shift::Widened, what)
+                } else {
+                    (Shift::Changed, what)
+                }
+            }
+            _ => (
+                Shift::Imprecise,
+                "`multipleOf` is not a positive number".into(),
+            ),
+        };
+        self.shift(shift, pointer, x, y, what, target);
+    }
+
+    /// `prefixItems`, or draft-07 array-form `items`: position by position.
+    fn tuple(
+        &mut self,
+        pointer: &str,
+        x: Option<&Value>,
+        y: Option<&Value>,
+        field: Option<&str>,
+        depth: usize,
+    ) {
+        let (Some(Value::Array(a)), Some(Value::Array(b))) = (x, y) else {
+            let shift = match (x, y) {
+                (None, Some(Value::Array(_))) => Shift::Narrowed,
+                (Some(Value::Array(_)), None) => Shift::Widened,
+                _ => Shift::Imprecise,
+            };
+            let what = match shift {
+                Shift::Narrowed => "positional item schemas added",
+                Shift::Widened => "positional item schemas removed",
+                _ => "item schemas changed between positional and single form",
+            };
+            return self.shift(shift, pointer, x, y, what.into(), false);
+        };
+        for (i, (p, q)) in a.iter().zip(b).enumerate() {
+            self.node(p, q, &format!("{pointer}/{i}"), field, depth + 1);
+        }
+        if a.len() != b.len() {
+            let (shift, what) = if b.len() > a.len() {
+                (Shift::Narrowed, "more positions constrained")
+            } else {
+                (Shift::Widened, "fewer positions constrained")
+            };
+            self.shift(
+                shift,
+                pointer,
+                x,
+                y,
+                format!("{what} ({} -> {})", a.len(), b.len()),
+                false,
+            );
+        }
+    }
+
+    /// `anyOf`/`oneOf` (`union`) or `allOf`: branches added or removed are precise;
+    /// a single edited branch is compared in place; anything else is imprecise.
+    #[allow(clippy::too_many_arguments)]
+    fn branches(
+        &mut self,
+        key: &str,
+        pointer: &str,
+        x: Option<&Value>,
+        y: Option<&Value>,
+        union: bool,
+        field: Option<&str>,
+        depth: usize,
+    ) {
+        let target = self.is_target(field);
+        let (a, b) = match (x, y) {
+            (None, Some(_)) => {
+                return self.shift(
+                    Shift::Narrowed,
+                    pointer,
+                    x,
+                    y,
+                    format!("`{key}` added"),
+                    target,
+                );
+            }
+            (Some(_), None) => {
+                return self.shift(
+                    Shift::Widened,
+                    pointer,
+                    x,
+                    y,
+                    format!("`{key}` removed"),
+                    target,
+                );
+            }
+            (Some(Value::Array(a)), Some(Value::Array(b))) => (a, b),
+            _ => {
+                return self.shift(
+                    Shift::Imprecise,
+                    pointer,
+                    x,
+                    y,
+                    format!("`{key}` is not a list of schemas"),
+                    false,
+                );
+            }
+        };
+        let mut left: Vec<(usize, String)> = b.iter().map(canon).enumerate().collect();
+        let mut removed = Vec::new();
+        for (i, branch) in a.iter().enumerate() {
+            let c = canon(branch);
+            match left.iter().position(|(_, d)| *d == c) {
+                Some(at) => {
+                    left.remove(at);
+                }
+                None => removed.push(i),
+            }
+        }
+        let added: Vec<usize> = left.into_iter().map(|(i, _)| i).collect();
+        let grows = |more: bool| {
+            if more == union {
+                Shift::Widened
+            } else {
+                Shift::Narrowed
+            }
+        };
+        match (removed.as_slice(), added.as_slice()) {
+            ([], []) => self.push(
+                Class::Cosmetic,
+                pointer,
+                x,
+                y,
+                format!("`{key}` branches reordered"),
+            ),
+            ([], more) => self.shift(
+                grows(true),
+                pointer,
+                x,
+                y,
+                format!("`{key}`: {} branch(es) added", more.len()),
+                target,
+            ),
+            (fewer, []) => self.shift(
+                grows(false),
+                pointer,
+                x,
+                y,
+                format!("`{key}`: {} branch(es) removed", fewer.len()),
+                target,
+            ),
+            ([i], [j]) => self.node(&a[*i], &b[*j], &format!("{pointer}/{j}"), field, depth + 1),
+            (fewer, more) => self.shift(
+                Shift::Imprecise,
+                pointer,
+                x,
+                y,
+                format!(
+                    "`{key}` rewritten ({} branch(es) removed, {} added)",
+                    fewer.len(),
+                    more.len()
+                ),
+                false,
+            ),
+        }
+    }
+
+    /// `$defs` entries are judged where they are used; one nothing uses is cosmetic.
+    fn definitions(&mut self, pointer: &str, x: Option<&Value>, y: Option<&Value>) {
+        let empty = Map::new();
+        let a = x.and_then(Value::as_object).unwrap_or(&empty);
+        let b = y.and_then(Value::as_object).unwrap_or(&empty);
+        let relative = pointer.strip_prefix(self.base).unwrap_or(pointer);
+        let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for name in names {
+            let (p, q) = (a.get(name), b.get(name));
+            if p == q {
+                continue;
+            }
+            let entry = format!("{relative}/{}", escape_pointer(name));
+            if !self.used.contains(&entry) {
+                self.push(
+                    Class::Cosmetic,
+                    &format!("{pointer}/{}", escape_pointer(name)),
+                    p,
+                    q,
+                    "definition changed, but no `$ref` uses it".into(),
+                );
+            }
+        }
+    }
+}
+
+/// The canonical text of a value, to compare values regardless of member order.
+fn canon(v: &Value) -> String {
+    Json::from_value(v).canonical().unwrap_or_default()
+}
+
+/// The schema with every local `$ref` replaced by what it points at (a `$ref` inside
+/// its own expansion is left as written). `None` when the expansion grows too large.
+fn expand_root(root: &Value, used: &mut HashSet<String>) -> Option<Value> {
+    let mut budget = EXPANSION_BUDGET;
+    expand(root, root, &mut Vec::new(), &mut budget, used)
+}
+
+fn expand(
+    root: &Value,
+    value: &Value,
+    stack: &mut Vec<String>,
+    budget: &mut usize,
+    used: &mut HashSet<String>,
+) -> Option<Value> {
+    *budget = budget.checked_sub(1)?;
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .map(|v| expand(root, v, stack, budget, used))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
+        Value::Object(map) => {
+            let local = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+                .map(str::to_string);
+            if let Some(target) = local
+                && !stack.contains(&target)
+                && let Some(found) = root.pointer(&target)
+            {
+                used.insert(target.clone());
+                stack.push(target);
+                let resolved = expand(root, found, stack, budget, used);
+                stack.pop();
+                let mut resolved = resolved?;
+                if let Value::Object(merged) = &mut resolved {
+                    for (k, v) in map {
+                        if k != "$ref" && !merged.contains_key(k) {
+                            merged.insert(k.clone(), expand(root, v, stack, budget, used)?);
+                        }
+                    }
+                }
+                return Some(resolved);
+            }
+            let mut out = Map::new();
+            for (k, v) in map {
+                let v = if matches!(k.as_str(), "$defs" | "definitions") {
+                    v.clone()
+                } else {
+                    expand(root, v, stack, budget, used)?
+                };
+                out.insert(k.clone(), v);
+            }
+            Some(Value::Object(out))
+        }
+        other => Some(other.clone()),
+    }
+}

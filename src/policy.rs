@@ -1,0 +1,353 @@
+//! Policy: what `verify` does with each kind of change (fail, warn or allow), which
+//! kinds `update` may accept without asking, and which field names select a target.
+//!
+//! Kept in `mcp-lock.toml` beside the lock and overridable by flags.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{Class, Classifier, DEFAULT_TARGET_FIELDS, worst};
+use crate::drift::{ChangeKind, ServerReport, ToolChange};
+
+/// The policy file's name, next to the lock.
+pub const POLICY_FILE: &str = "mcp-lock.toml";
+
+/// What a change does to `verify`'s outcome.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Reported, nothing more.
+    #[default]
+    Allow,
+    /// Reported as a warning; the exit code stays 0.
+    Warn,
+    /// The run fails with exit code 1.
+    Fail,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Warn => "warn",
+            Action::Fail => "fail",
+        }
+    }
+}
+
+/// What the policy is keyed on: a class, or a tool appearing or disappearing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Rule {
+    Class(Class),
+    ToolAdded,
+    ToolRemoved,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 7] = [
+        Rule::Class(Class::Authority),
+        Rule::Class(Class::Breaking),
+        Rule::Class(Class::Semantic),
+        Rule::Class(Class::Additive),
+        Rule::Class(Class::Cosmetic),
+        Rule::ToolAdded,
+        Rule::ToolRemoved,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Class(c) => c.as_str(),
+            Rule::ToolAdded => "tool-added",
+            Rule::ToolRemoved => "tool-removed",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// The rule a tool change falls under.
+    pub fn of(change: &ToolChange) -> Rule {
+        match change.change {
+            ChangeKind::Added => Rule::ToolAdded,
+            ChangeKind::Removed => Rule::ToolRemoved,
+            ChangeKind::Changed => Rule::Class(change.class.unwrap_or(Class::Breaking)),
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The whole policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub verify: BTreeMap<Rule, Action>,
+    /// Rules whose changes `update` accepts without asking.
+    pub accept: BTreeSet<Rule>,
+    pub target_fields: Vec<String>,
+}
+
+impl Default for Policy {
+    /// Strict: authority, breaking, semantic, tool added and tool removed fail;
+    /// additive warns; cosmetic is allowed (and still reported). `update` asks about
+    /// everything.
+    fn default() -> Self {
+        let verify = Rule::ALL
+            .into_iter()
+            .map(|rule| {
+                let action = match rule {
+                    Rule::Class(Class::Additive) => Action::Warn,
+                    Rule::Class(Class::Cosmetic) => Action::Allow,
+                    _ => Action::Fail,
+                };
+                (rule, action)
+            })
+            .collect();
+        Policy {
+            verify,
+            accept: BTreeSet::new(),
+            target_fields: DEFAULT_TARGET_FIELDS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// A policy file that cannot be used, with where.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: String,
+        line: usize,
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default)]
+    verify: BTreeMap<toml::Spanned<String>, toml::Spanned<String>>,
+    #[serde(default)]
+    update: RawUpdate,
+    #[serde(default)]
+    classify: RawClassify,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawUpdate {
+    #[serde(default)]
+    accept: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawClassify {
+    target_fields: Option<Vec<String>>,
+}
+
+impl Policy {
+    /// Reads a policy file; a missing file is `Ok(None)`.
+    pub fn load(path: &Path) -> Result<Option<Policy>, PolicyError> {
+        let shown = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) => Policy::parse(&text, &shown).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(PolicyError::Read {
+                path: shown,
+                source,
+            }),
+        }
+    }
+
+    /// Parses policy text over the defaults; `path` is only for messages.
+    pub fn parse(text: &str, path: &str) -> Result<Policy, PolicyError> {
+        let at = |offset: usize, message: String| PolicyError::Invalid {
+            path: path.to_string(),
+            line: text[..offset.min(text.len())].matches('\n').count() + 1,
+            message,
+        };
+        let raw: RawPolicy = toml::from_str(text).map_err(|e| {
+            at(
+                e.span().map_or(0, |s| s.start),
+                format!("not a valid policy: {}", e.message().trim()),
+            )
+        })?;
+        let mut policy = Policy::default();
+        for (key, value) in raw.verify {
+            let rule = parse_rule(key.get_ref()).map_err(|m| at(key.span().start, m))?;
+            let action = match value.get_ref().as_str() {
+                "fail" => Action::Fail,
+                "warn" => Action::Warn,
+                "allow" => Action::Allow,
+                other => {
+                    return Err(at(
+                        value.span().start,
+                        format!("{other:?} is not an action; use \"fail\", \"warn\" or \"allow\""),
+                    ));
+                }
+            };
+            policy.verify.insert(rule, action);
+        }
+        for name in raw.update.accept {
+            let rule = parse_rule(name.get_ref()).map_err(|m| at(name.span().start, m))?;
+            policy.accept.insert(rule);
+        }
+        if let Some(fields) = raw.classify.target_fields {
+            policy.target_fields = fields;
+        }
+        Ok(policy)
+    }
+
+    /// Sets every named rule to `action` (from a `--fail`/`--warn`/`--allow` flag).
+    pub fn set(&mut self, rules: &[Rule], action: Action) {
+        for rule in rules {
+            self.verify.insert(*rule, action);
+        }
+    }
+
+    pub fn action(&self, rule: Rule) -> Action {
+        self.verify.get(&rule).copied().unwrap_or(Action::Fail)
+    }
+
+    pub fn classifier(&self) -> Classifier {
+        Classifier::with_target_fields(&self.target_fields)
+    }
+
+    /// Classifies every change in a report and decides what each one does. A server
+    /// the lock does not pin, or a tool that cannot be pinned, always fails.
+    pub fn evaluate(&self, report: &mut ServerReport) {
+        let classifier = self.classifier();
+        for change in &mut report.changes {
+            change.findings = match change.change {
+                ChangeKind::Added => change
+                    .live
+                    .as_ref()
+                    .map(|d| classifier.tool_added(d))
+                    .unwrap_or_default(),
+                ChangeKind::Removed => classifier.tool_removed(),
+                ChangeKind::Changed => match (&change.pinned, &change.live) {
+                    (Some(a), Some(b)) => classifier.classify(a, b),
+                    _ => Vec::new(),
+                },
+            };
+            change.class = worst(&change.findings);
+            change.action = if change.is_pinnable() {
+                self.action(Rule::of(change))
+            } else {
+                Action::Fail
+            };
+        }
+        for change in &mut report.server_changes {
+            change.action = change.class.map(|c| self.action(Rule::Class(c)));
+        }
+        let worst_change = report
+            .changes
+            .iter()
+            .map(|c| c.action)
+            .chain(report.server_changes.iter().filter_map(|c| c.action))
+            .max()
+            .unwrap_or_default();
+        report.action = if report.pinned {
+            worst_change
+        } else {
+            Action::Fail
+        };
+    }
+
+    /// Whether `update` may accept a tool change without asking.
+    pub fn accepts(&self, change: &ToolChange) -> bool {
+        change.is_pinnable() && self.accept.contains(&Rule::of(change))
+    }
+}
+
+/// Parses a rule name, or says which names there are.
+pub fn parse_rule(name: &str) -> Result<Rule, String> {
+    Rule::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Rule::ALL.iter().map(|r| r.as_str()).collect();
+        format!("{name:?} is not a class; use one of {}", names.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_fails_on_everything_but_additive_and_cosmetic() {
+        let p = Policy::default();
+        let fails: Vec<&str> = Rule::ALL
+            .into_iter()
+            .filter(|r| p.action(*r) == Action::Fail)
+            .map(Rule::as_str)
+            .collect();
+        assert_eq!(
+            fails,
+            [
+                "authority",
+                "breaking",
+                "semantic",
+                "tool-added",
+                "tool-removed"
+            ]
+        );
+        assert_eq!(p.action(Rule::Class(Class::Additive)), Action::Warn);
+        assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Allow);
+        assert!(p.accept.is_empty());
+    }
+
+    #[test]
+    fn a_file_overrides_the_defaults_it_names() {
+        let p = Policy::parse(
+            "[verify]\nsemantic = \"warn\"\n[update]\naccept = [\"additive\", \"cosmetic\"]\n[classify]\ntarget-fields = [\"galaxy\"]\n",
+            "mcp-lock.toml",
+        )
+        .unwrap();
+        assert_eq!(p.action(Rule::Class(Class::Semantic)), Action::Warn);
+        assert_eq!(p.action(Rule::Class(Class::Breaking)), Action::Fail);
+        assert!(p.accept.contains(&Rule::Class(Class::Cosmetic)));
+        assert!(p.classifier().is_target_field("galaxyId"));
+    }
+
+    #[test]
+    fn a_bad_policy_names_the_line() {
+        let err = Policy::parse(
+            "[verify]\nauthority = \"fail\"\nsemantik = \"warn\"\n",
+            "p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("p.toml:3: \"semantik\" is not a class"),
+            "{err}"
+        );
+        let err = Policy::parse("[verify]\nbreaking = \"maybe\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("p.toml:2: \"maybe\" is not an action"),
+            "{err}"
+        );
+        let err = Policy::parse("[verfy]\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("p.toml:1: not a valid policy"), "{err}");
+    }
+}
