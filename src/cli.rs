@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use mcp_lock::policy::{Rule, parse_rule};
 
 const ABOUT: &str = "Pin the tool definitions of your MCP servers in mcp.lock, verify them in CI, approve every change";
 
@@ -11,10 +12,12 @@ Examples:
   mcp-lock update              pin every server in .mcp.json, asking before each change
   mcp-lock verify              check live servers against mcp.lock (CI, agent start-up)
   mcp-lock verify github --format json
+  mcp-lock diff --from old.lock   what changed between two locks, classified
   mcp-lock hash tools.json     hash tool definitions the way the lock does
 
-Exit codes: 0 converged, 1 stale (drift), 2 usage/config/lock error,
-3 a server could not be verified, 4 changes need approval (no terminal), 130 interrupted.";
+Exit codes: 0 converged (or drift the policy allows), 1 drift the policy fails,
+2 usage/config/lock error, 3 a server could not be verified, 4 changes need approval
+(no terminal), 130 interrupted.";
 
 #[derive(Debug, Parser)]
 #[command(name = "mcp-lock", version, about = ABOUT, after_help = EXAMPLES)]
@@ -27,6 +30,10 @@ pub struct Cli {
     /// The lock file [default: mcp.lock in the current directory]
     #[arg(long, global = true, value_name = "PATH")]
     pub lock: Option<PathBuf>,
+
+    /// The policy file [default: mcp-lock.toml beside the lock, if there is one]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub policy: Option<PathBuf>,
 
     /// When to use colour
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
@@ -54,6 +61,8 @@ Examples:
   mcp-lock update --yes           accept everything (first pin in a script)
   mcp-lock update --protocol 2025-11-25
                                   pin what an agent on 2025-11-25 sees
+  mcp-lock update --accept additive,cosmetic
+                                  accept those classes unasked, review the rest
 
 At each change: y accepts it, n keeps the old pin, a accepts this and all remaining,
 q rejects this and all remaining (changes already accepted are still written).
@@ -66,12 +75,31 @@ Examples:
   mcp-lock verify                       every server in the config
   mcp-lock verify github memory         only these
   mcp-lock verify --format json > report.json
+  mcp-lock verify --format sarif > mcp-lock.sarif
+  mcp-lock verify --format github      annotations in a GitHub Actions log
+  mcp-lock verify --warn semantic      let reworded descriptions through, with a warning
 
 Verdicts: converged (matches the lock), stale (differs), incomplete (listing did
-not finish), unverifiable (could not connect). Exit codes: 0 all converged,
-1 any stale, 3 none stale but some incomplete or unverifiable, 2 usage, config
-or lock error.")]
+not finish), unverifiable (could not connect). Each change is classed authority,
+breaking, semantic, additive or cosmetic (or tool-added, tool-removed), and the
+policy (mcp-lock.toml, then --fail/--warn/--allow) says whether it fails the run.
+Exit codes: 0 nothing the policy fails, 1 a change the policy fails, 3 nothing
+failed but some server incomplete or unverifiable, 2 usage, config or lock error.")]
     Verify(VerifyArgs),
+
+    /// Show what changed, classified: between the lock and live servers, or between
+    /// two lock files
+    #[command(after_help = "\
+Examples:
+  mcp-lock diff                              the lock against live servers
+  mcp-lock diff github                       only the server named github
+  mcp-lock diff --from main.lock             main's lock against this one
+  mcp-lock diff --from <(git show origin/main:mcp.lock)
+  mcp-lock diff --from old.lock --to new.lock --format json
+
+Exit codes: 0 no differences, 1 differences, 2 usage, config or lock error,
+3 no differences found but some server could not be checked.")]
+    Diff(DiffArgs),
 
     /// Print the hash of tool definitions: a definition, a listing or a tools/list result
     #[command(after_help = "\
@@ -153,6 +181,12 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "VERSION", value_parser = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])]
     pub protocol: Option<String>,
 
+    /// Accept changes of these classes without asking (comma-separated: authority,
+    /// breaking, semantic, additive, cosmetic, tool-added, tool-removed); adds to the
+    /// policy file's `update.accept`
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    pub accept: Vec<Rule>,
+
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
@@ -164,17 +198,69 @@ pub struct VerifyArgs {
     pub servers: Vec<String>,
 
     /// Output format
-    #[arg(long, value_enum, default_value_t = VerifyFormat::Human)]
-    pub format: VerifyFormat,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum VerifyFormat {
+/// Per-class overrides of the policy file.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// Fail the run on changes of these classes (comma-separated)
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    pub fail: Vec<Rule>,
+
+    /// Only warn about changes of these classes
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    pub warn: Vec<Rule>,
+
+    /// Report changes of these classes without failing or warning
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    pub allow: Vec<Rule>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Servers to compare, by config name [default: all]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// Compare this lock file with --to instead of with live servers
+    #[arg(long, value_name = "LOCK")]
+    pub from: Option<PathBuf>,
+
+    /// The newer lock file [default: the lock]
+    #[arg(long, value_name = "LOCK", requires = "from")]
+    pub to: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people; colour on a terminal
     Human,
+    /// One JSON document (docs/json-report.md)
     Json,
+    /// SARIF 2.1.0, results pointing at lines of the lock
+    Sarif,
+    /// JUnit XML, one test case per tool
+    Junit,
+    /// GitHub Actions workflow commands (::error file=mcp.lock,line=N::...)
+    Github,
 }
 
 #[derive(Debug, Args)]

@@ -9,7 +9,7 @@ use crate::client::{Fetched, Outcome, ServerSession};
 use crate::config::ServerSpec;
 use crate::hash::HashedTool;
 use crate::json::Json;
-use crate::lock::{LockedServer, Reached};
+use crate::lock::{LockedServer, Lockfile, Reached};
 use crate::policy::Action;
 
 /// One verdict per server.
@@ -463,4 +463,74 @@ pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<Server
         false,
     );
     changes
+}
+
+/// Compares two locks server by server, reading `new` as if live servers had said it:
+/// the same classified view as a live check, for reviewing a lock change.
+pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
+    let names: std::collections::BTreeSet<&String> =
+        old.servers.keys().chain(new.servers.keys()).collect();
+    let mut reports = Vec::new();
+    for name in names {
+        let report = match (old.servers.get(name), new.servers.get(name)) {
+            (Some(pinned), None) => ServerReport {
+                error: Some("no longer in the newer lock".into()),
+                ..ServerReport::dropped_from_config(pinned, pinned.reached.transport_name())
+            },
+            (pinned, Some(server)) => {
+                let live: Vec<HashedTool> = server
+                    .tools
+                    .values()
+                    .map(|t| HashedTool::new(t.definition.clone()))
+                    .collect();
+                let mut report = ServerReport {
+                    verdict: Verdict::Converged,
+                    tools: Some(live.len()),
+                    pinned: pinned.is_some(),
+                    error: None,
+                    changes: tool_changes(pinned, &live),
+                    ..ServerReport::unverifiable(
+                        name,
+                        server.reached.transport_name(),
+                        String::new(),
+                    )
+                };
+                match pinned {
+                    None => report.error = Some("new in the newer lock".into()),
+                    Some(pinned) => {
+                        let session = ServerSession {
+                            protocol_version: server.protocol_version.clone(),
+                            transport: server.reached.transport_name().to_string(),
+                            server_info: server.server_info.clone(),
+                            list_changed: server.list_changed,
+                            instructions_hash: server.instructions_hash.clone(),
+                            client_capabilities: server.client_capabilities.to_value(),
+                            client_info: server.client_info.to_value(),
+                        };
+                        report.server_changes = server_changes(pinned, &session);
+                        if pinned.reached != server.reached {
+                            report.server_changes.push(ServerChange {
+                                field: "launch",
+                                pinned: Some(pinned.reached.to_string()),
+                                live: Some(server.reached.to_string()),
+                                drift: false,
+                                class: None,
+                                action: None,
+                            });
+                        }
+                    }
+                }
+                if !report.changes.is_empty()
+                    || report.server_changes.iter().any(|c| c.drift)
+                    || pinned.is_none()
+                {
+                    report.verdict = Verdict::Stale;
+                }
+                report
+            }
+            (None, None) => continue,
+        };
+        reports.push(report);
+    }
+    reports
 }

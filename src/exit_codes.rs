@@ -31,16 +31,18 @@ impl From<ExitCode> for i32 {
 }
 
 impl ExitCode {
-    /// The code for a set of verdicts: drift outranks an unverified server, so CI can
-    /// tell "the contract changed" from "we could not check".
-    pub fn for_verdicts(verdicts: impl IntoIterator<Item = crate::drift::Verdict>) -> Self {
+    /// The code for evaluated reports: a change the policy fails outranks an unverified
+    /// server, so CI can tell "the contract changed" from "we could not check". Drift
+    /// the policy only warns about or allows exits 0.
+    pub fn for_reports(reports: &[crate::drift::ServerReport]) -> Self {
         use crate::drift::Verdict;
+        use crate::policy::Action;
         let mut code = ExitCode::Success;
-        for verdict in verdicts {
-            match verdict {
-                Verdict::Stale => return ExitCode::Drift,
+        for report in reports {
+            match report.verdict {
+                _ if report.action == Action::Fail => return ExitCode::Drift,
                 Verdict::Incomplete | Verdict::Unverifiable => code = ExitCode::Unverified,
-                Verdict::Converged => {}
+                Verdict::Converged | Verdict::Stale => {}
             }
         }
         code
@@ -50,7 +52,8 @@ impl ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drift::Verdict;
+    use crate::drift::{ServerReport, Verdict};
+    use crate::policy::Action;
 
     #[test]
     fn codes_are_stable() {
@@ -68,15 +71,29 @@ mod tests {
         assert_eq!(codes, [0, 1, 2, 3, 4, 130]);
     }
 
+    fn report(verdict: Verdict, action: Action) -> ServerReport {
+        ServerReport {
+            verdict,
+            action,
+            ..ServerReport::unverifiable("s", "stdio", String::new())
+        }
+    }
+
     #[test]
-    fn stale_outranks_unverifiable() {
-        let code =
-            ExitCode::for_verdicts([Verdict::Unverifiable, Verdict::Stale, Verdict::Converged]);
+    fn failing_drift_outranks_unverifiable_and_allowed_drift_passes() {
+        let code = ExitCode::for_reports(&[
+            report(Verdict::Unverifiable, Action::Allow),
+            report(Verdict::Stale, Action::Fail),
+        ]);
         assert_eq!(code, ExitCode::Drift);
         assert_eq!(
-            ExitCode::for_verdicts([Verdict::Incomplete]),
+            ExitCode::for_reports(&[report(Verdict::Incomplete, Action::Allow)]),
             ExitCode::Unverified
         );
-        assert_eq!(ExitCode::for_verdicts([]), ExitCode::Success);
+        assert_eq!(
+            ExitCode::for_reports(&[report(Verdict::Stale, Action::Warn)]),
+            ExitCode::Success
+        );
+        assert_eq!(ExitCode::for_reports(&[]), ExitCode::Success);
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{Class, Classifier, DEFAULT_TARGET_FIELDS, worst};
-use crate::drift::{ChangeKind, ServerReport, ToolChange};
+use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
 
 /// The policy file's name, next to the lock.
 pub const POLICY_FILE: &str = "mcp-lock.toml";
@@ -265,10 +265,12 @@ impl Policy {
             .chain(report.server_changes.iter().filter_map(|c| c.action))
             .max()
             .unwrap_or_default();
-        report.action = if report.pinned {
-            worst_change
-        } else {
+        // A server checked completely that the lock does not pin fails; one that could
+        // not be checked is left to its verdict.
+        report.action = if !report.pinned && report.verdict == Verdict::Stale {
             Action::Fail
+        } else {
+            worst_change
         };
     }
 

@@ -50,13 +50,20 @@ fn switching_the_server_to_revision_b_makes_verify_exit_1_naming_tool_and_part()
     assert_eq!(doc["exit_code"], 1);
     let human = p.run(&["verify"]);
     human.expect(1);
-    assert!(
-        human
-            .stdout()
-            .contains("changed  deploy_preview  [inputSchema]"),
-        "{}",
-        human.stdout()
-    );
+    let out = human.stdout();
+    // Each change with its class and what the policy does, each finding with class,
+    // pointer and reason.
+    for line in [
+        "changed  deploy_preview  authority, fail",
+        "authority /inputSchema/properties/region  new input `region` selects a target or identity",
+        "breaking  /inputSchema/properties/region  new required input `region`: old calls no longer validate",
+        "added    rollback  tool-added, fail",
+        "changed  search_docs  semantic, fail",
+        "semantic  /inputSchema/properties/limit/description  description reworded",
+        "[-maximum results-]{+page index+}",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
 }
 
 #[test]
@@ -328,14 +335,14 @@ fn dry_run_shows_the_diff_and_writes_nothing() {
     run.expect(0);
     let err = run.stderr();
     assert!(
-        err.contains("fixture/deploy_preview changed [inputSchema]"),
+        err.contains("changed  fixture/deploy_preview  authority, fail"),
         "{err}"
     );
-    assert!(err.contains("+      \"region\": {"), "{err}");
     assert!(
-        err.contains("-        \"description\": \"maximum results\","),
+        err.contains("/inputSchema/properties/region  new required input `region`"),
         "{err}"
     );
+    assert!(err.contains("[-maximum results-]{+page index+}"), "{err}");
     assert_eq!(p.lock_text().unwrap(), before);
 }
 

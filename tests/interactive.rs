@@ -34,17 +34,19 @@ fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
     // Revision B: deploy_preview changed, rollback added, search_docs changed.
     std::fs::write(rev.path(), "b").unwrap();
     let mut s = update_in_pty(&p);
-    s.exp_string("fixture/deploy_preview changed [inputSchema]")
+    s.exp_string("changed  fixture/deploy_preview  authority, ")
         .unwrap();
-    s.exp_string("\"region\"").unwrap();
+    s.exp_string("/inputSchema/properties/region").unwrap();
+    s.exp_string("new required input `region`").unwrap();
     s.exp_string("[1/3] Accept this change?").unwrap();
     s.send_line("maybe").unwrap();
     s.exp_string("answer y, n, a or q").unwrap();
     s.send_line("y").unwrap();
-    s.exp_string("fixture/rollback added").unwrap();
+    s.exp_string("added    fixture/rollback  tool-added")
+        .unwrap();
     s.exp_string("[2/3] Accept this change?").unwrap();
     s.send_line("n").unwrap();
-    s.exp_string("fixture/search_docs changed [inputSchema]")
+    s.exp_string("changed  fixture/search_docs  semantic, ")
         .unwrap();
     s.exp_string("[3/3] Accept this change?").unwrap();
     s.send_line("q").unwrap();

@@ -220,6 +220,8 @@ impl Classifier {
                 "the definitions differ in a way that cannot be read back (repeated member names or invalid text); treated as breaking".into(),
             ));
         }
+        // Worst first; within a class, in the order the definition was walked.
+        out.sort_by_key(|f| std::cmp::Reverse(f.class));
         out
     }
 

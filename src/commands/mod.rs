@@ -1,5 +1,6 @@
 //! One function per subcommand, and what they share.
 
+mod diff;
 mod hash;
 mod progress;
 mod update;
@@ -19,7 +20,15 @@ use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::secrets::Secrets;
 use mcp_lock::text::escape_for_terminal;
 
-use crate::cli::{Cli, Command, ConnectArgs};
+use mcp_lock::drift::{ServerReport, Verdict};
+use mcp_lock::lock::Lockfile;
+use mcp_lock::policy::{Action, POLICY_FILE, Policy};
+use mcp_lock::report::{
+    LockContext, render_github, render_human, render_json, render_junit, render_sarif,
+    render_summary,
+};
+
+use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
@@ -30,10 +39,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .lock
             .clone()
             .unwrap_or_else(|| project_dir.join("mcp.lock")),
+        policy_path: cli.policy.clone(),
     };
     match cli.command {
         Command::Update(args) => update::run(&ctx, args).await,
         Command::Verify(args) => verify::run(&ctx, args).await,
+        Command::Diff(args) => diff::run(&ctx, args).await,
         Command::Hash(args) => hash::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -49,6 +60,8 @@ pub struct Workspace {
     pub project_dir: PathBuf,
     pub config: Option<PathBuf>,
     pub lock_path: PathBuf,
+    /// `--policy`; otherwise mcp-lock.toml beside the lock, if present.
+    pub policy_path: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -62,6 +75,67 @@ impl Workspace {
     /// The lock path as the user would write it.
     fn lock_display(&self) -> String {
         display_path(&self.lock_path, &self.project_dir)
+    }
+
+    /// The policy: the file (given, or beside the lock), then the flags over it. A
+    /// file named with --policy must exist.
+    fn policy(&self, flags: Option<&PolicyArgs>) -> anyhow::Result<Policy> {
+        let path = match &self.policy_path {
+            Some(path) => path.clone(),
+            None => self
+                .lock_path
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(POLICY_FILE),
+        };
+        let mut policy = match Policy::load(&path)? {
+            Some(policy) => policy,
+            None if self.policy_path.is_some() => anyhow::bail!(
+                "policy file {} not found",
+                display_path(&path, &self.project_dir)
+            ),
+            None => Policy::default(),
+        };
+        if let Some(flags) = flags {
+            policy.set(&flags.fail, Action::Fail);
+            policy.set(&flags.warn, Action::Warn);
+            policy.set(&flags.allow, Action::Allow);
+        }
+        Ok(policy)
+    }
+
+    /// What the CI formats need to point into the lock.
+    fn lock_context(&self, lock: &Lockfile) -> LockContext {
+        let text = std::fs::read_to_string(&self.lock_path).unwrap_or_default();
+        LockContext::new(&self.lock_display(), &text, lock)
+    }
+}
+
+/// Prints reports in the chosen format; `verb` starts the closing line when all
+/// converged.
+fn print_reports(
+    reports: &[ServerReport],
+    format: Format,
+    ctx: &LockContext,
+    code: ExitCode,
+    verb: &str,
+) {
+    match format {
+        Format::Json => out(&format!("{}\n", render_json(reports, &ctx.path, code))),
+        Format::Sarif => out(&format!("{}\n", render_sarif(reports, ctx))),
+        Format::Junit => out(&render_junit(reports, ctx)),
+        Format::Github => out(&render_github(reports, ctx)),
+        Format::Human => {
+            out(&render_human(reports));
+            let summary = render_summary(reports);
+            match code {
+                ExitCode::Success if reports.iter().all(|r| r.verdict == Verdict::Converged) => {
+                    status(verb, AnsiColor::Green, &summary)
+                }
+                ExitCode::Success => warning(&format!("{summary} (within the policy)")),
+                _ => error(&summary),
+            }
+        }
     }
 }
 

@@ -44,6 +44,8 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot lock the directory of {display}"))?;
         Some(lock)
     };
+    let mut policy = ws.policy(None)?;
+    policy.accept.extend(args.accept.iter().copied());
     let existing = read_lock(&ws.lock_path)?;
     let lock = existing.clone().unwrap_or_default();
     let mut options = check_options(&args.connect, false)?;
@@ -51,7 +53,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         options.client.protocol = ProtocolChoice::Exactly(version.clone());
     }
     super::announce(&selected);
-    let checked = check_servers(targets, &lock, &options, progress()).await;
+    let mut checked = check_servers(targets, &lock, &options, progress()).await;
+    for c in &mut checked {
+        policy.evaluate(&mut c.report);
+    }
     let dropped: Vec<String> = if args.servers.is_empty() {
         lock.servers
             .keys()
@@ -112,28 +117,64 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(done_code);
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // Tool changes whose class the policy accepts need no question.
+    let by_policy: Vec<bool> = proposals
+        .iter()
+        .map(|p| matches!(p, Proposal::Tool { change, .. } if policy.accepts(change)))
+        .collect();
+    let pending = by_policy.iter().filter(|auto| !**auto).count();
     // One decision per proposal, in order.
     let decisions = if args.dry_run {
-        show_all(proposals);
+        show_all(proposals, &by_policy);
+        let accepted = proposals.len() - pending;
+        let by = if accepted > 0 {
+            format!(", {accepted} the policy accepts")
+        } else {
+            String::new()
+        };
         status(
             "Dry run",
             AnsiColor::Cyan,
-            &format!(
-                "{} change(s) would need approval; nothing written",
-                proposals.len()
-            ),
+            &format!("{pending} change(s) would need approval{by}; nothing written"),
         );
         return Ok(done_code);
     } else if args.yes {
         vec![true; proposals.len()]
+    } else if pending == 0 {
+        by_policy.clone()
     } else if interactive {
         let all = proposals.clone();
-        tokio::task::spawn_blocking(move || ask(&all)).await??
+        let auto = by_policy.clone();
+        tokio::task::spawn_blocking(move || ask(&all, &auto)).await??
     } else {
-        show_all(proposals);
+        let waiting: Vec<Proposal> = proposals
+            .iter()
+            .zip(&by_policy)
+            .filter(|(_, auto)| !**auto)
+            .map(|(p, _)| p.clone())
+            .collect();
+        show_all(&waiting, &vec![false; waiting.len()]);
+        let written = if pending < proposals.len() {
+            let accepted: Vec<Proposal> = proposals
+                .iter()
+                .zip(&by_policy)
+                .filter(|(_, auto)| **auto)
+                .map(|(p, _)| p.clone())
+                .collect();
+            write(ws, &apply(&lock, &checked, &accepted))?;
+            for p in &accepted {
+                report_line(p, true);
+            }
+            format!(
+                "the {} change(s) the policy accepts were written",
+                accepted.len()
+            )
+        } else {
+            "nothing was written".to_string()
+        };
         super::error(&format!(
-            "{} change(s) need approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept them all. Nothing was written",
-            proposals.len()
+            "{pending} change(s) need approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept them all. {}",
+            capitalize(&written)
         ));
         return Ok(ExitCode::ApprovalNeeded);
     };
@@ -180,19 +221,34 @@ fn write(ws: &Workspace, lock: &Lockfile) -> anyhow::Result<()> {
     write_lock_atomically(&ws.lock_path, text).with_context(|| format!("cannot write {display}"))
 }
 
-fn show_all(proposals: &[Proposal]) {
-    for (i, p) in proposals.iter().enumerate() {
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Every proposal, each marked if the policy accepts it.
+fn show_all(proposals: &[Proposal], by_policy: &[bool]) {
+    for (i, (p, auto)) in proposals.iter().zip(by_policy).enumerate() {
         let gap = if i == 0 { "" } else { "\n" };
-        super::err_out(&format!("{gap}{}", render_proposal(p)));
+        let mark = if *auto {
+            "    (the policy accepts this change)\n"
+        } else {
+            ""
+        };
+        super::err_out(&format!("{gap}{}{mark}", render_proposal(p)));
     }
 }
 
-/// Asks about each proposal in turn: y accepts, n rejects, a accepts the rest, q
-/// rejects the rest. One decision per proposal.
-fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<bool>> {
-    let mut decisions = vec![false; proposals.len()];
-    let total = proposals.len();
-    for (i, p) in proposals.iter().enumerate() {
+/// Asks about each proposal the policy does not accept, in turn: y accepts, n rejects,
+/// a accepts the rest, q rejects the rest. One decision per proposal.
+fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> {
+    let mut decisions = by_policy.to_vec();
+    let total = by_policy.iter().filter(|auto| !**auto).count();
+    let asked = proposals.iter().enumerate().filter(|(i, _)| !by_policy[*i]);
+    for (n, (i, p)) in asked.enumerate() {
         super::err_out(&format!("\n{}", render_proposal(p)));
         let question = match p {
             Proposal::PinServer { .. } => "Pin these tools?",
@@ -202,7 +258,7 @@ fn ask(proposals: &[Proposal]) -> anyhow::Result<Vec<bool>> {
         let answer: String = dialoguer::Input::new()
             .with_prompt(format!(
                 "[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit",
-                i + 1
+                n + 1
             ))
             .validate_with(|input: &String| -> Result<(), &str> {
                 match input.trim().to_ascii_lowercase().as_str() {

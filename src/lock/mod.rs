@@ -8,7 +8,7 @@ mod write;
 
 use std::collections::BTreeMap;
 
-pub use read::{LockError, parse_lock, read_lock};
+pub use read::{LockError, LockLines, parse_lock, read_lock};
 pub use write::{FileLock, render_lock, write_lock_atomically};
 
 use crate::config::{ServerSpec, TransportSpec};
@@ -93,6 +93,16 @@ impl Reached {
 }
 
 /// "node server.js --flag (env: NAME)": how a launch reads in a report.
+impl Reached {
+    /// `stdio`, `streamable-http` or `sse`.
+    pub fn transport_name(&self) -> &str {
+        match self {
+            Reached::Stdio { .. } => "stdio",
+            Reached::Remote { kind, .. } => kind,
+        }
+    }
+}
+
 impl std::fmt::Display for Reached {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (head, rest, label, names) = match self {

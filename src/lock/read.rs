@@ -286,3 +286,55 @@ fn conflict_marker(text: &str) -> Option<(usize, &'static str)> {
         Some((i + 1, marker))
     })
 }
+
+/// Where each server and tool is in a lock's text, for reports that point at lines.
+#[derive(Debug, Clone, Default)]
+pub struct LockLines {
+    servers: BTreeMap<String, usize>,
+    tools: BTreeMap<(String, String), usize>,
+}
+
+impl LockLines {
+    /// The lines of lock text; text that is not a lock gives no lines.
+    pub fn of(text: &str) -> LockLines {
+        #[derive(Deserialize)]
+        struct Names {
+            #[serde(default)]
+            server: Vec<ServerNames>,
+        }
+        #[derive(Deserialize)]
+        struct ServerNames {
+            name: Spanned<String>,
+            #[serde(default)]
+            tool: Vec<ToolName>,
+        }
+        #[derive(Deserialize)]
+        struct ToolName {
+            name: Spanned<String>,
+        }
+        let mut lines = LockLines::default();
+        let Ok(names) = toml::from_str::<Names>(text) else {
+            return lines;
+        };
+        for server in names.server {
+            let line = line_of(text, server.name.span().start);
+            let name = server.name.into_inner();
+            for tool in server.tool {
+                let at = line_of(text, tool.name.span().start);
+                lines
+                    .tools
+                    .insert((name.clone(), tool.name.into_inner()), at);
+            }
+            lines.servers.insert(name, line);
+        }
+        lines
+    }
+
+    /// The line naming a tool, else its server, else 1.
+    pub fn line(&self, server: &str, tool: Option<&str>) -> usize {
+        tool.and_then(|t| self.tools.get(&(server.to_string(), t.to_string())))
+            .or_else(|| self.servers.get(server))
+            .copied()
+            .unwrap_or(1)
+    }
+}

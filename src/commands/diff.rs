@@ -1,0 +1,73 @@
+//! `mcp-lock diff`: the classified view of what changed, between the lock and live
+//! servers or between two lock files. Reports only; the exit code says whether
+//! anything differs.
+
+use anstyle::AnsiColor;
+use anyhow::Context;
+use mcp_lock::drift::{Verdict, compare_locks};
+use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::lock::read_lock;
+use mcp_lock::report::{LockContext, render_human, render_summary};
+
+use super::{Workspace, display_path};
+use crate::cli::{DiffArgs, Format};
+
+pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let policy = ws.policy(Some(&args.policy))?;
+    let (reports, ctx) = match &args.from {
+        Some(from) => {
+            let to = args.to.clone().unwrap_or_else(|| ws.lock_path.clone());
+            let read = |path: &std::path::Path| {
+                read_lock(path)?
+                    .with_context(|| format!("{} not found", display_path(path, &ws.project_dir)))
+            };
+            let (old, new) = (read(from)?, read(&to)?);
+            let mut reports = compare_locks(&old, &new);
+            for report in &mut reports {
+                policy.evaluate(report);
+            }
+            if !args.servers.is_empty() {
+                for name in &args.servers {
+                    if !reports.iter().any(|r| &r.name == name) {
+                        anyhow::bail!("no server named {name:?} in either lock");
+                    }
+                }
+                reports.retain(|r| args.servers.contains(&r.name));
+            }
+            let text = std::fs::read_to_string(&to).unwrap_or_default();
+            let ctx = LockContext::new(&display_path(&to, &ws.project_dir), &text, &new);
+            (reports, ctx)
+        }
+        None => {
+            let project = ws.load_config()?;
+            let Some(lock) = read_lock(&ws.lock_path)? else {
+                anyhow::bail!(
+                    "{} not found; run `mcp-lock update` to create it",
+                    ws.lock_display()
+                );
+            };
+            let reports =
+                super::verify::live_reports(&project, &lock, &args.servers, &args.connect, &policy)
+                    .await?;
+            (reports, ws.lock_context(&lock))
+        }
+    };
+    let code = if reports.iter().any(|r| r.verdict == Verdict::Stale) {
+        ExitCode::Drift
+    } else if reports.iter().any(|r| r.verdict != Verdict::Converged) {
+        ExitCode::Unverified
+    } else {
+        ExitCode::Success
+    };
+    if args.format == Format::Human {
+        super::out(&render_human(&reports));
+        let summary = render_summary(&reports);
+        match code {
+            ExitCode::Success => super::status("Same", AnsiColor::Green, &summary),
+            _ => super::status("Differs", AnsiColor::Yellow, &summary),
+        }
+    } else {
+        super::print_reports(&reports, args.format, &ctx, code, "Same");
+    }
+    Ok(code)
+}

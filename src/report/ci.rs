@@ -1,0 +1,389 @@
+//! Reports in the formats CI systems read: SARIF 2.1.0, JUnit XML and GitHub Actions
+//! workflow commands. Each points at the line of the lock that pins what changed.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::{LockContext, Summary, plural};
+use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
+use crate::policy::{Action, Rule};
+use crate::text::escape_for_terminal as esc;
+
+/// Something a CI format shows: a change, a server problem, with where in the lock.
+struct Item {
+    rule: &'static str,
+    action: Action,
+    server: String,
+    tool: Option<String>,
+    /// One line.
+    title: String,
+    /// The findings, one per line.
+    detail: String,
+}
+
+/// Rules beyond the policy's: a server that could not be checked, or is not pinned.
+const UNVERIFIED: &str = "unverified";
+const UNPINNED: &str = "server-not-pinned";
+
+fn items(reports: &[ServerReport]) -> Vec<Item> {
+    let mut out = Vec::new();
+    for r in reports {
+        let server = esc(&r.name);
+        match r.verdict {
+            Verdict::Incomplete | Verdict::Unverifiable => out.push(Item {
+                rule: UNVERIFIED,
+                action: Action::Fail,
+                server: r.name.clone(),
+                tool: None,
+                title: format!(
+                    "{server}: {}: {}",
+                    r.verdict.as_str(),
+                    esc(r.error.as_deref().unwrap_or(""))
+                ),
+                detail: String::new(),
+            }),
+            _ if !r.pinned => out.push(Item {
+                rule: UNPINNED,
+                action: Action::Fail,
+                server: r.name.clone(),
+                tool: None,
+                title: format!("{server}: not pinned in the lock; run `mcp-lock update`"),
+                detail: String::new(),
+            }),
+            _ => {}
+        }
+        for c in &r.changes {
+            out.push(tool_item(r, c));
+        }
+        for c in &r.server_changes {
+            if let (Some(class), Some(action)) = (c.class, c.action) {
+                out.push(Item {
+                    rule: class.as_str(),
+                    action,
+                    server: r.name.clone(),
+                    tool: None,
+                    title: server_change_title(&server, c),
+                    detail: String::new(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn tool_item(r: &ServerReport, c: &ToolChange) -> Item {
+    let rule = Rule::of(c).as_str();
+    let mut detail = String::new();
+    for f in &c.findings {
+        let pointer = if f.pointer.is_empty() {
+            "/"
+        } else {
+            &f.pointer
+        };
+        let _ = writeln!(detail, "{} {}: {}", f.class, esc(pointer), esc(&f.reason));
+    }
+    if let Some(problem) = &c.problem {
+        let _ = writeln!(detail, "cannot be pinned: {}", esc(problem));
+    }
+    Item {
+        rule,
+        action: c.action,
+        server: r.name.clone(),
+        tool: Some(c.tool.clone()),
+        title: format!(
+            "{}/{} {} ({rule})",
+            esc(&r.name),
+            esc(&c.tool),
+            c.change.as_str()
+        ),
+        detail,
+    }
+}
+
+fn server_change_title(server: &str, c: &ServerChange) -> String {
+    format!("{server}: {} changed", c.field)
+}
+
+fn rule_description(rule: &str) -> &'static str {
+    match rule {
+        "authority" => "The change can widen what a call does or where it lands.",
+        "breaking" => "An old call no longer validates or an old result no longer parses.",
+        "semantic" => "Text the model reads changed while the shape did not.",
+        "additive" => "Old calls keep working and mean the same.",
+        "cosmetic" => "Title, icons, _meta or layout: nothing a caller acts on.",
+        "tool-added" => "The server lists a tool the lock does not pin.",
+        "tool-removed" => "A tool the lock pins is no longer listed.",
+        UNVERIFIED => "The server could not be checked completely.",
+        _ => "The lock does not pin this server.",
+    }
+}
+
+fn all_rules() -> Vec<&'static str> {
+    let mut rules: Vec<&'static str> = Rule::ALL.iter().map(|r| r.as_str()).collect();
+    rules.extend([UNVERIFIED, UNPINNED]);
+    rules
+}
+
+fn sarif_level(action: Action) -> &'static str {
+    match action {
+        Action::Fail => "error",
+        Action::Warn => "warning",
+        Action::Allow => "note",
+    }
+}
+
+/// A SARIF 2.1.0 log: one result per change or server problem, located at the line of
+/// the lock that pins the tool (or the server).
+pub fn render_sarif(reports: &[ServerReport], ctx: &LockContext) -> String {
+    let rules = all_rules();
+    let uri = uri_reference(&ctx.path);
+    let results: Vec<Value> = items(reports)
+        .into_iter()
+        .map(|item| {
+            let line = ctx.lines.line(&item.server, item.tool.as_deref());
+            let text = if item.detail.is_empty() {
+                item.title.clone()
+            } else {
+                format!("{}\n{}", item.title, item.detail.trim_end())
+            };
+            let mut properties = json!({"server": item.server});
+            if let Some(tool) = &item.tool {
+                properties["tool"] = json!(tool);
+            }
+            json!({
+                "ruleId": item.rule,
+                "ruleIndex": rules.iter().position(|r| *r == item.rule).unwrap_or(0),
+                "level": sarif_level(item.action),
+                "message": {"text": text},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri},
+                        "region": {"startLine": line}
+                    }
+                }],
+                "properties": properties,
+            })
+        })
+        .collect();
+    let rule_docs: Vec<Value> = rules
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r,
+                "shortDescription": {"text": rule_description(r)},
+            })
+        })
+        .collect();
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "mcp-lock",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rule_docs,
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&log).expect("a SARIF log serializes")
+}
+
+/// A path as a relative URI reference: segments percent-encoded, `/` separators.
+fn uri_reference(path: &str) -> String {
+    let mut out = String::new();
+    let path = path.replace('\\', "/");
+    if path.starts_with('/') {
+        out.push_str("file://");
+    }
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}
+
+/// JUnit XML: a test suite per server, a test case per tool (pinned or live). A change
+/// the policy fails is a failure; a server that could not be checked is an error on
+/// each of its pinned tools.
+pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
+    let mut suites = String::new();
+    let (mut all_tests, mut all_failures, mut all_errors) = (0, 0, 0);
+    for r in reports {
+        let mut cases = String::new();
+        let (mut tests, mut failures, mut errors) = (0, 0, 0);
+        let mut tools: Vec<String> = ctx.pinned.get(&r.name).cloned().unwrap_or_default();
+        for c in &r.changes {
+            if !tools.contains(&c.tool) {
+                tools.push(c.tool.clone());
+            }
+        }
+        tools.sort();
+        let unverified = matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable);
+        if tools.is_empty() {
+            tools.push("(server)".into());
+        }
+        for tool in &tools {
+            tests += 1;
+            let line = ctx.lines.line(&r.name, Some(tool));
+            let _ = write!(
+                cases,
+                "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{line}\">",
+                xml(&r.name),
+                xml(tool),
+                xml(&ctx.path)
+            );
+            if unverified {
+                errors += 1;
+                let message = format!(
+                    "{}: {}",
+                    r.verdict.as_str(),
+                    r.error.as_deref().unwrap_or("")
+                );
+                let _ = write!(
+                    cases,
+                    "\n      <error type=\"{}\" message=\"{}\"/>\n    ",
+                    r.verdict.as_str(),
+                    xml(&message)
+                );
+            } else if let Some(c) = r.changes.iter().find(|c| &c.tool == tool) {
+                let item = tool_item(r, c);
+                let text = format!("{}\n{}", item.title, item.detail);
+                if c.action == Action::Fail {
+                    failures += 1;
+                    let _ = write!(
+                        cases,
+                        "\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
+                        item.rule,
+                        xml(&item.title),
+                        xml(&text)
+                    );
+                } else {
+                    let _ = write!(
+                        cases,
+                        "\n      <system-out>{} ({}): {}</system-out>\n    ",
+                        c.action.as_str(),
+                        item.rule,
+                        xml(&text)
+                    );
+                }
+            }
+            cases.push_str("</testcase>\n");
+        }
+        all_tests += tests;
+        all_failures += failures;
+        all_errors += errors;
+        let _ = write!(
+            suites,
+            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"{:.3}\">\n{cases}  </testsuite>\n",
+            xml(&r.name),
+            r.elapsed_ms as f64 / 1000.0
+        );
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcp-lock verify\" tests=\"{all_tests}\" failures=\"{all_failures}\" errors=\"{all_errors}\">\n{suites}</testsuites>\n"
+    )
+}
+
+/// Text for XML: escaped for the terminal first (XML 1.0 cannot carry most control
+/// characters even as references), then for markup.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in esc(text).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// GitHub Actions workflow commands: an `::error`, `::warning` or `::notice` per
+/// change, at the lock line that pins it, then a plain summary line.
+pub fn render_github(reports: &[ServerReport], ctx: &LockContext) -> String {
+    let mut out = String::new();
+    for item in items(reports) {
+        let command = match item.action {
+            Action::Fail => "error",
+            Action::Warn => "warning",
+            Action::Allow => "notice",
+        };
+        let line = ctx.lines.line(&item.server, item.tool.as_deref());
+        let message = if item.detail.is_empty() {
+            item.title.clone()
+        } else {
+            format!("{}\n{}", item.title, item.detail.trim_end())
+        };
+        let _ = writeln!(
+            out,
+            "::{command} file={},line={line},title={}::{}",
+            github_property(&ctx.path),
+            github_property(&format!("mcp-lock {}", item.rule)),
+            github_data(&message)
+        );
+    }
+    let s = Summary::of(reports);
+    let _ = writeln!(
+        out,
+        "mcp-lock: {} server{} checked: {} converged, {} stale, {} incomplete, {} unverifiable; {} change(s) fail the policy, {} warn",
+        reports.len(),
+        plural(reports.len()),
+        s.converged,
+        s.stale,
+        s.incomplete,
+        s.unverifiable,
+        s.fail,
+        s.warn
+    );
+    out
+}
+
+/// Workflow command data: `%`, CR and LF escaped so a message stays one command.
+fn github_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Workflow command properties also escape `:` and `,`.
+fn github_property(text: &str) -> String {
+    github_data(&esc(text))
+        .replace(':', "%3A")
+        .replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_commands_cannot_be_split_or_injected() {
+        assert_eq!(github_data("a%b\r\n::error::x"), "a%25b%0D%0A::error::x");
+        assert_eq!(github_property("a,b:c"), "a%2Cb%3Ac");
+    }
+
+    #[test]
+    fn xml_text_has_no_markup_or_control_characters() {
+        assert_eq!(
+            xml("<a href=\"x\">&\u{1b}[2J"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;\\u{001b}[2J"
+        );
+    }
+
+    #[test]
+    fn uri_references_are_percent_encoded() {
+        assert_eq!(uri_reference("my dir/mcp.lock"), "my%20dir/mcp.lock");
+        assert_eq!(uri_reference("/abs/mcp.lock"), "file:///abs/mcp.lock");
+    }
+}
