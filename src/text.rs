@@ -17,6 +17,24 @@ pub fn escape_for_terminal(text: &str) -> String {
     out
 }
 
+/// Serialized JSON with every unsafe character outside the C0 range written as a
+/// `\uXXXX` escape, so a machine report shown on a terminal cannot drive it either.
+/// (serde_json already escapes C0 inside strings; newlines between tokens are kept.)
+pub fn escape_json_output(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if (c as u32) >= 0x7f && is_unsafe(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether a character could move the cursor, reorder text or hide: C0 and C1
 /// controls, bidi controls, zero-width and other invisible characters.
 pub fn is_unsafe(c: char) -> bool {
@@ -39,6 +57,15 @@ pub fn is_unsafe(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_output_escapes_c1_bidi_and_tags_and_stays_the_same_json() {
+        let value = serde_json::json!({"d": "a\u{9b}b\u{202e}c\u{e0041}\u{1b}"});
+        let text = escape_json_output(&serde_json::to_string(&value).unwrap());
+        assert_eq!(text, r#"{"d":"a\u009bb\u202ec\udb40\udc41\u001b"}"#);
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
 
     #[test]
     fn escapes_terminal_controls_and_bidi_but_keeps_ordinary_text() {

@@ -10,15 +10,7 @@ use common::Project;
 use serde_json::{Value, json};
 
 fn servers_dir() -> PathBuf {
-    let dir = std::env::var_os("MCP_LOCK_TEST_SERVERS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            Some(cache.join("mcp-lock/test-servers"))
-        })
-        .expect("HOME or MCP_LOCK_TEST_SERVERS is set");
+    let dir = common::test_servers_dir();
     assert!(
         dir.join("npm/node_modules").is_dir() && dir.join("venv/bin/mcp-server-time").exists(),
         "real MCP servers are not installed in {}; run scripts/install-test-servers.sh (bash .ci/run does)",

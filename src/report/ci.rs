@@ -187,7 +187,9 @@ pub fn render_sarif(reports: &[ServerReport], ctx: &LockContext) -> String {
             "results": results,
         }],
     });
-    serde_json::to_string_pretty(&log).expect("a SARIF log serializes")
+    crate::text::escape_json_output(
+        &serde_json::to_string_pretty(&log).expect("a SARIF log serializes"),
+    )
 }
 
 /// A path as a relative URI reference: segments percent-encoded, `/` separators.

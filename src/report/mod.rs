@@ -104,7 +104,7 @@ pub fn render_json(reports: &[ServerReport], lock: &str, exit: ExitCode) -> Stri
         summary: Summary::of(reports),
         servers: reports,
     };
-    serde_json::to_string_pretty(&doc).expect("reports serialize")
+    crate::text::escape_json_output(&serde_json::to_string_pretty(&doc).expect("reports serialize"))
 }
 
 pub fn verdict_style_for(verdict: Verdict) -> Style {

@@ -38,6 +38,19 @@ pub fn fixture() -> PathBuf {
     path
 }
 
+/// Where scripts/install-test-servers.sh puts the real servers and the SARIF schema.
+pub fn test_servers_dir() -> PathBuf {
+    std::env::var_os("MCP_LOCK_TEST_SERVERS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+            Some(cache.join("mcp-lock/test-servers"))
+        })
+        .expect("HOME or MCP_LOCK_TEST_SERVERS is set")
+}
+
 /// A unique tag to find a test's processes in the process table.
 pub fn unique_tag(name: &str) -> String {
     format!("mcplock-test-{name}-{}-{}", std::process::id(), nanos())
