@@ -140,6 +140,20 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
         ])
     );
     assert_eq!(changes.len(), 14, "{changes:#?}");
+    // 2025.7.1 sent empty input schemas (accepting anything), so each tool now
+    // requiring a `path` is a new target-selecting input: authority. The one tool
+    // without inputs only moved its description and schema dialect.
+    assert_eq!(find("create_directory")["class"], "authority");
+    let list_allowed = find("list_allowed_directories");
+    assert_eq!(list_allowed["class"], "breaking");
+    let classes: Vec<&str> = list_allowed["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["class"].as_str().unwrap())
+        .collect();
+    assert!(classes.contains(&"semantic"), "{classes:?}");
+    assert!(changes.iter().all(|c| c["action"] == "fail"), "{changes:#?}");
     let notes: Vec<&str> = server["server_changes"]
         .as_array()
         .unwrap()
