@@ -265,7 +265,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                         "\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
                         item.rule,
                         xml(&item.title),
-                        xml(&text)
+                        xml_lines(text.trim_end())
                     );
                 } else {
                     let _ = write!(
@@ -273,7 +273,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                         "\n      <system-out>{} ({}): {}</system-out>\n    ",
                         c.action.as_str(),
                         item.rule,
-                        xml(&text)
+                        xml_lines(text.trim_end())
                     );
                 }
             }
@@ -292,6 +292,11 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcp-lock verify\" tests=\"{all_tests}\" failures=\"{all_failures}\" errors=\"{all_errors}\">\n{suites}</testsuites>\n"
     )
+}
+
+/// Element text for XML: like [`xml`], line by line, keeping the line breaks.
+fn xml_lines(text: &str) -> String {
+    text.split('\n').map(xml).collect::<Vec<_>>().join("\n")
 }
 
 /// Text for XML: escaped for the terminal first (XML 1.0 cannot carry most control
