@@ -2,8 +2,9 @@
 //! verify live servers against it, and approve every change before a pin moves.
 //!
 //! Data flows one way: [`config`] -> [`client`] -> [`hash`] -> [`drift`] (against
-//! [`lock`]) -> [`report`]. [`check`] runs many servers at once; [`update`] turns
-//! differences into proposals and approved proposals into a new lock.
+//! [`lock`]) -> [`classify`] and [`policy`] -> [`report`]. [`check`] runs many servers
+//! at once; [`update`] turns differences into proposals and approved proposals into a
+//! new lock.
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {

@@ -153,7 +153,10 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
         .map(|f| f["class"].as_str().unwrap())
         .collect();
     assert!(classes.contains(&"semantic"), "{classes:?}");
-    assert!(changes.iter().all(|c| c["action"] == "fail"), "{changes:#?}");
+    assert!(
+        changes.iter().all(|c| c["action"] == "fail"),
+        "{changes:#?}"
+    );
     let notes: Vec<&str> = server["server_changes"]
         .as_array()
         .unwrap()
