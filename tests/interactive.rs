@@ -132,3 +132,33 @@ fn a_terminal_shows_each_running_server_with_its_state_and_a_pipe_gets_plain_lin
             .any(|l| l.trim_start().starts_with("Listed slow-one (3 tools, "))
     );
 }
+
+#[test]
+fn at_a_terminal_the_policy_accepts_its_classes_and_only_the_rest_is_asked() {
+    let rev = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rev.path(), "a").unwrap();
+    let p = Project::new(json!({
+        "fixture": common::fixture_entry(&["--revision-file", &rev.path().display().to_string()])
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    // read_ticket's title changed (cosmetic), search_docs gained an optional input
+    // (additive): only the additive one is asked about.
+    std::fs::write(rev.path(), "additive").unwrap();
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["update", "--accept", "cosmetic"])
+        .current_dir(p.path())
+        .env("NO_COLOR", "1");
+    let mut s = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
+    let shown = s.exp_string("[1/1] Accept this change?").unwrap();
+    assert!(
+        shown.contains("changed  fixture/search_docs  additive, warn"),
+        "{shown}"
+    );
+    assert!(!shown.contains("read_ticket"), "{shown}");
+    s.send_line("y").unwrap();
+    s.exp_string("Updating fixture/read_ticket").unwrap();
+    s.exp_string("Updating fixture/search_docs").unwrap();
+    s.exp_eof().unwrap();
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    assert_eq!(doc["servers"][0]["verdict"], "converged");
+}
