@@ -119,7 +119,8 @@ pub const DEFAULT_TARGET_FIELDS: &[&str] = &[
 /// Classifies changes; configured with the words that mark target fields.
 #[derive(Debug, Clone)]
 pub struct Classifier {
-    target_words: Vec<String>,
+    /// Each entry split into words (`projectId` is `project`, `id`).
+    targets: Vec<Vec<String>>,
 }
 
 impl Default for Classifier {
@@ -131,23 +132,58 @@ impl Default for Classifier {
 impl Classifier {
     pub fn with_target_fields<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Self {
         Classifier {
-            target_words: words
+            targets: words
                 .into_iter()
-                .map(|w| w.as_ref().to_ascii_lowercase())
+                .map(|w| words_of(w.as_ref()))
+                .filter(|w| !w.is_empty())
                 .collect(),
         }
     }
 
-    /// Whether a property name selects a target or identity: one of its words
-    /// (split at case changes, digits and punctuation) is a target word or its plural.
+    /// Whether a property name selects a target or identity: its words (split at
+    /// case changes, digits and punctuation) contain a target entry's words, the last
+    /// one possibly plural.
     pub fn is_target_field(&self, name: &str) -> bool {
-        words_of(name).iter().any(|word| {
-            self.target_words.iter().any(|t| {
-                word == t
-                    || word.strip_suffix('s') == Some(t.as_str())
-                    || word.strip_suffix("es") == Some(t.as_str())
+        let words = words_of(name);
+        self.targets.iter().any(|target| {
+            words.windows(target.len()).any(|window| {
+                let (last, rest) = target.split_last().expect("entries are not empty");
+                let (word, before) = window.split_last().expect("same length");
+                before == rest
+                    && (word == last
+                        || word.strip_suffix('s') == Some(last.as_str())
+                        || word.strip_suffix("es") == Some(last.as_str()))
             })
         })
+    }
+
+    /// The first property name inside a schema (at any depth) that selects a target.
+    pub fn target_inside(&self, schema: &serde_json::Value) -> Option<String> {
+        fn walk(c: &Classifier, v: &Value, depth: usize) -> Option<String> {
+            if depth > 64 {
+                return None;
+            }
+            match v {
+                Value::Object(m) => {
+                    if let Some(Value::Object(props)) = m.get("properties") {
+                        for (name, sub) in props {
+                            if c.is_target_field(name) {
+                                return Some(name.clone());
+                            }
+                            if let Some(found) = walk(c, sub, depth + 1) {
+                                return Some(found);
+                            }
+                        }
+                    }
+                    m.iter()
+                        .filter(|(k, _)| k.as_str() != "properties")
+                        .find_map(|(_, sub)| walk(c, sub, depth + 1))
+                }
+                Value::Array(items) => items.iter().find_map(|i| walk(c, i, depth + 1)),
+                _ => None,
+            }
+        }
+        walk(self, schema, 0)
     }
 
     /// Every finding between a pinned and a live definition of the same tool.
@@ -168,13 +204,9 @@ impl Classifier {
             let pointer = format!("/{}", escape_pointer(key));
             match key.as_str() {
                 "description" => text::description(&pointer, x, y, &mut out),
-                "title" | "icons" | "_meta" => out.push(Finding::new(
-                    Class::Cosmetic,
-                    &pointer,
-                    x,
-                    y,
-                    format!("`{key}` changed; callers and the model do not act on it"),
-                )),
+                "title" | "icons" | "_meta" => {
+                    text::inert(&pointer, &format!("`{key}`"), x, y, &mut out);
+                }
                 "annotations" => annotations(x, y, &mut out),
                 "inputSchema" => {
                     schema::compare(self, Direction::Input, &pointer, x, y, &mut out);
@@ -289,19 +321,20 @@ pub fn worst(findings: &[Finding]) -> Option<Class> {
     findings.iter().map(|f| f.class).max()
 }
 
-/// A name split into lowercase words at case changes, digits and punctuation.
+/// A name split into lowercase words at case changes (`AWSRegion` is `aws`,
+/// `region`), digits and punctuation.
 fn words_of(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
     let mut words = Vec::new();
     let mut word = String::new();
-    let mut prev: Option<char> = None;
-    for c in name.chars() {
-        let boundary = match prev {
-            None => false,
-            Some(p) => {
-                !c.is_alphanumeric()
-                    || (p.is_lowercase() && c.is_uppercase())
-                    || (p.is_alphabetic() != c.is_alphabetic())
-            }
+    for (i, &c) in chars.iter().enumerate() {
+        let boundary = i > 0 && {
+            let p = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            !c.is_alphanumeric()
+                || (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next_lower)
+                || (p.is_alphabetic() != c.is_alphabetic())
         };
         if boundary && !word.is_empty() {
             words.push(std::mem::take(&mut word));
@@ -309,7 +342,6 @@ fn words_of(name: &str) -> Vec<String> {
         if c.is_alphanumeric() {
             word.extend(c.to_lowercase());
         }
-        prev = Some(c);
     }
     if !word.is_empty() {
         words.push(word);
@@ -454,15 +486,11 @@ fn annotations(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Find
             continue;
         }
         let pointer = format!("/annotations/{}", escape_pointer(key));
-        out.push(if key == "title" {
-            Finding::new(
-                Class::Cosmetic,
-                &pointer,
-                x,
-                y,
-                "annotation title changed".into(),
-            )
-        } else {
+        if key == "title" {
+            text::inert(&pointer, "annotation title", x, y, out);
+            continue;
+        }
+        out.push({
             Finding::new(
                 Class::Semantic,
                 &pointer,
@@ -581,8 +609,17 @@ mod tests {
 
     #[test]
     fn a_configured_list_replaces_the_default() {
-        let c = Classifier::with_target_fields(["galaxy"]);
+        let c = Classifier::with_target_fields(["galaxy", "starSystem"]);
         assert!(c.is_target_field("galaxyName"));
+        assert!(c.is_target_field("home_star_systems"));
+        assert!(!c.is_target_field("star"));
         assert!(!c.is_target_field("region"));
+    }
+
+    #[test]
+    fn acronyms_split_before_the_next_word() {
+        assert_eq!(words_of("AWSRegion"), ["aws", "region"]);
+        assert_eq!(words_of("APIEndpointURL"), ["api", "endpoint", "url"]);
+        assert!(Classifier::default().is_target_field("AWSRegion"));
     }
 }

@@ -38,13 +38,13 @@ pub(super) fn compare(
 ) {
     let any = Value::Bool(true);
     let (a, b) = (before.unwrap_or(&any), after.unwrap_or(&any));
-    let mut used = HashSet::new();
-    let expanded = (|| Some((expand_root(a, &mut used)?, expand_root(b, &mut used)?)))();
+    let mut refs = Refs::default();
+    let expanded = (|| Some((expand_root(a, &mut refs)?, expand_root(b, &mut refs)?)))();
     let mut walk = Walk {
         classifier,
         dir,
         base: pointer,
-        used,
+        refs,
         out,
     };
     match expanded {
@@ -65,8 +65,7 @@ struct Walk<'a> {
     dir: Direction,
     /// The pointer of the schema's root, for naming `$defs` entries.
     base: &'a str,
-    /// `$ref` targets (pointers from the root) that some schema uses.
-    used: HashSet<String>,
+    refs: Refs,
     out: &'a mut Vec<Finding>,
 }
 
@@ -304,12 +303,16 @@ impl Walk<'_> {
                 "anyOf" | "oneOf" => self.branches(key, &kp, x, y, true, field, depth),
                 "allOf" => self.branches(key, &kp, x, y, false, field, depth),
                 "description" => text::description(&kp, x, y, self.out),
-                "title" | "examples" | "$comment" | "$id" | "$anchor" => self.push(
-                    Class::Cosmetic,
+                "title" | "examples" | "$comment" => {
+                    text::inert(&kp, &format!("`{key}`"), x, y, self.out);
+                }
+                "$id" | "$anchor" => self.shift(
+                    Shift::Imprecise,
                     &kp,
                     x,
                     y,
-                    format!("`{key}` changed; validation and meaning are the same"),
+                    format!("`{key}` changed, which can change what `$ref`s point at"),
+                    false,
                 ),
                 "default" => match self.dir {
                     Direction::Input if target => self.push(
@@ -583,6 +586,15 @@ impl Walk<'_> {
                             None,
                             Some(y),
                             format!("new optional input `{name}`: old calls still validate"),
+                        );
+                    }
+                    if !target && let Some(inner) = self.classifier.target_inside(y) {
+                        self.push(
+                            Class::Authority,
+                            &pp,
+                            None,
+                            Some(y),
+                            format!("new input `{name}` contains `{inner}`, which selects a target or identity"),
                         );
                     }
                     if target {
@@ -883,6 +895,39 @@ impl Walk<'_> {
             }
         }
         let added: Vec<usize> = left.into_iter().map(|(i, _)| i).collect();
+        if key == "oneOf" && !(removed.is_empty() && added.is_empty()) {
+            // Exactly one branch must match: a branch added can make a value match two
+            // (refused), a branch removed can make it match one (accepted).
+            self.shift(
+                Shift::Imprecise,
+                pointer,
+                x,
+                y,
+                format!(
+                    "`oneOf` changed ({} branch(es) removed, {} added); exactly one branch must match, so values can be refused or accepted either way",
+                    removed.len(),
+                    added.len()
+                ),
+                false,
+            );
+            let inner = added
+                .iter()
+                .find_map(|j| self.classifier.target_inside(&b[*j]));
+            if self.dir == Direction::Input
+                && let Some(inner) = inner
+            {
+                self.push(
+                    Class::Authority,
+                    pointer,
+                    x,
+                    y,
+                    format!(
+                        "a new `oneOf` branch accepts `{inner}`, which selects a target or identity"
+                    ),
+                );
+            }
+            return;
+        }
         let grows = |more: bool| {
             if more == union {
                 Shift::Widened
@@ -898,14 +943,30 @@ impl Walk<'_> {
                 y,
                 format!("`{key}` branches reordered"),
             ),
-            ([], more) => self.shift(
-                grows(true),
-                pointer,
-                x,
-                y,
-                format!("`{key}`: {} branch(es) added", more.len()),
-                target,
-            ),
+            ([], more) => {
+                self.shift(
+                    grows(true),
+                    pointer,
+                    x,
+                    y,
+                    format!("`{key}`: {} branch(es) added", more.len()),
+                    target,
+                );
+                let inner = more
+                    .iter()
+                    .find_map(|j| self.classifier.target_inside(&b[*j]));
+                if self.dir == Direction::Input
+                    && let Some(inner) = inner
+                {
+                    self.push(
+                        Class::Authority,
+                        pointer,
+                        x,
+                        y,
+                        format!("a new `{key}` branch accepts `{inner}`, which selects a target or identity"),
+                    );
+                }
+            }
             (fewer, []) => self.shift(
                 grows(false),
                 pointer,
@@ -943,10 +1004,20 @@ impl Walk<'_> {
                 continue;
             }
             let entry = format!("{relative}/{}", escape_pointer(name));
-            if !self.used.contains(&entry) {
+            let at = format!("{pointer}/{}", escape_pointer(name));
+            if self.refs.unresolved {
+                self.shift(
+                    Shift::Imprecise,
+                    &at,
+                    p,
+                    q,
+                    "definition changed, and a `$ref` mcp-lock cannot follow (an anchor, another document or a dynamic reference) may use it".into(),
+                    false,
+                );
+            } else if !self.refs.used.contains(&entry) {
                 self.push(
                     Class::Cosmetic,
-                    &format!("{pointer}/{}", escape_pointer(name)),
+                    &at,
                     p,
                     q,
                     "definition changed, but no `$ref` uses it".into(),
@@ -961,11 +1032,39 @@ fn canon(v: &Value) -> String {
     Json::from_value(v).canonical().unwrap_or_default()
 }
 
+/// What expanding `$ref`s found out about a schema.
+#[derive(Default)]
+struct Refs {
+    /// `$ref` targets (pointers from the root) that some schema uses.
+    used: HashSet<String>,
+    /// Some reference could not be followed (an anchor, another document, a dynamic
+    /// reference), so any definition may be in use.
+    unresolved: bool,
+}
+
+/// Keywords that say something about a value without constraining it; where a `$ref`
+/// and its target both have one, the referring schema's wins.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Deepest nesting an expansion may produce; deeper is compared imprecisely.
+const MAX_EXPANDED_DEPTH: usize = 200;
+
 /// The schema with every local `$ref` replaced by what it points at (a `$ref` inside
-/// its own expansion is left as written). `None` when the expansion grows too large.
-fn expand_root(root: &Value, used: &mut HashSet<String>) -> Option<Value> {
+/// its own expansion is left as written). A `$ref` with siblings keeps them: an
+/// annotation overrides the target's, and a constraint both have is kept from each,
+/// the sibling's under `allOf`. `None` when the expansion grows too large or deep.
+fn expand_root(root: &Value, refs: &mut Refs) -> Option<Value> {
     let mut budget = EXPANSION_BUDGET;
-    expand(root, root, &mut Vec::new(), &mut budget, used)
+    expand(root, root, &mut Vec::new(), &mut budget, refs, 0)
 }
 
 fn expand(
@@ -973,50 +1072,134 @@ fn expand(
     value: &Value,
     stack: &mut Vec<String>,
     budget: &mut usize,
-    used: &mut HashSet<String>,
+    refs: &mut Refs,
+    depth: usize,
 ) -> Option<Value> {
     *budget = budget.checked_sub(1)?;
+    if depth > MAX_EXPANDED_DEPTH {
+        return None;
+    }
     match value {
         Value::Array(items) => items
             .iter()
-            .map(|v| expand(root, v, stack, budget, used))
+            .map(|v| expand(root, v, stack, budget, refs, depth + 1))
             .collect::<Option<Vec<_>>>()
             .map(Value::Array),
         Value::Object(map) => {
-            let local = map
+            if map.contains_key("$dynamicRef") || map.contains_key("$recursiveRef") {
+                refs.unresolved = true;
+            }
+            let target = map
                 .get("$ref")
                 .and_then(Value::as_str)
                 .and_then(|r| r.strip_prefix('#'))
-                .map(str::to_string);
-            if let Some(target) = local
-                && !stack.contains(&target)
-                && let Some(found) = root.pointer(&target)
+                .and_then(percent_decode);
+            if map.contains_key("$ref") && target.is_none() {
+                refs.unresolved = true;
+            }
+            if let Some(target) = &target
+                && stack.contains(target)
             {
-                used.insert(target.clone());
-                stack.push(target);
-                let resolved = expand(root, found, stack, budget, used);
-                stack.pop();
-                let mut resolved = resolved?;
-                if let Value::Object(merged) = &mut resolved {
-                    for (k, v) in map {
-                        if k != "$ref" && !merged.contains_key(k) {
-                            merged.insert(k.clone(), expand(root, v, stack, budget, used)?);
-                        }
-                    }
-                }
-                return Some(resolved);
-            }
-            let mut out = Map::new();
-            for (k, v) in map {
-                let v = if matches!(k.as_str(), "$defs" | "definitions") {
-                    v.clone()
-                } else {
-                    expand(root, v, stack, budget, used)?
+                // Recursion: compared where it started.
+                refs.used.insert(target.clone());
+            } else if let Some(target) = target {
+                let Some(found) = root.pointer(&target) else {
+                    refs.unresolved = true;
+                    return expand_members(root, map, stack, budget, refs, depth);
                 };
-                out.insert(k.clone(), v);
+                refs.used.insert(target.clone());
+                stack.push(target);
+                let resolved = expand(root, found, stack, budget, refs, depth + 1);
+                stack.pop();
+                let resolved = resolved?;
+                let mut siblings = map.clone();
+                siblings.remove("$ref");
+                let siblings = expand_members(root, &siblings, stack, budget, refs, depth)?;
+                return Some(merge_ref(resolved, siblings));
             }
-            Some(Value::Object(out))
+            expand_members(root, map, stack, budget, refs, depth)
         }
         other => Some(other.clone()),
     }
+}
+
+/// An object with each member expanded, `$defs` kept as written (they are judged
+/// where they are used).
+fn expand_members(
+    root: &Value,
+    map: &Map<String, Value>,
+    stack: &mut Vec<String>,
+    budget: &mut usize,
+    refs: &mut Refs,
+    depth: usize,
+) -> Option<Value> {
+    let mut out = Map::new();
+    for (k, v) in map {
+        let v = if matches!(k.as_str(), "$defs" | "definitions") {
+            v.clone()
+        } else {
+            expand(root, v, stack, budget, refs, depth + 1)?
+        };
+        out.insert(k.clone(), v);
+    }
+    Some(Value::Object(out))
+}
+
+/// A resolved `$ref` target combined with the referring schema's other keywords.
+fn merge_ref(target: Value, siblings: Value) -> Value {
+    let Value::Object(siblings) = siblings else {
+        return target;
+    };
+    if siblings.is_empty() {
+        return target;
+    }
+    let mut merged = match target {
+        Value::Object(m) => m,
+        Value::Bool(true) => Map::new(),
+        other => return other,
+    };
+    for (k, v) in siblings {
+        match merged.get(&k) {
+            None => {
+                merged.insert(k, v);
+            }
+            Some(_) if ANNOTATIONS.contains(&k.as_str()) => {
+                merged.insert(k, v);
+            }
+            Some(existing) if *existing == v => {}
+            Some(_) => {
+                let mut extra = Map::new();
+                extra.insert(k, v);
+                match merged.get_mut("allOf") {
+                    Some(Value::Array(all)) => all.push(Value::Object(extra)),
+                    _ => {
+                        merged.insert("allOf".into(), Value::Array(vec![Value::Object(extra)]));
+                    }
+                }
+            }
+        }
+    }
+    Value::Object(merged)
+}
+
+/// A URI fragment's percent-escapes decoded; `None` if they are not valid UTF-8.
+fn percent_decode(fragment: &str) -> Option<String> {
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = fragment.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let text = String::from_utf8(out).ok()?;
+    // Only JSON pointers are followed; `#name` anchors are not.
+    (text.is_empty() || text.starts_with('/')).then_some(text)
 }

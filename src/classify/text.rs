@@ -37,8 +37,6 @@ const INSTRUCTION_PHRASES: &[&str] = &[
     "id_rsa",
     ".env",
     "/etc/passwd",
-    "api key",
-    "private key",
     "disregard previous",
     "disregard all",
     "send it to",
@@ -68,6 +66,50 @@ pub fn instruction_in(live: &str, pinned: &str) -> Option<&'static str> {
         .copied()
 }
 
+/// A value as the text a model would read: a string as is, anything else as JSON.
+fn text_of(v: Option<&Value>) -> String {
+    match v {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => crate::json::Json::from_value(other)
+            .canonical()
+            .unwrap_or_default(),
+    }
+}
+
+/// A member nothing acts on changed (a title, examples, a comment, icons, `_meta`):
+/// cosmetic, unless it now carries instructions for the model, which may read it.
+pub(super) fn inert(
+    pointer: &str,
+    what: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    out: &mut Vec<Finding>,
+) {
+    let finding = match instruction_in(&text_of(after), &text_of(before)) {
+        Some(phrase) => Finding {
+            instructs_model: true,
+            ..Finding::new(
+                Class::Semantic,
+                pointer,
+                before,
+                after,
+                format!(
+                    "{what} changed, and it now instructs the model ({phrase:?}); the model may read it"
+                ),
+            )
+        },
+        None => Finding::new(
+            Class::Cosmetic,
+            pointer,
+            before,
+            after,
+            format!("{what} changed; callers do not act on it"),
+        ),
+    };
+    out.push(finding);
+}
+
 /// A `description` at `pointer` (tool or schema) changed.
 pub(super) fn description(
     pointer: &str,
@@ -75,10 +117,12 @@ pub(super) fn description(
     after: Option<&Value>,
     out: &mut Vec<Finding>,
 ) {
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-    let (was, now) = (text(before), text(after));
+    let (was, now) = (text_of(before), text_of(after));
+    let not_text = [before, after]
+        .iter()
+        .any(|v| v.is_some_and(|v| !v.is_string()));
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if squash(&was) == squash(&now) && before.is_some() == after.is_some() {
+    if squash(&was) == squash(&now) && before.is_some() == after.is_some() && !not_text {
         out.push(Finding::new(
             Class::Cosmetic,
             pointer,
@@ -89,6 +133,7 @@ pub(super) fn description(
         return;
     }
     let what = match (before, after) {
+        _ if not_text => "description changed, and it is not text",
         (None, _) => "description added",
         (_, None) => "description removed",
         _ => "description reworded",
