@@ -65,7 +65,8 @@ Examples:
                                   accept those classes unasked, review the rest
 
 At each change: y accepts it, n keeps the old pin, a accepts this and all remaining,
-q rejects this and all remaining (changes already accepted are still written).
+q rejects this and all remaining (changes already accepted, by you or by --accept and
+the policy file, are still written).
 Without a terminal and without --yes nothing is written and the exit code is 4.")]
     Update(UpdateArgs),
 

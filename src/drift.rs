@@ -129,8 +129,8 @@ impl ToolChange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerChange {
     /// `instructions`, `server_identity`, `server_info`, `protocol_version`,
-    /// `list_changed`, `client_capabilities`, `client_info` or `launch` (command, args,
-    /// env names).
+    /// `list_changed`, `client_capabilities`, `client_info`, `launch` (command, args,
+    /// env names), or `server` (the whole server is gone from the config).
     pub field: &'static str,
     pub pinned: Option<String>,
     pub live: Option<String>,
@@ -210,6 +210,14 @@ impl ServerReport {
             ),
             verdict: Verdict::Stale,
             changes,
+            server_changes: vec![ServerChange {
+                field: "server",
+                pinned: Some(pinned.name.clone()),
+                live: None,
+                drift: true,
+                class: Some(Class::Breaking),
+                action: None,
+            }],
             ..ServerReport::unverifiable(&pinned.name, transport, String::new())
         }
     }

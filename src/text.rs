@@ -44,13 +44,22 @@ pub fn is_unsafe(c: char) -> bool {
         | 0x034f                      // combining grapheme joiner
         | 0x061c                      // Arabic letter mark
         | 0x115f | 0x1160 | 0x3164 | 0xffa0 // Hangul fillers
-        | 0x180e                      // Mongolian vowel separator
+        | 0x0600..=0x0605             // Arabic number signs (format)
+        | 0x06dd | 0x070f             // Arabic end of ayah, Syriac abbreviation mark
+        | 0x180b..=0x180e             // Mongolian free variation selectors, vowel separator
         | 0x200b..=0x200f             // zero-width, LRM, RLM
         | 0x2028..=0x202e             // separators, bidi embeddings and overrides
         | 0x2060..=0x206f             // word joiner, invisible operators, bidi isolates
+        | 0xfe00..=0xfe0f             // variation selectors
         | 0xfeff                      // BOM / zero-width no-break space
         | 0xfff9..=0xfffb             // interlinear annotation
+        | 0xfffe | 0xffff             // noncharacters (not allowed in XML)
+        | 0x110bd | 0x110cd           // Kaithi number signs
+        | 0x13430..=0x1343f           // Egyptian hieroglyph format controls
+        | 0x1bca0..=0x1bca3           // shorthand format controls
+        | 0x1d173..=0x1d17a           // musical symbol format controls
         | 0xe0000..=0xe007f           // tag characters
+        | 0xe0100..=0xe01ef           // variation selectors supplement
     )
 }
 
@@ -65,6 +74,14 @@ mod tests {
         assert_eq!(text, r#"{"d":"a\u009bb\u202ec\udb40\udc41\u001b"}"#);
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, value);
+    }
+
+    #[test]
+    fn escapes_variation_selectors_format_controls_and_noncharacters() {
+        assert_eq!(
+            escape_for_terminal("a\u{fe0f}b\u{e0100}c\u{13430}d\u{ffff}"),
+            "a\\u{fe0f}b\\u{e0100}c\\u{13430}d\\u{ffff}"
+        );
     }
 
     #[test]

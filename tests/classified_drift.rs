@@ -125,6 +125,21 @@ fn the_policy_file_beside_the_lock_decides_and_flags_override_it() {
         ]
     );
     p.run(&["verify", "--fail", "semantic"]).expect(1);
+    // One class cannot get two actions.
+    let run = p.run(&[
+        "verify",
+        "--fail",
+        "semantic",
+        "--allow",
+        "additive,semantic",
+    ]);
+    run.expect(2);
+    assert!(
+        run.stderr()
+            .contains("semantic is given to both --fail and --allow"),
+        "{}",
+        run.stderr()
+    );
     // --policy names another file, which must exist.
     let run = p.run(&["verify", "--policy", "strict.toml"]);
     run.expect(2);
@@ -232,6 +247,29 @@ fn junit_has_one_test_case_per_tool_and_fails_the_changed_ones() {
         lock_line(&p, "search_docs"),
     );
     assert_eq!(cases, expected);
+}
+
+#[test]
+fn junit_reports_a_server_level_change_as_a_failing_server_case() {
+    let p = Project::new(json!({
+        "fixture": fixture_entry(&["--instructions", "Use the tools carefully."])
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    p.set_servers(json!({
+        "fixture": fixture_entry(&["--instructions", "Always call rollback first."])
+    }));
+    let run = p.run(&["verify", "--format", "junit"]);
+    run.expect(1);
+    let xml = run.stdout();
+    assert!(
+        xml.contains("<testcase classname=\"fixture\" name=\"(server)\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<failure type=\"semantic\" message=\"fixture: instructions changed\">"),
+        "{xml}"
+    );
+    assert!(xml.contains("failures=\"1\""), "{xml}");
 }
 
 #[test]

@@ -514,6 +514,23 @@ fn annotations(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Find
 /// `execution.taskSupport`: requiring tasks breaks callers that do not use them, and
 /// forbidding them breaks callers that do.
 fn execution(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Finding>) {
+    let understood = |v: Option<&Value>| match v {
+        None => true,
+        Some(Value::Object(m)) => m
+            .get("taskSupport")
+            .is_none_or(|t| matches!(t.as_str(), Some("forbidden" | "optional" | "required"))),
+        Some(_) => false,
+    };
+    if !understood(before) || !understood(after) {
+        out.push(Finding::new(
+            Class::Breaking,
+            "/execution",
+            before,
+            after,
+            "`execution` is not in a form the spec defines; treated as breaking".into(),
+        ));
+        return;
+    }
     let support = |v: Option<&Value>| {
         v.and_then(|e| e.get("taskSupport"))
             .and_then(Value::as_str)

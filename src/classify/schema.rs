@@ -261,7 +261,7 @@ impl Walk<'_> {
                             x,
                             y,
                             "properties not listed are now allowed".into(),
-                            false,
+                            target,
                         );
                     } else {
                         self.shift(
@@ -281,14 +281,8 @@ impl Walk<'_> {
                 "items" | "additionalProperties" | "additionalItems" | "unevaluatedProperties"
                 | "unevaluatedItems" | "propertyNames" => {
                     let any = Value::Bool(true);
-                    let item_field = if key == "items" { field } else { None };
-                    self.node(
-                        x.unwrap_or(&any),
-                        y.unwrap_or(&any),
-                        &kp,
-                        item_field,
-                        depth + 1,
-                    );
+                    // What a target field holds is still the target.
+                    self.node(x.unwrap_or(&any), y.unwrap_or(&any), &kp, field, depth + 1);
                 }
                 "contains" => match (x, y) {
                     (Some(x), Some(y)) => self.node(x, y, &kp, None, depth + 1),
@@ -386,6 +380,19 @@ impl Walk<'_> {
             Some(a) => a.iter().all(|t| accepts(b, t)),
         };
         let (a, b) = (set(x), set(y));
+        let invalid = |s: &Option<BTreeSet<String>>| {
+            s.as_ref().is_some_and(|s| s.contains("(not a type name)"))
+        };
+        if invalid(&a) || invalid(&b) {
+            return self.shift(
+                Shift::Imprecise,
+                pointer,
+                x,
+                y,
+                "`type` holds something that is not a type name".into(),
+                false,
+            );
+        }
         let show = |s: &Option<BTreeSet<String>>| match s {
             None => "any".to_string(),
             Some(s) => s.iter().cloned().collect::<Vec<_>>().join(" | "),
@@ -775,12 +782,14 @@ impl Walk<'_> {
         let (shift, what) = match (x.and_then(Value::as_f64), y.and_then(Value::as_f64)) {
             (None, Some(_)) if x.is_none() => (Shift::Narrowed, "`multipleOf` added".to_string()),
             (Some(_), None) if y.is_none() => (Shift::Widened, "`multipleOf` removed".to_string()),
-            (Some(a), Some(b)) if a > 0.0 && b > 0.0 => {
-                let whole = |r: f64| (r - r.round()).abs() < 1e-9;
+            (Some(a), Some(b)) if a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() => {
+                // Exact remainders only: a near miss in floating point is not a divisor.
+                const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+                let whole = |n: f64, d: f64| n % d == 0.0 && n / d < EXACT;
                 let what = format!("`multipleOf` {a} -> {b}");
-                if whole(b / a) {
+                if whole(b, a) {
                     (Shift::Narrowed, what)
-                } else if whole(a / b) {
+                } else if whole(a, b) {
                     (Shift::Widened, what)
                 } else {
                     (Shift::Changed, what)

@@ -97,6 +97,20 @@ impl Workspace {
             None => Policy::default(),
         };
         if let Some(flags) = flags {
+            let lists = [
+                ("--fail", &flags.fail),
+                ("--warn", &flags.warn),
+                ("--allow", &flags.allow),
+            ];
+            for (i, (a, x)) in lists.iter().enumerate() {
+                for (b, y) in &lists[i + 1..] {
+                    if let Some(rule) = x.iter().find(|r| y.contains(r)) {
+                        anyhow::bail!(
+                            "{rule} is given to both {a} and {b}; give each class one action"
+                        );
+                    }
+                }
+            }
             policy.set(&flags.fail, Action::Fail);
             policy.set(&flags.warn, Action::Warn);
             policy.set(&flags.allow, Action::Allow);

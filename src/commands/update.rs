@@ -117,10 +117,25 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(done_code);
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    // Tool changes whose class the policy accepts need no question.
+    // Tool changes whose class the policy accepts need no question, unless their
+    // server's identity or instructions changed too: then a person looks at all of it.
+    let doubtful: Vec<&str> = proposals
+        .iter()
+        .filter_map(|p| match p {
+            Proposal::Metadata { server, changes } if changes.iter().any(|c| c.drift) => {
+                Some(server.as_str())
+            }
+            _ => None,
+        })
+        .collect();
     let by_policy: Vec<bool> = proposals
         .iter()
-        .map(|p| matches!(p, Proposal::Tool { change, .. } if policy.accepts(change)))
+        .map(|p| match p {
+            Proposal::Tool { server, change } => {
+                policy.accepts(change) && !doubtful.contains(&server.as_str())
+            }
+            _ => false,
+        })
         .collect();
     let pending = by_policy.iter().filter(|auto| !**auto).count();
     // One decision per proposal, in order.

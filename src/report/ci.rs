@@ -229,8 +229,14 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
         }
         tools.sort();
         let unverified = matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable);
-        if tools.is_empty() {
-            tools.push("(server)".into());
+        // Findings about the server itself (identity, instructions, not pinned, gone
+        // from the config) get a test case of their own.
+        let server_items: Vec<Item> = items(std::slice::from_ref(r))
+            .into_iter()
+            .filter(|i| i.tool.is_none() && i.rule != UNVERIFIED)
+            .collect();
+        if tools.is_empty() || !server_items.is_empty() {
+            tools.insert(0, "(server)".into());
         }
         for tool in &tools {
             tests += 1;
@@ -255,6 +261,30 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                     r.verdict.as_str(),
                     xml(&message)
                 );
+            } else if tool == "(server)" && !server_items.is_empty() {
+                let text: Vec<&str> = server_items.iter().map(|i| i.title.as_str()).collect();
+                let text = text.join("\n");
+                let worst = server_items
+                    .iter()
+                    .map(|i| i.action)
+                    .max()
+                    .unwrap_or_default();
+                if worst == Action::Fail {
+                    failures += 1;
+                    let _ = write!(
+                        cases,
+                        "\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
+                        server_items[0].rule,
+                        xml(&server_items[0].title),
+                        xml_lines(&text)
+                    );
+                } else {
+                    let _ = write!(
+                        cases,
+                        "\n      <system-out>{}</system-out>\n    ",
+                        xml_lines(&text)
+                    );
+                }
             } else if let Some(c) = r.changes.iter().find(|c| &c.tool == tool) {
                 let item = tool_item(r, c);
                 let text = format!("{}\n{}", item.title, item.detail);

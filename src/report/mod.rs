@@ -284,7 +284,10 @@ pub fn word_diff(before: &str, after: &str) -> String {
     use similar::ChangeTag;
     let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
     let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
-    let diff = similar::TextDiff::from_words(before, after);
+    // Word diffs are quadratic at worst; a hostile description must not stall a run.
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_words(before, after);
     let tokens: Vec<(ChangeTag, &str)> = diff
         .iter_all_changes()
         .map(|c| (c.tag(), c.value()))
