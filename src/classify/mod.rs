@@ -271,16 +271,12 @@ impl Classifier {
         if let Some(desc) = v.get("description").and_then(Value::as_str)
             && let Some(phrase) = instruction_in(desc, "")
         {
-            out.push(Finding {
-                instructs_model: true,
-                ..Finding::new(
-                    Class::Semantic,
-                    "/description",
-                    None,
-                    Some(&Value::String(desc.into())),
-                    format!("the description instructs the model ({phrase:?})"),
-                )
-            });
+            out.push(text::instructing(
+                "/description",
+                None,
+                Some(&Value::String(desc.into())),
+                format!("the description instructs the model ({phrase:?})"),
+            ));
         }
         out
     }

@@ -919,22 +919,7 @@ impl Walk<'_> {
                 ),
                 false,
             );
-            let inner = added
-                .iter()
-                .find_map(|j| self.classifier.target_inside(&b[*j]));
-            if self.dir == Direction::Input
-                && let Some(inner) = inner
-            {
-                self.push(
-                    Class::Authority,
-                    pointer,
-                    x,
-                    y,
-                    format!(
-                        "a new `oneOf` branch accepts `{inner}`, which selects a target or identity"
-                    ),
-                );
-            }
+            self.target_branches(key, pointer, x, y, &added, b);
             return;
         }
         let grows = |more: bool| {
@@ -961,20 +946,7 @@ impl Walk<'_> {
                     format!("`{key}`: {} branch(es) added", more.len()),
                     target,
                 );
-                let inner = more
-                    .iter()
-                    .find_map(|j| self.classifier.target_inside(&b[*j]));
-                if self.dir == Direction::Input
-                    && let Some(inner) = inner
-                {
-                    self.push(
-                        Class::Authority,
-                        pointer,
-                        x,
-                        y,
-                        format!("a new `{key}` branch accepts `{inner}`, which selects a target or identity"),
-                    );
-                }
+                self.target_branches(key, pointer, x, y, more, b);
             }
             (fewer, []) => self.shift(
                 grows(false),
@@ -997,6 +969,34 @@ impl Walk<'_> {
                 ),
                 false,
             ),
+        }
+    }
+
+    /// An input branch added that accepts a field selecting a target widens authority.
+    fn target_branches(
+        &mut self,
+        key: &str,
+        pointer: &str,
+        x: Option<&Value>,
+        y: Option<&Value>,
+        added: &[usize],
+        branches: &[Value],
+    ) {
+        let inner = added
+            .iter()
+            .find_map(|j| self.classifier.target_inside(&branches[*j]));
+        if self.dir == Direction::Input
+            && let Some(inner) = inner
+        {
+            self.push(
+                Class::Authority,
+                pointer,
+                x,
+                y,
+                format!(
+                    "a new `{key}` branch accepts `{inner}`, which selects a target or identity"
+                ),
+            );
         }
     }
 

@@ -66,6 +66,19 @@ pub fn instruction_in(live: &str, pinned: &str) -> Option<&'static str> {
         .copied()
 }
 
+/// A semantic finding about text that now tells the model what to do.
+pub(super) fn instructing(
+    pointer: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    reason: String,
+) -> Finding {
+    Finding {
+        instructs_model: true,
+        ..Finding::new(Class::Semantic, pointer, before, after, reason)
+    }
+}
+
 /// A value as the text a model would read: a string as is, anything else as JSON.
 fn text_of(v: Option<&Value>) -> String {
     match v {
@@ -87,18 +100,14 @@ pub(super) fn inert(
     out: &mut Vec<Finding>,
 ) {
     let finding = match instruction_in(&text_of(after), &text_of(before)) {
-        Some(phrase) => Finding {
-            instructs_model: true,
-            ..Finding::new(
-                Class::Semantic,
-                pointer,
-                before,
-                after,
-                format!(
-                    "{what} changed, and it now instructs the model ({phrase:?}); the model may read it"
-                ),
-            )
-        },
+        Some(phrase) => instructing(
+            pointer,
+            before,
+            after,
+            format!(
+                "{what} changed, and it now instructs the model ({phrase:?}); the model may read it"
+            ),
+        ),
         None => Finding::new(
             Class::Cosmetic,
             pointer,
@@ -139,18 +148,14 @@ pub(super) fn description(
         _ => "description reworded",
     };
     let finding = match instruction_in(&now, &was) {
-        Some(phrase) => Finding {
-            instructs_model: true,
-            ..Finding::new(
-                Class::Semantic,
-                pointer,
-                before,
-                after,
-                format!(
-                    "{what}, and it now instructs the model ({phrase:?}); read it before approving"
-                ),
-            )
-        },
+        Some(phrase) => instructing(
+            pointer,
+            before,
+            after,
+            format!(
+                "{what}, and it now instructs the model ({phrase:?}); read it before approving"
+            ),
+        ),
         None => Finding::new(
             Class::Semantic,
             pointer,

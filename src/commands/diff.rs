@@ -3,13 +3,11 @@
 //! anything differs.
 
 use anstyle::AnsiColor;
-use anyhow::Context;
 use mcp_lock::drift::{Verdict, compare_locks};
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::read_lock;
-use mcp_lock::report::{LockContext, render_human, render_summary};
+use mcp_lock::report::{render_human, render_summary};
 
-use super::{Workspace, display_path};
+use super::Workspace;
 use crate::cli::{DiffArgs, Format};
 
 pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
@@ -17,11 +15,8 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let (reports, ctx) = match &args.from {
         Some(from) => {
             let to = args.to.clone().unwrap_or_else(|| ws.lock_path.clone());
-            let read = |path: &std::path::Path| {
-                read_lock(path)?
-                    .with_context(|| format!("{} not found", display_path(path, &ws.project_dir)))
-            };
-            let (old, new) = (read(from)?, read(&to)?);
+            let (old, _) = ws.read_lock_for_reports(from, "")?;
+            let (new, ctx) = ws.read_lock_for_reports(&to, "")?;
             let mut reports = compare_locks(&old, &new);
             for report in &mut reports {
                 policy.evaluate(report);
@@ -34,22 +29,16 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
                 }
                 reports.retain(|r| args.servers.contains(&r.name));
             }
-            let text = std::fs::read_to_string(&to).unwrap_or_default();
-            let ctx = LockContext::new(&display_path(&to, &ws.project_dir), &text, &new);
             (reports, ctx)
         }
         None => {
             let project = ws.load_config()?;
-            let Some(lock) = read_lock(&ws.lock_path)? else {
-                anyhow::bail!(
-                    "{} not found; run `mcp-lock update` to create it",
-                    ws.lock_display()
-                );
-            };
+            let (lock, ctx) =
+                ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
             let reports =
                 super::verify::live_reports(&project, &lock, &args.servers, &args.connect, &policy)
                     .await?;
-            (reports, ws.lock_context(&lock))
+            (reports, ctx)
         }
     };
     let code = if reports.iter().any(|r| r.verdict == Verdict::Stale) {

@@ -21,7 +21,7 @@ use mcp_lock::secrets::Secrets;
 use mcp_lock::text::escape_for_terminal;
 
 use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::lock::Lockfile;
+use mcp_lock::lock::{Lockfile, read_lock_with_text};
 use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::report::{
     LockContext, render_github, render_human, render_json, render_junit, render_sarif,
@@ -118,10 +118,19 @@ impl Workspace {
         Ok(policy)
     }
 
-    /// What the CI formats need to point into the lock.
-    fn lock_context(&self, lock: &Lockfile) -> LockContext {
-        let text = std::fs::read_to_string(&self.lock_path).unwrap_or_default();
-        LockContext::new(&self.lock_display(), &text, lock)
+    /// A lock and what the reports need to point into it, read once; a missing
+    /// file is an error naming it, with `hint` after.
+    fn read_lock_for_reports(
+        &self,
+        path: &Path,
+        hint: &str,
+    ) -> anyhow::Result<(Lockfile, LockContext)> {
+        let shown = display_path(path, &self.project_dir);
+        let Some((lock, text)) = read_lock_with_text(path)? else {
+            anyhow::bail!("{shown} not found{hint}");
+        };
+        let ctx = LockContext::new(&shown, &text, &lock);
+        Ok((lock, ctx))
     }
 }
 

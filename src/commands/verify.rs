@@ -4,7 +4,7 @@ use mcp_lock::check::{check_servers, resolve_all};
 use mcp_lock::config::ProjectConfig;
 use mcp_lock::drift::ServerReport;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Lockfile, read_lock};
+use mcp_lock::lock::Lockfile;
 use mcp_lock::policy::Policy;
 
 use super::{Workspace, check_options, env_lookup, progress};
@@ -13,21 +13,11 @@ use crate::cli::{ConnectArgs, VerifyArgs};
 pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let policy = ws.policy(Some(&args.policy))?;
-    let Some(lock) = read_lock(&ws.lock_path)? else {
-        anyhow::bail!(
-            "{} not found; run `mcp-lock update` to create it",
-            ws.lock_display()
-        );
-    };
+    let (lock, ctx) =
+        ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
     let reports = live_reports(&project, &lock, &args.servers, &args.connect, &policy).await?;
     let code = ExitCode::for_reports(&reports);
-    super::print_reports(
-        &reports,
-        args.format,
-        &ws.lock_context(&lock),
-        code,
-        "Verified",
-    );
+    super::print_reports(&reports, args.format, &ctx, code, "Verified");
     Ok(code)
 }
 

@@ -8,7 +8,7 @@ mod write;
 
 use std::collections::BTreeMap;
 
-pub use read::{LockError, LockLines, parse_lock, read_lock};
+pub use read::{LockError, LockLines, parse_lock, read_lock, read_lock_with_text};
 pub use write::{FileLock, render_lock, write_lock_atomically};
 
 use crate::config::{ServerSpec, TransportSpec};

@@ -75,6 +75,11 @@ struct RawTool {
 
 /// Reads and checks a lock file. A missing file is `Ok(None)`.
 pub fn read_lock(path: &Path) -> Result<Option<Lockfile>, LockError> {
+    Ok(read_lock_with_text(path)?.map(|(lock, _)| lock))
+}
+
+/// [`read_lock`], also returning the file's text (for [`LockLines`]).
+pub fn read_lock_with_text(path: &Path) -> Result<Option<(Lockfile, String)>, LockError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -85,7 +90,8 @@ pub fn read_lock(path: &Path) -> Result<Option<Lockfile>, LockError> {
             });
         }
     };
-    parse_lock(&text, &path.display().to_string()).map(Some)
+    let lock = parse_lock(&text, &path.display().to_string())?;
+    Ok(Some((lock, text)))
 }
 
 /// Parses and checks lock text; `path` is only for messages.
