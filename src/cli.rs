@@ -14,10 +14,13 @@ Examples:
   mcp-lock verify github --format json
   mcp-lock diff --from old.lock   what changed between two locks, classified
   mcp-lock hash tools.json     hash tool definitions the way the lock does
+  mcp-lock guard github        run a server behind a proxy that enforces the lock
+  mcp-lock wrap                make every stdio server in .mcp.json launch through guard
+  mcp-lock check-call github create_issue --args '{\"title\": \"Bug\"}'
 
 Exit codes: 0 converged (or drift the policy allows), 1 drift the policy fails,
 2 usage/config/lock error, 3 a server could not be verified, 4 changes need approval
-(no terminal), 130 interrupted.";
+(no terminal), 5 check-call: arguments do not fit, 130 interrupted.";
 
 #[derive(Debug, Parser)]
 #[command(name = "mcp-lock", version, about = ABOUT, after_help = EXAMPLES)]
@@ -101,6 +104,70 @@ Examples:
 Exit codes: 0 no differences, 1 differences, 2 usage, config or lock error,
 3 no differences found but some server could not be checked.")]
     Diff(DiffArgs),
+
+    /// Run a stdio server behind a proxy that enforces the lock for a whole agent session
+    #[command(after_help = "\
+Put it where the agent launches the server, e.g. in .mcp.json:
+  \"github\": {\"command\": \"mcp-lock\", \"args\": [\"guard\", \"github\"]}
+(`mcp-lock wrap` rewrites a config that way, `mcp-lock unwrap` undoes it).
+
+Examples:
+  mcp-lock guard github                 start the server named github in the config
+  mcp-lock guard github -- npx -y @modelcontextprotocol/server-github
+                                        start this command, check it against github's pins
+
+Every tools/list page the agent receives is checked against mcp.lock: a tool that
+differs from its pin, or is not pinned, is hidden (or, with --on-drift fail, the
+listing is refused). A call to such a tool, a call before a checked listing, or a
+call whose arguments do not fit the pinned input schema is answered by the guard
+with a tool error (error_code STALE_TOOL_SCHEMA, UNPINNED_TOOL, INVALID_ARGUMENTS or
+LISTING_NOT_VERIFIED; side_effect_started: false) and never reaches the server.
+After notifications/tools/list_changed, calls wait for the next complete listing.
+Every decision is appended to the audit log (JSON lines). When the lock changes on
+disk (mcp-lock update), the new pins apply at once.
+
+Exit codes: 0 the agent closed the session, 1 the server exited first,
+2 usage, config or lock error, 130 interrupted.")]
+    Guard(GuardArgs),
+
+    /// Rewrite a client config so its stdio servers launch through `mcp-lock guard`
+    #[command(after_help = "\
+Examples:
+  mcp-lock wrap                     every stdio server in the discovered configs
+  mcp-lock wrap github --dry-run    show the change, write nothing
+  mcp-lock --config ~/.config/Claude/claude_desktop_config.json --lock ~/proj/mcp.lock wrap
+
+The config is saved to FILE.mcp-lock.bak first. Wrapping twice changes nothing;
+`mcp-lock unwrap` undoes it byte for byte. Remote servers are left as they are.")]
+    Wrap(WrapArgs),
+
+    /// Undo `mcp-lock wrap`: servers launch directly again
+    #[command(after_help = "\
+Examples:
+  mcp-lock unwrap                   every wrapped server in the discovered configs
+  mcp-lock unwrap github --dry-run
+
+When the config is exactly as wrap left it, the backup wrap made is restored byte
+for byte; otherwise each wrapped entry is undone in place.")]
+    Unwrap(WrapArgs),
+
+    /// Would a call an agent already planned still be valid, and mean the same, under
+    /// the live contract?
+    #[command(
+        name = "check-call",
+        after_help = "\
+Examples:
+  mcp-lock check-call github create_issue --args '{\"title\": \"Bug\"}'
+  mcp-lock check-call deploy deploy_preview --args @call.json --format json
+
+Checks the arguments against the pinned and the live input schema, and compares
+the live definition with its pin (classified, with the policy's verdict).
+Exit codes: 0 valid under both and the contract unchanged (or changed only in ways
+the policy allows), 1 the contract changed in a way the policy fails (or the tool
+is gone or not pinned), 5 the contract holds but the arguments do not fit it,
+3 the server could not be checked, 2 usage, config or lock error."
+    )]
+    CheckCall(CheckCallArgs),
 
     /// Print the hash of tool definitions: a definition, a listing or a tools/list result
     #[command(after_help = "\
@@ -262,6 +329,87 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow commands (::error file=mcp.lock,line=N::...)
     Github,
+}
+
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// The server, by config name; its pins in the lock are enforced
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+
+    /// Start this command instead of the config's entry (what `wrap` writes)
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+
+    /// Append decisions here, one JSON object a line [default: .mcp-lock/audit.jsonl
+    /// beside the lock]
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+
+    /// What to do with a listing that holds a drifted or unpinned tool: hide those tools,
+    /// or answer the whole listing with an error
+    #[arg(long, value_enum, default_value_t = OnDrift::Hide, value_name = "WHAT")]
+    pub on_drift: OnDrift,
+
+    /// Largest single message accepted from either side, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_message_bytes: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnDrift {
+    /// Leave drifted and unpinned tools out of the listing the agent sees
+    Hide,
+    /// Answer the listing with an error naming the drifted tools
+    Fail,
+}
+
+#[derive(Debug, Args)]
+pub struct WrapArgs {
+    /// Servers to change, by config name [default: all stdio servers]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// Show the change; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// The command wrapped entries launch (wrap only)
+    #[arg(long, value_name = "PATH", default_value = "mcp-lock")]
+    pub guard_command: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckCallArgs {
+    /// The server, by config name
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+
+    /// The tool the call is for
+    #[arg(value_name = "TOOL")]
+    pub tool: String,
+
+    /// The call's arguments: a JSON object, @FILE to read one, or - for standard input
+    #[arg(long, value_name = "JSON")]
+    pub args: String,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CallFormat::Human)]
+    pub format: CallFormat,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CallFormat {
+    /// For people
+    Human,
+    /// One JSON document (docs/json-report.md)
+    Json,
 }
 
 #[derive(Debug, Args)]

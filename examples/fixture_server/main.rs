@@ -9,7 +9,7 @@
 mod http;
 
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -24,6 +24,10 @@ Options:
   --revision-file PATH    read the revision from this file at every tools/list
   --page-size N           tools per tools/list page (default: all in one)
   --list-changed          send notifications/tools/list_changed before the first answer
+  --notify-on-change      with --revision-file: watch the file and send
+                          notifications/tools/list_changed whenever it changes
+  --action-log PATH       append one JSON line per tools/call carried out: the
+                          downstream actions a test can count
   --ping                  send a ping and wait for the answer before the first listing
   --instructions TEXT     instructions to return from initialize
   --delay-initialize MS   wait this long before answering initialize
@@ -33,7 +37,9 @@ Options:
   --misbehave MODE        cursor-loop | hang-initialize | hang-listing | crash-listing |
                           garbage | batch | repeated-member | nameless-tool | oversized |
                           change-mid-listing (switch to b after the first page, once) |
-                          exit-at-start | ignore-shutdown
+                          exit-at-start | ignore-shutdown |
+                          drift-second-listing (serve b from the second listing on, silently) |
+                          crash-on-call (exit without answering a tools/call)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -56,6 +62,8 @@ struct Options {
     revision_file: Option<String>,
     page_size: usize,
     list_changed: bool,
+    notify_on_change: bool,
+    action_log: Option<String>,
     ping: bool,
     instructions: Option<String>,
     describe_env: Option<String>,
@@ -72,6 +80,8 @@ fn main() {
         revision_file: None,
         page_size: 0,
         list_changed: false,
+        notify_on_change: false,
+        action_log: None,
         ping: false,
         instructions: None,
         describe_env: None,
@@ -89,6 +99,8 @@ fn main() {
             "--revision-file" => o.revision_file = Some(value()),
             "--page-size" => o.page_size = value().parse().unwrap_or(0),
             "--list-changed" => o.list_changed = true,
+            "--notify-on-change" => o.notify_on_change = true,
+            "--action-log" => o.action_log = Some(value()),
             "--ping" => o.ping = true,
             "--instructions" => o.instructions = Some(value()),
             "--delay-initialize" => o.delay_initialize = value().parse().unwrap_or(0),
@@ -137,6 +149,11 @@ fn main() {
         http::serve(o);
         return;
     }
+    if o.notify_on_change
+        && let Some(path) = o.revision_file.clone()
+    {
+        std::thread::spawn(move || watch_revision(&path));
+    }
     serve(&o);
     if o.misbehave == "ignore-shutdown" {
         hang();
@@ -146,6 +163,26 @@ fn main() {
 fn hang() -> ! {
     loop {
         std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+/// Sends list_changed whenever the revision file's content changes: the server
+/// changing underneath a session, as a deployment would.
+fn watch_revision(path: &str) {
+    let read = || std::fs::read_to_string(path).unwrap_or_default();
+    let mut seen = read();
+    loop {
+        std::thread::sleep(Duration::from_millis(10));
+        let now = read();
+        if now != seen {
+            seen = now;
+            // Stdout's write_fmt holds its lock for the whole line, so this cannot
+            // interleave with an answer being written.
+            send(
+                &mut std::io::stdout(),
+                &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            );
+        }
     }
 }
 
@@ -175,6 +212,13 @@ fn serve(o: &Options) {
                 out,
                 "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"hi\"}}}}"
             );
+        }
+        if method == "tools/list" && msg["params"]["cursor"].is_null() {
+            FIRST_PAGES.fetch_add(1, Ordering::SeqCst);
+        }
+        if method == "tools/call" && o.misbehave == "crash-on-call" {
+            eprintln!("fixture_server: crashing in the middle of a tools/call");
+            std::process::exit(70);
         }
         let result = match method {
             "initialize" if o.misbehave == "hang-initialize" => hang(),
@@ -321,8 +365,46 @@ fn answer(o: &Options, method: &str, params: &Value) -> Result<Value, Value> {
             }
             Ok(page)
         }
+        "tools/call" => Ok(call(o, params)),
         _ => Err(json!({"code": -32601, "message": "method not found"})),
     }
+}
+
+/// Carries out a call to any tool the current revision lists, whatever the
+/// arguments: like a lenient real server, it does something with an old call rather
+/// than refusing it, which is what makes a stale call dangerous. Every call carried out
+/// is appended to the action log.
+fn call(o: &Options, params: &Value) -> Value {
+    let name = params["name"].as_str().unwrap_or_default();
+    let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+    if !tools(o).iter().any(|t| t["name"] == name) {
+        return json!({"content": [{"type": "text", "text": format!("unknown tool {name:?}")}], "isError": true});
+    }
+    if let Some(path) = &o.action_log {
+        let line = json!({"tool": name, "arguments": arguments});
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = appended {
+            eprintln!("fixture_server: cannot append to {path}: {e}");
+        }
+    }
+    let text = match name {
+        "deploy_preview" => format!(
+            "deployed {} to {}",
+            arguments["branch"].as_str().unwrap_or("?"),
+            arguments["region"].as_str().unwrap_or("the default region")
+        ),
+        _ => format!("{name} done"),
+    };
+    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    if name == "read_ticket" {
+        result["structuredContent"] =
+            json!({"title": format!("Ticket {}", arguments["id"].as_str().unwrap_or("?"))});
+    }
+    result
 }
 
 /// Defects serde_json cannot produce: written into the text by hand.
@@ -339,9 +421,13 @@ fn hand_made_defects(o: &Options, text: String) -> String {
 
 /// Set once a change-mid-listing server has switched to revision B.
 static SWITCHED: AtomicBool = AtomicBool::new(false);
+/// How many listings (first pages) have been asked for.
+static FIRST_PAGES: AtomicUsize = AtomicUsize::new(0);
 
 fn revision(o: &Options) -> String {
-    if SWITCHED.load(Ordering::SeqCst) {
+    if SWITCHED.load(Ordering::SeqCst)
+        || (o.misbehave == "drift-second-listing" && FIRST_PAGES.load(Ordering::SeqCst) >= 2)
+    {
         return "b".into();
     }
     match &o.revision_file {

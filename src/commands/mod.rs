@@ -1,10 +1,13 @@
 //! One function per subcommand, and what they share.
 
+mod check_call;
 mod diff;
+mod guard;
 mod hash;
 mod progress;
 mod update;
 mod verify;
+mod wrap;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -46,6 +49,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => verify::run(&ctx, args).await,
         Command::Diff(args) => diff::run(&ctx, args).await,
         Command::Hash(args) => hash::run(args),
+        Command::Guard(args) => guard::run(&ctx, args).await,
+        Command::Wrap(args) => wrap::run(&ctx, args, wrap::Direction::Wrap),
+        Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
+        Command::CheckCall(args) => check_call::run(&ctx, args).await,
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut command = Cli::command();
