@@ -13,6 +13,10 @@ pub enum ExitCode {
     Unverified,
     /// `update` found changes that need approval, with no terminal to ask and no `--yes`.
     ApprovalNeeded,
+    /// `check-call`: the contract holds, but the arguments do not fit it.
+    InvalidArguments,
+    /// `guard`: the server ended the session before the client did.
+    ServerExited,
     /// Interrupted (Ctrl-C); nothing was written.
     Interrupted,
 }
@@ -25,6 +29,8 @@ impl From<ExitCode> for i32 {
             ExitCode::Usage => 2,
             ExitCode::Unverified => 3,
             ExitCode::ApprovalNeeded => 4,
+            ExitCode::InvalidArguments => 5,
+            ExitCode::ServerExited => 1,
             ExitCode::Interrupted => 130,
         }
     }
@@ -63,12 +69,14 @@ mod tests {
             ExitCode::Usage,
             ExitCode::Unverified,
             ExitCode::ApprovalNeeded,
+            ExitCode::InvalidArguments,
+            ExitCode::ServerExited,
             ExitCode::Interrupted,
         ]
         .into_iter()
         .map(i32::from)
         .collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 130]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 1, 130]);
     }
 
     fn report(verdict: Verdict, action: Action) -> ServerReport {

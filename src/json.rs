@@ -136,6 +136,21 @@ impl Json {
         matches!(self, Json::Object(_))
     }
 
+    /// True when some object, at any depth, names a member twice: readers disagree on
+    /// what such a text says (first or last wins), so it must not be passed on.
+    pub fn has_repeated_member(&self) -> bool {
+        match self {
+            Json::Array(items) => items.iter().any(Json::has_repeated_member),
+            Json::Object(members) => {
+                let mut names: Vec<&JsonStr> = members.iter().map(|(k, _)| k).collect();
+                names.sort_unstable();
+                names.windows(2).any(|w| w[0] == w[1])
+                    || members.iter().any(|(_, v)| v.has_repeated_member())
+            }
+            _ => false,
+        }
+    }
+
     /// The RFC 8785 canonical form, or why there is none.
     pub fn canonical(&self) -> Result<String, CanonError> {
         let mut out = String::new();

@@ -35,14 +35,21 @@ const TERM_GRACE: Duration = Duration::from_millis(1000);
 
 static LIVE_GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
-fn unregister(pgid: i32) {
+/// Registers a process group started outside [`StdioConnection`] (the guard's server),
+/// so that [`kill_all_servers`] reaches it too. The caller holds the returned guard
+/// across the spawn, so an interrupt cannot fall between the two.
+pub(crate) fn live_groups() -> std::sync::MutexGuard<'static, Option<HashSet<i32>>> {
+    LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) fn unregister(pgid: i32) {
     let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(set) = groups.as_mut() {
         set.remove(&pgid);
     }
 }
 
-fn signal_group(pgid: i32, signal: i32) {
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     // kill(0) or kill(-1) would reach our own group or every process we may signal.
     if pgid <= 1 {
         return;
@@ -56,7 +63,7 @@ fn signal_group(pgid: i32, signal: i32) {
 /// How the child exited, if it has, without reaping it: while it is an unreaped
 /// zombie its pid, which is also its group id, cannot be given to another process, so
 /// signalling the group afterwards cannot reach a stranger.
-fn peek_exit(pid: i32) -> Option<String> {
+pub(crate) fn peek_exit(pid: i32) -> Option<String> {
     // SAFETY: waitid with WNOWAIT only reads the child's state into a zeroed siginfo_t.
     unsafe {
         let mut info: libc::siginfo_t = std::mem::zeroed();

@@ -269,3 +269,232 @@ impl Drop for HttpServer {
         let _ = self.child.wait();
     }
 }
+
+/// An MCP client over a child's stdin/stdout, for driving `mcp-lock guard` (or a
+/// server directly) message by message. Stderr is collected.
+pub struct McpPipe {
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+    /// Messages that arrived while waiting for something else.
+    pub held: std::collections::VecDeque<Value>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    next_id: i64,
+}
+
+impl McpPipe {
+    pub fn spawn(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON from the server ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let stdin = child.stdin.take();
+        McpPipe {
+            child,
+            stdin,
+            lines,
+            held: Default::default(),
+            stderr,
+            next_id: 1,
+        }
+    }
+
+    /// The mcp-lock binary (`guard ...`) in a project directory.
+    pub fn guard(project: &Project, args: &[&str]) -> Self {
+        let mut all = vec!["guard"];
+        all.extend_from_slice(args);
+        McpPipe::spawn(&bin(), &all, project.path(), &[])
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        writeln!(stdin, "{message}").expect("the peer reads");
+        stdin.flush().unwrap();
+    }
+
+    /// Sends raw text as one line.
+    pub fn send_raw(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the client's side.
+    pub fn close(&mut self) {
+        self.stdin.take();
+    }
+
+    /// The next message, from those held first.
+    pub fn next(&mut self, timeout: std::time::Duration) -> Option<Value> {
+        if let Some(v) = self.held.pop_front() {
+            return Some(v);
+        }
+        self.lines.recv_timeout(timeout).ok()
+    }
+
+    /// Waits for the message that answers `id`, holding everything else.
+    #[track_caller]
+    pub fn answer(&mut self, id: i64) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        if let Some(i) = self
+            .held
+            .iter()
+            .position(|m| m["id"] == id && m.get("method").is_none())
+        {
+            return self.held.remove(i).unwrap();
+        }
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let message = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no answer to request {id}; stderr:\n{}", self.stderr())
+            });
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            self.held.push_back(message);
+        }
+    }
+
+    /// Waits for a notification with this method (held ones first).
+    #[track_caller]
+    pub fn notification(&mut self, method: &str) -> Value {
+        if let Some(i) = self.held.iter().position(|m| m["method"] == method) {
+            return self.held.remove(i).unwrap();
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no {method} notification; stderr:\n{}", self.stderr()));
+            if message["method"] == method && message.get("id").is_none() {
+                return message;
+            }
+            self.held.push_back(message);
+        }
+    }
+
+    /// Sends a request and waits for its answer.
+    #[track_caller]
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id)
+    }
+
+    /// initialize + notifications/initialized, 2025-11-25.
+    #[track_caller]
+    pub fn initialize(&mut self) -> Value {
+        let answer = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-agent", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// Every tool name of a complete listing, following cursors.
+    #[track_caller]
+    pub fn list_tools(&mut self) -> Vec<Value> {
+        let mut tools = Vec::new();
+        let mut params = json!({});
+        loop {
+            let answer = self.request("tools/list", params);
+            let result = &answer["result"];
+            assert!(result.is_object(), "tools/list failed: {answer}");
+            tools.extend(result["tools"].as_array().unwrap().iter().cloned());
+            match result.get("nextCursor") {
+                Some(Value::String(c)) => params = json!({"cursor": c}),
+                _ => return tools,
+            }
+        }
+    }
+
+    /// A tools/call and its answer.
+    #[track_caller]
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Waits for the process to exit, up to `limit`.
+    pub fn wait_exit(&mut self, limit: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for McpPipe {
+    fn drop(&mut self) {
+        // End only what this test started, by its PID.
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// PIDs of running processes whose command line contains `needle`.
+pub fn pids_with(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        // A zombie has an empty command line and is gone for our purposes.
+        if String::from_utf8_lossy(&cmdline)
+            .replace('\0', " ")
+            .contains(needle)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}

@@ -1,0 +1,139 @@
+//! The guard's audit log: one JSON object a line, appended, never rewritten.
+//!
+//! Every line is redacted before it is written, so a secret from the server's `env`
+//! cannot reach the log even when a call's arguments carry it.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+use crate::secrets::Secrets;
+
+/// Where decisions are appended.
+pub struct AuditLog {
+    file: Option<File>,
+    path: Option<PathBuf>,
+    server: String,
+    secrets: Secrets,
+}
+
+impl AuditLog {
+    /// Opens (creating it and its directory, readable by the owner only) the log at
+    /// `path` for appending.
+    pub fn open(path: &Path, server: &str, secrets: Secrets) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        Ok(AuditLog {
+            file: Some(file),
+            path: Some(path.to_path_buf()),
+            server: server.to_string(),
+            secrets,
+        })
+    }
+
+    /// A log that records nothing (for hosts that keep their own).
+    pub fn disabled(server: &str) -> Self {
+        AuditLog {
+            file: None,
+            path: None,
+            server: server.to_string(),
+            secrets: Secrets::default(),
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Appends one entry: `time` and `server` first, then the given members. One
+    /// write per line, so guards of several servers can share a file.
+    pub fn record(&mut self, event: &str, members: Map<String, Value>) -> std::io::Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let mut entry = Map::new();
+        entry.insert("time".into(), Value::String(now_rfc3339()));
+        entry.insert("server".into(), Value::String(self.server.clone()));
+        entry.insert("event".into(), Value::String(event.into()));
+        entry.extend(members);
+        let mut line = self.secrets.redact(&Value::Object(entry).to_string());
+        line.push('\n');
+        file.write_all(line.as_bytes())
+    }
+}
+
+/// The current time as RFC 3339 in UTC with milliseconds: 2026-11-29T22:58:53.123Z.
+pub fn now_rfc3339() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_utc(since.as_secs() as i64, since.subsec_millis())
+}
+
+fn format_utc(secs: i64, millis: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_utc_timestamps() {
+        assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_utc(951_782_400, 7), "2000-02-29T00:00:00.007Z");
+        assert_eq!(format_utc(1_795_993_133, 123), "2026-11-29T22:58:53.123Z");
+    }
+
+    #[test]
+    fn entries_are_redacted_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/audit.jsonl");
+        let mut secrets = Secrets::default();
+        secrets.add("API_TOKEN", "tok-123456789");
+        let mut log = AuditLog::open(&path, "s", secrets).unwrap();
+        let mut m = Map::new();
+        m.insert(
+            "arguments".into(),
+            serde_json::json!({"q": "tok-123456789"}),
+        );
+        log.record("call", m).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("tok-123456789"), "{text}");
+        let v: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(v["arguments"]["q"], "${API_TOKEN}");
+        assert_eq!(v["event"], "call");
+    }
+}

@@ -1,0 +1,752 @@
+//! The guard's plumbing: the server as a child process, one thread per direction,
+//! and shutdown that leaves nothing running.
+//!
+//! Plain threads and blocking pipes rather than async: a proxy adds latency at every
+//! hop, and a thread blocked in read(2) wakes faster than a task behind a reactor.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::audit::AuditLog;
+use super::session::{Decision, Pending, Session};
+use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
+use crate::json::Json;
+use crate::lock::{LockedTool, read_lock};
+use crate::secrets::Secrets;
+use crate::text::escape_for_terminal;
+
+/// How long the server gets to exit by itself once the client has gone and its stdin
+/// is closed: long enough to save state, short enough not to hold up the agent.
+const EOF_GRACE: Duration = Duration::from_secs(2);
+/// How long after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(1);
+
+/// The command that starts the real server.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Set on top of the guard's own environment.
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// The client closed its side (or went away); the server was shut down.
+    ClientClosed,
+    /// The server exited or closed its output first; how, in words.
+    ServerExited(String),
+}
+
+/// Everything a session needs besides the server.
+pub struct GuardSetup {
+    pub session: Session,
+    pub audit: AuditLog,
+    /// The lock the pins came from: re-read whenever it changes on disk.
+    pub lock_path: PathBuf,
+    /// Largest line accepted from either side.
+    pub max_message_bytes: usize,
+    /// Redacted from everything the guard itself writes to stderr.
+    pub secrets: Secrets,
+}
+
+/// What both directions share.
+struct Shared {
+    session: Session,
+    audit: AuditLog,
+    pins: PinWatch,
+    secrets: Secrets,
+}
+
+enum Event {
+    ClientClosed,
+    ServerClosed(Option<String>),
+}
+
+/// Starts the server and proxies stdin/stdout until one side closes.
+pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
+    let mut command = Command::new(&launch.command);
+    command
+        .args(&launch.args)
+        .envs(&launch.env)
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If the
+    // guard is killed outright, the kernel kills the server too. The thread that
+    // spawns lives for the whole session, as PR_SET_PDEATHSIG requires.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut groups = live_groups();
+    let mut child = command.spawn()?;
+    let pgid = child.id() as i32;
+    groups
+        .get_or_insert_with(std::collections::HashSet::new)
+        .insert(pgid);
+    drop(groups);
+    let server_in = child.stdin.take().expect("stdin is piped");
+    let server_out = child.stdout.take().expect("stdout is piped");
+
+    let max = setup.max_message_bytes;
+    let shared = Arc::new(Mutex::new(Shared {
+        pins: PinWatch::new(setup.lock_path),
+        session: setup.session,
+        audit: setup.audit,
+        secrets: setup.secrets,
+    }));
+    let (events, first_event) = channel();
+    {
+        let shared = shared.clone();
+        let events = events.clone();
+        std::thread::spawn(move || client_to_server(server_in, &shared, max, &events));
+    }
+    {
+        let shared = shared.clone();
+        std::thread::spawn(move || server_to_client(server_out, &shared, max, &events));
+    }
+    let event = first_event.recv().unwrap_or(Event::ClientClosed);
+    let ended = match event {
+        Event::ClientClosed => {
+            stop(&mut child, pgid, EOF_GRACE);
+            Ended::ClientClosed
+        }
+        Event::ServerClosed(problem) => {
+            let description = match problem {
+                Some(problem) => {
+                    stop(&mut child, pgid, Duration::ZERO);
+                    problem
+                }
+                None => {
+                    let exit = wait_exit(pgid, Duration::from_millis(500));
+                    stop(&mut child, pgid, Duration::ZERO);
+                    exit.unwrap_or_else(|| "server closed its output".into())
+                }
+            };
+            answer_orphans(&shared, &description);
+            Ended::ServerExited(description)
+        }
+    };
+    Ok(ended)
+}
+
+/// Ends the server's whole group: wait `grace` for the leader to exit by itself, then
+/// SIGTERM, then SIGKILL, and reap it.
+fn stop(child: &mut Child, pgid: i32, grace: Duration) {
+    if wait_exit(pgid, grace).is_none() {
+        signal_group(pgid, libc::SIGTERM);
+        wait_exit(pgid, TERM_GRACE);
+    }
+    // Sweep the group even after a clean exit: grandchildren may outlive the leader.
+    // The leader is alive or an unreaped zombie here, so the group id is still ours.
+    signal_group(pgid, libc::SIGKILL);
+    let _ = child.wait();
+    unregister(pgid);
+}
+
+/// Waits up to `limit` for the leader to exit, without reaping it.
+fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
+    let until = Instant::now() + limit;
+    loop {
+        if let Some(description) = peek_exit(pgid) {
+            return Some(description);
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The server is gone: every request it did not answer gets an error, so the client
+/// is not left waiting. A call already sent may have started.
+fn answer_orphans(shared: &Mutex<Shared>, description: &str) {
+    let mut state = lock(shared);
+    let pending = state.session.drain_pending();
+    let mut calls = Vec::new();
+    for (id, pending) in pending {
+        let message = match &pending {
+            Pending::Call { tool } => {
+                calls.push(tool.clone());
+                format!(
+                    "mcp-lock guard: the server exited while handling this call ({description}); it was sent, so it may have started"
+                )
+            }
+            _ => format!("mcp-lock guard: the server exited before answering ({description})"),
+        };
+        let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+        let answer =
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}});
+        if write_client(answer.to_string().as_bytes()).is_err() {
+            break;
+        }
+    }
+    let mut members = Map::new();
+    members.insert("decision".into(), json!("session_ended"));
+    members.insert("reason".into(), json!(description));
+    members.insert("calls_unanswered".into(), json!(calls));
+    let _ = state.audit.record("server_exited", members);
+    say(
+        &state,
+        &format!("server {}: {description}", state.session.server()),
+    );
+}
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One line on the guard's stderr (which the client usually logs), redacted and
+/// escaped.
+fn say(state: &Shared, message: &str) {
+    let line = state.secrets.redact(&escape_for_terminal(message));
+    let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
+}
+
+/// Writes one message and its newline to the client, in one piece.
+fn write_client(message: &[u8]) -> io::Result<()> {
+    let mut line = Vec::with_capacity(message.len() + 1);
+    line.extend_from_slice(message);
+    line.push(b'\n');
+    let mut out = io::stdout().lock();
+    out.write_all(&line)?;
+    out.flush()
+}
+
+enum Line {
+    Text,
+    TooLong,
+    Eof,
+}
+
+/// Reads one line (without its newline) of at most `max` bytes into `buf`. A longer
+/// line is skipped to its end and reported as `TooLong`.
+fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (too_long, buf.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::Eof,
+                (false, false) => Line::Text,
+            });
+        }
+        let (chunk, used, end) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        reader.consume(used);
+        if end {
+            return Ok(if too_long { Line::TooLong } else { Line::Text });
+        }
+    }
+}
+
+/// The canonical text of a JSON-RPC id: the key pending requests are found by, so
+/// that 1 and 1.0 are the same request.
+fn id_key(id: &Json) -> String {
+    id.canonical().unwrap_or_default()
+}
+
+/// The client's side: every message is read strictly, calls are decided, and only
+/// what passes reaches the server.
+fn client_to_server(
+    mut server_in: ChildStdin,
+    shared: &Mutex<Shared>,
+    max: usize,
+    events: &Sender<Event>,
+) {
+    let stdin = io::stdin();
+    let mut reader = BufReader::with_capacity(64 * 1024, stdin.lock());
+    let mut buf = Vec::new();
+    loop {
+        let line = match read_line(&mut reader, &mut buf, max) {
+            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::TooLong) => {
+                let state = lock(shared);
+                say(
+                    &state,
+                    &format!("refused a message from the client larger than {max} bytes"),
+                );
+                drop(state);
+                let error = rpc_error(
+                    &Value::Null,
+                    -32600,
+                    &format!("mcp-lock guard: message larger than {max} bytes; not forwarded"),
+                );
+                if write_client(error.as_bytes()).is_err() {
+                    break;
+                }
+                continue;
+            }
+            Ok(Line::Text) => &buf,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let (forward, answer) = from_client(line, shared);
+        if let Some(mut bytes) = forward {
+            bytes.push(b'\n');
+            if server_in
+                .write_all(&bytes)
+                .and_then(|()| server_in.flush())
+                .is_err()
+            {
+                // The server is gone; its side reports how.
+                break;
+            }
+        }
+        if let Some(answer) = answer
+            && write_client(answer.as_bytes()).is_err()
+        {
+            break;
+        }
+    }
+    drop(server_in);
+    let _ = events.send(Event::ClientClosed);
+}
+
+fn rpc_error(id: &Value, code: i64, message: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+}
+
+/// What to send the server and what to answer the client, for one line from the
+/// client.
+fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<String>) {
+    let parsed = std::str::from_utf8(line)
+        .map_err(|e| e.to_string())
+        .and_then(|text| Json::parse(text).map_err(|e| e.to_string()));
+    let message = match parsed {
+        Ok(message) => message,
+        Err(e) => {
+            let state = lock(shared);
+            say(
+                &state,
+                &format!("refused a message from the client that is not JSON: {e}"),
+            );
+            return (
+                None,
+                Some(rpc_error(
+                    &Value::Null,
+                    -32700,
+                    &format!("mcp-lock guard: not JSON ({e}); not forwarded"),
+                )),
+            );
+        }
+    };
+    if message.has_repeated_member() {
+        let id = message.get("id").map(Json::to_value).unwrap_or(Value::Null);
+        let state = lock(shared);
+        say(
+            &state,
+            "refused a message from the client that names a member twice",
+        );
+        let answer = (!id.is_null()).then(|| {
+            rpc_error(&id, -32600, "mcp-lock guard: a member name is repeated, so readers disagree on what the message says; not forwarded")
+        });
+        return (None, answer);
+    }
+    match &message {
+        // A batch (2025-03-26): each request on its own, passed on as a batch.
+        Json::Array(items) => {
+            let mut forward = Vec::new();
+            let mut answers = Vec::new();
+            for item in items {
+                match decide(item, shared) {
+                    Verdict::Forward => forward.push(item.canonical().unwrap_or_default()),
+                    Verdict::Answer(answer) => answers.push(answer),
+                }
+            }
+            let forward =
+                (!forward.is_empty()).then(|| format!("[{}]", forward.join(",")).into_bytes());
+            let answer = (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")));
+            (forward, answer)
+        }
+        single => match decide(single, shared) {
+            Verdict::Forward => (Some(line.to_vec()), None),
+            Verdict::Answer(answer) => (None, Some(answer)),
+        },
+    }
+}
+
+enum Verdict {
+    Forward,
+    Answer(String),
+}
+
+/// One message from the client: requests are remembered so their answers can be
+/// recognised, calls are decided.
+fn decide(message: &Json, shared: &Mutex<Shared>) -> Verdict {
+    let (Some(method), Some(id)) = (
+        message.get("method").and_then(Json::as_str),
+        message.get("id"),
+    ) else {
+        // A notification, or the client answering a request of the server's.
+        return Verdict::Forward;
+    };
+    let key = id_key(id);
+    let params = message.get("params");
+    let mut state = lock(shared);
+    match method.as_str() {
+        "tools/list" => {
+            let first_page = matches!(
+                params.and_then(|p| p.get("cursor")),
+                None | Some(Json::Null)
+            );
+            let generation = state.session.generation();
+            state.session.expect(
+                key,
+                Pending::List {
+                    first_page,
+                    generation,
+                },
+            );
+            Verdict::Forward
+        }
+        "tools/call" => {
+            reload_pins(&mut state);
+            let tool = params.and_then(|p| p.get("name")).and_then(Json::as_str);
+            let arguments = params
+                .and_then(|p| p.get("arguments"))
+                .map(Json::to_value)
+                .unwrap_or_else(|| json!({}));
+            let modern = params
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                .is_some();
+            let Some(tool) = tool else {
+                return Verdict::Answer(rpc_error(
+                    &id.to_value(),
+                    -32602,
+                    "mcp-lock guard: tools/call without a tool name; not forwarded",
+                ));
+            };
+            let decision = state.session.decide_call(&tool, &arguments);
+            let mut members = Map::new();
+            members.insert("request_id".into(), id.to_value());
+            members.insert("tool".into(), json!(tool));
+            members.insert("arguments".into(), arguments);
+            match decision {
+                Decision::Forward {
+                    pinned_hash,
+                    unvalidated,
+                } => {
+                    members.insert("decision".into(), json!("forwarded"));
+                    members.insert("pinned_hash".into(), json!(pinned_hash));
+                    members.insert("live_hash".into(), json!(pinned_hash));
+                    if let Some(reason) = &unvalidated {
+                        members.insert("arguments_unchecked".into(), json!(reason));
+                    }
+                    audit(&mut state, "tools/call", members);
+                    if let Some(reason) = unvalidated {
+                        say(
+                            &state,
+                            &format!(
+                                "forwarded {tool} without checking its arguments: its pinned input schema cannot be used ({reason})"
+                            ),
+                        );
+                    }
+                    state.session.expect(key, Pending::Call { tool });
+                    Verdict::Forward
+                }
+                Decision::Refuse(refusal) => {
+                    members.insert("decision".into(), json!("refused"));
+                    members.insert("error_code".into(), json!(refusal.error_code));
+                    members.insert("pinned_hash".into(), json!(refusal.pinned_hash));
+                    members.insert("live_hash".into(), json!(refusal.live_hash));
+                    if !refusal.violations.is_empty() {
+                        members.insert("violations".into(), json!(refusal.violations));
+                    }
+                    audit(&mut state, "tools/call", members);
+                    say(
+                        &state,
+                        &format!("refused {tool}: {}", refusal.error_code.as_str()),
+                    );
+                    let answer = json!({"jsonrpc": "2.0", "id": id.to_value(), "result": refusal.to_result(modern)});
+                    Verdict::Answer(answer.to_string())
+                }
+            }
+        }
+        _ => {
+            state.session.expect(key, Pending::Other);
+            Verdict::Forward
+        }
+    }
+}
+
+fn audit(state: &mut Shared, event: &str, members: Map<String, Value>) {
+    if let Err(e) = state.audit.record(event, members) {
+        say(state, &format!("cannot write the audit log: {e}"));
+    }
+}
+
+/// The server's side: answers to listings are checked (and filtered) before the
+/// client sees them; list_changed makes what was checked stale.
+fn server_to_client(
+    server_out: impl Read,
+    shared: &Mutex<Shared>,
+    max: usize,
+    events: &Sender<Event>,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, server_out);
+    let mut buf = Vec::new();
+    let problem = loop {
+        let line = match read_line(&mut reader, &mut buf, max) {
+            Ok(Line::Eof) | Err(_) => break None,
+            Ok(Line::TooLong) => {
+                break Some(format!(
+                    "server sent a message larger than {max} bytes; the session was ended"
+                ));
+            }
+            Ok(Line::Text) => &buf,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let out = from_server(line, shared);
+        let written = match out {
+            Some(Out::Raw) => write_client(line),
+            Some(Out::Text(text)) => write_client(text.as_bytes()),
+            None => Ok(()),
+        };
+        if written.is_err() {
+            let _ = events.send(Event::ClientClosed);
+            return;
+        }
+    };
+    let _ = events.send(Event::ServerClosed(problem));
+}
+
+enum Out {
+    Raw,
+    Text(String),
+}
+
+/// What the server's id and method say, read without building the rest.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+}
+
+fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
+    if line.first() == Some(&b'[') {
+        return from_server_batch(line, shared);
+    }
+    let envelope: Envelope = match serde_json::from_slice(line) {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            let state = lock(shared);
+            say(
+                &state,
+                &format!("dropped a message from the server that is not a JSON-RPC message: {e}"),
+            );
+            return None;
+        }
+    };
+    match (&envelope.method, &envelope.id) {
+        (Some(method), None) if method == "notifications/tools/list_changed" => {
+            let mut state = lock(shared);
+            state.session.list_changed();
+            let mut members = Map::new();
+            members.insert("decision".into(), json!("listing_stale"));
+            audit(&mut state, "list_changed", members);
+            Some(Out::Raw)
+        }
+        // Other notifications and the server's own requests.
+        (Some(_), _) => Some(Out::Raw),
+        (None, Some(id)) => {
+            let key = id_key(&Json::from_value(id));
+            let mut state = lock(shared);
+            match state.session.answered(&key) {
+                Some(Pending::List {
+                    first_page,
+                    generation,
+                }) => {
+                    let text = std::str::from_utf8(line).ok()?;
+                    Some(Out::Text(check_listing(
+                        &mut state, text, first_page, generation,
+                    )))
+                }
+                Some(_) => Some(Out::Raw),
+                None => {
+                    say(
+                        &state,
+                        "dropped an answer from the server to no request the client made",
+                    );
+                    None
+                }
+            }
+        }
+        (None, None) => Some(Out::Raw),
+    }
+}
+
+/// A batch from the server: each member handled on its own, checked listings
+/// re-written, passed on as a batch.
+fn from_server_batch(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
+    let items = std::str::from_utf8(line)
+        .ok()
+        .and_then(|t| Json::parse(t).ok());
+    let Some(Json::Array(items)) = items else {
+        let state = lock(shared);
+        say(&state, "dropped a batch from the server that is not JSON");
+        return None;
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let text = item.canonical().ok()?;
+        match from_server(text.as_bytes(), shared) {
+            Some(Out::Raw) => out.push(text),
+            Some(Out::Text(t)) => out.push(t),
+            None => {}
+        }
+    }
+    (!out.is_empty()).then(|| Out::Text(format!("[{}]", out.join(","))))
+}
+
+/// Checks a tools/list answer and returns what the client gets instead.
+fn check_listing(state: &mut Shared, text: &str, first_page: bool, generation: u64) -> String {
+    reload_pins(state);
+    let message = match Json::parse(text) {
+        Ok(message) => message,
+        Err(e) => {
+            say(
+                state,
+                &format!("refused a tools/list answer that is not JSON: {e}"),
+            );
+            return rpc_error(
+                &Value::Null,
+                -32603,
+                "mcp-lock guard: the server's tools/list answer is not JSON",
+            );
+        }
+    };
+    let page = state.session.check_page(&message, first_page, generation);
+    let decision = match (page.refused, page.hidden.is_empty()) {
+        (true, _) => "refused",
+        (false, true) => "passed",
+        (false, false) => "filtered",
+    };
+    let mut members = Map::new();
+    members.insert("decision".into(), json!(decision));
+    members.insert("first_page".into(), json!(first_page));
+    members.insert("complete".into(), json!(page.complete));
+    members.insert("shown".into(), json!(page.shown));
+    members.insert("hidden".into(), json!(page.hidden));
+    audit(state, "tools/list", members);
+    if !page.hidden.is_empty() {
+        let names: Vec<&str> = page.hidden.iter().map(|h| h.tool.as_str()).collect();
+        let verb = if page.refused {
+            "refused a listing with"
+        } else {
+            "hid"
+        };
+        say(
+            state,
+            &format!(
+                "{verb} {} tool(s) that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
+                names.len(),
+                names.join(", "),
+                state.session.server()
+            ),
+        );
+    }
+    page.message
+}
+
+/// Re-reads the lock when it changed on disk, so `mcp-lock update` takes effect in a
+/// running session; tells the client to list again when that changes what it may use.
+fn reload_pins(state: &mut Shared) {
+    let server = state.session.server().to_string();
+    let Some(result) = state.pins.changed(&server) else {
+        return;
+    };
+    match result {
+        Ok(pins) => {
+            let count = pins.len();
+            let relist = state.session.set_pins(pins);
+            let mut members = Map::new();
+            members.insert("decision".into(), json!("pins_reloaded"));
+            members.insert("pinned_tools".into(), json!(count));
+            audit(state, "lock_changed", members);
+            say(
+                state,
+                &format!("mcp.lock changed: now enforcing {count} pinned tool(s)"),
+            );
+            if relist {
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                let _ = write_client(note.to_string().as_bytes());
+            }
+        }
+        Err(e) => say(state, &format!("{e}; keeping the pins read before")),
+    }
+}
+
+/// Watches the lock file: its identity, size and modification time.
+struct PinWatch {
+    path: PathBuf,
+    stamp: Option<(u64, u64, i64, i64)>,
+}
+
+impl PinWatch {
+    fn new(path: PathBuf) -> Self {
+        let stamp = stamp(&path);
+        PinWatch { path, stamp }
+    }
+
+    /// The server's pins when the lock changed since last asked.
+    fn changed(&mut self, server: &str) -> Option<Result<BTreeMap<String, LockedTool>, String>> {
+        let now = stamp(&self.path);
+        if now == self.stamp {
+            return None;
+        }
+        self.stamp = now;
+        Some(match read_lock(&self.path) {
+            Ok(Some(lock)) => Ok(lock
+                .servers
+                .get(server)
+                .map(|s| s.tools.clone())
+                .unwrap_or_default()),
+            Ok(None) => Err(format!("{} is gone", self.path.display())),
+            Err(e) => Err(e.to_string()),
+        })
+    }
+}
+
+fn stamp(path: &std::path::Path) -> Option<(u64, u64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+}

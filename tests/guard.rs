@@ -1,0 +1,476 @@
+//! `mcp-lock guard` end to end: a real guard process between a test client and the
+//! fixture server, over real pipes.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{McpPipe, Project, fixture_entry, pids_with};
+use serde_json::{Value, json};
+
+/// A project whose fixture server reads its revision from `rev`, announces changes
+/// to it, and appends every call it carries out to `actions.jsonl`.
+fn deploy_project(extra: &[&str]) -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rev"), "a").unwrap();
+    let mut args = vec![
+        "--revision-file",
+        "rev",
+        "--notify-on-change",
+        "--action-log",
+        "actions.jsonl",
+    ];
+    args.extend_from_slice(extra);
+    let project = Project { dir };
+    project.set_servers(json!({"deploy": fixture_entry(&args)}));
+    project.run(&["update", "--yes"]).expect(0);
+    project
+}
+
+fn actions(project: &Project) -> Vec<Value> {
+    std::fs::read_to_string(project.path().join("actions.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn audit(project: &Project) -> Vec<Value> {
+    std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn names(tools: &[Value]) -> Vec<&str> {
+    tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+/// The pinned hash of a tool, read from the lock's `hash = "sha256:..."` line after
+/// its `name = "..."` line.
+fn pinned_hash(project: &Project, tool: &str) -> String {
+    let lock = project.lock_text().unwrap();
+    let at = lock
+        .find(&format!("name = \"{tool}\""))
+        .unwrap_or_else(|| panic!("{tool} not in the lock"));
+    let rest = &lock[at..];
+    let hash_at = rest.find("hash = \"").unwrap() + 8;
+    let hash = &rest[hash_at..hash_at + rest[hash_at..].find('"').unwrap()];
+    hash.trim_start_matches("sha256:").to_string()
+}
+
+#[track_caller]
+fn refusal(answer: &Value) -> &Value {
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "not refused: {answer}");
+    &result["structuredContent"]
+}
+
+#[test]
+fn an_old_plan_against_a_changed_server_is_refused_and_nothing_runs_until_the_change_is_approved() {
+    let project = deploy_project(&[]);
+    let pinned_v1 = pinned_hash(&project, "deploy_preview");
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+
+    // The agent reads revision 1 and plans a call with it.
+    let tools = agent.list_tools();
+    let deploy = tools
+        .iter()
+        .find(|t| t["name"] == "deploy_preview")
+        .unwrap();
+    assert_eq!(deploy["inputSchema"]["required"], json!(["branch"]));
+    let planned = json!({"branch": "fix-login"});
+
+    // The server moves to revision 2 (region required) and says so.
+    std::fs::write(project.path().join("rev"), "b").unwrap();
+    agent.notification("notifications/tools/list_changed");
+
+    // Before the agent has listed again, nothing it planned is trusted.
+    let answer = agent.call("deploy_preview", planned.clone());
+    let r = refusal(&answer);
+    assert_eq!(r["error_code"], "LISTING_NOT_VERIFIED");
+    assert_eq!(r["required_action"], "refresh_tools");
+    assert_eq!(r["side_effect_started"], false);
+
+    // It lists again: the changed tool and the new one are not offered.
+    let tools = agent.list_tools();
+    assert_eq!(names(&tools), ["read_ticket"]);
+
+    // The prepared call, sent anyway, and again: refused the same way every time.
+    let mut live = None;
+    for _ in 0..3 {
+        let answer = agent.call("deploy_preview", planned.clone());
+        let r = refusal(&answer);
+        assert_eq!(r["error_code"], "STALE_TOOL_SCHEMA");
+        assert_eq!(r["tool"], "deploy_preview");
+        assert_eq!(r["required_action"], "approve_update");
+        assert_eq!(r["side_effect_started"], false);
+        assert_eq!(r["pinned_hash"], pinned_v1.as_str());
+        assert!(r["live_hash"].is_string());
+        assert_ne!(r["live_hash"], r["pinned_hash"]);
+        live = Some(r["live_hash"].clone());
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("nothing was started"), "{text}");
+        // The model never sees the server's new wording.
+        assert!(!text.contains("Region to deploy to"), "{text}");
+        assert!(!answer.to_string().contains("Region to deploy to"));
+    }
+    assert_eq!(
+        actions(&project),
+        Vec::<Value>::new(),
+        "the server did something"
+    );
+
+    // A person approves revision 2; the running guard takes the new pins.
+    project.run(&["update", "--yes"]).expect(0);
+    assert_eq!(
+        pinned_hash(&project, "deploy_preview"),
+        live.unwrap().as_str().unwrap()
+    );
+    let answer = agent.call(
+        "deploy_preview",
+        json!({"branch": "fix-login", "region": "eu-west"}),
+    );
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "deployed fix-login to eu-west"
+    );
+    // The guard tells the agent its view of the tools moved.
+    agent.notification("notifications/tools/list_changed");
+    let tools = agent.list_tools();
+    assert_eq!(
+        names(&tools),
+        ["deploy_preview", "read_ticket", "search_docs", "rollback"]
+    );
+
+    assert_eq!(
+        actions(&project),
+        [
+            json!({"tool": "deploy_preview", "arguments": {"branch": "fix-login", "region": "eu-west"}})
+        ]
+    );
+
+    // Every decision is in the audit log, with the raw arguments and both hashes.
+    let log = audit(&project);
+    let calls: Vec<&Value> = log.iter().filter(|e| e["event"] == "tools/call").collect();
+    let decisions: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap(),
+                e["error_code"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("refused", "LISTING_NOT_VERIFIED"),
+            ("refused", "STALE_TOOL_SCHEMA"),
+            ("refused", "STALE_TOOL_SCHEMA"),
+            ("refused", "STALE_TOOL_SCHEMA"),
+            ("forwarded", ""),
+        ]
+    );
+    assert_eq!(calls[1]["arguments"], planned);
+    assert_eq!(calls[1]["pinned_hash"], pinned_v1.as_str());
+    assert!(
+        calls
+            .iter()
+            .all(|e| e["time"].as_str().unwrap().ends_with('Z'))
+    );
+    assert!(log.iter().any(|e| e["event"] == "list_changed"));
+    assert!(log.iter().any(|e| e["event"] == "lock_changed"));
+
+    agent.close();
+    assert_eq!(
+        agent.wait_exit(Duration::from_secs(10)).unwrap().code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn a_server_that_answers_the_second_listing_with_drifted_tools_is_caught() {
+    let project = deploy_project(&["--misbehave", "drift-second-listing"]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    assert_eq!(
+        names(&agent.list_tools()),
+        ["deploy_preview", "read_ticket", "search_docs"]
+    );
+    let ok = agent.call("read_ticket", json!({"id": "T-1"}));
+    assert_eq!(ok["result"]["structuredContent"]["title"], "Ticket T-1");
+
+    // Same session, no list_changed: the second answer differs from the pins.
+    assert_eq!(names(&agent.list_tools()), ["read_ticket"]);
+    let answer = agent.call("deploy_preview", json!({"branch": "x"}));
+    assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
+    let answer = agent.call("rollback", json!({"branch": "x"}));
+    assert_eq!(refusal(&answer)["error_code"], "UNPINNED_TOOL");
+    assert_eq!(actions(&project).len(), 1, "only read_ticket ran");
+    assert!(
+        agent.stderr().contains("hid 3 tool(s)"),
+        "{}",
+        agent.stderr()
+    );
+}
+
+#[test]
+fn on_drift_fail_answers_a_drifted_listing_with_an_error() {
+    let project = deploy_project(&["--misbehave", "drift-second-listing"]);
+    let mut agent = McpPipe::guard(&project, &["deploy", "--on-drift", "fail"]);
+    agent.initialize();
+    agent.list_tools();
+    let answer = agent.request("tools/list", json!({}));
+    let error = &answer["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not match mcp.lock"),
+        "{answer}"
+    );
+    let drifted: Vec<&str> = error["data"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(drifted, ["deploy_preview", "search_docs", "rollback"]);
+}
+
+#[test]
+fn arguments_that_do_not_fit_the_pinned_schema_are_refused_with_the_failing_path() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    let answer = agent.call("search_docs", json!({"query": "x", "limit": 0}));
+    let r = refusal(&answer);
+    assert_eq!(r["error_code"], "INVALID_ARGUMENTS");
+    assert_eq!(r["required_action"], "fix_arguments");
+    assert_eq!(r["violations"][0]["path"], "/limit");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("at /limit:"), "{text}");
+    let answer = agent.call("deploy_preview", json!({}));
+    assert_eq!(refusal(&answer)["violations"][0]["path"], "");
+    assert!(actions(&project).is_empty());
+    // Valid arguments go through.
+    let answer = agent.call("search_docs", json!({"query": "x", "limit": 5}));
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(actions(&project).len(), 1);
+}
+
+#[test]
+fn after_list_changed_a_tool_confirmed_on_a_fresh_page_is_usable_before_the_listing_ends() {
+    let project = deploy_project(&["--page-size", "1"]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    assert_eq!(agent.list_tools().len(), 3);
+    // Same content, but the server says it changed.
+    std::fs::write(project.path().join("rev"), "a ").unwrap();
+    agent.notification("notifications/tools/list_changed");
+    let first = agent.request("tools/list", json!({}));
+    assert_eq!(first["result"]["tools"][0]["name"], "deploy_preview");
+    let answer = agent.call("deploy_preview", json!({"branch": "main"}));
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    let answer = agent.call("search_docs", json!({"query": "q"}));
+    assert_eq!(refusal(&answer)["error_code"], "LISTING_NOT_VERIFIED");
+}
+
+#[test]
+fn a_server_crash_mid_call_answers_the_call_ends_the_session_and_leaves_no_process() {
+    let tag = format!("guard-crash-{}", std::process::id());
+    let project = deploy_project(&["--misbehave", "crash-on-call", "--tag", &tag]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    let answer = agent.call("read_ticket", json!({"id": "T-1"}));
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("server exited while handling this call"),
+        "{answer}"
+    );
+    assert!(message.contains("exit status 70"), "{message}");
+    let status = agent
+        .wait_exit(Duration::from_secs(10))
+        .expect("the guard exits");
+    assert_eq!(status.code(), Some(1));
+    assert!(pids_with(&tag).is_empty(), "server still running");
+    // The server's stderr reached the client's stderr.
+    assert!(
+        agent
+            .stderr()
+            .contains("crashing in the middle of a tools/call"),
+        "{}",
+        agent.stderr()
+    );
+    let log = audit(&project);
+    let last = log.last().unwrap();
+    assert_eq!(last["event"], "server_exited");
+    assert_eq!(last["calls_unanswered"], json!(["read_ticket"]));
+}
+
+#[test]
+fn a_client_disconnect_ends_the_whole_server_group_even_one_that_ignores_sigterm() {
+    let tag = format!("guard-disconnect-{}", std::process::id());
+    let project = deploy_project(&["--misbehave", "ignore-shutdown", "--tag", &tag]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    assert_eq!(pids_with(&tag).len(), 1);
+    agent.close();
+    let status = agent
+        .wait_exit(Duration::from_secs(10))
+        .expect("the guard exits");
+    assert_eq!(status.code(), Some(0));
+    assert!(pids_with(&tag).is_empty(), "server left running");
+}
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn ten_thousand_calls_in_a_row_keep_the_guards_memory_flat() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    let pid = agent.child.id();
+    let mut run = |agent: &mut McpPipe, from: i64, count: i64| {
+        // Pipelined in windows of 50, as a busy agent would send them.
+        for start in (from..from + count).step_by(50) {
+            for id in start..start + 50 {
+                agent.send(
+                    &json!({"jsonrpc": "2.0", "id": 100_000 + id, "method": "tools/call",
+                    "params": {"name": "read_ticket", "arguments": {"id": format!("T-{id}")}}}),
+                );
+            }
+            for id in start..start + 50 {
+                let answer = agent.answer(100_000 + id);
+                assert_eq!(
+                    answer["result"]["structuredContent"]["title"],
+                    format!("Ticket T-{id}"),
+                    "{answer}"
+                );
+            }
+        }
+    };
+    run(&mut agent, 0, 1_000);
+    let warm = rss_kib(pid);
+    run(&mut agent, 1_000, 9_000);
+    let after = rss_kib(pid);
+    assert!(
+        after <= warm + 1024,
+        "memory grew from {warm} KiB to {after} KiB over 9,000 calls"
+    );
+    let forwarded = audit(&project)
+        .iter()
+        .filter(|e| e["event"] == "tools/call" && e["decision"] == "forwarded")
+        .count();
+    assert_eq!(forwarded, 10_000);
+    assert_eq!(actions(&project).len(), 10_000);
+}
+
+#[test]
+fn env_secrets_never_reach_the_audit_log_or_the_guards_messages() {
+    let secret = "s3cret-token-value-42";
+    let dir = tempfile::tempdir().unwrap();
+    let project = Project { dir };
+    let mut entry = fixture_entry(&[]);
+    entry["env"] = json!({"API_TOKEN": "${GUARD_TEST_TOKEN}"});
+    project.set_servers(json!({"deploy": entry}));
+    project
+        .run_env(&["update", "--yes"], &[("GUARD_TEST_TOKEN", secret)])
+        .expect(0);
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &["guard", "deploy"],
+        project.path(),
+        &[("GUARD_TEST_TOKEN", secret)],
+    );
+    agent.initialize();
+    agent.list_tools();
+    // The agent leaks the token into arguments, valid and invalid ones.
+    agent.call("search_docs", json!({"query": secret}));
+    agent.call("read_ticket", json!({"id": 5, "note": secret}));
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(!log.contains(secret), "{log}");
+    assert!(log.contains("${GUARD_TEST_TOKEN}"), "{log}");
+    assert!(!agent.stderr().contains(secret));
+}
+
+#[test]
+fn guard_launches_the_command_after_double_dash_and_still_knows_the_env_secrets() {
+    let secret = "another-secret-value-7";
+    let project = deploy_project(&[]);
+    let mut entry = fixture_entry(&[]);
+    entry["env"] = json!({"API_TOKEN": "${GUARD_TEST_TOKEN}"});
+    project.set_servers(json!({"deploy": entry}));
+    let fixture = common::fixture().display().to_string();
+    // What a client does with a wrapped entry: it expands env itself and runs the guard.
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &["guard", "deploy", "--", &fixture, "--revision-file", "rev"],
+        project.path(),
+        &[("API_TOKEN", secret)],
+    );
+    agent.initialize();
+    assert_eq!(agent.list_tools().len(), 3);
+    agent.call("search_docs", json!({"query": secret}));
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(!log.contains(secret), "{log}");
+}
+
+#[test]
+fn messages_readers_would_disagree_on_are_not_forwarded() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    // Which name counts depends on the reader: first wins in some, last in others.
+    agent.send_raw(r#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"read_ticket","name":"deploy_preview","arguments":{"id":"1","branch":"main"}}}"#);
+    let answer = agent.answer(77);
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    agent.send_raw("{not json");
+    let answer = agent.next(Duration::from_secs(10)).unwrap();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert!(actions(&project).is_empty());
+}
+
+#[test]
+fn guard_refuses_to_start_for_a_server_the_lock_does_not_pin() {
+    let project = deploy_project(&[]);
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    servers["mcpServers"]["other"] = fixture_entry(&[]);
+    project.set_servers(servers["mcpServers"].clone());
+    let run = project.run(&["guard", "other"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("not pinned in mcp.lock"),
+        "{}",
+        run.stderr()
+    );
+    let run = project.run(&["--lock", "missing.lock", "guard", "deploy"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("missing.lock not found"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!Path::new(&project.path().join(".mcp-lock/audit.jsonl")).exists());
+}
