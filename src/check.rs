@@ -10,6 +10,7 @@ use crate::client::{
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{ServerReport, compare};
 use crate::lock::{Lockfile, Reached};
+use crate::policy::Policy;
 
 /// How to check.
 #[derive(Debug, Clone)]
@@ -128,4 +129,35 @@ pub async fn check_servers(
         }
     }
     results
+}
+
+/// Verifies selected servers against the lock and lets the policy judge every
+/// change: what `mcp-lock verify` and an agent host's start-up check both run. With
+/// `whole_config`, pins whose server has left the config are reported as removed.
+pub async fn verify_servers(
+    project: &ProjectConfig,
+    lock: &Lockfile,
+    targets: Vec<(ServerSpec, Resolved)>,
+    whole_config: bool,
+    options: &CheckOptions,
+    policy: &Policy,
+    progress: Progress,
+) -> Vec<ServerReport> {
+    let checked = check_servers(targets, lock, options, progress).await;
+    let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
+    if whole_config {
+        for (name, pinned) in &lock.servers {
+            if !project.servers.iter().any(|s| &s.name == name) {
+                reports.push(ServerReport::dropped_from_config(
+                    pinned,
+                    pinned.reached.transport_name(),
+                ));
+            }
+        }
+        reports.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    for report in &mut reports {
+        policy.evaluate(report);
+    }
+    reports
 }

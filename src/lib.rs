@@ -4,22 +4,26 @@
 //! Data flows one way: [`config`] -> [`client`] -> [`hash`] -> [`drift`] (against
 //! [`lock`]) -> [`classify`] and [`policy`] -> [`report`]. [`check`] runs many servers
 //! at once; [`update`] turns differences into proposals and approved proposals into a
-//! new lock.
+//! new lock. [`startup`] is the start-up check an agent host runs; [`call`] judges one
+//! planned call ([`validate`] checks arguments against a schema). [`guard`] enforces
+//! the lock for a whole agent session.
+//!
+//! An agent host refusing to start on drift:
 //!
 //! ```no_run
-//! # async fn run() -> anyhow::Result<()> {
-//! use mcp_lock::{check, config::ProjectConfig, drift::Verdict, lock};
+//! use mcp_lock::startup::Verifier;
 //!
-//! let project = ProjectConfig::load(std::path::Path::new("."), None)?;
-//! let pins = lock::read_lock(std::path::Path::new("mcp.lock"))?.unwrap_or_default();
-//! let targets = check::resolve_all(&project, &project.servers, &|v| std::env::var(v).ok())?;
-//! let checked = check::check_servers(targets, &pins, &Default::default(), check::no_progress()).await;
-//! if checked.iter().any(|c| c.report.verdict != Verdict::Converged) {
-//!     anyhow::bail!("MCP tool contracts drifted; refusing to start");
+//! let verification = Verifier::new(".").verify_blocking()?;
+//! if !verification.passed() {
+//!     for failure in verification.failures() {
+//!         eprintln!("{}/{}: {:?}", failure.server, failure.change.tool, failure.class());
+//!     }
+//!     std::process::exit(verification.exit_code().into());
 //! }
-//! # Ok(()) }
+//! # Ok::<(), mcp_lock::startup::StartupError>(())
 //! ```
 
+pub mod call;
 pub mod check;
 pub mod classify;
 pub mod client;
@@ -33,6 +37,7 @@ pub mod lock;
 pub mod policy;
 pub mod report;
 pub mod secrets;
+pub mod startup;
 pub mod text;
 pub mod update;
 pub mod validate;

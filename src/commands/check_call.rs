@@ -1,10 +1,94 @@
-//! `mcp-lock check-call`: placeholder until implemented.
+//! `mcp-lock check-call`: judge one planned call against the pinned and the live
+//! contract.
 
+use std::io::Read;
+
+use anyhow::Context;
+use mcp_lock::call::{CallVerdict, check_call, render_call};
+use mcp_lock::check::{check_servers, resolve_all};
+use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::json::Json;
 
-use super::Workspace;
-use crate::cli::CheckCallArgs;
+use super::{Workspace, check_options, env_lookup, progress};
+use crate::cli::{CallFormat, CheckCallArgs};
 
-pub async fn run(_ws: &Workspace, _args: CheckCallArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode> {
+    let arguments = read_arguments(&args.args)?;
+    let project = ws.load_config()?;
+    let policy = ws.policy(Some(&args.policy))?;
+    let (lock, _) =
+        ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
+    let selected = project.select(std::slice::from_ref(&args.server))?;
+    let targets = resolve_all(&project, &selected, &env_lookup)?;
+    super::remember_secrets(&targets);
+    let options = check_options(&args.connect, true)?;
+    let mut checked = check_servers(targets, &lock, &options, progress()).await;
+    let mut checked = checked.remove(0);
+    policy.evaluate(&mut checked.report);
+    let listing = match &checked.fetched.outcome {
+        Outcome::Complete { listing, .. } => Some(listing),
+        _ => None,
+    };
+    let report = check_call(
+        &checked.report,
+        lock.servers.get(&args.server),
+        listing,
+        &args.tool,
+        &arguments,
+    );
+    match args.format {
+        CallFormat::Json => super::out(&format!(
+            "{}\n",
+            mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
+        )),
+        CallFormat::Human => {
+            super::out(&render_call(&report));
+            let tool = mcp_lock::text::escape_for_terminal(&args.tool);
+            match report.verdict {
+                CallVerdict::Valid => super::status(
+                    "Valid",
+                    anstyle::AnsiColor::Green,
+                    &format!("the call to {tool} fits the pinned and the live contract"),
+                ),
+                CallVerdict::ContractChanged => super::error(&format!(
+                    "{tool}'s contract changed since it was pinned; review it with `mcp-lock diff {}` before sending this call",
+                    args.server
+                )),
+                CallVerdict::InvalidArguments => {
+                    super::error(&format!("the arguments do not fit {tool}'s schema"))
+                }
+                CallVerdict::Unverified => {
+                    super::error(&format!("server {} could not be checked", args.server))
+                }
+            }
+        }
+    }
+    Ok(report.exit_code())
+}
+
+/// `--args`: JSON text, `@FILE`, or `-` for standard input. Read strictly: a
+/// repeated member name is refused, as the guard refuses it.
+fn read_arguments(spec: &str) -> anyhow::Result<serde_json::Value> {
+    let (text, source) = if spec == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the arguments from standard input")?;
+        (text, "standard input".to_string())
+    } else if let Some(path) = spec.strip_prefix('@') {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the arguments from {path}"))?;
+        (text, path.to_string())
+    } else {
+        (spec.to_string(), "--args".to_string())
+    };
+    let json = Json::parse(&text).with_context(|| format!("{source}: not JSON"))?;
+    if json.has_repeated_member() {
+        anyhow::bail!("{source}: a member name is repeated; readers disagree on what it means");
+    }
+    if !json.is_object() {
+        anyhow::bail!("{source}: the arguments must be a JSON object");
+    }
+    Ok(json.to_value())
 }

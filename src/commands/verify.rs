@@ -1,6 +1,6 @@
 //! `mcp-lock verify`: compare live servers with the lock; the policy decides the exit.
 
-use mcp_lock::check::{check_servers, resolve_all};
+use mcp_lock::check::{resolve_all, verify_servers};
 use mcp_lock::config::ProjectConfig;
 use mcp_lock::drift::ServerReport;
 use mcp_lock::exit_codes::ExitCode;
@@ -35,21 +35,15 @@ pub async fn live_reports(
     super::remember_secrets(&targets);
     super::announce(&selected);
     let options = check_options(connect, true)?;
-    let checked = check_servers(targets, lock, &options, progress()).await;
-    let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
-    if servers.is_empty() {
-        for (name, pinned) in &lock.servers {
-            if !project.servers.iter().any(|s| &s.name == name) {
-                reports.push(ServerReport::dropped_from_config(
-                    pinned,
-                    pinned.reached.transport_name(),
-                ));
-            }
-        }
-        reports.sort_by(|a, b| a.name.cmp(&b.name));
-    }
-    for report in &mut reports {
-        policy.evaluate(report);
-    }
+    let reports = verify_servers(
+        project,
+        lock,
+        targets,
+        servers.is_empty(),
+        &options,
+        policy,
+        progress(),
+    )
+    .await;
     Ok(reports)
 }

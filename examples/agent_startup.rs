@@ -1,0 +1,48 @@
+//! An agent host that refuses to start when its MCP tools drifted from mcp.lock.
+//!
+//! Run it in a project that has an MCP client config and an `mcp.lock`:
+//!
+//! ```text
+//! cargo run --example agent_startup -- path/to/project
+//! ```
+//!
+//! It exits 0 and "starts" when every server matches its pins (or changed only in ways
+//! the project's policy allows), and refuses otherwise, saying which tool changed and
+//! how, with `mcp-lock verify`'s exit code.
+
+use mcp_lock::startup::Verifier;
+use mcp_lock::text::escape_for_terminal as esc;
+
+fn main() -> std::process::ExitCode {
+    let project = std::env::args().nth(1).unwrap_or_else(|| ".".into());
+
+    let verification = match Verifier::new(&project).verify_blocking() {
+        Ok(verification) => verification,
+        Err(e) => {
+            eprintln!("agent: cannot check the MCP tools: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if !verification.passed() {
+        eprintln!("agent: refusing to start: MCP tools differ from what was approved");
+        // Tool names and reasons come from servers: escape them before printing.
+        for failure in verification.failures() {
+            let class = failure.class().map_or("changed", |c| c.as_str());
+            eprintln!(
+                "  {}/{}: {class}",
+                esc(failure.server),
+                esc(&failure.change.tool)
+            );
+            for finding in failure.findings() {
+                eprintln!("    {} {}", esc(&finding.pointer), esc(&finding.reason));
+            }
+        }
+        for (server, why) in verification.unverified() {
+            eprintln!("  {}: could not be verified: {}", esc(server), esc(why));
+        }
+        eprintln!("agent: review with `mcp-lock diff`, approve with `mcp-lock update`");
+        return std::process::ExitCode::from(i32::from(verification.exit_code()) as u8);
+    }
+    println!("agent: all MCP tools match mcp.lock; starting");
+    std::process::ExitCode::SUCCESS
+}
