@@ -326,3 +326,79 @@ fn python_sdk_server_over_stdio_speaks_the_modern_era() {
     assert!(old.contains("protocol_version = \"2025-11-25\""), "{lock}");
     p.run(&["verify"]).expect(0);
 }
+
+#[test]
+fn a_real_server_runs_behind_the_guard_with_valid_calls_passed_and_bad_ones_refused() {
+    let dir = servers_dir();
+    let project = Project::new(json!({}));
+    let name = format!("everything-{}", std::process::id());
+    project.set_servers(json!({ &name: npm_entry(&dir, "server-everything", &["stdio"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    let mut agent = common::McpPipe::guard(&project, &[&name]);
+    agent.initialize();
+    // server-everything announces list_changed right after initialized; a client
+    // lists (again) after it.
+    agent.notification("notifications/tools/list_changed");
+    let tools = agent.list_tools();
+    assert_eq!(tools.len(), 13, "{tools:?}");
+    let echo = agent.call("echo", json!({"message": "through the guard"}));
+    assert_eq!(
+        echo["result"]["content"][0]["text"], "Echo: through the guard",
+        "{echo}"
+    );
+    let bad = agent.call("echo", json!({"message": 5}));
+    assert_eq!(
+        bad["result"]["structuredContent"]["error_code"],
+        "INVALID_ARGUMENTS"
+    );
+    let unknown = agent.call("not_a_tool", json!({}));
+    assert_eq!(
+        unknown["result"]["structuredContent"]["error_code"],
+        "UNPINNED_TOOL"
+    );
+
+    let guarded = format!("MCP_LOCK_GUARDED={name}");
+    assert!(!common::pids_with_env(&guarded).is_empty());
+    agent.close();
+    let status = agent.wait_exit(std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        common::pids_with_env(&guarded).is_empty(),
+        "server left running"
+    );
+}
+
+#[test]
+fn a_real_server_upgraded_under_its_pins_has_its_changed_tools_refused_by_the_guard() {
+    let dir = servers_dir();
+    let old = dir.join("npm/node_modules/server-filesystem-2025.7.1/dist/index.js");
+    let p = Project::new(json!({}));
+    let root = p.path().display().to_string();
+    p.set_servers(
+        json!({"filesystem": {"command": "node", "args": [old.display().to_string(), root]}}),
+    );
+    p.run(&["update", "--yes"]).expect(0);
+    // The agent's config now starts the new release; the lock still pins the old one.
+    p.set_servers(json!({"filesystem": npm_entry(&dir, "server-filesystem", &[&root])}));
+    let mut agent = common::McpPipe::guard(&p, &["filesystem"]);
+    agent.initialize();
+    assert_eq!(
+        agent.list_tools(),
+        Vec::<Value>::new(),
+        "every tool changed"
+    );
+    let target = p.path().join("made-by-the-agent");
+    let answer = agent.call(
+        "create_directory",
+        json!({"path": target.display().to_string()}),
+    );
+    let refusal = &answer["result"]["structuredContent"];
+    assert_eq!(refusal["error_code"], "STALE_TOOL_SCHEMA", "{answer}");
+    assert_eq!(refusal["side_effect_started"], false);
+    assert!(!target.exists(), "the server created the directory");
+    assert!(
+        agent.stderr().contains("hid 14 tool(s)"),
+        "{}",
+        agent.stderr()
+    );
+}

@@ -498,3 +498,23 @@ pub fn pids_with(needle: &str) -> Vec<u32> {
     }
     pids
 }
+
+/// PIDs of running processes whose environment contains `needle` (NAME=value).
+pub fn pids_with_env(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ
+            .split(|&b| b == 0)
+            .any(|var| var == needle.as_bytes())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
