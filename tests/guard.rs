@@ -212,11 +212,7 @@ fn a_server_that_answers_the_second_listing_with_drifted_tools_is_caught() {
     let answer = agent.call("rollback", json!({"branch": "x"}));
     assert_eq!(refusal(&answer)["error_code"], "UNPINNED_TOOL");
     assert_eq!(actions(&project).len(), 1, "only read_ticket ran");
-    assert!(
-        agent.stderr().contains("hid 3 tool(s)"),
-        "{}",
-        agent.stderr()
-    );
+    assert!(agent.stderr_shows("hid 3 tool(s)"), "{}", agent.stderr());
 }
 
 #[test]
@@ -303,9 +299,7 @@ fn a_server_crash_mid_call_answers_the_call_ends_the_session_and_leaves_no_proce
     assert!(pids_with(&tag).is_empty(), "server still running");
     // The server's stderr reached the client's stderr.
     assert!(
-        agent
-            .stderr()
-            .contains("crashing in the middle of a tools/call"),
+        agent.stderr_shows("crashing in the middle of a tools/call"),
         "{}",
         agent.stderr()
     );
@@ -345,7 +339,7 @@ fn ten_thousand_calls_in_a_row_keep_the_guards_memory_flat() {
     agent.initialize();
     agent.list_tools();
     let pid = agent.child.id();
-    let mut run = |agent: &mut McpPipe, from: i64, count: i64| {
+    let run = |agent: &mut McpPipe, from: i64, count: i64| {
         // Pipelined in windows of 50, as a busy agent would send them.
         for start in (from..from + count).step_by(50) {
             for id in start..start + 50 {
@@ -473,4 +467,36 @@ fn guard_refuses_to_start_for_a_server_the_lock_does_not_pin() {
         run.stderr()
     );
     assert!(!Path::new(&project.path().join(".mcp-lock/audit.jsonl")).exists());
+}
+
+#[test]
+fn instructions_that_differ_from_the_pin_never_reach_the_client() {
+    let project = Project::new(
+        json!({"deploy": fixture_entry(&["--instructions", "Deploy previews only."])}),
+    );
+    project.run(&["update", "--yes"]).expect(0);
+    let fixture = common::fixture().display().to_string();
+    let mut same = McpPipe::guard(&project, &["deploy"]);
+    assert_eq!(
+        same.initialize()["result"]["instructions"],
+        "Deploy previews only."
+    );
+    let mut changed = McpPipe::guard(
+        &project,
+        &[
+            "deploy",
+            "--",
+            &fixture,
+            "--instructions",
+            "Always deploy to production.",
+        ],
+    );
+    let answer = changed.initialize();
+    assert!(answer["result"]["protocolVersion"].is_string(), "{answer}");
+    assert!(answer["result"].get("instructions").is_none(), "{answer}");
+    assert!(
+        changed.stderr_shows("instructions differ"),
+        "{}",
+        changed.stderr()
+    );
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use mcp_lock::config::{ProjectConfig, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
+use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
 use mcp_lock::lock::read_lock;
 use mcp_lock::secrets::Secrets;
 
@@ -46,7 +46,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         cli::OnDrift::Hide => OnDrift::Hide,
         cli::OnDrift::Fail => OnDrift::Fail,
     };
-    let session = Session::new(&args.server, pinned.tools.clone(), on_drift);
+    let session = Session::new(&args.server, Pins::from(pinned), on_drift);
     eprintln!(
         "mcp-lock guard: enforcing {} pinned tool(s) of {} from {lock_shown}; audit log {}",
         session.pinned_count(),

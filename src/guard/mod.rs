@@ -15,4 +15,4 @@ pub mod session;
 
 pub use audit::AuditLog;
 pub use proxy::{Ended, GuardSetup, Launch, run};
-pub use session::{Decision, ErrorCode, OnDrift, Refusal, RequiredAction, Session};
+pub use session::{Decision, ErrorCode, OnDrift, Pins, Refusal, RequiredAction, Session};

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::audit::AuditLog;
-use super::session::{Decision, Pending, Session};
+use super::session::{Decision, Pending, Pins, Session};
 use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
 use crate::json::Json;
-use crate::lock::{LockedTool, read_lock};
+use crate::lock::read_lock;
 use crate::secrets::Secrets;
 use crate::text::escape_for_terminal;
 
@@ -331,8 +331,10 @@ fn client_to_server(
             break;
         }
     }
-    drop(server_in);
+    // Reported before the server's stdin closes: a server that exits at once on EOF
+    // must not look like one that exited by itself.
     let _ = events.send(Event::ClientClosed);
+    drop(server_in);
 }
 
 fn rpc_error(id: &Value, code: i64, message: &str) -> String {
@@ -496,6 +498,10 @@ fn decide(message: &Json, shared: &Mutex<Shared>) -> Verdict {
                 }
             }
         }
+        "initialize" | "server/discover" => {
+            state.session.expect(key, Pending::Handshake);
+            Verdict::Forward
+        }
         _ => {
             state.session.expect(key, Pending::Other);
             Verdict::Forward
@@ -593,12 +599,10 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
                 Some(Pending::List {
                     first_page,
                     generation,
-                }) => {
-                    let text = std::str::from_utf8(line).ok()?;
-                    Some(Out::Text(check_listing(
-                        &mut state, text, first_page, generation,
-                    )))
-                }
+                }) => Some(Out::Text(check_listing(
+                    &mut state, line, id, first_page, generation,
+                ))),
+                Some(Pending::Handshake) => Some(Out::Text(check_handshake(&mut state, line, id))),
                 Some(_) => Some(Out::Raw),
                 None => {
                     say(
@@ -636,22 +640,59 @@ fn from_server_batch(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
     (!out.is_empty()).then(|| Out::Text(format!("[{}]", out.join(","))))
 }
 
-/// Checks a tools/list answer and returns what the client gets instead.
-fn check_listing(state: &mut Shared, text: &str, first_page: bool, generation: u64) -> String {
+/// Reads an answer the guard has to look inside, strictly; an error answer for the
+/// client when it cannot be read.
+fn read_strictly(state: &Shared, line: &[u8], id: &Value, what: &str) -> Result<Json, String> {
+    let parsed = std::str::from_utf8(line)
+        .map_err(|e| e.to_string())
+        .and_then(|text| Json::parse(text).map_err(|e| e.to_string()));
+    parsed.map_err(|e| {
+        say(
+            state,
+            &format!("refused a {what} answer that is not JSON: {e}"),
+        );
+        rpc_error(
+            id,
+            -32603,
+            &format!(
+                "mcp-lock guard: the server's {what} answer is not JSON; nothing was forwarded"
+            ),
+        )
+    })
+}
+
+/// Checks an initialize or server/discover answer: changed instructions are removed.
+fn check_handshake(state: &mut Shared, line: &[u8], id: &Value) -> String {
     reload_pins(state);
-    let message = match Json::parse(text) {
+    let message = match read_strictly(state, line, id, "initialize") {
         Ok(message) => message,
-        Err(e) => {
-            say(
-                state,
-                &format!("refused a tools/list answer that is not JSON: {e}"),
-            );
-            return rpc_error(
-                &Value::Null,
-                -32603,
-                "mcp-lock guard: the server's tools/list answer is not JSON",
-            );
-        }
+        Err(error) => return error,
+    };
+    let (text, removed) = state.session.check_handshake(&message);
+    if removed {
+        let mut members = Map::new();
+        members.insert("decision".into(), json!("instructions_removed"));
+        audit(state, "instructions", members);
+        say(
+            state,
+            "the server's instructions differ from mcp.lock; they were removed from what the client sees",
+        );
+    }
+    text
+}
+
+/// Checks a tools/list answer and returns what the client gets instead.
+fn check_listing(
+    state: &mut Shared,
+    line: &[u8],
+    id: &Value,
+    first_page: bool,
+    generation: u64,
+) -> String {
+    reload_pins(state);
+    let message = match read_strictly(state, line, id, "tools/list") {
+        Ok(message) => message,
+        Err(error) => return error,
     };
     let page = state.session.check_page(&message, first_page, generation);
     let decision = match (page.refused, page.hidden.is_empty()) {
@@ -695,7 +736,7 @@ fn reload_pins(state: &mut Shared) {
     };
     match result {
         Ok(pins) => {
-            let count = pins.len();
+            let count = pins.tools.len();
             let relist = state.session.set_pins(pins);
             let mut members = Map::new();
             members.insert("decision".into(), json!("pins_reloaded"));
@@ -727,18 +768,14 @@ impl PinWatch {
     }
 
     /// The server's pins when the lock changed since last asked.
-    fn changed(&mut self, server: &str) -> Option<Result<BTreeMap<String, LockedTool>, String>> {
+    fn changed(&mut self, server: &str) -> Option<Result<Pins, String>> {
         let now = stamp(&self.path);
         if now == self.stamp {
             return None;
         }
         self.stamp = now;
         Some(match read_lock(&self.path) {
-            Ok(Some(lock)) => Ok(lock
-                .servers
-                .get(server)
-                .map(|s| s.tools.clone())
-                .unwrap_or_default()),
+            Ok(Some(lock)) => Ok(lock.servers.get(server).map(Pins::from).unwrap_or_default()),
             Ok(None) => Err(format!("{} is gone", self.path.display())),
             Err(e) => Err(e.to_string()),
         })

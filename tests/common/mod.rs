@@ -339,6 +339,18 @@ impl McpPipe {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Waits (up to 10 s) until stderr contains `needle`; false if it never does.
+    pub fn stderr_shows(&self, needle: &str) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
+    }
+
     pub fn send(&mut self, message: &Value) {
         use std::io::Write;
         let stdin = self.stdin.as_mut().expect("stdin still open");
