@@ -147,8 +147,9 @@ Examples:
   mcp-lock unwrap                   every wrapped server in the discovered configs
   mcp-lock unwrap github --dry-run
 
-When the config is exactly as wrap left it, the backup wrap made is restored byte
-for byte; otherwise each wrapped entry is undone in place.")]
+Each entry still exactly as wrap left it gets its original bytes back from the
+backup wrap made (FILE.mcp-lock.bak), so a config nobody edited since is restored
+byte for byte and the backup removed; an entry edited since is undone in place.")]
     Unwrap(WrapArgs),
 
     /// Would a call an agent already planned still be valid, and mean the same, under

@@ -348,8 +348,12 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("\"args\" is not an array".into()),
         };
+        let command = command.ok_or("stdio entry has no \"command\"")?;
+        // An entry `mcp-lock wrap` rewrote launches the guard, which starts the real
+        // server: read it as that server, so wrapping never moves a pin.
+        let (command, args) = unwrapped_command(&command, &args).unwrap_or((command, args));
         TransportSpec::Stdio {
-            command: command.ok_or("stdio entry has no \"command\"")?,
+            command,
             args,
             env: string_map("env")?,
             cwd: string("cwd")?,
@@ -359,6 +363,26 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
         name: name.to_string(),
         transport,
     })
+}
+
+/// Whether a stdio entry launches `mcp-lock guard`: the command's file name starts
+/// with `mcp-lock` and the first argument is `guard`.
+pub fn launches_guard(command: &str, args: &[String]) -> bool {
+    let file_name = command.rsplit(['/', '\\']).next().unwrap_or(command);
+    file_name.starts_with("mcp-lock") && args.first().is_some_and(|a| a == "guard")
+}
+
+/// The server a wrapped entry starts: for `mcp-lock guard NAME [OPTIONS] -- COMMAND
+/// ARGS...` (what `mcp-lock wrap` writes), `COMMAND` and `ARGS`. `None` for an entry
+/// that does not launch the guard, or names no command after `--`.
+pub fn unwrapped_command(command: &str, args: &[String]) -> Option<(String, Vec<String>)> {
+    if !launches_guard(command, args) {
+        return None;
+    }
+    // The "--" is looked for after the server name, which could itself be "--".
+    let dashes = 2 + args.get(2..)?.iter().position(|a| a == "--")?;
+    let (inner, rest) = args[dashes + 1..].split_first()?;
+    Some((inner.clone(), rest.to_vec()))
 }
 
 /// Removes `//` and `/* */` comments, then trailing commas, outside strings.
@@ -652,6 +676,47 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().starts_with(".mcp.json:3:"), "{err}");
+    }
+
+    #[test]
+    fn wrapped_entry_reads_as_the_server_it_launches() {
+        let text = r#"{"mcpServers":{
+            "gh": {"command": "/usr/local/bin/mcp-lock", "env": {"K": "v"},
+                   "args": ["guard", "gh", "--lock", "../mcp.lock", "--", "npx", "-y", "pkg"]},
+            "bare": {"command": "mcp-lock", "args": ["guard", "bare", "--", "server"]},
+            "hand": {"command": "mcp-lock", "args": ["guard", "hand"]},
+            "other": {"command": "tool", "args": ["guard", "x", "--", "server"]}}}"#;
+        let specs = parse_config(text, "c").unwrap();
+        let launch = |name: &str| match &specs.iter().find(|s| s.name == name).unwrap().transport {
+            TransportSpec::Stdio {
+                command, args, env, ..
+            } => (command.clone(), args.join(" "), env.len()),
+            TransportSpec::Remote { .. } => panic!("stdio"),
+        };
+        assert_eq!(launch("gh"), ("npx".into(), "-y pkg".into(), 1));
+        assert_eq!(launch("bare"), ("server".into(), String::new(), 0));
+        assert_eq!(launch("hand"), ("mcp-lock".into(), "guard hand".into(), 0));
+        assert_eq!(
+            launch("other"),
+            ("tool".into(), "guard x -- server".into(), 0)
+        );
+    }
+
+    #[test]
+    fn unwrapped_command_looks_for_the_separator_after_the_server_name() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            unwrapped_command("mcp-lock", &args(&["guard", "--", "--", "srv", "a"])),
+            Some(("srv".into(), args(&["a"])))
+        );
+        assert_eq!(
+            unwrapped_command("C:\\bin\\mcp-lock.exe", &args(&["guard", "s", "--", "x"])),
+            Some(("x".into(), vec![]))
+        );
+        assert_eq!(
+            unwrapped_command("mcp-lock", &args(&["guard", "s", "--"])),
+            None
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! at once; [`update`] turns differences into proposals and approved proposals into a
 //! new lock. [`startup`] is the start-up check an agent host runs; [`call`] judges one
 //! planned call ([`validate`] checks arguments against a schema). [`guard`] enforces
-//! the lock for a whole agent session.
+//! the lock for a whole agent session, and [`wrap`] rewrites a client config so its
+//! stdio servers launch through the guard.
 //!
 //! An agent host refusing to start on drift:
 //!
@@ -41,3 +42,4 @@ pub mod startup;
 pub mod text;
 pub mod update;
 pub mod validate;
+pub mod wrap;

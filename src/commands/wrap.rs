@@ -1,15 +1,359 @@
-//! `mcp-lock wrap` / `unwrap`: placeholder until implemented.
+//! `mcp-lock wrap` / `unwrap`: make a client config's stdio servers launch through
+//! `mcp-lock guard`, and back. The text edits live in [`mcp_lock::wrap`].
 
+use std::path::{Component, Path, PathBuf};
+
+use anstyle::{AnsiColor, Style};
+use anyhow::Context;
+use mcp_lock::config::{self, ConfigError, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::text::escape_for_terminal;
+use mcp_lock::wrap::{self, GuardLaunch, Outcome, Rewrite};
 
-use super::Workspace;
+use super::{Workspace, display_path, err_out, out, status, warning};
 use crate::cli::WrapArgs;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     Wrap,
     Unwrap,
 }
 
-pub fn run(_ws: &Workspace, _args: WrapArgs, _direction: Direction) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+/// One config file, read.
+struct Config {
+    path: PathBuf,
+    /// The path as the user would write it.
+    shown: String,
+    text: String,
+    specs: Vec<ServerSpec>,
+}
+
+pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Result<ExitCode> {
+    let configs = read_configs(ws)?;
+    check_selection(&configs, &args.servers)?;
+    // Every file is rewritten in memory before any is written: an error in one
+    // leaves them all untouched.
+    let mut planned = Vec::new();
+    for config in &configs {
+        let lock = match direction {
+            Direction::Wrap => lock_argument(ws, &config.path)?,
+            Direction::Unwrap => None,
+        };
+        let rewrite = match direction {
+            Direction::Wrap => {
+                let launch = GuardLaunch {
+                    command: args.guard_command.clone(),
+                    lock: lock.clone(),
+                };
+                wrap::wrap(&config.text, &config.shown, &launch, &args.servers)?
+            }
+            Direction::Unwrap => {
+                let backup = std::fs::read(wrap::backup_path(&config.path)).ok();
+                wrap::unwrap(
+                    &config.text,
+                    backup.as_deref(),
+                    &config.shown,
+                    &args.servers,
+                )?
+            }
+        };
+        planned.push((config, lock, rewrite));
+    }
+    for (config, lock, rewrite) in planned {
+        // The guard resolves a relative lock from where the client starts it.
+        let lock_is_relative = lock.is_none_or(|l| Path::new(&l).is_relative());
+        report_servers(config, &rewrite, direction, lock_is_relative);
+        if rewrite.changed() == 0 {
+            nothing_to_do(config, &rewrite, direction);
+            continue;
+        }
+        if args.dry_run {
+            print_diff(&config.shown, &config.text, &rewrite.text);
+        } else {
+            write(config, &rewrite, direction)?;
+        }
+        summarize(config, &rewrite, direction, args.dry_run);
+    }
+    Ok(ExitCode::Success)
+}
+
+/// `--config`, or every discovered config in the project directory.
+fn read_configs(ws: &Workspace) -> anyhow::Result<Vec<Config>> {
+    let paths: Vec<PathBuf> = match &ws.config {
+        Some(path) => vec![ws.project_dir.join(path)],
+        None => config::DISCOVERED
+            .iter()
+            .map(|rel| ws.project_dir.join(rel))
+            .filter(|p| p.is_file())
+            .collect(),
+    };
+    if paths.is_empty() {
+        return Err(ConfigError::NotFound {
+            dir: ws.project_dir.display().to_string(),
+        }
+        .into());
+    }
+    let mut configs = Vec::new();
+    for path in paths {
+        let shown = display_path(&path, &ws.project_dir);
+        let bytes = std::fs::read(&path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let text = String::from_utf8(bytes)
+            .ok()
+            .with_context(|| format!("{shown}: not UTF-8 text; is this an MCP client config?"))?;
+        let specs = config::parse_config(&text, &shown)?;
+        configs.push(Config {
+            path,
+            shown,
+            text,
+            specs,
+        });
+    }
+    Ok(configs)
+}
+
+/// Every named server must be defined in some config.
+fn check_selection(configs: &[Config], names: &[String]) -> Result<(), ConfigError> {
+    let mut known: Vec<&str> = configs
+        .iter()
+        .flat_map(|c| c.specs.iter().map(|s| s.name.as_str()))
+        .collect();
+    known.sort();
+    known.dedup();
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(name) => Err(ConfigError::UnknownServer {
+            name: name.clone(),
+            known: if known.is_empty() {
+                "(no servers)".into()
+            } else {
+                known.join(", ")
+            },
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The `--lock` a wrapped entry needs: none when the guard, started in the project
+/// directory, finds `mcp.lock` there by itself. A config outside the project (Claude
+/// Desktop's) is launched from anywhere, so it gets the lock's absolute path.
+fn lock_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>> {
+    let project = normalize(&ws.project_dir);
+    let lock = normalize(&ws.project_dir.join(&ws.lock_path));
+    let inside = normalize(config).starts_with(&project);
+    let written = match lock.strip_prefix(&project) {
+        _ if inside && lock == project.join("mcp.lock") => return Ok(None),
+        Ok(relative) if inside => relative,
+        _ => &lock,
+    };
+    let written = written.to_str().with_context(|| {
+        format!(
+            "the lock path {} is not UTF-8 and cannot be written into a config",
+            lock.display()
+        )
+    })?;
+    Ok(Some(written.to_string()))
+}
+
+/// `.` and `..` resolved by name, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn report_servers(
+    config: &Config,
+    rewrite: &Rewrite,
+    direction: Direction,
+    lock_is_relative: bool,
+) {
+    let verb = match direction {
+        Direction::Wrap => "Wrapping",
+        Direction::Unwrap => "Unwrapping",
+    };
+    for server in &rewrite.servers {
+        let name = escape_for_terminal(&server.name);
+        match &server.outcome {
+            Outcome::Changed { command, args } => {
+                status(
+                    verb,
+                    AnsiColor::Cyan,
+                    &format!("{name} ({})", command_line(command, args)),
+                );
+                if direction == Direction::Wrap
+                    && lock_is_relative
+                    && sets_cwd(config, &server.name)
+                {
+                    warning(&format!(
+                        "{} sets \"cwd\", and the guard looks for the lock from there; if the lock is elsewhere, wrap again with --lock and an absolute path",
+                        server.name
+                    ));
+                }
+            }
+            Outcome::Remote if direction == Direction::Wrap => note(&format!(
+                "{name} is a remote server: the client connects to it, so it is left as it is"
+            )),
+            Outcome::NoCommand => warning(&format!(
+                "{} launches mcp-lock guard with no command after \"--\"; left as it is",
+                server.name
+            )),
+            Outcome::Remote | Outcome::Unchanged => {}
+        }
+    }
+}
+
+fn sets_cwd(config: &Config, name: &str) -> bool {
+    config.specs.iter().any(|s| {
+        s.name == name && matches!(&s.transport, TransportSpec::Stdio { cwd: Some(_), .. })
+    })
+}
+
+fn nothing_to_do(config: &Config, rewrite: &Rewrite, direction: Direction) {
+    let already = rewrite
+        .servers
+        .iter()
+        .filter(|s| s.outcome == Outcome::Unchanged)
+        .count();
+    let why = match direction {
+        Direction::Wrap if already == 1 => {
+            "its stdio server already launches through the guard".into()
+        }
+        Direction::Wrap if already > 1 => {
+            format!("its {already} stdio servers already launch through the guard")
+        }
+        Direction::Wrap => "no stdio servers".into(),
+        Direction::Unwrap => "no wrapped servers".into(),
+    };
+    status(
+        "Unchanged",
+        AnsiColor::Green,
+        &format!("{}: nothing to do, {why}", config.shown),
+    );
+}
+
+/// Backup first (wrap), then the config, each replaced atomically with the config's
+/// permissions.
+fn write(config: &Config, rewrite: &Rewrite, direction: Direction) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // A symlinked config (dotfiles) keeps its link: the file it points at changes.
+    let target = std::fs::canonicalize(&config.path).unwrap_or_else(|_| config.path.clone());
+    let mode = std::fs::metadata(&target)
+        .map(|m| m.permissions().mode())
+        .unwrap_or(0o644);
+    let backup = wrap::backup_path(&config.path);
+    let shown_backup = format!("{}.mcp-lock.bak", config.shown);
+    if direction == Direction::Wrap {
+        wrap::write_atomically(&backup, config.text.as_bytes(), mode)
+            .with_context(|| format!("cannot write the backup {shown_backup}"))?;
+    }
+    wrap::write_atomically(&target, rewrite.text.as_bytes(), mode)
+        .with_context(|| format!("cannot write {}", config.shown))?;
+    if rewrite.restored_backup {
+        std::fs::remove_file(&backup)
+            .with_context(|| format!("cannot remove {shown_backup} after restoring it"))?;
+    }
+    Ok(())
+}
+
+fn summarize(config: &Config, rewrite: &Rewrite, direction: Direction, dry: bool) {
+    let count = rewrite.changed();
+    let servers = if count == 1 { "server" } else { "servers" };
+    let file = &config.shown;
+    let backup = format!("{file}.mcp-lock.bak");
+    match (direction, dry) {
+        (Direction::Wrap, true) => status(
+            "Would wrap",
+            AnsiColor::Yellow,
+            &format!("{count} {servers} in {file} (dry run: nothing written)"),
+        ),
+        (Direction::Wrap, false) => status(
+            "Wrapped",
+            AnsiColor::Green,
+            &format!("{count} {servers} in {file} (backup: {backup})"),
+        ),
+        (Direction::Unwrap, true) => {
+            let how = if rewrite.restored_backup {
+                format!("by restoring {backup}")
+            } else {
+                "in place".into()
+            };
+            status(
+                "Would unwrap",
+                AnsiColor::Yellow,
+                &format!("{count} {servers} in {file} {how} (dry run: nothing written)"),
+            )
+        }
+        (Direction::Unwrap, false) if rewrite.restored_backup => status(
+            "Unwrapped",
+            AnsiColor::Green,
+            &format!("{count} {servers} in {file} (restored {backup} byte for byte)"),
+        ),
+        (Direction::Unwrap, false) => {
+            status(
+                "Unwrapped",
+                AnsiColor::Green,
+                &format!("{count} {servers} in {file} (in place)"),
+            );
+            if wrap::backup_path(&config.path).exists() {
+                note(&format!(
+                    "{file} changed since it was wrapped, so it is not the backup; {backup} still holds the config from before wrap"
+                ));
+            }
+        }
+    }
+}
+
+/// The changed lines, unified-diff style, on stdout.
+fn print_diff(shown: &str, old: &str, new: &str) {
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut text = format!("--- {shown}\n+++ {shown}\n");
+    for hunk in diff.unified_diff().context_radius(0).iter_hunks() {
+        text.push_str(&format!("{}\n", hunk.header()));
+        for change in hunk.iter_changes() {
+            let (sign, style) = match change.tag() {
+                similar::ChangeTag::Delete => ('-', red),
+                similar::ChangeTag::Insert => ('+', green),
+                similar::ChangeTag::Equal => (' ', Style::new()),
+            };
+            let line = change.value().trim_end_matches(['\n', '\r']);
+            text.push_str(&format!(
+                "{style}{sign}{}{style:#}\n",
+                escape_for_terminal(line)
+            ));
+        }
+    }
+    out(&text);
+}
+
+/// A launch as one readable line: arguments with spaces (or nothing) quoted.
+fn command_line(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(|word| {
+            if word.is_empty() || word.contains(char::is_whitespace) {
+                format!("'{word}'")
+            } else {
+                word.to_string()
+            }
+        })
+        .map(|word| escape_for_terminal(&word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn note(message: &str) {
+    let style = Style::new().bold();
+    err_out(&format!("{style}note{style:#}: {message}\n"));
 }

@@ -1,0 +1,403 @@
+//! `mcp-lock wrap` and `unwrap` through the real binary: text-level edits, backups,
+//! byte-exact round trips, and pins that do not move.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::{Project, fixture_entry};
+use serde_json::{Value, json};
+
+/// Several stdio shapes and a remote entry, formatted the way people write them.
+const CLAUDE: &str = r#"{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": { "GITHUB_TOKEN": "${GITHUB_TOKEN}" }
+    },
+    "memory": {
+      "command": "mcp-server-memory"
+    },
+    "empty": { "command": "srv", "args": [] },
+    "odd": {
+      "command": "python3",
+      "args": [
+            "-m",
+              "my_server",
+        "--port",   "0"
+      ]
+    },
+    "escaped": {
+      "env": {"NAME": "caf\u00e9"},
+      "command": "\/opt\/caf\u00e9\/bin\/server",
+      "args": ["--quote", "say \"hi\""]
+    },
+    "remote": { "type": "http", "url": "https://example.com/mcp" }
+  }
+}
+"#;
+
+/// A VS Code config: comments, trailing commas, `type: stdio`, inputs.
+const VSCODE: &str = r#"// Project MCP servers
+{
+  "inputs": [
+    { "type": "promptString", "id": "token", "password": true, },
+  ],
+  "servers": {
+    /* the file system, read-only */
+    "fs": {
+      "type": "stdio",
+      "command": "npx", // pinned in mcp.lock
+      "args": [
+        "-y",
+        "@modelcontextprotocol/server-filesystem",
+        "${workspaceFolder}", // the project
+      ],
+    },
+    "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"],},
+  },
+}
+"#;
+
+/// A project holding `text` at `rel`, and no other config.
+fn project_with(rel: &str, text: &str) -> Project {
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let path = project.path().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    project
+}
+
+fn read(project: &Project, rel: &str) -> String {
+    std::fs::read_to_string(project.path().join(rel)).unwrap()
+}
+
+fn backup(project: &Project, rel: &str) -> Option<String> {
+    std::fs::read_to_string(project.path().join(format!("{rel}.mcp-lock.bak"))).ok()
+}
+
+/// The server table of a `.mcp.json`.
+fn servers(text: &str) -> Value {
+    serde_json::from_str::<Value>(text).unwrap()["mcpServers"].clone()
+}
+
+#[test]
+fn wrap_then_unwrap_restores_a_claude_config_byte_for_byte() {
+    let project = project_with(".mcp.json", CLAUDE);
+    let run = project.run(&["wrap"]);
+    run.expect(0);
+    let wrapped = read(&project, ".mcp.json");
+    assert_eq!(backup(&project, ".mcp.json").as_deref(), Some(CLAUDE));
+
+    // Only command and args values changed; the original command token is kept as is.
+    for fragment in [
+        r#""command": "mcp-lock",
+      "args": ["guard", "github", "--", "npx", "-y", "@modelcontextprotocol/server-github"],
+      "env": { "GITHUB_TOKEN": "${GITHUB_TOKEN}" }"#,
+        r#""command": "mcp-lock", "args": ["guard", "memory", "--", "mcp-server-memory"]
+    },"#,
+        r#"{ "command": "mcp-lock", "args": ["guard", "empty", "--", "srv"] }"#,
+        r#""args": ["guard", "odd", "--", "python3", 
+            "-m",
+              "my_server",
+        "--port",   "0"
+      ]"#,
+        r#""args": ["guard", "escaped", "--", "\/opt\/caf\u00e9\/bin\/server", "--quote", "say \"hi\""]"#,
+        r#""remote": { "type": "http", "url": "https://example.com/mcp" }"#,
+    ] {
+        assert!(wrapped.contains(fragment), "{fragment}\nnot in\n{wrapped}");
+    }
+    let parsed = servers(&wrapped);
+    assert_eq!(parsed["escaped"]["args"][3], "/opt/café/bin/server");
+    assert_eq!(parsed["escaped"]["env"]["NAME"], "café");
+
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("Wrapping github (npx -y @modelcontextprotocol/server-github)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("remote is a remote server"), "{stderr}");
+    assert!(
+        stderr.contains("Wrapped 5 servers in .mcp.json (backup: .mcp.json.mcp-lock.bak)"),
+        "{stderr}"
+    );
+
+    let run = project.run(&["unwrap"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), CLAUDE);
+    assert_eq!(backup(&project, ".mcp.json"), None);
+    assert!(run.stderr().contains("byte for byte"), "{}", run.stderr());
+}
+
+#[test]
+fn wrap_then_unwrap_restores_a_vscode_config_with_comments_and_trailing_commas() {
+    let project = project_with(".vscode/mcp.json", VSCODE);
+    project.run(&["wrap"]).expect(0);
+    let wrapped = read(&project, ".vscode/mcp.json");
+    for kept in [
+        "// Project MCP servers\n",
+        "/* the file system, read-only */",
+        r#""command": "mcp-lock", // pinned in mcp.lock"#,
+        r#""${workspaceFolder}", // the project"#,
+        r#"{"type": "stdio", "command": "mcp-lock", "args": ["guard", "time", "--", "uvx", "mcp-server-time"],},"#,
+        "\n  },\n}\n",
+    ] {
+        assert!(wrapped.contains(kept), "{kept}\nnot in\n{wrapped}");
+    }
+    assert!(wrapped.contains(r#""args": ["guard", "fs", "--", "npx", "#));
+
+    project.run(&["unwrap"]).expect(0);
+    assert_eq!(read(&project, ".vscode/mcp.json"), VSCODE);
+}
+
+#[test]
+fn unwrap_in_place_without_the_backup_is_the_inverse_of_wrap() {
+    // Without `"args": []` right after a command, which reads as the member wrap adds.
+    let original = CLAUDE.replace(
+        r#"{ "command": "srv", "args": [] }"#,
+        r#"{ "args": [], "command": "srv" }"#,
+    );
+    let project = project_with(".mcp.json", &original);
+    project.run(&["wrap"]).expect(0);
+    std::fs::remove_file(project.path().join(".mcp.json.mcp-lock.bak")).unwrap();
+    let run = project.run(&["unwrap"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), original);
+    assert!(run.stderr().contains("(in place)"), "{}", run.stderr());
+}
+
+#[test]
+fn unwrap_after_the_user_added_a_server_keeps_it_and_restores_the_others() {
+    let project = project_with(".mcp.json", CLAUDE);
+    project.run(&["wrap"]).expect(0);
+    let added = r#"    "notes": { "command": "notes-server", "args": ["--db", "n.db"] },
+"#;
+    let edited = read(&project, ".mcp.json").replacen(
+        "    \"remote\"",
+        &format!("{added}    \"remote\""),
+        1,
+    );
+    std::fs::write(project.path().join(".mcp.json"), &edited).unwrap();
+
+    let run = project.run(&["unwrap"]);
+    run.expect(0);
+    let expected = CLAUDE.replacen("    \"remote\"", &format!("{added}    \"remote\""), 1);
+    assert_eq!(read(&project, ".mcp.json"), expected);
+    // The backup from before wrap is the only copy of the original; it stays.
+    assert_eq!(backup(&project, ".mcp.json").as_deref(), Some(CLAUDE));
+    assert!(run.stderr().contains("still holds"), "{}", run.stderr());
+}
+
+#[test]
+fn wrapping_twice_changes_nothing_and_keeps_the_first_backup() {
+    let project = project_with(".mcp.json", CLAUDE);
+    project.run(&["wrap"]).expect(0);
+    let wrapped = read(&project, ".mcp.json");
+
+    let run = project.run(&["wrap"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), wrapped);
+    assert_eq!(backup(&project, ".mcp.json").as_deref(), Some(CLAUDE));
+    assert!(
+        run.stderr().contains(
+            ".mcp.json: nothing to do, its 5 stdio servers already launch through the guard"
+        ),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn unwrap_of_a_config_that_is_not_wrapped_has_nothing_to_do() {
+    let project = project_with(".mcp.json", CLAUDE);
+    let run = project.run(&["unwrap"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), CLAUDE);
+    assert!(
+        run.stderr()
+            .contains(".mcp.json: nothing to do, no wrapped servers"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn dry_run_shows_the_changed_lines_and_writes_nothing() {
+    let project = project_with(".mcp.json", CLAUDE);
+    let run = project.run(&["wrap", "github", "--dry-run"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), CLAUDE);
+    assert_eq!(backup(&project, ".mcp.json"), None);
+    let stdout = run.stdout();
+    assert!(
+        stdout.contains("--- .mcp.json\n+++ .mcp.json\n@@ -4,2 +4,2 @@\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n-      \"command\": \"npx\",\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n+      \"args\": [\"guard\", \"github\", \"--\", \"npx\", \"-y\", \"@modelcontextprotocol/server-github\"],\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("memory"), "only github changes: {stdout}");
+    assert!(
+        run.stderr()
+            .contains("Would wrap 1 server in .mcp.json (dry run: nothing written)"),
+        "{}",
+        run.stderr()
+    );
+
+    project.run(&["wrap"]).expect(0);
+    let wrapped = read(&project, ".mcp.json");
+    let run = project.run(&["unwrap", "--dry-run"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), wrapped);
+    assert!(backup(&project, ".mcp.json").is_some());
+    assert!(run.stdout().contains("+      \"command\": \"npx\",\n"));
+}
+
+#[test]
+fn wrap_changes_only_the_named_servers() {
+    let project = project_with(".mcp.json", CLAUDE);
+    project.run(&["wrap", "memory", "odd"]).expect(0);
+    let parsed = servers(&read(&project, ".mcp.json"));
+    assert_eq!(parsed["memory"]["command"], "mcp-lock");
+    assert_eq!(parsed["odd"]["command"], "mcp-lock");
+    assert_eq!(parsed["github"]["command"], "npx");
+
+    project.run(&["unwrap", "odd"]).expect(0);
+    let parsed = servers(&read(&project, ".mcp.json"));
+    assert_eq!(parsed["odd"]["command"], "python3");
+    assert_eq!(parsed["memory"]["command"], "mcp-lock");
+    project.run(&["unwrap"]).expect(0);
+    assert_eq!(read(&project, ".mcp.json"), CLAUDE);
+}
+
+#[test]
+fn an_unknown_server_is_an_error_naming_the_known_ones() {
+    let project = project_with(".mcp.json", CLAUDE);
+    let run = project.run(&["wrap", "gihtub"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains(
+            "unknown server \"gihtub\"; the config defines: empty, escaped, github, memory, odd, remote"
+        ),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(read(&project, ".mcp.json"), CLAUDE);
+    assert_eq!(backup(&project, ".mcp.json"), None);
+}
+
+#[test]
+fn an_invalid_config_is_an_error_naming_file_and_line_and_is_left_untouched() {
+    let broken = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}\n";
+    let project = project_with(".mcp.json", broken);
+    let run = project.run(&["wrap"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("error: .mcp.json:3:"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    assert_eq!(read(&project, ".mcp.json"), broken);
+    assert_eq!(backup(&project, ".mcp.json"), None);
+}
+
+#[test]
+fn without_a_config_wrap_says_where_it_looked() {
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let run = project.run(&["wrap"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("no MCP client config found"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_config_outside_the_project_names_the_lock_by_absolute_path() {
+    let project = project_with(".mcp.json", "{\"mcpServers\": {}}\n");
+    let desktop = tempfile::tempdir().unwrap();
+    let config = desktop.path().join("claude_desktop_config.json");
+    std::fs::write(&config, r#"{"mcpServers": {"m": {"command": "srv"}}}"#).unwrap();
+    project
+        .run(&[
+            "--config",
+            config.to_str().unwrap(),
+            "wrap",
+            "--guard-command",
+            "/opt/bin/mcp-lock",
+        ])
+        .expect(0);
+    let lock = project.path().join("mcp.lock");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        format!(
+            r#"{{"mcpServers": {{"m": {{"command": "/opt/bin/mcp-lock", "args": ["guard", "m", "--lock", {}, "--", "srv"]}}}}}}"#,
+            json!(lock.to_str().unwrap())
+        )
+    );
+}
+
+#[test]
+fn a_lock_other_than_the_default_is_written_relative_to_the_project() {
+    let project = project_with(".mcp.json", r#"{"mcpServers": {"m": {"command": "srv"}}}"#);
+    project
+        .run(&["--lock", "locks/team.lock", "wrap"])
+        .expect(0);
+    assert_eq!(
+        read(&project, ".mcp.json"),
+        r#"{"mcpServers": {"m": {"command": "mcp-lock", "args": ["guard", "m", "--lock", "locks/team.lock", "--", "srv"]}}}"#
+    );
+    // unwrap reads the same --lock back from the file and restores the backup.
+    let run = project.run(&["unwrap"]);
+    run.expect(0);
+    assert!(run.stderr().contains("byte for byte"), "{}", run.stderr());
+}
+
+#[test]
+fn wrap_keeps_the_permissions_of_the_config_and_gives_them_to_the_backup() {
+    let project = project_with(".mcp.json", CLAUDE);
+    let path = project.path().join(".mcp.json");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    project.run(&["wrap"]).expect(0);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&project.path().join(".mcp.json.mcp-lock.bak")), 0o600);
+    project.run(&["unwrap"]).expect(0);
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn wrapping_does_not_move_pins_update_and_verify_still_reach_the_fixture() {
+    let project = Project::new(json!({ "fixture": fixture_entry(&[]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    let pinned = project.lock_text().unwrap();
+
+    project.run(&["wrap"]).expect(0);
+    let wrapped = servers(&read(&project, ".mcp.json"));
+    assert_eq!(wrapped["fixture"]["command"], "mcp-lock");
+
+    project.run(&["verify"]).expect(0);
+    project.run(&["update", "--yes"]).expect(0);
+    let lock = project.lock_text().unwrap();
+    assert_eq!(lock, pinned, "wrapping changed the lock");
+    let fixture = common::fixture().display().to_string();
+    assert!(
+        lock.lines()
+            .any(|l| l == format!("command = {}", json!(fixture))),
+        "{lock}"
+    );
+    assert!(lock.lines().any(|l| l == "args = []"), "{lock}");
+}
