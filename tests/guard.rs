@@ -500,3 +500,38 @@ fn instructions_that_differ_from_the_pin_never_reach_the_client() {
         changed.stderr()
     );
 }
+
+#[test]
+fn a_wrapped_config_entry_launches_the_guard_in_front_of_its_server() {
+    let project = deploy_project(&[]);
+    let before = std::fs::read(project.path().join(".mcp.json")).unwrap();
+    let bin = common::bin().display().to_string();
+    project
+        .run(&["wrap", "--guard-command", &bin])
+        .expect(0);
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(project.path().join(".mcp.json")).unwrap()).unwrap();
+    let entry = &config["mcpServers"]["deploy"];
+    assert_eq!(entry["command"], bin.as_str());
+    assert_eq!(entry["args"][0], "guard");
+    // Launch it exactly as a client would.
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let mut agent = McpPipe::spawn(Path::new(&bin), &args, project.path(), &[]);
+    agent.initialize();
+    std::fs::write(project.path().join("rev"), "b").unwrap();
+    agent.notification("notifications/tools/list_changed");
+    assert_eq!(names(&agent.list_tools()), ["read_ticket"]);
+    let answer = agent.call("deploy_preview", json!({"branch": "x"}));
+    assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    // verify still reaches the real server through the wrapped entry.
+    project.run(&["verify"]).expect(1);
+    project.run(&["unwrap"]).expect(0);
+    assert_eq!(std::fs::read(project.path().join(".mcp.json")).unwrap(), before);
+}
