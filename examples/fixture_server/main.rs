@@ -39,7 +39,8 @@ Options:
                           change-mid-listing (switch to b after the first page, once) |
                           exit-at-start | ignore-shutdown |
                           drift-second-listing (serve b from the second listing on, silently) |
-                          crash-on-call (exit without answering a tools/call)
+                          crash-on-call (exit without answering a tools/call) |
+                          hybrid-listing (tools/list answers also carry a method)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -290,6 +291,9 @@ fn serve(o: &Options) {
         };
         if method == "tools/list" {
             text = hand_made_defects(o, text);
+        }
+        if method == "tools/list" && o.misbehave == "hybrid-listing" {
+            text = text.replacen('{', "{\"method\":\"notifications/message\",", 1);
         }
         let _ = writeln!(out, "{text}");
         let _ = out.flush();

@@ -386,6 +386,7 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<
                 match decide(item, shared) {
                     Verdict::Forward => forward.push(item.canonical().unwrap_or_default()),
                     Verdict::Answer(answer) => answers.push(answer),
+                    Verdict::Drop => {}
                 }
             }
             let forward =
@@ -396,6 +397,7 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<
         single => match decide(single, shared) {
             Verdict::Forward => (Some(line.to_vec()), None),
             Verdict::Answer(answer) => (None, Some(answer)),
+            Verdict::Drop => (None, None),
         },
     }
 }
@@ -403,21 +405,57 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<
 enum Verdict {
     Forward,
     Answer(String),
+    Drop,
 }
 
 /// One message from the client: requests are remembered so their answers can be
 /// recognised, calls are decided.
 fn decide(message: &Json, shared: &Mutex<Shared>) -> Verdict {
-    let (Some(method), Some(id)) = (
-        message.get("method").and_then(Json::as_str),
-        message.get("id"),
-    ) else {
+    if !message.is_object() {
+        // Not a message at all (a nested batch, a bare value): a lenient server could
+        // still find a call in it.
+        let state = lock(shared);
+        say(
+            &state,
+            "refused a message from the client that is not a JSON-RPC object",
+        );
+        return Verdict::Answer(rpc_error(
+            &Value::Null,
+            -32600,
+            "mcp-lock guard: not a JSON-RPC message; not forwarded",
+        ));
+    }
+    let method = message.get("method").and_then(Json::as_str);
+    let (Some(method), Some(id)) = (method.clone(), message.get("id")) else {
+        if method.as_deref() == Some("tools/call") {
+            // A call sent as a notification: some servers run it anyway, unchecked.
+            let mut state = lock(shared);
+            let mut members = Map::new();
+            members.insert("decision".into(), json!("refused"));
+            members.insert("reason".into(), json!("tools/call without an id"));
+            audit(&mut state, "tools/call", members);
+            say(
+                &state,
+                "dropped a tools/call without an id (it cannot be answered)",
+            );
+            return Verdict::Drop;
+        }
         // A notification, or the client answering a request of the server's.
         return Verdict::Forward;
     };
     let key = id_key(id);
     let params = message.get("params");
     let mut state = lock(shared);
+    if state.session.is_pending(&key) {
+        // Two requests with one id: the server's answer could be taken for either,
+        // a listing for a call's result or the reverse.
+        say(&state, "refused a request whose id is already in use");
+        return Verdict::Answer(rpc_error(
+            &id.to_value(),
+            -32600,
+            "mcp-lock guard: a request with this id is still waiting for its answer; not forwarded",
+        ));
+    }
     match method.as_str() {
         "tools/list" => {
             let first_page = matches!(
@@ -557,13 +595,29 @@ enum Out {
     Text(String),
 }
 
-/// What the server's id and method say, read without building the rest.
+/// What the server's id and method say, and whether it carries a result or an
+/// error, read without building the rest.
 #[derive(serde::Deserialize)]
 struct Envelope {
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
     method: Option<String>,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+}
+
+/// Whether a member is there at all, whatever its value (`null` included).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> serde::Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Present(true))
+    }
 }
 
 fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
@@ -581,6 +635,23 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
             return None;
         }
     };
+    if envelope.method.is_some() && (envelope.result.0 || envelope.error.0) {
+        // Request and answer at once: a client could read it as either, and as an
+        // answer it would skip the listing check.
+        let mut state = lock(shared);
+        say(
+            &state,
+            "dropped a message from the server that is both a request and an answer",
+        );
+        let id = envelope.id.as_ref()?;
+        // If it claims to answer a request, the client still gets an answer.
+        state.session.answered(&id_key(&Json::from_value(id)))?;
+        return Some(Out::Text(rpc_error(
+            id,
+            -32603,
+            "mcp-lock guard: the server's answer was also a request; nothing was forwarded",
+        )));
+    }
     match (&envelope.method, &envelope.id) {
         (Some(method), None) if method == "notifications/tools/list_changed" => {
             let mut state = lock(shared);

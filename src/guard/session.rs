@@ -231,6 +231,11 @@ impl Session {
         self.pending.insert(id, pending);
     }
 
+    /// Whether a request with this id is still waiting for its answer.
+    pub fn is_pending(&self, id: &str) -> bool {
+        self.pending.contains_key(id)
+    }
+
     /// Takes the request a server response answers.
     pub fn answered(&mut self, id: &str) -> Option<Pending> {
         self.pending.remove(id)
