@@ -335,7 +335,7 @@ pub enum Format {
 #[derive(Debug, Args)]
 pub struct GuardArgs {
     /// The server, by config name; its pins in the lock are enforced
-    #[arg(value_name = "SERVER")]
+    #[arg(value_name = "SERVER", allow_hyphen_values = true)]
     pub server: String,
 
     /// Start this command instead of the config's entry (what `wrap` writes)

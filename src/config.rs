@@ -369,7 +369,7 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
 /// with `mcp-lock` and the first argument is `guard`.
 pub fn launches_guard(command: &str, args: &[String]) -> bool {
     let file_name = command.rsplit(['/', '\\']).next().unwrap_or(command);
-    file_name.starts_with("mcp-lock") && args.first().is_some_and(|a| a == "guard")
+    matches!(file_name, "mcp-lock" | "mcp-lock.exe") && args.first().is_some_and(|a| a == "guard")
 }
 
 /// The server a wrapped entry starts: for `mcp-lock guard NAME [OPTIONS] -- COMMAND

@@ -12,8 +12,6 @@
 //! "command": "mcp-lock", "args": ["guard", "github", "--", "npx", "-y", "pkg"]
 //! ```
 
-use std::fs::File;
-use std::io::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -654,28 +652,6 @@ impl Scanner<'_> {
             message: message.to_string(),
         }
     }
-}
-
-/// Replaces the file with `bytes` so that a reader sees the old bytes or the new,
-/// never a torn file: a temp file in the same directory with permissions `mode`,
-/// fsync, rename, fsync the directory.
-pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    File::open(dir)?.sync_all()
 }
 
 #[cfg(test)]

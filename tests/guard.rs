@@ -506,9 +506,7 @@ fn a_wrapped_config_entry_launches_the_guard_in_front_of_its_server() {
     let project = deploy_project(&[]);
     let before = std::fs::read(project.path().join(".mcp.json")).unwrap();
     let bin = common::bin().display().to_string();
-    project
-        .run(&["wrap", "--guard-command", &bin])
-        .expect(0);
+    project.run(&["wrap", "--guard-command", &bin]).expect(0);
     let config: Value =
         serde_json::from_slice(&std::fs::read(project.path().join(".mcp.json")).unwrap()).unwrap();
     let entry = &config["mcpServers"]["deploy"];
@@ -533,5 +531,50 @@ fn a_wrapped_config_entry_launches_the_guard_in_front_of_its_server() {
     // verify still reaches the real server through the wrapped entry.
     project.run(&["verify"]).expect(1);
     project.run(&["unwrap"]).expect(0);
-    assert_eq!(std::fs::read(project.path().join(".mcp.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(project.path().join(".mcp.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn calls_are_checked_with_integers_exact_and_integers_beyond_64_bits_are_refused() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    // 2^53 + 1 as a limit: exact in 64 bits, not in a double.
+    agent.send_raw(r#"{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"q","limit":9007199254740993}}}"#);
+    let answer = agent.answer(50);
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(log.contains("\"limit\":9007199254740993"), "{log}");
+    agent.send_raw(r#"{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"q","limit":123456789012345678901234567890}}}"#);
+    let answer = agent.answer(51);
+    assert_eq!(refusal(&answer)["error_code"], "INVALID_ARGUMENTS");
+    // A call sent as a notification, a request reusing a waiting id, a bare value.
+    agent.send_raw(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"deploy_preview","arguments":{"branch":"x"}}}"#);
+    agent.send_raw(r#"[[{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"deploy_preview","arguments":{"branch":"x"}}}]]"#);
+    let answer = agent.next(Duration::from_secs(10)).unwrap();
+    assert_eq!(answer[0]["error"]["code"], -32600, "{answer}");
+    assert_eq!(
+        actions(&project),
+        [
+            json!({"tool": "search_docs", "arguments": {"query": "q", "limit": 9007199254740993_u64}})
+        ]
+    );
+}
+
+#[test]
+fn a_listing_answer_that_is_also_a_request_is_not_passed_on() {
+    let project = deploy_project(&[]);
+    let fixture = common::fixture().display().to_string();
+    let mut agent = McpPipe::guard(
+        &project,
+        &["deploy", "--", &fixture, "--misbehave", "hybrid-listing"],
+    );
+    agent.initialize();
+    let answer = agent.request("tools/list", json!({}));
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(answer.get("method").is_none());
 }

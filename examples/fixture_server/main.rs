@@ -153,7 +153,10 @@ fn main() {
     if o.notify_on_change
         && let Some(path) = o.revision_file.clone()
     {
-        std::thread::spawn(move || watch_revision(&path));
+        // Read before anything is served, so a change right after the first answer
+        // is never taken for the starting revision.
+        let seen = std::fs::read_to_string(&path).unwrap_or_default();
+        std::thread::spawn(move || watch_revision(&path, seen));
     }
     serve(&o);
     if o.misbehave == "ignore-shutdown" {
@@ -169,9 +172,8 @@ fn hang() -> ! {
 
 /// Sends list_changed whenever the revision file's content changes: the server
 /// changing underneath a session, as a deployment would.
-fn watch_revision(path: &str) {
+fn watch_revision(path: &str, mut seen: String) {
     let read = || std::fs::read_to_string(path).unwrap_or_default();
-    let mut seen = read();
     loop {
         std::thread::sleep(Duration::from_millis(10));
         let now = read();

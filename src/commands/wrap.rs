@@ -253,10 +253,10 @@ fn write(config: &Config, rewrite: &Rewrite, direction: Direction) -> anyhow::Re
     let backup = wrap::backup_path(&config.path);
     let shown_backup = format!("{}.mcp-lock.bak", config.shown);
     if direction == Direction::Wrap {
-        wrap::write_atomically(&backup, config.text.as_bytes(), mode)
+        mcp_lock::lock::write_atomically(&backup, config.text.as_bytes(), mode)
             .with_context(|| format!("cannot write the backup {shown_backup}"))?;
     }
-    wrap::write_atomically(&target, rewrite.text.as_bytes(), mode)
+    mcp_lock::lock::write_atomically(&target, rewrite.text.as_bytes(), mode)
         .with_context(|| format!("cannot write {}", config.shown))?;
     if rewrite.restored_backup {
         std::fs::remove_file(&backup)

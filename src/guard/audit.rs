@@ -55,12 +55,15 @@ impl AuditLog {
         self.path.as_deref()
     }
 
-    /// Appends one entry: `time` and `server` first, then the given members. One
-    /// write per line, so guards of several servers can share a file.
+    /// Appends one entry now (see [`AuditLog::entry`]).
     pub fn record(&mut self, event: &str, members: Map<String, Value>) -> std::io::Result<()> {
-        let Some(file) = self.file.as_mut() else {
-            return Ok(());
-        };
+        let line = self.entry(event, members);
+        self.append(line.as_bytes())
+    }
+
+    /// One entry as a redacted line, newline included: `time`, `server` and `event`
+    /// first, then the given members.
+    pub fn entry(&self, event: &str, members: Map<String, Value>) -> String {
         let mut entry = Map::new();
         entry.insert("time".into(), Value::String(now_rfc3339()));
         entry.insert("server".into(), Value::String(self.server.clone()));
@@ -68,7 +71,31 @@ impl AuditLog {
         entry.extend(members);
         let mut line = self.secrets.redact(&Value::Object(entry).to_string());
         line.push('\n');
-        file.write_all(line.as_bytes())
+        line
+    }
+
+    /// Appends whole lines in one write, so guards of several servers can share a
+    /// file without interleaving.
+    pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(file) if !lines.is_empty() => file.write_all(lines),
+            _ => Ok(()),
+        }
+    }
+
+    /// The text with the secrets of this log's server redacted.
+    pub fn redact(&self, text: &str) -> String {
+        self.secrets.redact(text)
+    }
+
+    /// A second handle on the same file, for appending without this log's owner.
+    pub fn writer(&self) -> std::io::Result<Self> {
+        Ok(AuditLog {
+            file: self.file.as_ref().map(File::try_clone).transpose()?,
+            path: self.path.clone(),
+            server: self.server.clone(),
+            secrets: self.secrets.clone(),
+        })
     }
 }
 

@@ -16,12 +16,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::audit::AuditLog;
-use super::session::{Decision, Pending, Pins, Session};
+use super::session::{
+    Contract, Decision, ErrorCode, Pending, Pins, Refusal, RequiredAction, Session,
+};
 use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
 use crate::json::Json;
 use crate::lock::read_lock;
 use crate::secrets::Secrets;
 use crate::text::escape_for_terminal;
+use crate::validate::Violation;
 
 /// How long the server gets to exit by itself once the client has gone and its stdin
 /// is closed: long enough to save state, short enough not to hold up the agent.
@@ -63,9 +66,42 @@ pub struct GuardSetup {
 /// What both directions share.
 struct Shared {
     session: Session,
+    /// Formats entries; the file is written through [`Log`], outside this lock.
     audit: AuditLog,
+    /// Entries decided but not yet written: written before what they decided is sent.
+    audit_lines: Vec<u8>,
+    /// Messages of the guard's own for the client (list_changed after a lock change).
+    client_notes: Vec<u8>,
     pins: PinWatch,
     secrets: Secrets,
+}
+
+/// Everything waiting in one direction for the end of a burst of input.
+#[derive(Default)]
+struct Outbox {
+    /// To the other side.
+    forward: Vec<u8>,
+    /// Back to the client (the client's side only).
+    back: Vec<u8>,
+}
+
+impl Outbox {
+    /// Whether to write now: when no complete line is waiting in the reader's buffer
+    /// (reading on could block), or enough has piled up. A lone request goes out at
+    /// once, a burst in few writes.
+    fn due<R: Read>(&self, reader: &BufReader<R>) -> bool {
+        self.forward.len() + self.back.len() > 256 * 1024 || !reader.buffer().contains(&b'\n')
+    }
+
+    fn push_forward(&mut self, message: &[u8]) {
+        self.forward.extend_from_slice(message);
+        self.forward.push(b'\n');
+    }
+
+    fn push_back(&mut self, message: &[u8]) {
+        self.back.extend_from_slice(message);
+        self.back.push(b'\n');
+    }
 }
 
 enum Event {
@@ -104,21 +140,35 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     let server_out = child.stdout.take().expect("stdout is piped");
 
     let max = setup.max_message_bytes;
+    let notes = |audit: &AuditLog| -> io::Result<Notes> {
+        Ok(Notes {
+            log: audit.writer()?,
+            lines: Vec::new(),
+        })
+    };
+    let (client_notes, server_notes) = (notes(&setup.audit)?, notes(&setup.audit)?);
+    let mut main_notes = notes(&setup.audit)?;
     let shared = Arc::new(Mutex::new(Shared {
         pins: PinWatch::new(setup.lock_path),
         session: setup.session,
         audit: setup.audit,
+        audit_lines: Vec::new(),
+        client_notes: Vec::new(),
         secrets: setup.secrets,
     }));
     let (events, first_event) = channel();
     {
         let shared = shared.clone();
         let events = events.clone();
-        std::thread::spawn(move || client_to_server(server_in, &shared, max, &events));
+        std::thread::spawn(move || {
+            client_to_server(server_in, &shared, client_notes, max, &events)
+        });
     }
     {
         let shared = shared.clone();
-        std::thread::spawn(move || server_to_client(server_out, &shared, max, &events));
+        std::thread::spawn(move || {
+            server_to_client(server_out, &shared, server_notes, max, &events)
+        });
     }
     let event = first_event.recv().unwrap_or(Event::ClientClosed);
     let ended = match event {
@@ -138,7 +188,7 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
                     exit.unwrap_or_else(|| "server closed its output".into())
                 }
             };
-            answer_orphans(&shared, &description);
+            answer_orphans(&shared, &mut main_notes, &description);
             Ended::ServerExited(description)
         }
     };
@@ -175,7 +225,8 @@ fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
 
 /// The server is gone: every request it did not answer gets an error, so the client
 /// is not left waiting. A call already sent may have started.
-fn answer_orphans(shared: &Mutex<Shared>, description: &str) {
+fn answer_orphans(shared: &Mutex<Shared>, notes: &mut Notes, description: &str) {
+    notes.flush(shared);
     let mut state = lock(shared);
     let pending = state.session.drain_pending();
     let mut calls = Vec::new();
@@ -200,11 +251,11 @@ fn answer_orphans(shared: &Mutex<Shared>, description: &str) {
     members.insert("decision".into(), json!("session_ended"));
     members.insert("reason".into(), json!(description));
     members.insert("calls_unanswered".into(), json!(calls));
-    let _ = state.audit.record("server_exited", members);
-    say(
-        &state,
-        &format!("server {}: {description}", state.session.server()),
-    );
+    let server = state.session.server().to_string();
+    drop(state);
+    notes.audit("server_exited", members);
+    notes.flush(shared);
+    notes.say(&format!("server {server}: {description}"));
 }
 
 fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -223,8 +274,16 @@ fn write_client(message: &[u8]) -> io::Result<()> {
     let mut line = Vec::with_capacity(message.len() + 1);
     line.extend_from_slice(message);
     line.push(b'\n');
+    write_client_lines(&line)
+}
+
+/// Writes whole lines to the client in one piece.
+fn write_client_lines(lines: &[u8]) -> io::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
     let mut out = io::stdout().lock();
-    out.write_all(&line)?;
+    out.write_all(lines)?;
     out.flush()
 }
 
@@ -271,6 +330,43 @@ fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Re
     }
 }
 
+/// Whether every integer in a JSON text fits 64 bits (the widest the argument check
+/// reads exactly). Decimals and exponents are read as doubles, as most servers do.
+fn integers_fit(text: &[u8]) -> bool {
+    let mut i = 0;
+    let mut in_string = false;
+    while i < text.len() {
+        let c = text[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+        } else if c == b'-' || c.is_ascii_digit() {
+            let start = i;
+            while i < text.len()
+                && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+            {
+                i += 1;
+            }
+            let token = std::str::from_utf8(&text[start..i]).unwrap_or("");
+            let integer = !token.contains(['.', 'e', 'E']);
+            if integer && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
+                return false;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The canonical text of a JSON-RPC id: the key pending requests are found by, so
 /// that 1 and 1.0 are the same request.
 fn id_key(id: &Json) -> String {
@@ -282,12 +378,14 @@ fn id_key(id: &Json) -> String {
 fn client_to_server(
     mut server_in: ChildStdin,
     shared: &Mutex<Shared>,
+    mut notes: Notes,
     max: usize,
     events: &Sender<Event>,
 ) {
     let stdin = io::stdin();
     let mut reader = BufReader::with_capacity(64 * 1024, stdin.lock());
     let mut buf = Vec::new();
+    let mut out = Outbox::default();
     loop {
         let line = match read_line(&mut reader, &mut buf, max) {
             Ok(Line::Eof) | Err(_) => break,
@@ -303,32 +401,36 @@ fn client_to_server(
                     -32600,
                     &format!("mcp-lock guard: message larger than {max} bytes; not forwarded"),
                 );
-                if write_client(error.as_bytes()).is_err() {
+                out.push_back(error.as_bytes());
+                None
+            }
+            Ok(Line::Text) => Some(&buf),
+        };
+        if let Some(line) = line
+            && !line.iter().all(u8::is_ascii_whitespace)
+        {
+            let (forward, answer) = from_client(line, shared, &mut notes);
+            if let Some(bytes) = forward {
+                out.push_forward(&bytes);
+            }
+            if let Some(answer) = answer {
+                out.push_back(answer.as_bytes());
+            }
+        }
+        if out.due(&reader) {
+            let client_notes = notes.flush(shared);
+            out.back.extend_from_slice(&client_notes);
+            if !out.forward.is_empty() {
+                if server_in.write_all(&out.forward).is_err() {
+                    // The server is gone; its side reports how.
                     break;
                 }
-                continue;
+                out.forward.clear();
             }
-            Ok(Line::Text) => &buf,
-        };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let (forward, answer) = from_client(line, shared);
-        if let Some(mut bytes) = forward {
-            bytes.push(b'\n');
-            if server_in
-                .write_all(&bytes)
-                .and_then(|()| server_in.flush())
-                .is_err()
-            {
-                // The server is gone; its side reports how.
+            if write_client_lines(&out.back).is_err() {
                 break;
             }
-        }
-        if let Some(answer) = answer
-            && write_client(answer.as_bytes()).is_err()
-        {
-            break;
+            out.back.clear();
         }
     }
     // Reported before the server's stdin closes: a server that exits at once on EOF
@@ -343,7 +445,11 @@ fn rpc_error(id: &Value, code: i64, message: &str) -> String {
 
 /// What to send the server and what to answer the client, for one line from the
 /// client.
-fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<String>) {
+fn from_client(
+    line: &[u8],
+    shared: &Mutex<Shared>,
+    notes: &mut Notes,
+) -> (Option<Vec<u8>>, Option<String>) {
     let parsed = std::str::from_utf8(line)
         .map_err(|e| e.to_string())
         .and_then(|text| Json::parse(text).map_err(|e| e.to_string()));
@@ -377,14 +483,23 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<
         });
         return (None, answer);
     }
+    // The same text read the way a server reads it, integers exact: what arguments
+    // are checked against, so the value checked is the value sent. Integers beyond 64
+    // bits cannot be read exactly here, and are refused in calls.
+    let exact: Option<Value> = serde_json::from_slice(line).ok();
+    let fits = integers_fit(line);
     match &message {
         // A batch (2025-03-26): each request on its own, passed on as a batch.
         Json::Array(items) => {
             let mut forward = Vec::new();
             let mut answers = Vec::new();
-            for item in items {
-                match decide(item, shared) {
-                    Verdict::Forward => forward.push(item.canonical().unwrap_or_default()),
+            for (i, item) in items.iter().enumerate() {
+                let exact = exact.as_ref().and_then(|v| v.get(i));
+                match decide(item, exact, fits, shared, notes) {
+                    Verdict::Forward => forward.push(match exact {
+                        Some(v) => v.to_string(),
+                        None => item.canonical().unwrap_or_default(),
+                    }),
                     Verdict::Answer(answer) => answers.push(answer),
                     Verdict::Drop => {}
                 }
@@ -394,7 +509,7 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>) -> (Option<Vec<u8>>, Option<
             let answer = (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")));
             (forward, answer)
         }
-        single => match decide(single, shared) {
+        single => match decide(single, exact.as_ref(), fits, shared, notes) {
             Verdict::Forward => (Some(line.to_vec()), None),
             Verdict::Answer(answer) => (None, Some(answer)),
             Verdict::Drop => (None, None),
@@ -410,15 +525,17 @@ enum Verdict {
 
 /// One message from the client: requests are remembered so their answers can be
 /// recognised, calls are decided.
-fn decide(message: &Json, shared: &Mutex<Shared>) -> Verdict {
+fn decide(
+    message: &Json,
+    exact: Option<&Value>,
+    fits: bool,
+    shared: &Mutex<Shared>,
+    notes: &mut Notes,
+) -> Verdict {
     if !message.is_object() {
         // Not a message at all (a nested batch, a bare value): a lenient server could
         // still find a call in it.
-        let state = lock(shared);
-        say(
-            &state,
-            "refused a message from the client that is not a JSON-RPC object",
-        );
+        notes.say("refused a message from the client that is not a JSON-RPC object");
         return Verdict::Answer(rpc_error(
             &Value::Null,
             -32600,
@@ -429,15 +546,11 @@ fn decide(message: &Json, shared: &Mutex<Shared>) -> Verdict {
     let (Some(method), Some(id)) = (method.clone(), message.get("id")) else {
         if method.as_deref() == Some("tools/call") {
             // A call sent as a notification: some servers run it anyway, unchecked.
-            let mut state = lock(shared);
             let mut members = Map::new();
             members.insert("decision".into(), json!("refused"));
             members.insert("reason".into(), json!("tools/call without an id"));
-            audit(&mut state, "tools/call", members);
-            say(
-                &state,
-                "dropped a tools/call without an id (it cannot be answered)",
-            );
+            notes.audit("tools/call", members);
+            notes.say("dropped a tools/call without an id (it cannot be answered)");
             return Verdict::Drop;
         }
         // A notification, or the client answering a request of the server's.
@@ -449,108 +562,184 @@ fn decide(message: &Json, shared: &Mutex<Shared>) -> Verdict {
     if state.session.is_pending(&key) {
         // Two requests with one id: the server's answer could be taken for either,
         // a listing for a call's result or the reverse.
-        say(&state, "refused a request whose id is already in use");
+        drop(state);
+        notes.say("refused a request whose id is already in use");
+        // Answered with a null id: the id itself still belongs to the first request.
         return Verdict::Answer(rpc_error(
-            &id.to_value(),
+            &Value::Null,
             -32600,
             "mcp-lock guard: a request with this id is still waiting for its answer; not forwarded",
         ));
     }
-    match method.as_str() {
-        "tools/list" => {
-            let first_page = matches!(
+    let pending = match method.as_str() {
+        "tools/list" => Pending::List {
+            first_page: matches!(
                 params.and_then(|p| p.get("cursor")),
                 None | Some(Json::Null)
-            );
-            let generation = state.session.generation();
-            state.session.expect(
-                key,
-                Pending::List {
-                    first_page,
-                    generation,
-                },
-            );
-            Verdict::Forward
-        }
+            ),
+            generation: state.session.generation(),
+        },
+        "initialize" | "server/discover" => Pending::Handshake,
         "tools/call" => {
             reload_pins(&mut state);
-            let tool = params.and_then(|p| p.get("name")).and_then(Json::as_str);
-            let arguments = params
-                .and_then(|p| p.get("arguments"))
-                .map(Json::to_value)
-                .unwrap_or_else(|| json!({}));
-            let modern = params
-                .and_then(|p| p.get("_meta"))
-                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-                .is_some();
-            let Some(tool) = tool else {
+            let Some(tool) = params.and_then(|p| p.get("name")).and_then(Json::as_str) else {
                 return Verdict::Answer(rpc_error(
                     &id.to_value(),
                     -32602,
                     "mcp-lock guard: tools/call without a tool name; not forwarded",
                 ));
             };
-            let decision = state.session.decide_call(&tool, &arguments);
-            let mut members = Map::new();
-            members.insert("request_id".into(), id.to_value());
-            members.insert("tool".into(), json!(tool));
-            members.insert("arguments".into(), arguments);
-            match decision {
-                Decision::Forward {
-                    pinned_hash,
-                    unvalidated,
-                } => {
-                    members.insert("decision".into(), json!("forwarded"));
-                    members.insert("pinned_hash".into(), json!(pinned_hash));
-                    members.insert("live_hash".into(), json!(pinned_hash));
-                    if let Some(reason) = &unvalidated {
-                        members.insert("arguments_unchecked".into(), json!(reason));
-                    }
-                    audit(&mut state, "tools/call", members);
-                    if let Some(reason) = unvalidated {
-                        say(
-                            &state,
-                            &format!(
-                                "forwarded {tool} without checking its arguments: its pinned input schema cannot be used ({reason})"
-                            ),
-                        );
-                    }
-                    state.session.expect(key, Pending::Call { tool });
-                    Verdict::Forward
-                }
-                Decision::Refuse(refusal) => {
-                    members.insert("decision".into(), json!("refused"));
-                    members.insert("error_code".into(), json!(refusal.error_code));
-                    members.insert("pinned_hash".into(), json!(refusal.pinned_hash));
-                    members.insert("live_hash".into(), json!(refusal.live_hash));
-                    if !refusal.violations.is_empty() {
-                        members.insert("violations".into(), json!(refusal.violations));
-                    }
-                    audit(&mut state, "tools/call", members);
-                    say(
-                        &state,
-                        &format!("refused {tool}: {}", refusal.error_code.as_str()),
-                    );
-                    let answer = json!({"jsonrpc": "2.0", "id": id.to_value(), "result": refusal.to_result(modern)});
-                    Verdict::Answer(answer.to_string())
-                }
+            let contract = state.session.contract(&tool);
+            // The arguments are checked and the entry written outside the lock, so
+            // answers from the server are not held up meanwhile.
+            drop(state);
+            let arguments = match exact.and_then(|m| m.get("params")) {
+                Some(params) => params.get("arguments").cloned(),
+                None => params.and_then(|p| p.get("arguments")).map(Json::to_value),
+            };
+            let call = Call {
+                id,
+                key,
+                tool,
+                arguments: arguments.unwrap_or_else(|| json!({})),
+                fits,
+                modern: params
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                    .is_some(),
+            };
+            return decide_call(call, contract, shared, notes);
+        }
+        _ => Pending::Other,
+    };
+    state.session.expect(key, pending);
+    Verdict::Forward
+}
+
+/// One `tools/call` as the client sent it.
+struct Call<'a> {
+    id: &'a Json,
+    key: String,
+    tool: String,
+    /// Read with integers exact.
+    arguments: Value,
+    /// Every integer in the message fits 64 bits.
+    fits: bool,
+    /// The request carried the 2026-07-28 `_meta` protocol version.
+    modern: bool,
+}
+
+/// A call whose contract was looked up: its arguments checked, the decision logged.
+fn decide_call(
+    call: Call<'_>,
+    contract: Result<Contract, Refusal>,
+    shared: &Mutex<Shared>,
+    notes: &mut Notes,
+) -> Verdict {
+    let Call {
+        id,
+        key,
+        tool,
+        arguments,
+        fits,
+        modern,
+    } = call;
+    let decision = match contract {
+        Ok(contract) if !fits => Decision::Refuse(Refusal {
+            error_code: ErrorCode::InvalidArguments,
+            tool: tool.clone(),
+            required_action: RequiredAction::FixArguments,
+            side_effect_started: false,
+            pinned_hash: Some(contract.pinned_hash.clone()),
+            live_hash: Some(contract.pinned_hash),
+            violations: vec![Violation {
+                path: String::new(),
+                message: "an integer does not fit 64 bits, so it cannot be checked exactly".into(),
+            }],
+        }),
+        Ok(contract) => contract.judge(&arguments),
+        Err(refusal) => Decision::Refuse(refusal),
+    };
+    let mut members = Map::new();
+    members.insert("request_id".into(), id.to_value());
+    members.insert("tool".into(), json!(tool));
+    members.insert("arguments".into(), arguments);
+    match decision {
+        Decision::Forward {
+            pinned_hash,
+            unvalidated,
+        } => {
+            members.insert("decision".into(), json!("forwarded"));
+            members.insert("pinned_hash".into(), json!(pinned_hash));
+            members.insert("live_hash".into(), json!(pinned_hash));
+            if let Some(reason) = &unvalidated {
+                members.insert("arguments_unchecked".into(), json!(reason));
+                notes.say(&format!(
+                    "forwarded {tool} without checking its arguments: its pinned input schema cannot be used ({reason})"
+                ));
             }
-        }
-        "initialize" | "server/discover" => {
-            state.session.expect(key, Pending::Handshake);
+            notes.audit("tools/call", members);
+            lock(shared).session.expect(key, Pending::Call { tool });
             Verdict::Forward
         }
-        _ => {
-            state.session.expect(key, Pending::Other);
-            Verdict::Forward
+        Decision::Refuse(refusal) => {
+            members.insert("decision".into(), json!("refused"));
+            members.insert("error_code".into(), json!(refusal.error_code));
+            members.insert("pinned_hash".into(), json!(refusal.pinned_hash));
+            members.insert("live_hash".into(), json!(refusal.live_hash));
+            if !refusal.violations.is_empty() {
+                members.insert("violations".into(), json!(refusal.violations));
+            }
+            notes.audit("tools/call", members);
+            notes.say(&format!("refused {tool}: {}", refusal.error_code.as_str()));
+            let answer =
+                json!({"jsonrpc": "2.0", "id": id.to_value(), "result": refusal.to_result(modern)});
+            Verdict::Answer(answer.to_string())
         }
     }
 }
 
-fn audit(state: &mut Shared, event: &str, members: Map<String, Value>) {
-    if let Err(e) = state.audit.record(event, members) {
-        say(state, &format!("cannot write the audit log: {e}"));
+/// A thread's own audit entries and stderr lines: formatted without any lock, and
+/// written (entries before what they decided) when the thread flushes.
+struct Notes {
+    log: AuditLog,
+    lines: Vec<u8>,
+}
+
+impl Notes {
+    fn audit(&mut self, event: &str, members: Map<String, Value>) {
+        let line = self.log.entry(event, members);
+        self.lines.extend_from_slice(line.as_bytes());
     }
+
+    fn say(&self, message: &str) {
+        let line = self.log.redact(&escape_for_terminal(message));
+        let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
+    }
+
+    /// Writes this thread's entries and those queued in `shared`, then returns the
+    /// guard's own notes for the client.
+    fn flush(&mut self, shared: &Mutex<Shared>) -> Vec<u8> {
+        let (queued, client_notes) = {
+            let mut state = lock(shared);
+            (
+                std::mem::take(&mut state.audit_lines),
+                std::mem::take(&mut state.client_notes),
+            )
+        };
+        self.lines.extend_from_slice(&queued);
+        if let Err(e) = self.log.append(&self.lines) {
+            self.say(&format!("cannot write the audit log: {e}"));
+        }
+        self.lines.clear();
+        client_notes
+    }
+}
+
+/// Queues an entry; it is written before the message it decided is sent.
+fn audit(state: &mut Shared, event: &str, members: Map<String, Value>) {
+    let line = state.audit.entry(event, members);
+    state.audit_lines.extend_from_slice(line.as_bytes());
 }
 
 /// The server's side: answers to listings are checked (and filtered) before the
@@ -558,33 +747,44 @@ fn audit(state: &mut Shared, event: &str, members: Map<String, Value>) {
 fn server_to_client(
     server_out: impl Read,
     shared: &Mutex<Shared>,
+    mut notes: Notes,
     max: usize,
     events: &Sender<Event>,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
+    let mut out = Outbox::default();
     let problem = loop {
-        let line = match read_line(&mut reader, &mut buf, max) {
-            Ok(Line::Eof) | Err(_) => break None,
-            Ok(Line::TooLong) => {
-                break Some(format!(
+        let (line, end) = match read_line(&mut reader, &mut buf, max) {
+            Ok(Line::Eof) | Err(_) => (None, Some(None)),
+            Ok(Line::TooLong) => (
+                None,
+                Some(Some(format!(
                     "server sent a message larger than {max} bytes; the session was ended"
-                ));
+                ))),
+            ),
+            Ok(Line::Text) => (Some(&buf), None),
+        };
+        if let Some(line) = line
+            && !line.iter().all(u8::is_ascii_whitespace)
+        {
+            match from_server(line, shared) {
+                Some(Out::Raw) => out.push_forward(line),
+                Some(Out::Text(text)) => out.push_forward(text.as_bytes()),
+                None => {}
             }
-            Ok(Line::Text) => &buf,
-        };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
         }
-        let out = from_server(line, shared);
-        let written = match out {
-            Some(Out::Raw) => write_client(line),
-            Some(Out::Text(text)) => write_client(text.as_bytes()),
-            None => Ok(()),
-        };
-        if written.is_err() {
-            let _ = events.send(Event::ClientClosed);
-            return;
+        if end.is_some() || out.due(&reader) {
+            let client_notes = notes.flush(shared);
+            out.forward.extend_from_slice(&client_notes);
+            if write_client_lines(&out.forward).is_err() {
+                let _ = events.send(Event::ClientClosed);
+                return;
+            }
+            out.forward.clear();
+        }
+        if let Some(problem) = end {
+            break problem;
         }
     };
     let _ = events.send(Event::ServerClosed(problem));
@@ -819,27 +1019,45 @@ fn reload_pins(state: &mut Shared) {
             );
             if relist {
                 let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
-                let _ = write_client(note.to_string().as_bytes());
+                state
+                    .client_notes
+                    .extend_from_slice(note.to_string().as_bytes());
+                state.client_notes.push(b'\n');
             }
         }
         Err(e) => say(state, &format!("{e}; keeping the pins read before")),
     }
 }
 
-/// Watches the lock file: its identity, size and modification time.
+/// Watches the lock file: its identity, size and modification time, looked at only
+/// when inotify says something happened to that name in its directory (every time
+/// when inotify is not available), so a call costs no file-system lookup.
 struct PinWatch {
     path: PathBuf,
     stamp: Option<(u64, u64, i64, i64)>,
+    events: Option<Inotify>,
 }
 
 impl PinWatch {
     fn new(path: PathBuf) -> Self {
+        // A symlinked lock changes where the watch cannot see: look every time.
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        let events = if linked { None } else { Inotify::watch(&path) };
         let stamp = stamp(&path);
-        PinWatch { path, stamp }
+        PinWatch {
+            path,
+            stamp,
+            events,
+        }
     }
 
     /// The server's pins when the lock changed since last asked.
     fn changed(&mut self, server: &str) -> Option<Result<Pins, String>> {
+        if let Some(events) = &self.events
+            && !events.touched()
+        {
+            return None;
+        }
         let now = stamp(&self.path);
         if now == self.stamp {
             return None;
@@ -857,4 +1075,91 @@ fn stamp(path: &std::path::Path) -> Option<(u64, u64, i64, i64)> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).ok()?;
     Some((m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+}
+
+/// An inotify watch on the lock's directory, read without blocking.
+struct Inotify {
+    fd: std::os::fd::OwnedFd,
+    name: Vec<u8>,
+    /// The watch is gone (directory removed or moved, events lost): look every time.
+    lost: std::cell::Cell<bool>,
+}
+
+impl Inotify {
+    fn watch(path: &std::path::Path) -> Option<Self> {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let name = path.file_name()?.as_bytes().to_vec();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let dir = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: plain system calls on a descriptor this function owns.
+        unsafe {
+            let raw = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+            if raw < 0 {
+                return None;
+            }
+            let fd = std::os::fd::OwnedFd::from_raw_fd(raw);
+            let mask = libc::IN_CLOSE_WRITE
+                | libc::IN_MOVED_TO
+                | libc::IN_MOVED_FROM
+                | libc::IN_CREATE
+                | libc::IN_DELETE
+                | libc::IN_MODIFY
+                | libc::IN_ATTRIB
+                | libc::IN_DELETE_SELF
+                | libc::IN_MOVE_SELF;
+            if libc::inotify_add_watch(raw, dir.as_ptr(), mask) < 0 {
+                return None;
+            }
+            Some(Inotify {
+                fd,
+                name,
+                lost: std::cell::Cell::new(false),
+            })
+        }
+    }
+
+    /// Whether anything happened to the lock's name (or the watch itself) since last
+    /// asked. Every queued event is consumed.
+    fn touched(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut touched = self.lost.get();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: reads into a buffer of the given length.
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                // EAGAIN: nothing more queued. Any other error: look at the file.
+                let again = std::io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock;
+                return touched || (n < 0 && !again);
+            }
+            let mut at = 0;
+            let n = n as usize;
+            let header = std::mem::size_of::<libc::inotify_event>();
+            while at + header <= n {
+                // SAFETY: the kernel wrote a whole inotify_event header at `at`.
+                let event: libc::inotify_event =
+                    unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+                let len = event.len as usize;
+                let name = &buf[at + header..(at + header + len).min(n)];
+                let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+                let whole_dir = event.mask
+                    & (libc::IN_Q_OVERFLOW
+                        | libc::IN_IGNORED
+                        | libc::IN_DELETE_SELF
+                        | libc::IN_MOVE_SELF)
+                    != 0;
+                if whole_dir {
+                    self.lost.set(true);
+                }
+                if whole_dir || name == self.name.as_slice() {
+                    touched = true;
+                }
+                at += header + len;
+            }
+        }
+    }
 }

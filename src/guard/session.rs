@@ -5,6 +5,7 @@
 //! on its own: a server could answer the guard one way and the client another.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -89,6 +90,41 @@ pub enum Decision {
     Refuse(Refusal),
 }
 
+/// A tool whose live definition is confirmed to be its pin, with the pinned input
+/// schema its calls' arguments must fit.
+#[derive(Clone)]
+pub struct Contract {
+    pub tool: String,
+    pub pinned_hash: String,
+    schema: Arc<ArgumentSchema>,
+}
+
+impl Contract {
+    /// Checks a call's arguments against the pinned input schema.
+    pub fn judge(&self, arguments: &Value) -> Decision {
+        let pinned_hash = self.pinned_hash.clone();
+        match self.schema.check(arguments) {
+            ArgumentCheck::Valid => Decision::Forward {
+                pinned_hash,
+                unvalidated: None,
+            },
+            ArgumentCheck::Unusable(reason) => Decision::Forward {
+                pinned_hash,
+                unvalidated: Some(reason),
+            },
+            ArgumentCheck::Invalid(violations) => Decision::Refuse(Refusal {
+                error_code: ErrorCode::InvalidArguments,
+                tool: self.tool.clone(),
+                required_action: RequiredAction::FixArguments,
+                side_effect_started: false,
+                live_hash: Some(pinned_hash.clone()),
+                pinned_hash: Some(pinned_hash),
+                violations,
+            }),
+        }
+    }
+}
+
 /// One tool as a listing the client received showed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Seen {
@@ -167,7 +203,7 @@ pub struct Session {
     server: String,
     pins: BTreeMap<String, LockedTool>,
     instructions_hash: Option<String>,
-    schemas: HashMap<String, ArgumentSchema>,
+    schemas: HashMap<String, Arc<ArgumentSchema>>,
     on_drift: OnDrift,
     /// Bumped by every notifications/tools/list_changed.
     generation: u64,
@@ -260,73 +296,66 @@ impl Session {
 
     /// Decides a `tools/call` for `tool` with these arguments.
     pub fn decide_call(&mut self, tool: &str, arguments: &Value) -> Decision {
+        match self.contract(tool) {
+            Ok(contract) => contract.judge(arguments),
+            Err(refusal) => Decision::Refuse(refusal),
+        }
+    }
+
+    /// The first half of [`Session::decide_call`]: whether the tool's live
+    /// definition is confirmed to be its pin. The arguments are checked against the
+    /// returned contract afterwards, so a proxy can do that outside its lock.
+    pub fn contract(&mut self, tool: &str) -> Result<Contract, Refusal> {
         let pin = self.pins.get(tool).map(|p| p.hash.clone());
         let seen = self.latest(tool);
-        let refuse = |error_code, required_action, live_hash: Option<String>| {
-            Decision::Refuse(Refusal {
-                error_code,
-                tool: tool.to_string(),
-                required_action,
-                side_effect_started: false,
-                pinned_hash: pin.clone(),
-                live_hash,
-                violations: Vec::new(),
-            })
-        };
         let live_hash = match &seen {
             Some(Some(Seen::Hash(h))) => Some(h.clone()),
             _ => None,
         };
+        let refuse = |error_code, required_action, live_hash: Option<String>| Refusal {
+            error_code,
+            tool: tool.to_string(),
+            required_action,
+            side_effect_started: false,
+            pinned_hash: pin.clone(),
+            live_hash,
+            violations: Vec::new(),
+        };
         let Some(pinned_hash) = pin.clone() else {
-            return refuse(
+            return Err(refuse(
                 ErrorCode::UnpinnedTool,
                 RequiredAction::ApproveUpdate,
                 live_hash,
-            );
+            ));
         };
         match seen {
             // No checked listing of this generation says anything about the tool.
-            None => refuse(
+            None => Err(refuse(
                 ErrorCode::ListingNotVerified,
                 RequiredAction::RefreshTools,
                 None,
-            ),
+            )),
             Some(Some(Seen::Hash(h))) if h == pinned_hash => {
                 let schema = self.schemas.entry(tool.to_string()).or_insert_with(|| {
-                    let pin = &self.pins[tool];
-                    let input = pin
+                    let input = self.pins[tool]
                         .definition
                         .get("inputSchema")
                         .cloned()
                         .unwrap_or(Json::Object(Vec::new()));
-                    ArgumentSchema::compile(&input)
+                    Arc::new(ArgumentSchema::compile(&input))
                 });
-                match schema.check(arguments) {
-                    ArgumentCheck::Valid => Decision::Forward {
-                        pinned_hash,
-                        unvalidated: None,
-                    },
-                    ArgumentCheck::Unusable(reason) => Decision::Forward {
-                        pinned_hash,
-                        unvalidated: Some(reason),
-                    },
-                    ArgumentCheck::Invalid(violations) => Decision::Refuse(Refusal {
-                        error_code: ErrorCode::InvalidArguments,
-                        tool: tool.to_string(),
-                        required_action: RequiredAction::FixArguments,
-                        side_effect_started: false,
-                        pinned_hash: Some(pinned_hash),
-                        live_hash: Some(h),
-                        violations,
-                    }),
-                }
+                Ok(Contract {
+                    tool: tool.to_string(),
+                    pinned_hash,
+                    schema: schema.clone(),
+                })
             }
             // Differs from the pin, cannot be hashed, or is no longer listed.
-            Some(_) => refuse(
+            Some(_) => Err(refuse(
                 ErrorCode::StaleToolSchema,
                 RequiredAction::ApproveUpdate,
                 live_hash,
-            ),
+            )),
         }
     }
 
@@ -367,10 +396,8 @@ impl Session {
                 }
                 _ => true,
             });
-        if !changed {
-            if let Ok(text) = message.canonical() {
-                return (text, false);
-            }
+        if !changed && let Ok(text) = message.canonical() {
+            return (text, false);
         }
         let mut message = message.clone();
         if let Json::Object(members) = &mut message {
@@ -529,7 +556,8 @@ impl Session {
                 "message": message,
                 "data": {
                     "error_code": if count > 0 { ErrorCode::StaleToolSchema } else { ErrorCode::ListingNotVerified },
-                    "tools": hidden,
+                    // Names come from the server and nobody approved them: escaped, cut.
+                    "tools": hidden.iter().map(|h| Hidden { tool: short_name(&h.tool), ..h.clone() }).collect::<Vec<_>>(),
                 },
             },
         });

@@ -9,7 +9,7 @@ mod write;
 use std::collections::BTreeMap;
 
 pub use read::{LockError, LockLines, parse_lock, read_lock, read_lock_with_text};
-pub use write::{FileLock, render_lock, write_lock_atomically};
+pub use write::{FileLock, render_lock, write_atomically, write_lock_atomically};
 
 use crate::config::{ServerSpec, TransportSpec};
 use crate::hash::set_hash;

@@ -183,15 +183,23 @@ fn lock_dir(lock_path: &Path) -> PathBuf {
 /// never a torn file: temp file in the same directory, fsync, rename, fsync the dir.
 pub fn write_lock_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let dir = lock_dir(path);
-    let mut temp = tempfile::Builder::new()
-        .prefix(".mcp.lock.")
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
-    temp.write_all(contents.as_bytes())?;
     let mode = std::fs::metadata(path)
         .map(|m| m.permissions().mode())
         .unwrap_or(0o644);
+    write_atomically(path, contents.as_bytes(), mode)
+}
+
+/// Writes a file whole or not at all: a temporary file beside it, synced, renamed
+/// over it, the directory synced. `mode` is the new file's permissions.
+pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = lock_dir(path);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    temp.write_all(bytes)?;
     temp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
     temp.as_file().sync_all()?;
