@@ -25,20 +25,21 @@ fn main() -> std::process::ExitCode {
     };
     if !verification.passed() {
         eprintln!("agent: refusing to start: MCP tools differ from what was approved");
-        // Tool names and reasons come from servers: escape them before printing.
+        // Server text is escaped and redacted before it is printed.
+        let show = |text: &str| esc(&verification.redact(text));
         for failure in verification.failures() {
             let class = failure.class().map_or("changed", |c| c.as_str());
-            eprintln!(
-                "  {}/{}: {class}",
-                esc(failure.server),
-                esc(&failure.change.tool)
-            );
+            let (server, tool) = (show(failure.server), show(&failure.change.tool));
+            eprintln!("  {server}/{tool}: {class}");
             for finding in failure.findings() {
-                eprintln!("    {} {}", esc(&finding.pointer), esc(&finding.reason));
+                eprintln!("    {} {}", show(&finding.pointer), show(&finding.reason));
             }
         }
+        for (server, change) in verification.server_failures() {
+            eprintln!("  {}: {} changed", show(server), change.field);
+        }
         for (server, why) in verification.unverified() {
-            eprintln!("  {}: could not be verified: {}", esc(server), esc(why));
+            eprintln!("  {}: could not be verified: {}", show(server), show(why));
         }
         eprintln!("agent: review with `mcp-lock diff`, approve with `mcp-lock update`");
         return std::process::ExitCode::from(i32::from(verification.exit_code()) as u8);

@@ -23,6 +23,11 @@ fn main() -> std::process::ExitCode {
             return exit(ExitCode::Usage);
         }
     };
+    let stopped = if matches!(cli.command, cli::Command::Guard(_)) {
+        "interrupted: the server was stopped"
+    } else {
+        "interrupted: nothing was written"
+    };
     let code = runtime.block_on(async {
         tokio::select! {
             result = commands::run(cli) => match result {
@@ -34,7 +39,7 @@ fn main() -> std::process::ExitCode {
             },
             _ = interrupted() => {
                 mcp_lock::client::stdio::kill_all_servers();
-                anstream::eprintln!("interrupted: nothing was written");
+                anstream::eprintln!("{stopped}");
                 // A prompt may still be blocked reading the terminal; do not wait for it.
                 std::process::exit(ExitCode::Interrupted.into());
             }
@@ -45,15 +50,17 @@ fn main() -> std::process::ExitCode {
 
 async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
     ) else {
         return std::future::pending().await;
     };
     tokio::select! {
         _ = int.recv() => {}
         _ = term.recv() => {}
+        _ = hup.recv() => {}
     }
 }
 

@@ -19,10 +19,11 @@ use std::path::PathBuf;
 use crate::check::{CheckOptions, Progress, no_progress, resolve_all, verify_servers};
 use crate::classify::{Class, Finding};
 use crate::config::{ConfigError, ProjectConfig};
-use crate::drift::{ServerReport, ToolChange, Verdict};
+use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
 use crate::lock::{LockError, read_lock};
 use crate::policy::{Action, POLICY_FILE, Policy, PolicyError};
+use crate::secrets::Secrets;
 
 /// Why verification could not run at all (as opposed to finding drift).
 #[derive(Debug, thiserror::Error)]
@@ -136,6 +137,10 @@ impl Verifier {
         };
         let selected = project.select(&self.servers)?;
         let targets = resolve_all(&project, &selected, &|v| std::env::var(v).ok())?;
+        let mut secrets = Secrets::default();
+        for (_, resolved) in &targets {
+            secrets.extend(resolved.secrets());
+        }
         let progress = self.progress.clone().unwrap_or_else(no_progress);
         let reports = verify_servers(
             &project,
@@ -147,10 +152,12 @@ impl Verifier {
             progress,
         )
         .await;
-        Ok(Verification { reports })
+        Ok(Verification { reports, secrets })
     }
 
-    /// [`Verifier::verify`] on a runtime of its own, for hosts without one.
+    /// [`Verifier::verify`] on a runtime of its own, for hosts without one. Inside a
+    /// tokio runtime, call `verify().await` instead: a runtime cannot be started
+    /// within another.
     pub fn verify_blocking(&self) -> Result<Verification, StartupError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -165,6 +172,8 @@ impl Verifier {
 #[derive(Debug, Clone)]
 pub struct Verification {
     pub reports: Vec<ServerReport>,
+    /// The values of the servers' `env` and expanded variables, for [`Verification::redact`].
+    secrets: Secrets,
 }
 
 /// A change the policy fails, with where it is.
@@ -215,6 +224,26 @@ impl Verification {
             .collect()
     }
 
+    /// Server-level changes the policy fails (instructions or server identity changed,
+    /// a pinned server gone from the config), with the server's name.
+    pub fn server_failures(&self) -> Vec<(&str, &ServerChange)> {
+        self.reports
+            .iter()
+            .flat_map(|r| {
+                r.server_changes
+                    .iter()
+                    .filter(|c| c.drift && c.action == Some(Action::Fail))
+                    .map(move |c| (r.name.as_str(), c))
+            })
+            .collect()
+    }
+
+    /// Server text with the secrets of this run (env values, expanded variables)
+    /// replaced by `${NAME}`: apply it to anything from a report before showing it.
+    pub fn redact(&self, text: &str) -> String {
+        self.secrets.redact(text)
+    }
+
     /// Servers that could not be verified completely, with the reason.
     pub fn unverified(&self) -> Vec<(&str, &str)> {
         self.reports
@@ -229,13 +258,14 @@ impl Verification {
             .collect()
     }
 
-    /// The human report `mcp-lock verify` prints, without colour, and its summary line.
+    /// The human report `mcp-lock verify` prints, without colour, and its summary
+    /// line; secrets redacted, server text escaped.
     pub fn summary(&self) -> String {
         let text = format!(
             "{}{}",
             crate::report::render_human(&self.reports),
             crate::report::render_summary(&self.reports)
         );
-        anstream::adapter::strip_str(&text).to_string()
+        self.redact(&anstream::adapter::strip_str(&text).to_string())
     }
 }

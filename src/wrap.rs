@@ -24,6 +24,9 @@ pub struct GuardLaunch {
     pub command: String,
     /// `--lock PATH`, for when the guard would not find the lock where it starts.
     pub lock: Option<String>,
+    /// `--config PATH`, for a config the guard would not find where it starts: it
+    /// reads the entry's `env` names there, to keep their values out of its log.
+    pub config: Option<String>,
 }
 
 /// A config's new text, and what happened to each selected server.
@@ -243,6 +246,10 @@ fn wrap_entry(
     if let Some(lock) = &lock {
         prefix.extend(["\"--lock\"", lock.as_str()]);
     }
+    let config = launch.config.as_deref().map(json_string);
+    if let Some(config) = &config {
+        prefix.extend(["\"--config\"", config.as_str()]);
+    }
     // The original command's token, escapes and all, so unwrap can put it back as is.
     prefix.extend(["\"--\"", &text[stdio.command.span.clone()]]);
     let prefix = prefix.join(", ");
@@ -383,12 +390,20 @@ impl Stdio {
         let (command, args) = self.launch(text);
         let (_, inner_args) = unwrapped_command(&command, &args)?;
         let options = &args[2..args.len() - inner_args.len() - 2];
-        let lock = match options {
-            [] => None,
-            [flag, lock] if flag == "--lock" => Some(lock.clone()),
+        let (lock, config) = match options {
+            [] => (None, None),
+            [flag, lock] if flag == "--lock" => (Some(lock.clone()), None),
+            [flag, config] if flag == "--config" => (None, Some(config.clone())),
+            [f1, lock, f2, config] if f1 == "--lock" && f2 == "--config" => {
+                (Some(lock.clone()), Some(config.clone()))
+            }
             _ => return None,
         };
-        Some(GuardLaunch { command, lock })
+        Some(GuardLaunch {
+            command,
+            lock,
+            config,
+        })
     }
 }
 
@@ -662,6 +677,7 @@ mod tests {
         GuardLaunch {
             command: "mcp-lock".into(),
             lock: None,
+            config: None,
         }
     }
 

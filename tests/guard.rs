@@ -578,3 +578,63 @@ fn a_listing_answer_that_is_also_a_request_is_not_passed_on() {
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
     assert!(answer.get("method").is_none());
 }
+
+#[test]
+fn a_client_leaving_while_the_server_stopped_reading_still_ends_the_session() {
+    let tag = format!("guard-stuck-{}", std::process::id());
+    let project = deploy_project(&[]);
+    let fixture = common::fixture().display().to_string();
+    let mut agent = McpPipe::guard(
+        &project,
+        &[
+            "deploy",
+            "--",
+            &fixture,
+            "--misbehave",
+            "stop-reading",
+            "--tag",
+            &tag,
+        ],
+    );
+    agent.initialize();
+    agent.list_tools();
+    // About 100 KiB: more than the server's stdin pipe holds, so the guard's write to
+    // it blocks, and less than the guard's stdin pipe and buffers hold, so these
+    // writes themselves finish.
+    let padding = "x".repeat(1000);
+    for _ in 0..100 {
+        agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"pad": padding}}));
+    }
+    agent.close();
+    let status = agent
+        .wait_exit(Duration::from_secs(15))
+        .expect("the guard exits although its write to the server never returns");
+    assert_eq!(status.code(), Some(0));
+    assert!(pids_with(&tag).is_empty(), "server left running");
+}
+
+#[test]
+fn killing_the_guard_outright_still_ends_the_servers_grandchildren() {
+    let tag = format!("guard-killed-{}", std::process::id());
+    let project = deploy_project(&[]);
+    let fixture = common::fixture().display().to_string();
+    // A shell in between, as npx or uvx put one: the server is a grandchild.
+    let script = format!("{fixture} --tag {tag}; true");
+    let mut agent = McpPipe::guard(&project, &["deploy", "--", "sh", "-c", &script]);
+    agent.initialize();
+    assert_eq!(common::pids_of("fixture_server", &tag).len(), 1);
+    // SAFETY: SIGKILL to the guard this test started, by its PID.
+    unsafe {
+        libc::kill(agent.child.id() as i32, libc::SIGKILL);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !common::pids_of("fixture_server", &tag).is_empty()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        common::pids_of("fixture_server", &tag).is_empty(),
+        "the server outlived its guard"
+    );
+}

@@ -113,3 +113,27 @@ fn the_example_agent_host_starts_on_a_match_and_refuses_on_drift() {
         "{stderr}"
     );
 }
+
+#[test]
+fn server_level_failures_are_reported_and_secrets_redacted_from_the_summary() {
+    let secret = "startup-secret-value-31";
+    let project =
+        Project::new(json!({"deploy": fixture_entry(&["--instructions", "Deploy previews."])}));
+    project.run(&["update", "--yes"]).expect(0);
+    let mut entry = fixture_entry(&[
+        "--instructions",
+        "Deploy anywhere.",
+        "--describe-env",
+        "STARTUP_TOKEN",
+    ]);
+    entry["env"] = json!({"STARTUP_TOKEN": secret});
+    project.set_servers(json!({"deploy": entry}));
+    let verification = Verifier::new(project.path()).verify_blocking().unwrap();
+    assert!(!verification.passed());
+    let server = verification.server_failures();
+    assert_eq!(server.len(), 1, "{}", verification.summary());
+    assert_eq!((server[0].0, server[0].1.field), ("deploy", "instructions"));
+    let summary = verification.summary();
+    assert!(!summary.contains(secret), "{summary}");
+    assert!(summary.contains("${STARTUP_TOKEN}"), "{summary}");
+}

@@ -326,7 +326,7 @@ fn without_a_config_wrap_says_where_it_looked() {
 }
 
 #[test]
-fn a_config_outside_the_project_names_the_lock_by_absolute_path() {
+fn a_config_outside_the_project_names_the_lock_and_itself_by_absolute_path() {
     let project = project_with(".mcp.json", "{\"mcpServers\": {}}\n");
     let desktop = tempfile::tempdir().unwrap();
     let config = desktop.path().join("claude_desktop_config.json");
@@ -344,8 +344,9 @@ fn a_config_outside_the_project_names_the_lock_by_absolute_path() {
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
         format!(
-            r#"{{"mcpServers": {{"m": {{"command": "/opt/bin/mcp-lock", "args": ["guard", "m", "--lock", {}, "--", "srv"]}}}}}}"#,
-            json!(lock.to_str().unwrap())
+            r#"{{"mcpServers": {{"m": {{"command": "/opt/bin/mcp-lock", "args": ["guard", "m", "--lock", {}, "--config", {}, "--", "srv"]}}}}}}"#,
+            json!(lock.to_str().unwrap()),
+            json!(config.to_str().unwrap())
         )
     );
 }

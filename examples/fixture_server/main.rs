@@ -40,7 +40,8 @@ Options:
                           exit-at-start | ignore-shutdown |
                           drift-second-listing (serve b from the second listing on, silently) |
                           crash-on-call (exit without answering a tools/call) |
-                          hybrid-listing (tools/list answers also carry a method)
+                          hybrid-listing (tools/list answers also carry a method) |
+                          stop-reading (after the first listing, never read again)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -300,6 +301,9 @@ fn serve(o: &Options) {
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
         let first_page = method == "tools/list" && msg["params"]["cursor"].is_null();
+        if o.misbehave == "stop-reading" && method == "tools/list" {
+            hang();
+        }
         if o.misbehave == "change-mid-listing"
             && first_page
             && !SWITCHED.swap(true, Ordering::SeqCst)

@@ -44,6 +44,7 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
                 let launch = GuardLaunch {
                     command: args.guard_command.clone(),
                     lock: lock.clone(),
+                    config: config_argument(ws, &config.path)?,
                 };
                 wrap::wrap(&config.text, &config.shown, &launch, &args.servers)?
             }
@@ -151,6 +152,22 @@ fn lock_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>
         format!(
             "the lock path {} is not UTF-8 and cannot be written into a config",
             lock.display()
+        )
+    })?;
+    Ok(Some(written.to_string()))
+}
+
+/// The `--config` a wrapped entry needs: none for a config in the project directory
+/// (the guard discovers it there); the absolute path of one outside it.
+fn config_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>> {
+    let config = normalize(&ws.project_dir.join(config));
+    if config.starts_with(normalize(&ws.project_dir)) {
+        return Ok(None);
+    }
+    let written = config.to_str().with_context(|| {
+        format!(
+            "the config path {} is not UTF-8 and cannot be written into a config",
+            config.display()
         )
     })?;
     Ok(Some(written.to_string()))

@@ -5,7 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -24,15 +24,24 @@ pub struct AuditLog {
 impl AuditLog {
     /// Opens (creating it and its directory, readable by the owner only) the log at
     /// `path` for appending.
+    /// The log itself must be a regular file, not a symlink: a checked-out
+    /// `.mcp-lock/audit.jsonl` pointing at `~/.bashrc` must not get lines appended.
     pub fn open(path: &Path, server: &str, secrets: Secrets) -> std::io::Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
         }
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
         Ok(AuditLog {
             file: Some(file),
             path: Some(path.to_path_buf()),
@@ -142,6 +151,17 @@ mod tests {
         assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_utc(951_782_400, 7), "2000-02-29T00:00:00.007Z");
         assert_eq!(format_utc(1_795_993_133, 123), "2026-11-29T22:58:53.123Z");
+    }
+
+    #[test]
+    fn a_symlinked_log_is_refused_rather_than_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("bashrc");
+        std::fs::write(&target, "export A=1\n").unwrap();
+        let link = dir.path().join("audit.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(AuditLog::open(&link, "s", Secrets::default()).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "export A=1\n");
     }
 
     #[test]

@@ -136,6 +136,7 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         .get_or_insert_with(std::collections::HashSet::new)
         .insert(pgid);
     drop(groups);
+    let watchdog = Watchdog::start(pgid);
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
 
@@ -157,11 +158,13 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         secrets: setup.secrets,
     }));
     let (events, first_event) = channel();
+    let stuck = Arc::new(Stuck::default());
     {
         let shared = shared.clone();
         let events = events.clone();
+        let stuck = stuck.clone();
         std::thread::spawn(move || {
-            client_to_server(server_in, &shared, client_notes, max, &events)
+            client_to_server(server_in, &shared, client_notes, &stuck, max, &events)
         });
     }
     {
@@ -170,10 +173,27 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             server_to_client(server_out, &shared, server_notes, max, &events)
         });
     }
-    let event = first_event.recv().unwrap_or(Event::ClientClosed);
+    let event = loop {
+        match first_event.recv_timeout(Duration::from_millis(250)) {
+            Ok(event) => break event,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Event::ClientClosed,
+            // A server that stops reading blocks the client's side in a write, where
+            // it cannot see the client leave: look for that here.
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if stuck.for_longer_than(Duration::from_secs(1)) && client_hung_up() {
+                    break Event::ClientClosed;
+                }
+            }
+        }
+    };
     let ended = match event {
         Event::ClientClosed => {
             stop(&mut child, pgid, EOF_GRACE);
+            let mut members = Map::new();
+            members.insert("decision".into(), json!("session_ended"));
+            members.insert("reason".into(), json!("the client closed the session"));
+            main_notes.audit("client_closed", members);
+            main_notes.flush(&shared);
             Ended::ClientClosed
         }
         Event::ServerClosed(problem) => {
@@ -192,7 +212,124 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             Ended::ServerExited(description)
         }
     };
+    if let Some(watchdog) = watchdog {
+        watchdog.dismiss();
+    }
     Ok(ended)
+}
+
+/// A small process of its own that kills the server's group if the guard dies
+/// without ending it (SIGKILL, a crash): the kernel's parent-death signal reaches
+/// only the server's leader, not what it started (`npx` runs node as a grandchild).
+struct Watchdog {
+    pid: libc::pid_t,
+    tell: std::os::fd::OwnedFd,
+}
+
+impl Watchdog {
+    fn start(pgid: i32) -> Option<Self> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0i32; 2];
+        // SAFETY: after fork the child makes only async-signal-safe calls (close,
+        // dup2, signal, read, kill, _exit), as a fork of a threaded process must.
+        unsafe {
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                return None;
+            }
+            let pid = libc::fork();
+            if pid < 0 {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+                return None;
+            }
+            if pid == 0 {
+                libc::close(fds[1]);
+                // Hold nothing else open: the client's and the server's pipes must
+                // close when the guard closes them.
+                if fds[0] != 3 {
+                    libc::dup2(fds[0], 3);
+                }
+                if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
+                    for fd in 4..4096 {
+                        libc::close(fd);
+                    }
+                }
+                for fd in 0..3 {
+                    libc::close(fd);
+                }
+                // The terminal's signals are the guard's to handle.
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                    libc::signal(sig, libc::SIG_IGN);
+                }
+                let mut byte = 0u8;
+                loop {
+                    let n = libc::read(3, (&mut byte as *mut u8).cast(), 1);
+                    if n < 0 && *libc::__errno_location() == libc::EINTR {
+                        continue;
+                    }
+                    if n == 0 && pgid > 1 {
+                        // The guard is gone without saying goodbye.
+                        libc::kill(-pgid, libc::SIGKILL);
+                    }
+                    libc::_exit(0);
+                }
+            }
+            libc::close(fds[0]);
+            Some(Watchdog {
+                pid,
+                tell: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            })
+        }
+    }
+
+    /// The guard ended the group itself: the watchdog leaves without killing.
+    fn dismiss(self) {
+        let _ = std::fs::File::from(self.tell).write_all(b"x");
+        // SAFETY: waits for this process's own child.
+        unsafe {
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// When the client's side began a write to the server that has not returned yet.
+#[derive(Default)]
+struct Stuck {
+    /// Milliseconds since `origin`, plus one; 0 when not writing.
+    since: std::sync::atomic::AtomicU64,
+    origin: std::sync::OnceLock<Instant>,
+}
+
+impl Stuck {
+    fn now(&self) -> u64 {
+        self.origin.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
+    }
+
+    fn start(&self) {
+        self.since
+            .store(self.now(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn stop(&self) {
+        self.since.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn for_longer_than(&self, limit: Duration) -> bool {
+        let since = self.since.load(std::sync::atomic::Ordering::Relaxed);
+        since != 0 && self.now().saturating_sub(since) > limit.as_millis() as u64
+    }
+}
+
+/// Whether the client has closed its end of our stdin.
+fn client_hung_up() -> bool {
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, no timeout.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// Ends the server's whole group: wait `grace` for the leader to exit by itself, then
@@ -379,6 +516,7 @@ fn client_to_server(
     mut server_in: ChildStdin,
     shared: &Mutex<Shared>,
     mut notes: Notes,
+    stuck: &Stuck,
     max: usize,
     events: &Sender<Event>,
 ) {
@@ -390,12 +528,9 @@ fn client_to_server(
         let line = match read_line(&mut reader, &mut buf, max) {
             Ok(Line::Eof) | Err(_) => break,
             Ok(Line::TooLong) => {
-                let state = lock(shared);
-                say(
-                    &state,
-                    &format!("refused a message from the client larger than {max} bytes"),
-                );
-                drop(state);
+                notes.refuse(&format!(
+                    "a message from the client larger than {max} bytes"
+                ));
                 let error = rpc_error(
                     &Value::Null,
                     -32600,
@@ -421,7 +556,10 @@ fn client_to_server(
             let client_notes = notes.flush(shared);
             out.back.extend_from_slice(&client_notes);
             if !out.forward.is_empty() {
-                if server_in.write_all(&out.forward).is_err() {
+                stuck.start();
+                let written = server_in.write_all(&out.forward);
+                stuck.stop();
+                if written.is_err() {
                     // The server is gone; its side reports how.
                     break;
                 }
@@ -456,11 +594,7 @@ fn from_client(
     let message = match parsed {
         Ok(message) => message,
         Err(e) => {
-            let state = lock(shared);
-            say(
-                &state,
-                &format!("refused a message from the client that is not JSON: {e}"),
-            );
+            notes.refuse(&format!("a message from the client that is not JSON: {e}"));
             return (
                 None,
                 Some(rpc_error(
@@ -473,11 +607,7 @@ fn from_client(
     };
     if message.has_repeated_member() {
         let id = message.get("id").map(Json::to_value).unwrap_or(Value::Null);
-        let state = lock(shared);
-        say(
-            &state,
-            "refused a message from the client that names a member twice",
-        );
+        notes.refuse("a message from the client that names a member twice");
         let answer = (!id.is_null()).then(|| {
             rpc_error(&id, -32600, "mcp-lock guard: a member name is repeated, so readers disagree on what the message says; not forwarded")
         });
@@ -535,7 +665,7 @@ fn decide(
     if !message.is_object() {
         // Not a message at all (a nested batch, a bare value): a lenient server could
         // still find a call in it.
-        notes.say("refused a message from the client that is not a JSON-RPC object");
+        notes.refuse("a message from the client that is not a JSON-RPC object");
         return Verdict::Answer(rpc_error(
             &Value::Null,
             -32600,
@@ -563,7 +693,7 @@ fn decide(
         // Two requests with one id: the server's answer could be taken for either,
         // a listing for a call's result or the reverse.
         drop(state);
-        notes.say("refused a request whose id is already in use");
+        notes.refuse("a request whose id is already in use");
         // Answered with a null id: the id itself still belongs to the first request.
         return Verdict::Answer(rpc_error(
             &Value::Null,
@@ -583,6 +713,8 @@ fn decide(
         "tools/call" => {
             reload_pins(&mut state);
             let Some(tool) = params.and_then(|p| p.get("name")).and_then(Json::as_str) else {
+                drop(state);
+                notes.refuse("a tools/call without a tool name");
                 return Verdict::Answer(rpc_error(
                     &id.to_value(),
                     -32602,
@@ -712,6 +844,15 @@ impl Notes {
         self.lines.extend_from_slice(line.as_bytes());
     }
 
+    /// A client message not passed on for what it is, not for a tool's contract.
+    fn refuse(&mut self, reason: &str) {
+        let mut members = Map::new();
+        members.insert("decision".into(), json!("refused"));
+        members.insert("reason".into(), json!(reason));
+        self.audit("message", members);
+        self.say(&format!("refused {reason}"));
+    }
+
     fn say(&self, message: &str) {
         let line = self.log.redact(&escape_for_terminal(message));
         let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
@@ -827,12 +968,12 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
     let envelope: Envelope = match serde_json::from_slice(line) {
         Ok(envelope) => envelope,
         Err(e) => {
-            let state = lock(shared);
+            let mut state = lock(shared);
             say(
                 &state,
                 &format!("dropped a message from the server that is not a JSON-RPC message: {e}"),
             );
-            return None;
+            return unreadable_answer(&mut state, line);
         }
     };
     if envelope.method.is_some() && (envelope.result.0 || envelope.error.0) {
@@ -888,6 +1029,20 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
     }
 }
 
+/// A message from the server that could not be read as JSON-RPC: if a strict reading
+/// still finds the id of a request the client is waiting on, the client gets an error
+/// for it instead of waiting forever.
+fn unreadable_answer(state: &mut Shared, line: &[u8]) -> Option<Out> {
+    let message = Json::parse(std::str::from_utf8(line).ok()?).ok()?;
+    let id = message.get("id")?;
+    state.session.answered(&id_key(id))?;
+    Some(Out::Text(rpc_error(
+        &id.to_value(),
+        -32603,
+        "mcp-lock guard: the server's answer could not be read; nothing was forwarded",
+    )))
+}
+
 /// A batch from the server: each member handled on its own, checked listings
 /// re-written, passed on as a batch.
 fn from_server_batch(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
@@ -901,7 +1056,24 @@ fn from_server_batch(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
     };
     let mut out = Vec::new();
     for item in items {
-        let text = item.canonical().ok()?;
+        let Ok(text) = item.canonical() else {
+            // A repeated member: this item is not passed on, the others are.
+            let mut state = lock(shared);
+            say(
+                &state,
+                "dropped a message from the server that names a member twice",
+            );
+            if let Some(id) = item.get("id")
+                && state.session.answered(&id_key(id)).is_some()
+            {
+                out.push(rpc_error(
+                    &id.to_value(),
+                    -32603,
+                    "mcp-lock guard: the server's answer was ambiguous; nothing was forwarded",
+                ));
+            }
+            continue;
+        };
         match from_server(text.as_bytes(), shared) {
             Some(Out::Raw) => out.push(text),
             Some(Out::Text(t)) => out.push(t),

@@ -530,3 +530,19 @@ pub fn pids_with_env(needle: &str) -> Vec<u32> {
     }
     pids
 }
+
+/// PIDs of running processes whose program (first argument) has this file name and
+/// whose command line contains `needle`.
+pub fn pids_of(program: &str, needle: &str) -> Vec<u32> {
+    pids_with(needle)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                let first = cmdline.split(|&b| b == 0).next().unwrap_or_default();
+                Path::new(&*String::from_utf8_lossy(first))
+                    .file_name()
+                    .is_some_and(|n| n == program)
+            })
+        })
+        .collect()
+}
