@@ -638,3 +638,61 @@ fn killing_the_guard_outright_still_ends_the_servers_grandchildren() {
         "the server outlived its guard"
     );
 }
+
+#[test]
+fn a_batch_is_decided_member_by_member() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    agent.send_raw(
+        r#"[{"jsonrpc":"2.0","id":60,"method":"tools/call","params":{"name":"read_ticket","arguments":{"id":"T-60"}}},{"jsonrpc":"2.0","id":61,"method":"tools/call","params":{"name":"rollback","arguments":{"branch":"main"}}}]"#,
+    );
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let message = agent
+            .next(Duration::from_secs(10))
+            .expect("answers to the batch");
+        let items = message.as_array().cloned().unwrap_or_else(|| vec![message]);
+        seen.extend(items);
+    }
+    let by_id = |id: i64| seen.iter().find(|m| m["id"] == id).unwrap().clone();
+    assert_eq!(
+        by_id(60)["result"]["structuredContent"]["title"],
+        "Ticket T-60"
+    );
+    assert_eq!(
+        by_id(61)["result"]["structuredContent"]["error_code"],
+        "UNPINNED_TOOL"
+    );
+    assert_eq!(actions(&project).len(), 1);
+}
+
+#[test]
+fn a_message_over_the_size_limit_is_refused_and_the_session_goes_on() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy", "--max-message-bytes", "2048"]);
+    agent.initialize();
+    agent.list_tools();
+    let big = "x".repeat(4096);
+    agent.send(&json!({"jsonrpc": "2.0", "id": 70, "method": "tools/call",
+        "params": {"name": "search_docs", "arguments": {"query": big}}}));
+    let answer = agent.next(Duration::from_secs(10)).unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(actions(&project).is_empty());
+    let ok = agent.call("read_ticket", json!({"id": "T-2"}));
+    assert_eq!(ok["result"]["structuredContent"]["title"], "Ticket T-2");
+}
+
+#[test]
+fn drift_on_a_later_page_of_a_listing_is_caught() {
+    let project = deploy_project(&["--page-size", "1", "--misbehave", "drift-second-listing"]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    assert_eq!(agent.list_tools().len(), 3);
+    // The second listing's pages come from revision b: deploy_preview on page one
+    // and search_docs on page three differ, rollback on page four is new.
+    assert_eq!(names(&agent.list_tools()), ["read_ticket"]);
+    let answer = agent.call("search_docs", json!({"query": "q"}));
+    assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
+}

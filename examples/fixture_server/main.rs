@@ -200,9 +200,22 @@ fn serve(o: &Options) {
     let mut out = std::io::stdout();
     let mut lines = stdin.lock().lines();
     let mut listed_once = false;
-    while let Some(Ok(line)) = lines.next() {
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-            continue;
+    // A batch's members, answered one by one (as lenient servers do).
+    let mut batched: std::collections::VecDeque<Value> = Default::default();
+    loop {
+        let msg = match batched.pop_front() {
+            Some(msg) => msg,
+            None => match lines.next() {
+                Some(Ok(line)) => match serde_json::from_str::<Value>(&line) {
+                    Ok(Value::Array(items)) => {
+                        batched.extend(items);
+                        continue;
+                    }
+                    Ok(msg) => msg,
+                    Err(_) => continue,
+                },
+                _ => break,
+            },
         };
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
             continue; // an answer to one of our requests

@@ -170,10 +170,11 @@ fn print_reports(
 }
 
 fn display_path(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    match path.strip_prefix(base) {
+        // Relative to the root is no shorter, and reads as relative to here.
+        Ok(relative) if base.parent().is_some() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
 }
 
 fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result<CheckOptions> {

@@ -7,9 +7,10 @@
 //! `notifications/tools/list_changed`, and appends every decision to an audit log.
 //!
 //! [`session`] holds the decisions and no I/O; [`proxy`] runs the server and the
-//! two directions; [`audit`] writes the log.
+//! two directions; [`audit`] writes the log; [`pins`] notices a changed lock.
 
 pub mod audit;
+pub mod pins;
 pub mod proxy;
 pub mod session;
 

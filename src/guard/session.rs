@@ -507,9 +507,7 @@ impl Session {
         set_member(&mut result, "tools", Json::Array(keep));
         let mut message = message.clone();
         set_member(&mut message, "result", result);
-        let mut page = self.pass(&message, hidden, shown, complete);
-        page.complete = complete;
-        page
+        self.pass(&message, hidden, shown, complete)
     }
 
     fn pass(
