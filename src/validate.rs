@@ -13,6 +13,10 @@ const MAX_VIOLATIONS: usize = 10;
 /// A compiled input schema, or why it could not be compiled.
 pub struct ArgumentSchema {
     validator: Result<jsonschema::Validator, String>,
+    /// The schema holds a number of magnitude 2^53 or more. The lock keeps numbers as
+    /// doubles (RFC 8785), so such a number may not be the one the server wrote, and
+    /// an integer argument that large cannot be compared with it exactly.
+    imprecise: bool,
 }
 
 /// One place where the arguments do not fit.
@@ -42,7 +46,10 @@ impl ArgumentSchema {
             let message = e.masked().to_string();
             cut(&message)
         });
-        ArgumentSchema { validator }
+        ArgumentSchema {
+            validator,
+            imprecise: has_number(schema, &|n| n.abs() >= EXACT),
+        }
     }
 
     /// Checks one call's arguments.
@@ -51,6 +58,14 @@ impl ArgumentSchema {
             Ok(v) => v,
             Err(reason) => return ArgumentCheck::Unusable(reason.clone()),
         };
+        if self.imprecise
+            && let Some(path) = large_integer(arguments, String::new())
+        {
+            return ArgumentCheck::Invalid(vec![Violation {
+                path,
+                message: "an integer of 2^53 or more cannot be checked exactly against this schema: the lock keeps its numbers as doubles".into(),
+            }]);
+        }
         let violations: Vec<Violation> = validator
             .iter_errors(arguments)
             .take(MAX_VIOLATIONS)
@@ -64,6 +79,43 @@ impl ArgumentSchema {
         } else {
             ArgumentCheck::Invalid(violations)
         }
+    }
+}
+
+/// 2^53: integers from here on are not all exact as doubles.
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+fn has_number(value: &Json, test: &dyn Fn(f64) -> bool) -> bool {
+    match value {
+        Json::Number(n) => test(*n),
+        Json::Array(items) => items.iter().any(|v| has_number(v, test)),
+        Json::Object(members) => members.iter().any(|(_, v)| has_number(v, test)),
+        _ => false,
+    }
+}
+
+/// The pointer to the first integer argument of magnitude 2^53 or more.
+fn large_integer(value: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => {
+            let large = match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => i.unsigned_abs() >= 1 << 53,
+                (None, Some(_)) => true,
+                (None, None) => n
+                    .as_f64()
+                    .is_some_and(|f| f.abs() >= EXACT && f.fract() == 0.0),
+            };
+            large.then_some(at)
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| large_integer(v, format!("{at}/{i}"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            large_integer(v, format!("{at}/{}", crate::json::escape_pointer(k)))
+        }),
+        _ => None,
     }
 }
 
@@ -103,6 +155,24 @@ mod tests {
             panic!("expected invalid")
         };
         assert_eq!(v[0].path, "/branch");
+    }
+
+    #[test]
+    fn large_integers_are_refused_only_against_a_schema_that_cannot_hold_them_exactly() {
+        let ids = schema(
+            r#"{"type":"object","properties":{"id":{"type":"integer","enum":[1234567890123456789]}}}"#,
+        );
+        let ArgumentCheck::Invalid(v) = ids.check(&json!({"id": 1234567890123456788_i64})) else {
+            panic!("a near value must not pass")
+        };
+        assert_eq!(v[0].path, "/id");
+        // Any integer schema without such numbers checks large values exactly.
+        let plain =
+            schema(r#"{"type":"object","properties":{"id":{"type":"integer","minimum":0}}}"#);
+        assert_eq!(
+            plain.check(&json!({"id": 1234567890123456789_i64})),
+            ArgumentCheck::Valid
+        );
     }
 
     #[test]

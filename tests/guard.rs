@@ -552,6 +552,10 @@ fn calls_are_checked_with_integers_exact_and_integers_beyond_64_bits_are_refused
     agent.send_raw(r#"{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"q","limit":123456789012345678901234567890}}}"#);
     let answer = agent.answer(51);
     assert_eq!(refusal(&answer)["error_code"], "INVALID_ARGUMENTS");
+    // A lone surrogate makes the exact reading impossible: refused, not checked loosely.
+    agent.send_raw(r#"{"jsonrpc":"2.0","id":53,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"q","limit":2},"_meta":{"x":"\ud800"}}}"#);
+    let answer = agent.answer(53);
+    assert_eq!(refusal(&answer)["error_code"], "INVALID_ARGUMENTS");
     // A call sent as a notification, a request reusing a waiting id, a bare value.
     agent.send_raw(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"deploy_preview","arguments":{"branch":"x"}}}"#);
     agent.send_raw(r#"[[{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"deploy_preview","arguments":{"branch":"x"}}}]]"#);
@@ -619,7 +623,9 @@ fn killing_the_guard_outright_still_ends_the_servers_grandchildren() {
     let project = deploy_project(&[]);
     let fixture = common::fixture().display().to_string();
     // A shell in between, as npx or uvx put one: the server is a grandchild.
-    let script = format!("{fixture} --tag {tag}; true");
+    // It ignores SIGTERM and does not exit when its stdin closes: only the watchdog's
+    // SIGKILL to the group ends it.
+    let script = format!("{fixture} --misbehave ignore-shutdown --tag {tag}; true");
     let mut agent = McpPipe::guard(&project, &["deploy", "--", "sh", "-c", &script]);
     agent.initialize();
     assert_eq!(common::pids_of("fixture_server", &tag).len(), 1);

@@ -402,3 +402,29 @@ fn wrapping_does_not_move_pins_update_and_verify_still_reach_the_fixture() {
     );
     assert!(lock.lines().any(|l| l == "args = []"), "{lock}");
 }
+
+#[test]
+fn a_config_the_guard_would_not_discover_is_named_with_config() {
+    let project = project_with(".mcp.json", "{\"mcpServers\": {}}\n");
+    std::fs::create_dir(project.path().join("sub")).unwrap();
+    let config = project.path().join("sub/custom.json");
+    std::fs::write(&config, r#"{"mcpServers": {"m": {"command": "srv"}}}"#).unwrap();
+    project
+        .run(&[
+            "--config",
+            "sub/custom.json",
+            "wrap",
+            "--guard-command",
+            "/opt/bin/mcp-lock",
+        ])
+        .expect(0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    let wrapped: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let args = &wrapped["mcpServers"]["m"]["args"];
+    assert_eq!(args[2], "--config", "{text}");
+    assert!(
+        args[3].as_str().unwrap().ends_with("sub/custom.json"),
+        "{text}"
+    );
+    assert!(std::path::Path::new(args[3].as_str().unwrap()).is_absolute());
+}

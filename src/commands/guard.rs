@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use mcp_lock::config::{ProjectConfig, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
 use mcp_lock::lock::read_lock;
 use mcp_lock::secrets::Secrets;
@@ -18,6 +19,8 @@ const GUARDED: &str = "MCP_LOCK_GUARDED";
 
 pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     let lock_shown = ws.lock_display();
+    // Watching starts before the pins are read, so no change can fall in between.
+    let watch = PinWatch::new(ws.lock_path.clone());
     let Some(lock) = read_lock(&ws.lock_path)? else {
         anyhow::bail!("{lock_shown} not found; run `mcp-lock update` to pin the servers first");
     };
@@ -56,7 +59,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     let setup = GuardSetup {
         session,
         audit,
-        lock_path: ws.lock_path.clone(),
+        pins: watch,
         max_message_bytes: args.max_message_bytes.max(1024),
         secrets,
     };

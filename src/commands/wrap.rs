@@ -157,11 +157,16 @@ fn lock_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>
     Ok(Some(written.to_string()))
 }
 
-/// The `--config` a wrapped entry needs: none for a config in the project directory
-/// (the guard discovers it there); the absolute path of one outside it.
+/// The `--config` a wrapped entry needs: none for a config the guard discovers in the
+/// project directory by itself (`.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`);
+/// the absolute path of any other.
 fn config_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>> {
     let config = normalize(&ws.project_dir.join(config));
-    if config.starts_with(normalize(&ws.project_dir)) {
+    let project = normalize(&ws.project_dir);
+    if mcp_lock::config::DISCOVERED
+        .iter()
+        .any(|found| config == project.join(found))
+    {
         return Ok(None);
     }
     let written = config.to_str().with_context(|| {

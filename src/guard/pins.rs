@@ -17,8 +17,10 @@ pub struct PinWatch {
 
 impl PinWatch {
     pub fn new(path: PathBuf) -> Self {
-        // A symlinked lock changes where the watch cannot see: look every time.
-        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        // A symlink on the way to the lock (the file or a directory) can change where
+        // the watch cannot see: look every time.
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+            || through_symlink(&path);
         let events = if linked { None } else { Inotify::watch(&path) };
         let stamp = stamp(&path);
         PinWatch {
@@ -46,6 +48,22 @@ impl PinWatch {
             Err(e) => Err(e.to_string()),
         })
     }
+}
+
+/// Whether the lock's directory is reached through a symlink (or cannot be resolved).
+fn through_symlink(path: &std::path::Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let (Ok(real), Ok(written)) = (std::fs::canonicalize(dir), std::path::absolute(dir)) else {
+        return true;
+    };
+    let written: PathBuf = written
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    real != written
 }
 
 fn stamp(path: &std::path::Path) -> Option<(u64, u64, i64, i64)> {

@@ -53,8 +53,9 @@ pub enum Ended {
 pub struct GuardSetup {
     pub session: Session,
     pub audit: AuditLog,
-    /// The lock the pins came from: re-read whenever it changes on disk.
-    pub lock_path: PathBuf,
+    /// Watches the lock the pins came from (made before they were read), so that a
+    /// change is re-read at once.
+    pub pins: PinWatch,
     /// Largest line accepted from either side.
     pub max_message_bytes: usize,
     /// Redacted from everything the guard itself writes to stderr.
@@ -134,7 +135,7 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         .get_or_insert_with(std::collections::HashSet::new)
         .insert(pgid);
     drop(groups);
-    let watchdog = Watchdog::start(pgid);
+    let mut watchdog = Watchdog::start(pgid);
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
 
@@ -148,7 +149,7 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     let (client_notes, server_notes) = (notes(&setup.audit)?, notes(&setup.audit)?);
     let mut main_notes = notes(&setup.audit)?;
     let shared = Arc::new(Mutex::new(Shared {
-        pins: PinWatch::new(setup.lock_path),
+        pins: setup.pins,
         session: setup.session,
         audit: setup.audit,
         audit_lines: Vec::new(),
@@ -186,7 +187,10 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     };
     let ended = match event {
         Event::ClientClosed => {
-            stop(&mut child, pgid, EOF_GRACE);
+            stop(&mut child, pgid, EOF_GRACE, &mut watchdog);
+            // What the server wrote before it exited still goes to the client, which
+            // may have closed only its writing side.
+            let _ = first_event.recv_timeout(Duration::from_secs(1));
             let mut members = Map::new();
             members.insert("decision".into(), json!("session_ended"));
             members.insert("reason".into(), json!("the client closed the session"));
@@ -197,12 +201,12 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         Event::ServerClosed(problem) => {
             let description = match problem {
                 Some(problem) => {
-                    stop(&mut child, pgid, Duration::ZERO);
+                    stop(&mut child, pgid, Duration::ZERO, &mut watchdog);
                     problem
                 }
                 None => {
                     let exit = wait_exit(pgid, Duration::from_millis(500));
-                    stop(&mut child, pgid, Duration::ZERO);
+                    stop(&mut child, pgid, Duration::ZERO, &mut watchdog);
                     exit.unwrap_or_else(|| "server closed its output".into())
                 }
             };
@@ -210,9 +214,6 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             Ended::ServerExited(description)
         }
     };
-    if let Some(watchdog) = watchdog {
-        watchdog.dismiss();
-    }
     Ok(ended)
 }
 
@@ -322,17 +323,17 @@ impl Stuck {
 fn client_hung_up() -> bool {
     let mut fd = libc::pollfd {
         fd: 0,
-        events: libc::POLLIN,
+        events: libc::POLLIN | libc::POLLRDHUP,
         revents: 0,
     };
     // SAFETY: one pollfd, no timeout.
     let ready = unsafe { libc::poll(&mut fd, 1, 0) };
-    ready > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR) != 0
+    ready > 0 && fd.revents & (libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR) != 0
 }
 
 /// Ends the server's whole group: wait `grace` for the leader to exit by itself, then
 /// SIGTERM, then SIGKILL, and reap it.
-fn stop(child: &mut Child, pgid: i32, grace: Duration) {
+fn stop(child: &mut Child, pgid: i32, grace: Duration, watchdog: &mut Option<Watchdog>) {
     if wait_exit(pgid, grace).is_none() {
         signal_group(pgid, libc::SIGTERM);
         wait_exit(pgid, TERM_GRACE);
@@ -340,6 +341,10 @@ fn stop(child: &mut Child, pgid: i32, grace: Duration) {
     // Sweep the group even after a clean exit: grandchildren may outlive the leader.
     // The leader is alive or an unreaped zombie here, so the group id is still ours.
     signal_group(pgid, libc::SIGKILL);
+    // Dismissed while the group id is still ours, before the leader is reaped.
+    if let Some(watchdog) = watchdog.take() {
+        watchdog.dismiss();
+    }
     let _ = child.wait();
     unregister(pgid);
 }
@@ -362,9 +367,13 @@ fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
 /// is not left waiting. A call already sent may have started.
 fn answer_orphans(shared: &Mutex<Shared>, notes: &mut Notes, description: &str) {
     notes.flush(shared);
-    let mut state = lock(shared);
-    let pending = state.session.drain_pending();
+    let (pending, server) = {
+        let mut state = lock(shared);
+        let server = state.session.server().to_string();
+        (state.session.drain_pending(), server)
+    };
     let mut calls = Vec::new();
+    let mut answers = Vec::new();
     for (id, pending) in pending {
         let message = match &pending {
             Pending::Call { tool } => {
@@ -378,18 +387,16 @@ fn answer_orphans(shared: &Mutex<Shared>, notes: &mut Notes, description: &str) 
         let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
         let answer =
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}});
-        if write_client(answer.to_string().as_bytes()).is_err() {
-            break;
-        }
+        answers.extend_from_slice(answer.to_string().as_bytes());
+        answers.push(b'\n');
     }
     let mut members = Map::new();
     members.insert("decision".into(), json!("session_ended"));
     members.insert("reason".into(), json!(description));
     members.insert("calls_unanswered".into(), json!(calls));
-    let server = state.session.server().to_string();
-    drop(state);
     notes.audit("server_exited", members);
     notes.flush(shared);
+    let _ = write_client_lines(&answers);
     notes.say(&format!("server {server}: {description}"));
 }
 
@@ -402,14 +409,6 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 fn say(state: &Shared, message: &str) {
     let line = state.secrets.redact(&escape_for_terminal(message));
     let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
-}
-
-/// Writes one message and its newline to the client, in one piece.
-fn write_client(message: &[u8]) -> io::Result<()> {
-    let mut line = Vec::with_capacity(message.len() + 1);
-    line.extend_from_slice(message);
-    line.push(b'\n');
-    write_client_lines(&line)
 }
 
 /// Writes whole lines to the client in one piece.
@@ -558,7 +557,9 @@ fn client_to_server(
                 let written = server_in.write_all(&out.forward);
                 stuck.stop();
                 if written.is_err() {
-                    // The server is gone; its side reports how.
+                    // The server is gone; its side reports how. Refusals decided in
+                    // this burst still reach the client.
+                    let _ = write_client_lines(&out.back);
                     break;
                 }
                 out.forward.clear();
@@ -723,10 +724,11 @@ fn decide(
             // The arguments are checked and the entry written outside the lock, so
             // answers from the server are not held up meanwhile.
             drop(state);
-            let arguments = match exact.and_then(|m| m.get("params")) {
-                Some(params) => params.get("arguments").cloned(),
-                None => params.and_then(|p| p.get("arguments")).map(Json::to_value),
-            };
+            // No exact reading (a lone surrogate, nesting serde_json refuses): the
+            // arguments cannot be checked as the server will read them.
+            let arguments = exact.map(|m| m["params"].get("arguments").cloned());
+            let fits = fits && arguments.is_some();
+            let arguments = arguments.flatten();
             let call = Call {
                 id,
                 key,
@@ -784,7 +786,7 @@ fn decide_call(
             live_hash: Some(contract.pinned_hash),
             violations: vec![Violation {
                 path: String::new(),
-                message: "an integer does not fit 64 bits, so it cannot be checked exactly".into(),
+                message: "the call cannot be read exactly (an integer beyond 64 bits, a lone surrogate, or nesting too deep), so it cannot be checked".into(),
             }],
         }),
         Ok(contract) => contract.judge(&arguments),
@@ -866,8 +868,11 @@ impl Notes {
                 std::mem::take(&mut state.client_notes),
             )
         };
-        self.lines.extend_from_slice(&queued);
-        if let Err(e) = self.log.append(&self.lines) {
+        // What was queued in common (a lock reload) happened before this thread's
+        // own decisions that followed it.
+        let mut all = queued;
+        all.extend_from_slice(&self.lines);
+        if let Err(e) = self.log.append(&all) {
             self.say(&format!("cannot write the audit log: {e}"));
         }
         self.lines.clear();
@@ -907,7 +912,7 @@ fn server_to_client(
         if let Some(line) = line
             && !line.iter().all(u8::is_ascii_whitespace)
         {
-            match from_server(line, shared) {
+            match from_server(line, shared, &mut notes) {
                 Some(Out::Raw) => out.push_forward(line),
                 Some(Out::Text(text)) => out.push_forward(text.as_bytes()),
                 None => {}
@@ -959,9 +964,9 @@ impl<'de> serde::Deserialize<'de> for Present {
     }
 }
 
-fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
+fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option<Out> {
     if line.first() == Some(&b'[') {
-        return from_server_batch(line, shared);
+        return from_server_batch(line, shared, notes);
     }
     let envelope: Envelope = match serde_json::from_slice(line) {
         Ok(envelope) => envelope,
@@ -997,7 +1002,7 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
             state.session.list_changed();
             let mut members = Map::new();
             members.insert("decision".into(), json!("listing_stale"));
-            audit(&mut state, "list_changed", members);
+            notes.audit("list_changed", members);
             Some(Out::Raw)
         }
         // Other notifications and the server's own requests.
@@ -1010,9 +1015,11 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
                     first_page,
                     generation,
                 }) => Some(Out::Text(check_listing(
-                    &mut state, line, id, first_page, generation,
+                    &mut state, notes, line, id, first_page, generation,
                 ))),
-                Some(Pending::Handshake) => Some(Out::Text(check_handshake(&mut state, line, id))),
+                Some(Pending::Handshake) => {
+                    Some(Out::Text(check_handshake(&mut state, notes, line, id)))
+                }
                 Some(_) => Some(Out::Raw),
                 None => {
                     say(
@@ -1043,7 +1050,7 @@ fn unreadable_answer(state: &mut Shared, line: &[u8]) -> Option<Out> {
 
 /// A batch from the server: each member handled on its own, checked listings
 /// re-written, passed on as a batch.
-fn from_server_batch(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
+fn from_server_batch(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option<Out> {
     let items = std::str::from_utf8(line)
         .ok()
         .and_then(|t| Json::parse(t).ok());
@@ -1072,7 +1079,7 @@ fn from_server_batch(line: &[u8], shared: &Mutex<Shared>) -> Option<Out> {
             }
             continue;
         };
-        match from_server(text.as_bytes(), shared) {
+        match from_server(text.as_bytes(), shared, notes) {
             Some(Out::Raw) => out.push(text),
             Some(Out::Text(t)) => out.push(t),
             None => {}
@@ -1103,7 +1110,7 @@ fn read_strictly(state: &Shared, line: &[u8], id: &Value, what: &str) -> Result<
 }
 
 /// Checks an initialize or server/discover answer: changed instructions are removed.
-fn check_handshake(state: &mut Shared, line: &[u8], id: &Value) -> String {
+fn check_handshake(state: &mut Shared, notes: &mut Notes, line: &[u8], id: &Value) -> String {
     reload_pins(state);
     let message = match read_strictly(state, line, id, "initialize") {
         Ok(message) => message,
@@ -1113,7 +1120,7 @@ fn check_handshake(state: &mut Shared, line: &[u8], id: &Value) -> String {
     if removed {
         let mut members = Map::new();
         members.insert("decision".into(), json!("instructions_removed"));
-        audit(state, "instructions", members);
+        notes.audit("instructions", members);
         say(
             state,
             "the server's instructions differ from mcp.lock; they were removed from what the client sees",
@@ -1125,6 +1132,7 @@ fn check_handshake(state: &mut Shared, line: &[u8], id: &Value) -> String {
 /// Checks a tools/list answer and returns what the client gets instead.
 fn check_listing(
     state: &mut Shared,
+    notes: &mut Notes,
     line: &[u8],
     id: &Value,
     first_page: bool,
@@ -1147,7 +1155,7 @@ fn check_listing(
     members.insert("complete".into(), json!(page.complete));
     members.insert("shown".into(), json!(page.shown));
     members.insert("hidden".into(), json!(page.hidden));
-    audit(state, "tools/list", members);
+    notes.audit("tools/list", members);
     if !page.hidden.is_empty() {
         let names: Vec<&str> = page.hidden.iter().map(|h| h.tool.as_str()).collect();
         let verb = if page.refused {
