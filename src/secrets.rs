@@ -57,6 +57,11 @@ impl Secrets {
             .sort_by_key(|e| std::cmp::Reverse(e.value.len()));
     }
 
+    /// No secret to redact.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     pub fn extend(&mut self, other: &Secrets) {
         for e in &other.entries {
             self.add(&e.name, &e.value);

@@ -9,7 +9,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::secrets::Secrets;
 
@@ -65,20 +65,35 @@ impl AuditLog {
     }
 
     /// Appends one entry now (see [`AuditLog::entry`]).
-    pub fn record(&mut self, event: &str, members: Map<String, Value>) -> std::io::Result<()> {
+    pub fn record(&mut self, event: &str, members: Members) -> std::io::Result<()> {
         let line = self.entry(event, members);
         self.append(line.as_bytes())
     }
 
     /// One entry as a redacted line, newline included: `time`, `server` and `event`
     /// first, then the given members.
-    pub fn entry(&self, event: &str, members: Map<String, Value>) -> String {
-        let mut entry = Map::new();
-        entry.insert("time".into(), Value::String(now_rfc3339()));
-        entry.insert("server".into(), Value::String(self.server.clone()));
-        entry.insert("event".into(), Value::String(event.into()));
-        entry.extend(members);
-        let mut line = self.secrets.redact(&Value::Object(entry).to_string());
+    pub fn entry(&self, event: &str, members: Members) -> String {
+        let mut line: Vec<u8> = Vec::with_capacity(256);
+        line.extend_from_slice(b"{\"time\":\"");
+        line.extend_from_slice(now_rfc3339().as_bytes());
+        line.extend_from_slice(b"\",\"server\":");
+        push_json(&mut line, &self.server);
+        line.extend_from_slice(b",\"event\":");
+        push_json(&mut line, event);
+        for (name, value) in &members {
+            line.push(b',');
+            push_json(&mut line, name);
+            line.push(b':');
+            push_json(&mut line, value);
+        }
+        line.push(b'}');
+        // Only JSON was written: always UTF-8.
+        let line = String::from_utf8(line).unwrap_or_default();
+        let mut line = if self.secrets.is_empty() {
+            line
+        } else {
+            self.secrets.redact(&line)
+        };
         line.push('\n');
         line
     }
@@ -106,6 +121,14 @@ impl AuditLog {
             secrets: self.secrets.clone(),
         })
     }
+}
+
+/// An entry's members after `time`, `server` and `event`, in order.
+pub type Members = Vec<(&'static str, Value)>;
+
+fn push_json(line: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    // Strings and JSON values always serialize into memory.
+    let _ = serde_json::to_writer(&mut *line, value);
 }
 
 /// The current time as RFC 3339 in UTC with milliseconds: 2026-11-29T22:58:53.123Z.
@@ -171,11 +194,7 @@ mod tests {
         let mut secrets = Secrets::default();
         secrets.add("API_TOKEN", "tok-123456789");
         let mut log = AuditLog::open(&path, "s", secrets).unwrap();
-        let mut m = Map::new();
-        m.insert(
-            "arguments".into(),
-            serde_json::json!({"q": "tok-123456789"}),
-        );
+        let m: Members = vec![("arguments", serde_json::json!({"q": "tok-123456789"}))];
         log.record("call", m).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("tok-123456789"), "{text}");

@@ -13,9 +13,9 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::audit::AuditLog;
+use super::audit::{AuditLog, Members};
 use super::pins::PinWatch;
 use super::session::{Contract, Decision, ErrorCode, Pending, Refusal, RequiredAction, Session};
 use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
@@ -191,9 +191,10 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             // What the server wrote before it exited still goes to the client, which
             // may have closed only its writing side.
             let _ = first_event.recv_timeout(Duration::from_secs(1));
-            let mut members = Map::new();
-            members.insert("decision".into(), json!("session_ended"));
-            members.insert("reason".into(), json!("the client closed the session"));
+            let members: Members = vec![
+                ("decision", json!("session_ended")),
+                ("reason", json!("the client closed the session")),
+            ];
             main_notes.audit("client_closed", members);
             main_notes.flush(&shared);
             Ended::ClientClosed
@@ -390,10 +391,11 @@ fn answer_orphans(shared: &Mutex<Shared>, notes: &mut Notes, description: &str) 
         answers.extend_from_slice(answer.to_string().as_bytes());
         answers.push(b'\n');
     }
-    let mut members = Map::new();
-    members.insert("decision".into(), json!("session_ended"));
-    members.insert("reason".into(), json!(description));
-    members.insert("calls_unanswered".into(), json!(calls));
+    let members: Members = vec![
+        ("decision", json!("session_ended")),
+        ("reason", json!(description)),
+        ("calls_unanswered", json!(calls)),
+    ];
     notes.audit("server_exited", members);
     notes.flush(shared);
     let _ = write_client_lines(&answers);
@@ -675,9 +677,10 @@ fn decide(
     let (Some(method), Some(id)) = (method.clone(), message.get("id")) else {
         if method.as_deref() == Some("tools/call") {
             // A call sent as a notification: some servers run it anyway, unchecked.
-            let mut members = Map::new();
-            members.insert("decision".into(), json!("refused"));
-            members.insert("reason".into(), json!("tools/call without an id"));
+            let members: Members = vec![
+                ("decision", json!("refused")),
+                ("reason", json!("tools/call without an id")),
+            ];
             notes.audit("tools/call", members);
             notes.say("dropped a tools/call without an id (it cannot be answered)");
             return Verdict::Drop;
@@ -792,20 +795,21 @@ fn decide_call(
         Ok(contract) => contract.judge(&arguments),
         Err(refusal) => Decision::Refuse(refusal),
     };
-    let mut members = Map::new();
-    members.insert("request_id".into(), id.to_value());
-    members.insert("tool".into(), json!(tool));
-    members.insert("arguments".into(), arguments);
+    let mut members: Members = vec![
+        ("request_id", id.to_value()),
+        ("tool", json!(tool)),
+        ("arguments", arguments),
+    ];
     match decision {
         Decision::Forward {
             pinned_hash,
             unvalidated,
         } => {
-            members.insert("decision".into(), json!("forwarded"));
-            members.insert("pinned_hash".into(), json!(pinned_hash));
-            members.insert("live_hash".into(), json!(pinned_hash));
+            members.push(("decision", json!("forwarded")));
+            members.push(("pinned_hash", json!(pinned_hash)));
+            members.push(("live_hash", json!(pinned_hash)));
             if let Some(reason) = &unvalidated {
-                members.insert("arguments_unchecked".into(), json!(reason));
+                members.push(("arguments_unchecked", json!(reason)));
                 notes.say(&format!(
                     "forwarded {tool} without checking its arguments: its pinned input schema cannot be used ({reason})"
                 ));
@@ -815,12 +819,12 @@ fn decide_call(
             Verdict::Forward
         }
         Decision::Refuse(refusal) => {
-            members.insert("decision".into(), json!("refused"));
-            members.insert("error_code".into(), json!(refusal.error_code));
-            members.insert("pinned_hash".into(), json!(refusal.pinned_hash));
-            members.insert("live_hash".into(), json!(refusal.live_hash));
+            members.push(("decision", json!("refused")));
+            members.push(("error_code", json!(refusal.error_code)));
+            members.push(("pinned_hash", json!(refusal.pinned_hash)));
+            members.push(("live_hash", json!(refusal.live_hash)));
             if !refusal.violations.is_empty() {
-                members.insert("violations".into(), json!(refusal.violations));
+                members.push(("violations", json!(refusal.violations)));
             }
             notes.audit("tools/call", members);
             notes.say(&format!("refused {tool}: {}", refusal.error_code.as_str()));
@@ -839,16 +843,14 @@ struct Notes {
 }
 
 impl Notes {
-    fn audit(&mut self, event: &str, members: Map<String, Value>) {
+    fn audit(&mut self, event: &str, members: Members) {
         let line = self.log.entry(event, members);
         self.lines.extend_from_slice(line.as_bytes());
     }
 
     /// A client message not passed on for what it is, not for a tool's contract.
     fn refuse(&mut self, reason: &str) {
-        let mut members = Map::new();
-        members.insert("decision".into(), json!("refused"));
-        members.insert("reason".into(), json!(reason));
+        let members: Members = vec![("decision", json!("refused")), ("reason", json!(reason))];
         self.audit("message", members);
         self.say(&format!("refused {reason}"));
     }
@@ -881,7 +883,7 @@ impl Notes {
 }
 
 /// Queues an entry; it is written before the message it decided is sent.
-fn audit(state: &mut Shared, event: &str, members: Map<String, Value>) {
+fn audit(state: &mut Shared, event: &str, members: Members) {
     let line = state.audit.entry(event, members);
     state.audit_lines.extend_from_slice(line.as_bytes());
 }
@@ -1000,8 +1002,7 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option
         (Some(method), None) if method == "notifications/tools/list_changed" => {
             let mut state = lock(shared);
             state.session.list_changed();
-            let mut members = Map::new();
-            members.insert("decision".into(), json!("listing_stale"));
+            let members: Members = vec![("decision", json!("listing_stale"))];
             notes.audit("list_changed", members);
             Some(Out::Raw)
         }
@@ -1118,8 +1119,7 @@ fn check_handshake(state: &mut Shared, notes: &mut Notes, line: &[u8], id: &Valu
     };
     let (text, removed) = state.session.check_handshake(&message);
     if removed {
-        let mut members = Map::new();
-        members.insert("decision".into(), json!("instructions_removed"));
+        let members: Members = vec![("decision", json!("instructions_removed"))];
         notes.audit("instructions", members);
         say(
             state,
@@ -1149,12 +1149,13 @@ fn check_listing(
         (false, true) => "passed",
         (false, false) => "filtered",
     };
-    let mut members = Map::new();
-    members.insert("decision".into(), json!(decision));
-    members.insert("first_page".into(), json!(first_page));
-    members.insert("complete".into(), json!(page.complete));
-    members.insert("shown".into(), json!(page.shown));
-    members.insert("hidden".into(), json!(page.hidden));
+    let members: Members = vec![
+        ("decision", json!(decision)),
+        ("first_page", json!(first_page)),
+        ("complete", json!(page.complete)),
+        ("shown", json!(page.shown)),
+        ("hidden", json!(page.hidden)),
+    ];
     notes.audit("tools/list", members);
     if !page.hidden.is_empty() {
         let names: Vec<&str> = page.hidden.iter().map(|h| h.tool.as_str()).collect();
@@ -1187,9 +1188,10 @@ fn reload_pins(state: &mut Shared) {
         Ok(pins) => {
             let count = pins.tools.len();
             let relist = state.session.set_pins(pins);
-            let mut members = Map::new();
-            members.insert("decision".into(), json!("pins_reloaded"));
-            members.insert("pinned_tools".into(), json!(count));
+            let members: Members = vec![
+                ("decision", json!("pins_reloaded")),
+                ("pinned_tools", json!(count)),
+            ];
             audit(state, "lock_changed", members);
             say(
                 state,
