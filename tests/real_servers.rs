@@ -102,8 +102,9 @@ fn lock_keeps_protocol_facts_and_fields_no_sdk_models() {
     );
 }
 
-#[test]
-fn upgrading_a_real_server_release_is_reported_as_drift() {
+/// server-filesystem 2025.7.1 pinned, and the config moved on to 2026.8.31: real
+/// drift between two releases.
+fn filesystem_upgraded_under_its_pins() -> Project {
     let dir = servers_dir();
     let old = dir.join("npm/node_modules/server-filesystem-2025.7.1/dist/index.js");
     let p = Project::new(json!({}));
@@ -113,6 +114,12 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
     );
     p.run(&["update", "--yes"]).expect(0);
     p.set_servers(json!({"filesystem": npm_entry(&dir, "server-filesystem", &[&root])}));
+    p
+}
+
+#[test]
+fn upgrading_a_real_server_release_is_reported_as_drift() {
+    let p = filesystem_upgraded_under_its_pins();
     let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
     let server = &doc["servers"][0];
     assert_eq!(server["verdict"], "stale");
@@ -370,16 +377,7 @@ fn a_real_server_runs_behind_the_guard_with_valid_calls_passed_and_bad_ones_refu
 
 #[test]
 fn a_real_server_upgraded_under_its_pins_has_its_changed_tools_refused_by_the_guard() {
-    let dir = servers_dir();
-    let old = dir.join("npm/node_modules/server-filesystem-2025.7.1/dist/index.js");
-    let p = Project::new(json!({}));
-    let root = p.path().display().to_string();
-    p.set_servers(
-        json!({"filesystem": {"command": "node", "args": [old.display().to_string(), root]}}),
-    );
-    p.run(&["update", "--yes"]).expect(0);
-    // The agent's config now starts the new release; the lock still pins the old one.
-    p.set_servers(json!({"filesystem": npm_entry(&dir, "server-filesystem", &[&root])}));
+    let p = filesystem_upgraded_under_its_pins();
     let mut agent = common::McpPipe::guard(&p, &["filesystem"]);
     agent.initialize();
     assert_eq!(

@@ -39,7 +39,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             .join(".mcp-lock")
             .join("audit.jsonl")
     });
-    let audit = AuditLog::open(&audit_path, &args.server, secrets.clone()).with_context(|| {
+    let audit = AuditLog::open(&audit_path, &args.server, secrets).with_context(|| {
         format!(
             "cannot open the audit log {}",
             display_path(&audit_path, &ws.project_dir)
@@ -61,7 +61,6 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         audit,
         pins: watch,
         max_message_bytes: args.max_message_bytes.max(1024),
-        secrets,
     };
     let command_shown = launch.command.clone();
     // The proxy blocks on pipes for the whole session; the thread that runs it also

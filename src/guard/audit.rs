@@ -50,13 +50,14 @@ impl AuditLog {
         })
     }
 
-    /// A log that records nothing (for hosts that keep their own).
-    pub fn disabled(server: &str) -> Self {
+    /// A log that records nothing (for hosts that keep their own); `secrets` are
+    /// still redacted from the guard's stderr lines.
+    pub fn disabled(server: &str, secrets: Secrets) -> Self {
         AuditLog {
             file: None,
             path: None,
             server: server.to_string(),
-            secrets: Secrets::default(),
+            secrets,
         }
     }
 

@@ -20,7 +20,6 @@ use super::pins::PinWatch;
 use super::session::{Contract, Decision, ErrorCode, Pending, Refusal, RequiredAction, Session};
 use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
 use crate::json::Json;
-use crate::secrets::Secrets;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
 
@@ -58,21 +57,19 @@ pub struct GuardSetup {
     pub pins: PinWatch,
     /// Largest line accepted from either side.
     pub max_message_bytes: usize,
-    /// Redacted from everything the guard itself writes to stderr.
-    pub secrets: Secrets,
 }
 
 /// What both directions share.
 struct Shared {
     session: Session,
-    /// Formats entries; the file is written through [`Log`], outside this lock.
+    /// Formats the entries queued in common and redacts stderr lines; the file is
+    /// written by each thread's own [`Notes`], outside this lock.
     audit: AuditLog,
     /// Entries decided but not yet written: written before what they decided is sent.
     audit_lines: Vec<u8>,
     /// Messages of the guard's own for the client (list_changed after a lock change).
     client_notes: Vec<u8>,
     pins: PinWatch,
-    secrets: Secrets,
 }
 
 /// Everything waiting in one direction for the end of a burst of input.
@@ -154,7 +151,6 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         audit: setup.audit,
         audit_lines: Vec::new(),
         client_notes: Vec::new(),
-        secrets: setup.secrets,
     }));
     let (events, first_event) = channel();
     let stuck = Arc::new(Stuck::default());
@@ -409,7 +405,7 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 /// One line on the guard's stderr (which the client usually logs), redacted and
 /// escaped.
 fn say(state: &Shared, message: &str) {
-    let line = state.secrets.redact(&escape_for_terminal(message));
+    let line = state.audit.redact(&escape_for_terminal(message));
     let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
 }
 
@@ -617,8 +613,18 @@ fn from_client(
     // The same text read the way a server reads it, integers exact: what arguments
     // are checked against, so the value checked is the value sent. Integers beyond 64
     // bits cannot be read exactly here, and are refused in calls.
-    let exact: Option<Value> = serde_json::from_slice(line).ok();
-    let fits = integers_fit(line);
+    let is_call =
+        |m: &Json| m.get("method").and_then(Json::as_str).as_deref() == Some("tools/call");
+    let has_call = match &message {
+        Json::Array(items) => items.iter().any(is_call),
+        single => is_call(single),
+    };
+    let exact: Option<Value> = if has_call {
+        serde_json::from_slice(line).ok()
+    } else {
+        None
+    };
+    let fits = !has_call || integers_fit(line);
     match &message {
         // A batch (2025-03-26): each request on its own, passed on as a batch.
         Json::Array(items) => {
