@@ -602,13 +602,13 @@ fn a_client_leaving_while_the_server_stopped_reading_still_ends_the_session() {
     );
     agent.initialize();
     agent.list_tools();
-    // About 100 KiB: more than the server's stdin pipe holds, so the guard's write to
-    // it blocks, and less than the guard's stdin pipe and buffers hold, so these
-    // writes themselves finish.
+    // Write until nothing more goes in: the server's stdin pipe, the guard's buffers
+    // and the guard's stdin pipe are all full, so the guard is blocked writing to the
+    // server, as it would be under a real client. Never blocks the test itself.
     let padding = "x".repeat(1000);
-    for _ in 0..100 {
-        agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"pad": padding}}));
-    }
+    let line =
+        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"pad": padding}});
+    assert!(agent.send_until_full(&line.to_string()) > 60);
     agent.close();
     let status = agent
         .wait_exit(Duration::from_secs(15))

@@ -366,6 +366,38 @@ impl McpPipe {
         stdin.flush().unwrap();
     }
 
+    /// Writes `line` over and over without blocking, until the peer has taken nothing
+    /// for half a second (every pipe and buffer on the way is full). Returns how many
+    /// whole lines went in; the last may be cut, which no longer matters to a peer
+    /// that stopped reading.
+    pub fn send_until_full(&mut self, line: &str) -> usize {
+        use std::os::fd::AsRawFd;
+        let fd = self.stdin.as_ref().expect("stdin still open").as_raw_fd();
+        // SAFETY: fcntl and write on a descriptor this value owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        let data = format!("{line}\n").into_bytes();
+        let (mut at, mut whole, mut stalled) = (0, 0, 0);
+        while stalled < 50 {
+            // SAFETY: writes from a live buffer of the given length.
+            let n = unsafe { libc::write(fd, data[at..].as_ptr().cast(), data.len() - at) };
+            if n > 0 {
+                stalled = 0;
+                at += n as usize;
+                if at == data.len() {
+                    at = 0;
+                    whole += 1;
+                }
+            } else {
+                stalled += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+        whole
+    }
+
     /// Closes the client's side.
     pub fn close(&mut self) {
         self.stdin.take();
