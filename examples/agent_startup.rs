@@ -25,8 +25,9 @@ fn main() -> std::process::ExitCode {
     };
     if !verification.passed() {
         eprintln!("agent: refusing to start: MCP tools differ from what was approved");
-        // Server text is escaped and redacted before it is printed.
-        let show = |text: &str| esc(&verification.redact(text));
+        // Server text is escaped before it is printed (its secrets are redacted in the
+        // reports already).
+        let show = |text: &str| esc(text);
         for failure in verification.failures() {
             let class = failure.class().map_or("changed", |c| c.as_str());
             let (server, tool) = (show(failure.server), show(&failure.change.tool));

@@ -11,6 +11,7 @@ use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec
 use crate::drift::{ServerReport, compare};
 use crate::lock::{Lockfile, Reached};
 use crate::policy::Policy;
+use crate::secrets::Secrets;
 
 /// How to check.
 #[derive(Debug, Clone)]
@@ -38,9 +39,13 @@ impl Default for CheckOptions {
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub spec: ServerSpec,
-    /// What the server said.
+    /// What the server said, as it said it (only the error texts redacted): pins are
+    /// made from it, so anything shown from it must be redacted with `secrets`.
     pub fetched: Fetched,
+    /// The comparison, this server's secrets redacted.
     pub report: ServerReport,
+    /// This server's secret values.
+    pub secrets: Secrets,
 }
 
 /// Told what each server is doing and when it finishes, for progress display.
@@ -111,11 +116,13 @@ pub async fn check_servers(
                 Resolved::Stdio(stdio) => fetch_stdio(stdio, &client).await,
                 Resolved::Remote(remote) => fetch_remote(remote, &client, pinned_transport).await,
             };
-            let report = compare(&spec, pinned.as_ref(), &fetched);
+            let mut report = compare(&spec, pinned.as_ref(), &fetched);
+            report.redact(resolved.secrets());
             let checked = Checked {
                 spec,
                 fetched,
                 report,
+                secrets: resolved.secrets().clone(),
             };
             progress.finished(&checked.report);
             checked

@@ -168,6 +168,8 @@ impl Resolved {
 #[derive(Debug, Clone)]
 pub struct ResolvedStdio {
     pub command: String,
+    /// The command as written in the config, variables unexpanded: what messages show.
+    pub written_command: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: PathBuf,
@@ -497,7 +499,7 @@ pub fn expand(
         }
         match lookup(var).or_else(|| default.map(str::to_string)) {
             Some(v) => {
-                secrets.add(var, &v);
+                secrets.add_variable(var, &v);
                 out.push_str(&v);
             }
             None => {
@@ -511,6 +513,50 @@ pub fn expand(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The values a client gave the variables of `template` when it expanded it to
+/// `actual`: for a wrapped entry, whose guard receives only the expanded arguments.
+/// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
+/// variables make the split ambiguous, the first takes as little as it can.
+pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<(String, String)>> {
+    enum Part<'a> {
+        Text(&'a str),
+        Var(String),
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        parts.push(Part::Text(&rest[..start]));
+        let after = &rest[start + 2..];
+        let end = after.find('}')?;
+        let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
+        let name = body.split_once(":-").map_or(body, |(name, _)| name);
+        parts.push(Part::Var(name.to_string()));
+        rest = &after[end + 1..];
+    }
+    parts.push(Part::Text(rest));
+
+    fn go(parts: &[Part], actual: &str, out: &mut Vec<(String, String)>) -> bool {
+        match parts.split_first() {
+            None => actual.is_empty(),
+            Some((Part::Text(text), rest)) => {
+                actual.starts_with(text) && go(rest, &actual[text.len()..], out)
+            }
+            Some((Part::Var(name), rest)) => {
+                for (cut, _) in actual.char_indices().chain([(actual.len(), ' ')]) {
+                    out.push((name.clone(), actual[..cut].to_string()));
+                    if go(rest, &actual[cut..], out) {
+                        return true;
+                    }
+                    out.pop();
+                }
+                false
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(&parts, actual, &mut out).then_some(out)
 }
 
 /// The variables a value refers to, as `${NAME}` / `${env:NAME}` name them.
@@ -551,7 +597,7 @@ impl ServerSpec {
                     let field = format!("headers.{key}");
                     let expanded = expand(value, name, &field, project_dir, lookup, &mut secrets)?;
                     // A header value is a credential whether or not it came from a variable.
-                    secrets.add(key, &expanded);
+                    secrets.add_header(key, &expanded);
                     resolved.push((key.clone(), expanded, variables_in(value)));
                 }
                 Ok(Resolved::Remote(ResolvedRemote {
@@ -565,8 +611,8 @@ impl ServerSpec {
         }
     }
 
-    /// Expands a stdio entry's variables from the given environment. `env` values are
-    /// secrets whether or not they came from a variable.
+    /// Expands a stdio entry's variables from the given environment, recording its
+    /// secrets by the rule in [`crate::secrets`].
     pub fn resolve_stdio(
         &self,
         project_dir: &Path,
@@ -593,9 +639,12 @@ impl ServerSpec {
                 lookup,
                 &mut secrets,
             )?;
-            secrets.add(key, &v);
+            if !value.contains("${") {
+                secrets.add_literal_env(key, value);
+            }
             resolved_env.insert(key.clone(), v);
         }
+        let self_command = command;
         let command = expand(command, name, "command", project_dir, lookup, &mut secrets)?;
         let args = args
             .iter()
@@ -616,6 +665,7 @@ impl ServerSpec {
             None => project_dir.to_path_buf(),
         };
         Ok(Some(ResolvedStdio {
+            written_command: self_command.clone(),
             command,
             args,
             env: resolved_env,
@@ -733,6 +783,21 @@ mod tests {
         .unwrap();
         assert_eq!(out, "Bearer s3cr3t-value /home/me fallback");
         assert_eq!(secrets.redact("x s3cr3t-value y"), "x ${TOKEN} y");
+    }
+
+    #[test]
+    fn match_expansion_recovers_the_values_a_client_expanded() {
+        assert_eq!(
+            match_expansion("--token=${SECRET}", "--token=abc123"),
+            Some(vec![("SECRET".into(), "abc123".into())])
+        );
+        assert_eq!(
+            match_expansion("${env:A}/x/${B:-d}", "one/x/two"),
+            Some(vec![("A".into(), "one".into()), ("B".into(), "two".into())])
+        );
+        assert_eq!(match_expansion("plain", "plain"), Some(vec![]));
+        assert_eq!(match_expansion("--token=${SECRET}", "--other=abc"), None);
+        assert_eq!(match_expansion("plain", "other"), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::lock::{LockedServer, Lockfile, Reached};
 use crate::policy::Action;
+use crate::secrets::Secrets;
 
 /// One verdict per server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -167,6 +168,42 @@ pub struct ServerReport {
 }
 
 impl ServerReport {
+    /// Replaces this server's secrets inside every string that can carry one: server
+    /// text (tool names, definitions, findings). The
+    /// report's own words and structure stay as they are, so every format renders valid
+    /// output from it.
+    pub fn redact(&mut self, secrets: &Secrets) {
+        if secrets.is_empty() {
+            return;
+        }
+        // `error` and `stderr` were redacted where they were read (the client redacts
+        // the server's text inside its messages, never the command as written).
+        for change in &mut self.changes {
+            secrets.redact_in_place(&mut change.tool);
+            if let Some(problem) = &mut change.problem {
+                secrets.redact_in_place(problem);
+            }
+            for finding in &mut change.findings {
+                secrets.redact_in_place(&mut finding.pointer);
+                secrets.redact_in_place(&mut finding.reason);
+                for side in [&mut finding.before, &mut finding.after]
+                    .into_iter()
+                    .flatten()
+                {
+                    secrets.redact_value(side);
+                }
+            }
+            for side in [&mut change.pinned, &mut change.live].into_iter().flatten() {
+                secrets.redact_json(side);
+            }
+        }
+        for change in &mut self.server_changes {
+            for side in [&mut change.pinned, &mut change.live].into_iter().flatten() {
+                secrets.redact_in_place(side);
+            }
+        }
+    }
+
     /// A report for a server that could not be checked at all.
     pub fn unverifiable(name: &str, transport: &str, error: String) -> Self {
         ServerReport {

@@ -23,7 +23,6 @@ use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
 use crate::lock::{LockError, read_lock};
 use crate::policy::{Action, POLICY_FILE, Policy, PolicyError};
-use crate::secrets::Secrets;
 
 /// Why verification could not run at all (as opposed to finding drift).
 #[derive(Debug, thiserror::Error)]
@@ -137,10 +136,6 @@ impl Verifier {
         };
         let selected = project.select(&self.servers)?;
         let targets = resolve_all(&project, &selected, &|v| std::env::var(v).ok())?;
-        let mut secrets = Secrets::default();
-        for (_, resolved) in &targets {
-            secrets.extend(resolved.secrets());
-        }
         let progress = self.progress.clone().unwrap_or_else(no_progress);
         let reports = verify_servers(
             &project,
@@ -152,7 +147,7 @@ impl Verifier {
             progress,
         )
         .await;
-        Ok(Verification { reports, secrets })
+        Ok(Verification { reports })
     }
 
     /// [`Verifier::verify`] on a runtime of its own, for hosts without one. Inside a
@@ -168,12 +163,11 @@ impl Verifier {
 }
 
 /// The outcome: one report per server, with every change classified and judged by
-/// the policy.
+/// the policy. Each server's secrets are already redacted inside its report's text;
+/// server text still needs escaping before a terminal shows it.
 #[derive(Debug, Clone)]
 pub struct Verification {
     pub reports: Vec<ServerReport>,
-    /// The values of the servers' `env` and expanded variables, for [`Verification::redact`].
-    secrets: Secrets,
 }
 
 /// A change the policy fails, with where it is.
@@ -238,12 +232,6 @@ impl Verification {
             .collect()
     }
 
-    /// Server text with the secrets of this run (env values, expanded variables)
-    /// replaced by `${NAME}`: apply it to anything from a report before showing it.
-    pub fn redact(&self, text: &str) -> String {
-        self.secrets.redact(text)
-    }
-
     /// Servers that could not be verified completely, with the reason.
     pub fn unverified(&self) -> Vec<(&str, &str)> {
         self.reports
@@ -259,13 +247,13 @@ impl Verification {
     }
 
     /// The human report `mcp-lock verify` prints, without colour, and its summary
-    /// line; secrets redacted, server text escaped.
+    /// line; server text escaped.
     pub fn summary(&self) -> String {
         let text = format!(
             "{}{}",
             crate::report::render_human(&self.reports),
             crate::report::render_summary(&self.reports)
         );
-        self.redact(&anstream::adapter::strip_str(&text).to_string())
+        anstream::adapter::strip_str(&text).to_string()
     }
 }

@@ -45,6 +45,8 @@ pub struct Held {
     pub server: String,
     pub verdict: Verdict,
     pub reason: String,
+    /// Held because the server sent one of its secrets, which never go in the lock.
+    pub secret: bool,
 }
 
 /// What `update` found: changes to ask about, servers it must leave alone, and live
@@ -66,11 +68,31 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
     let mut unpinnable = Vec::new();
     for c in checked {
         let name = &c.spec.name;
-        if complete(c).is_none() {
+        let Some((session, tools)) = complete(c) else {
             held.push(Held {
                 server: name.clone(),
                 verdict: c.report.verdict,
                 reason: c.report.error.clone().unwrap_or_default(),
+                secret: false,
+            });
+            continue;
+        };
+        // Secrets never go in the lock: a server that sends one of its own is left as
+        // it is pinned, and the others go on.
+        let leaked = std::iter::once(("its server info".to_string(), &session.server_info))
+            .chain(tools.iter().map(|t| {
+                let shown = t.name.as_deref().unwrap_or("(no name)");
+                (format!("tool {:?}", c.secrets.redact(shown)), &t.definition)
+            }))
+            .find_map(|(what, json)| c.secrets.find_in_json(json).map(|var| (what, var)));
+        if let Some((what, var)) = leaked {
+            held.push(Held {
+                server: name.clone(),
+                verdict: c.report.verdict,
+                reason: format!(
+                    "it sent the value of {var} in {what}, and secrets never go in the lock"
+                ),
+                secret: true,
             });
             continue;
         }
@@ -166,16 +188,22 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 let Some(pin) = next.servers.get_mut(server) else {
                     continue;
                 };
-                match (change.change, &change.live, &change.live_hash) {
-                    (ChangeKind::Removed, _, _) => {
+                // The pin is made from the listing as sent, not from the (redacted)
+                // report: the tool the report names, with the hash it shows.
+                let live = tools.iter().find(|t| {
+                    t.name.as_deref() == Some(change.tool.as_str())
+                        && t.hash.as_ref().ok() == change.live_hash.as_ref()
+                });
+                match (change.change, live) {
+                    (ChangeKind::Removed, _) => {
                         pin.tools.remove(&change.tool);
                     }
-                    (_, Some(definition), Some(hash)) => {
+                    (_, Some(tool)) => {
                         pin.tools.insert(
                             change.tool.clone(),
                             LockedTool {
-                                hash: hash.clone(),
-                                definition: definition.clone(),
+                                hash: change.live_hash.clone().unwrap_or_default(),
+                                definition: tool.definition.clone(),
                             },
                         );
                     }

@@ -119,10 +119,8 @@ fn cursor_loop_is_incomplete_and_exits_3() {
     let run = p.run(&["update", "--yes"]);
     run.expect(3);
     assert!(run.stderr().contains("cursor loop"), "{}", run.stderr());
-    assert!(
-        p.lock_text().is_some_and(|l| !l.contains("[[server]]")),
-        "an incomplete server is never pinned"
-    );
+    // An incomplete server is never pinned, and a lock of nothing is not written.
+    assert_eq!(p.lock_text(), None);
 }
 
 #[test]
@@ -612,12 +610,32 @@ fn a_server_that_echoes_a_secret_into_a_definition_is_refused_a_lock() {
     let run = p.run_env(&["update", "--yes"], &env);
     run.expect(2);
     assert!(
-        run.stderr().contains("refusing to write mcp.lock: server \"fixture\" sent the value of MCP_LOCK_TEST_SECRET in \"search_docs\""),
+        run.stderr().contains("error: fixture: it sent the value of MCP_LOCK_TEST_SECRET in tool \"search_docs\", and secrets never go in the lock; its pins are unchanged"),
         "{}",
         run.stderr()
     );
     assert_no_secret(&[run.stdout(), run.stderr()]);
     assert!(p.lock_text().is_none());
+}
+
+#[test]
+fn a_server_that_echoes_a_secret_is_held_while_the_others_are_pinned() {
+    let env = [("MCP_LOCK_TEST_SECRET", AWKWARD_SECRET)];
+    let p = Project::new(json!({
+        "echoing": echoing_entry(&[]),
+        "fixture": fixture_entry(&[]),
+    }));
+    let run = p.run_env(&["update", "--yes"], &env);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("error: echoing: it sent the value"),
+        "{}",
+        run.stderr()
+    );
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("name = \"fixture\""), "{lock}");
+    assert!(!lock.contains("name = \"echoing\""), "{lock}");
+    assert_no_secret(&[run.stdout(), run.stderr(), lock]);
 }
 
 #[test]
@@ -632,16 +650,25 @@ fn a_secret_in_a_changed_definition_is_redacted_from_every_view_of_the_change() 
         &["update"],
         &["verify"],
         &["verify", "--format", "json"],
+        &["diff"],
     ] {
         let run = p.run_env(args, &env);
         texts.push(run.stdout());
         texts.push(run.stderr());
     }
-    // The diff was shown (redacted) without a terminal and with --dry-run.
+    // update holds the server; verify and diff show the change, redacted.
     assert!(
-        texts[1].contains("Token: ${MCP_LOCK_TEST_SECRET}"),
+        texts[3].contains("secrets never go in the lock"),
         "{}",
-        texts[1]
+        texts[3]
+    );
+    for shown in [&texts[4], &texts[8]] {
+        assert!(shown.contains("Token: ${MCP_LOCK_TEST_SECRET}"), "{shown}");
+    }
+    let report: serde_json::Value = serde_json::from_str(&texts[6]).expect("valid JSON");
+    assert!(
+        report.to_string().contains("${MCP_LOCK_TEST_SECRET}"),
+        "{report}"
     );
     assert_no_secret(&texts);
     assert_eq!(p.lock_text().unwrap(), before);
@@ -656,6 +683,37 @@ fn a_secret_in_a_changed_definition_is_redacted_from_every_view_of_the_change() 
         run.stdout()
     );
     assert_no_secret(&[run.stdout(), run.stderr()]);
+}
+
+#[test]
+fn harmless_env_values_are_not_secrets_and_reports_stay_valid_json() {
+    // MODE and FLAG are configuration, not credentials: nothing is rewritten.
+    let mut entry = fixture_entry(&[]);
+    entry["env"] = json!({"MODE": "stdio", "FLAG": "true", "DATA_DIR": "/nonexistent"});
+    let p = Project::new(json!({ "fixture": entry.clone() }));
+    p.run(&["update", "--yes"]).expect(0);
+    p.set_servers(json!({ "fixture": fixture_entry(&["--revision", "b"]) }));
+    let mut entry_b = fixture_entry(&["--revision", "b"]);
+    entry_b["env"] = entry["env"].clone();
+    p.set_servers(json!({ "fixture": entry_b }));
+    let run = p.run(&["verify", "--format", "json"]);
+    run.expect(1);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout()).expect("valid JSON");
+    assert_eq!(report["servers"][0]["transport"], "stdio");
+    assert_eq!(report["servers"][0]["pinned"], true);
+    assert!(!run.stdout().contains("${"), "{}", run.stdout());
+    // A server that fails to start is reported with the path as written.
+    let mut broken = fixture_entry(&[]);
+    broken["command"] = json!("/nonexistent/server");
+    broken["env"] = json!({"TOKEN": "/nonexistent", "MODE": "stdio"});
+    p.set_servers(json!({ "fixture": broken }));
+    let run = p.run(&["verify"]);
+    run.expect(3);
+    assert!(
+        run.stdout().contains("/nonexistent/server"),
+        "{}",
+        run.stdout()
+    );
 }
 
 #[test]
@@ -719,7 +777,7 @@ fn interrupt_kills_running_servers_and_writes_nothing() {
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(130));
         assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted: nothing was written"));
-        assert_eq!(processes_with(&tag), Vec::<String>::new());
+        common::assert_none_left(&tag);
         assert_eq!(p.lock_text().unwrap(), before);
     }
 }

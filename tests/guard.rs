@@ -702,3 +702,112 @@ fn drift_on_a_later_page_of_a_listing_is_caught() {
     let answer = agent.call("search_docs", json!({"query": "q"}));
     assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
 }
+
+/// A wrapped entry as a client launches it: the client expanded the entry's variables
+/// itself, so the guard gets only values, and none of the variables.
+fn launch_expanded(project: &Project, args: &[&str], env: &[(&str, &str)]) -> McpPipe {
+    let fixture = common::fixture().display().to_string();
+    let mut all = vec!["guard", "deploy", "--", fixture.as_str()];
+    all.extend_from_slice(args);
+    McpPipe::spawn(&common::bin(), &all, project.path(), env)
+}
+
+#[test]
+fn a_wrapped_guard_hides_the_values_its_client_expanded_in_args_env_and_server_stderr() {
+    let (arg_secret, env_secret) = ("arg-secret-value-81", "env-secret-value-93");
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let mut entry = fixture_entry(&["--stderr-env", "API_KEY", "--tag", "t-${GUARD_ARG_SECRET}"]);
+    entry["env"] = json!({"API_KEY": "${GUARD_ENV_SECRET}"});
+    project.set_servers(json!({"deploy": entry}));
+    project
+        .run_env(
+            &["update", "--yes"],
+            &[
+                ("GUARD_ARG_SECRET", arg_secret),
+                ("GUARD_ENV_SECRET", env_secret),
+            ],
+        )
+        .expect(0);
+    let tag = format!("t-{arg_secret}");
+    let mut agent = launch_expanded(
+        &project,
+        &["--stderr-env", "API_KEY", "--tag", &tag],
+        &[("API_KEY", env_secret)],
+    );
+    agent.initialize();
+    agent.list_tools();
+    agent.call(
+        "search_docs",
+        json!({"query": format!("{arg_secret} {env_secret}")}),
+    );
+    assert!(agent.stderr_shows("starting with API_KEY="));
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    for secret in [arg_secret, env_secret] {
+        assert!(!log.contains(secret), "{log}");
+        assert!(!agent.stderr().contains(secret), "{}", agent.stderr());
+    }
+    assert!(
+        log.contains("${GUARD_ARG_SECRET} ${GUARD_ENV_SECRET}"),
+        "{log}"
+    );
+    assert!(
+        agent
+            .stderr()
+            .contains("starting with API_KEY=${GUARD_ENV_SECRET}"),
+        "{}",
+        agent.stderr()
+    );
+    // Its entry, the config and the lock agree: nothing to warn about.
+    assert!(!agent.stderr().contains("warning"), "{}", agent.stderr());
+}
+
+#[test]
+fn a_wrapped_guard_says_when_its_entry_the_config_and_the_lock_disagree() {
+    let project = deploy_project(&[]);
+    // The config now launches the server another way than the lock pinned, and the
+    // command the client gives the guard is neither.
+    let entry = fixture_entry(&["--revision-file", "rev"]);
+    project.set_servers(json!({"deploy": entry}));
+    let mut agent = launch_expanded(&project, &["--revision", "b"], &[]);
+    agent.initialize();
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let stderr = agent.stderr();
+    assert!(
+        stderr.contains("warning: the lock pinned \"deploy\" launched as"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "warning: the command after `--` is not what .mcp.json launches for \"deploy\""
+        ),
+        "{stderr}"
+    );
+    let events: Vec<Value> = audit(&project)
+        .into_iter()
+        .filter(|e| e["event"] == "launch_disagrees")
+        .collect();
+    assert_eq!(events.len(), 2, "{events:?}");
+    // A second config that defines the server differently is said too.
+    std::fs::create_dir_all(project.path().join(".vscode")).unwrap();
+    std::fs::write(
+        project.path().join(".vscode/mcp.json"),
+        json!({"servers": {"deploy": fixture_entry(&["--revision", "c"])}}).to_string(),
+    )
+    .unwrap();
+    let mut agent = launch_expanded(&project, &["--revision-file", "rev"], &[]);
+    agent.initialize();
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    assert!(
+        agent
+            .stderr()
+            .contains("warning: cannot read the config that defines \"deploy\""),
+        "{}",
+        agent.stderr()
+    );
+}

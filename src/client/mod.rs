@@ -471,8 +471,10 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
         let mut conn = match StdioConnection::spawn(resolved, options.max_message_bytes) {
             Ok(conn) => conn,
             Err(e) => {
+                // The command as written: its variables stay unexpanded, so nothing
+                // in this message needs redacting.
                 break Outcome::Unverifiable {
-                    error: format!("could not start {:?}: {e}", resolved.command),
+                    error: format!("could not start {:?}: {e}", resolved.written_command),
                 };
             }
         };
@@ -490,7 +492,7 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
         counters.ignored += seen.ignored;
         counters.notifications += seen.notifications;
         match result {
-            Ok(outcome) => break outcome,
+            Ok(outcome) => break redact_outcome(outcome, secrets),
             // The probe ended the process (some handshake-era servers exit on an
             // unknown first request): start it again and go straight to initialize.
             Err(Opening::Restart) if options.protocol == ProtocolChoice::Newest => {
@@ -498,13 +500,13 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
             }
             Err(opening) => {
                 break Outcome::Unverifiable {
-                    error: opening.message(),
+                    error: secrets.redact(&opening.message()),
                 };
             }
         }
     };
     Fetched {
-        outcome: redact_outcome(outcome, secrets),
+        outcome,
         stderr_tail,
         ignored_lines: counters.ignored,
         notifications: counters.notifications,

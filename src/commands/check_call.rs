@@ -4,11 +4,12 @@
 use std::io::Read;
 
 use anyhow::Context;
-use mcp_lock::call::{CallVerdict, check_call, render_call};
+use mcp_lock::call::{CallReport, CallVerdict, check_call, render_call};
 use mcp_lock::check::{check_servers, resolve_all};
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::json::Json;
+use mcp_lock::secrets::Secrets;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};
@@ -21,7 +22,6 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
         ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
     let selected = project.select(std::slice::from_ref(&args.server))?;
     let targets = resolve_all(&project, &selected, &env_lookup)?;
-    super::remember_secrets(&targets);
     let options = check_options(&args.connect, true)?;
     let mut checked = check_servers(targets, &lock, &options, progress()).await;
     let mut checked = checked.remove(0);
@@ -30,13 +30,14 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
         Outcome::Complete { listing, .. } => Some(listing),
         _ => None,
     };
-    let report = check_call(
+    let mut report = check_call(
         &checked.report,
         lock.servers.get(&args.server),
         listing,
         &args.tool,
         &arguments,
     );
+    redact(&mut report, &checked.secrets);
     match args.format {
         CallFormat::Json => super::out(&format!(
             "{}\n",
@@ -91,4 +92,24 @@ fn read_arguments(spec: &str) -> anyhow::Result<serde_json::Value> {
         anyhow::bail!("{source}: the arguments must be a JSON object");
     }
     Ok(json.to_value())
+}
+
+/// The server's secrets out of what the judgement quotes: schema violations (which can
+/// quote the server's schema), unusable-schema reasons and errors. The change and
+/// the report it came from are redacted already.
+fn redact(report: &mut CallReport, secrets: &Secrets) {
+    for side in [&mut report.pinned, &mut report.live] {
+        for v in &mut side.violations {
+            secrets.redact_in_place(&mut v.path);
+            secrets.redact_in_place(&mut v.message);
+        }
+        if let Some(why) = &mut side.unusable {
+            secrets.redact_in_place(why);
+        }
+    }
+    report
+        .server_changes
+        .iter_mut()
+        .chain(&mut report.error)
+        .for_each(|text| secrets.redact_in_place(text));
 }

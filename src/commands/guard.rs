@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use mcp_lock::config::{ProjectConfig, TransportSpec};
+use mcp_lock::config::{ProjectConfig, ServerSpec, TransportSpec, match_expansion};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
-use mcp_lock::lock::read_lock;
+use mcp_lock::lock::{LockedServer, Reached, read_lock};
 use mcp_lock::secrets::Secrets;
 
 use super::{Workspace, display_path, env_lookup};
@@ -31,7 +31,11 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             args.server
         );
     };
-    let (launch, secrets) = launch(ws, &args)?;
+    let Launched {
+        launch,
+        secrets,
+        disagreements,
+    } = launch(ws, &args, pinned)?;
     let audit_path = args.audit_log.clone().unwrap_or_else(|| {
         ws.lock_path
             .parent()
@@ -39,12 +43,29 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             .join(".mcp-lock")
             .join("audit.jsonl")
     });
-    let audit = AuditLog::open(&audit_path, &args.server, secrets).with_context(|| {
+    let mut audit = AuditLog::open(&audit_path, &args.server, secrets).with_context(|| {
         format!(
             "cannot open the audit log {}",
             display_path(&audit_path, &ws.project_dir)
         )
     })?;
+    for line in &disagreements {
+        eprintln!(
+            "mcp-lock guard: warning: {}",
+            mcp_lock::text::escape_for_terminal(line)
+        );
+        audit
+            .record(
+                "launch_disagrees",
+                vec![("message", serde_json::Value::String(line.clone()))],
+            )
+            .with_context(|| {
+                format!(
+                    "cannot write the audit log {}",
+                    display_path(&audit_path, &ws.project_dir)
+                )
+            })?;
+    }
     let on_drift = match args.on_drift {
         cli::OnDrift::Hide => OnDrift::Hide,
         cli::OnDrift::Fail => OnDrift::Fail,
@@ -75,23 +96,42 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// What the guard starts, the values it must hide, and where its entry disagrees
+/// with the config or the lock.
+struct Launched {
+    launch: Launch,
+    secrets: Secrets,
+    /// One line each, for stderr and the audit log.
+    disagreements: Vec<String>,
+}
+
 /// The server's command: after `--`, or the config's entry.
-fn launch(ws: &Workspace, args: &GuardArgs) -> anyhow::Result<(Launch, Secrets)> {
+fn launch(ws: &Workspace, args: &GuardArgs, pinned: &LockedServer) -> anyhow::Result<Launched> {
     let mut env = BTreeMap::new();
     env.insert(GUARDED.to_string(), args.server.clone());
+    let name = &args.server;
     if let Some((command, rest)) = args.command.split_first() {
-        // The client already expanded the entry's env and passed it to us; its values
-        // are secrets all the same, if the config says which they are.
+        // A client launching a wrapped entry expanded its variables itself: the guard
+        // sees only values. The config entry says which of them are secrets.
         let mut secrets = Secrets::default();
-        if let Ok(project) = ProjectConfig::load(&ws.project_dir, ws.config.as_deref())
-            && let Some(spec) = project.servers.iter().find(|s| s.name == args.server)
-            && let TransportSpec::Stdio { env: vars, .. } = &spec.transport
-        {
-            for name in vars.keys() {
-                if let Ok(value) = std::env::var(name) {
-                    secrets.add(name, &value);
+        let mut disagreements = Vec::new();
+        match ProjectConfig::load(&ws.project_dir, ws.config.as_deref()) {
+            Err(e) => disagreements.push(format!(
+                "cannot read the config that defines {name:?} ({e}); only the values the lock names can be hidden, and the launch cannot be compared with the lock"
+            )),
+            Ok(project) => match project.servers.iter().find(|s| &s.name == name) {
+                None => disagreements.push(format!(
+                    "no config read defines {name:?} (read: {}); its secrets cannot be known, and the launch cannot be compared with the lock",
+                    shown_files(ws, &project)
+                )),
+                Some(spec) => {
+                    let launched: Vec<&str> = std::iter::once(command.as_str())
+                        .chain(rest.iter().map(String::as_str))
+                        .collect();
+                    secrets = entry_secrets(ws, &project, spec, &launched, &mut disagreements);
+                    compare_with_lock(spec, pinned, &mut disagreements);
                 }
-            }
+            },
         }
         let launch = Launch {
             command: command.clone(),
@@ -99,26 +139,27 @@ fn launch(ws: &Workspace, args: &GuardArgs) -> anyhow::Result<(Launch, Secrets)>
             env,
             cwd: ws.project_dir.clone(),
         };
-        return Ok((launch, secrets));
+        return Ok(Launched {
+            launch,
+            secrets,
+            disagreements,
+        });
     }
-    if std::env::var(GUARDED).is_ok_and(|s| s == args.server) {
+    if std::env::var(GUARDED).is_ok_and(|s| &s == name) {
         anyhow::bail!(
-            "the config entry for {:?} starts mcp-lock guard itself; name the real server after `--`: mcp-lock guard {} -- COMMAND ARGS",
-            args.server,
-            args.server
+            "the config entry for {name:?} starts mcp-lock guard itself; name the real server after `--`: mcp-lock guard {name} -- COMMAND ARGS"
         );
     }
     let project = ws.load_config()?;
-    let spec = project
-        .select(std::slice::from_ref(&args.server))?
-        .remove(0);
+    let spec = project.select(std::slice::from_ref(name))?.remove(0);
     let Some(resolved) = spec.resolve_stdio(&project.project_dir, &env_lookup)? else {
         anyhow::bail!(
-            "server {:?} is a remote ({}) server; guard runs stdio servers",
-            args.server,
+            "server {name:?} is a remote ({}) server; guard runs stdio servers",
             spec.transport_name()
         );
     };
+    let mut disagreements = Vec::new();
+    compare_with_lock(&spec, pinned, &mut disagreements);
     env.extend(resolved.env.clone());
     let launch = Launch {
         command: resolved.command.clone(),
@@ -126,5 +167,112 @@ fn launch(ws: &Workspace, args: &GuardArgs) -> anyhow::Result<(Launch, Secrets)>
         env,
         cwd: resolved.cwd.clone(),
     };
-    Ok((launch, resolved.secrets))
+    Ok(Launched {
+        launch,
+        secrets: resolved.secrets,
+        disagreements,
+    })
+}
+
+/// The secrets of a wrapped entry: the values its variables took, read back from the
+/// command the client launched (and from the environment the client gave the guard),
+/// and its credential-like literal `env` values.
+fn entry_secrets(
+    ws: &Workspace,
+    project: &ProjectConfig,
+    spec: &ServerSpec,
+    launched: &[&str],
+    disagreements: &mut Vec<String>,
+) -> Secrets {
+    let mut secrets = Secrets::default();
+    // What the guard's own environment can expand (the client passes the entry's env).
+    if let Ok(resolved) = spec.resolve(&project.project_dir, &env_lookup) {
+        secrets.extend(resolved.secrets());
+    }
+    let TransportSpec::Stdio {
+        command, args, env, ..
+    } = &spec.transport
+    else {
+        disagreements.push(format!(
+            "the config defines {:?} as a remote ({}) server, but the guard was given a command to start",
+            spec.name,
+            spec.transport_name()
+        ));
+        return secrets;
+    };
+    for (key, written) in env {
+        let Ok(actual) = std::env::var(key) else {
+            continue;
+        };
+        if !written.contains("${") {
+            secrets.add_literal_env(key, written);
+        } else if let Some(values) = match_expansion(written, &actual) {
+            values
+                .iter()
+                .for_each(|(var, value)| secrets.add_variable(var, value));
+        } else {
+            // The variable's value is unknown: the whole value stands for it.
+            secrets.add_variable(key, &actual);
+        }
+    }
+    let templates: Vec<&str> = std::iter::once(command.as_str())
+        .chain(args.iter().map(String::as_str))
+        .collect();
+    let matched: Option<Vec<(String, String)>> = (templates.len() == launched.len())
+        .then(|| {
+            templates
+                .iter()
+                .zip(launched)
+                .map(|(t, a)| match_expansion(t, a))
+                .collect::<Option<Vec<_>>>()
+                .map(|v| v.concat())
+        })
+        .flatten();
+    match matched {
+        Some(values) => values
+            .iter()
+            .for_each(|(var, value)| secrets.add_variable(var, value)),
+        None => {
+            let file = project
+                .files
+                .first()
+                .map(|f| display_path(f, &ws.project_dir))
+                .unwrap_or_default();
+            disagreements.push(format!(
+                "the command after `--` is not what {file} launches for {:?} ({}); secrets in its arguments cannot be told apart, so every argument that names a variable there is hidden",
+                spec.name,
+                templates.join(" ")
+            ));
+            // Hide every launched argument whose written counterpart used a variable.
+            for (t, a) in templates.iter().zip(launched) {
+                if t.contains("${") {
+                    secrets.add(&spec.name, a);
+                }
+            }
+        }
+    }
+    secrets
+}
+
+/// A line when the lock pinned the server launched another way than the config says.
+fn compare_with_lock(spec: &ServerSpec, pinned: &LockedServer, disagreements: &mut Vec<String>) {
+    let now = Reached::from_spec(spec);
+    if now != pinned.reached {
+        disagreements.push(format!(
+            "the lock pinned {:?} launched as `{}`, but the config now launches `{}`; the pins may be of another server: run `mcp-lock verify {}`",
+            spec.name,
+            pinned.reached,
+            now,
+            spec.name
+        ));
+    }
+}
+
+fn shown_files(ws: &Workspace, project: &ProjectConfig) -> String {
+    project
+        .files
+        .iter()
+        .map(|f| display_path(f, &ws.project_dir))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

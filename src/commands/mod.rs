@@ -11,16 +11,15 @@ mod wrap;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 use mcp_lock::check::{CheckOptions, Progress};
 use mcp_lock::client::ClientOptions;
-use mcp_lock::config::{ProjectConfig, Resolved, ServerSpec};
+use mcp_lock::config::ProjectConfig;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::secrets::Secrets;
 use mcp_lock::text::escape_for_terminal;
 
 use mcp_lock::drift::{ServerReport, Verdict};
@@ -227,39 +226,15 @@ fn progress() -> Progress {
     Arc::new(progress::Display::new(std::io::stderr().is_terminal()))
 }
 
-/// The secret values of this run. Every line the binary prints passes through
-/// [`clean`], so no output path can forget to redact.
-static SECRETS: OnceLock<Secrets> = OnceLock::new();
-
-/// Collects the secrets of the servers about to be contacted.
-fn remember_secrets(targets: &[(ServerSpec, Resolved)]) {
-    let mut secrets = Secrets::default();
-    for (_, resolved) in targets {
-        secrets.extend(resolved.secrets());
-    }
-    let _ = SECRETS.set(secrets);
-}
-
-fn secrets() -> Secrets {
-    SECRETS.get().cloned().unwrap_or_default()
-}
-
-/// Text on its way out: secrets redacted.
-pub fn clean(text: &str) -> String {
-    match SECRETS.get() {
-        Some(secrets) => secrets.redact(text),
-        None => text.to_string(),
-    }
-}
-
-/// Prints to stdout, redacted.
+/// Prints to stdout. What reaches here was redacted where it came in: each server's
+/// secrets inside that server's text (see `mcp_lock::secrets`).
 pub fn out(text: &str) {
-    anstream::print!("{}", clean(text));
+    anstream::print!("{text}");
 }
 
-/// Prints to stderr, redacted.
+/// Prints to stderr.
 pub fn err_out(text: &str) {
-    anstream::eprint!("{}", clean(text));
+    anstream::eprint!("{text}");
 }
 
 /// A cargo-style status line on stderr: a right-aligned bold verb, then the message.

@@ -14,7 +14,7 @@ use mcp_lock::drift::{ServerReport, Verdict};
 use mcp_lock::report::verdict_style_for;
 use mcp_lock::text::escape_for_terminal as esc;
 
-use super::{clean, err_out};
+use super::err_out;
 
 pub struct Display {
     /// `None` when stderr is not a terminal.
@@ -41,11 +41,11 @@ impl Display {
         } else {
             "Listed"
         };
-        let line = clean(&format!(
+        let line = format!(
             "{style}{verb:>12}{style:#} {} ({what}, {:.2}s)",
             esc(&report.name),
             report.elapsed_ms as f64 / 1000.0
-        ));
+        );
         // indicatif writes past anstream, so honour --color / NO_COLOR here.
         if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
             anstream::adapter::strip_str(&line).to_string()
@@ -68,11 +68,11 @@ impl ProgressSink for Display {
                 ProgressStyle::with_template("{spinner:.cyan} {prefix:.bold} {wide_msg:.dim}")
                     .expect("a valid template"),
             );
-            bar.set_prefix(clean(&esc(server)));
+            bar.set_prefix(esc(server));
             bar.enable_steady_tick(Duration::from_millis(100));
             bar
         });
-        bar.set_message(clean(&esc(state)));
+        bar.set_message(esc(state));
     }
 
     fn finished(&self, report: &ServerReport) {

@@ -21,7 +21,6 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let selected = project.select(&args.servers)?;
     let targets = resolve_all(&project, &selected, &env_lookup)?;
-    super::remember_secrets(&targets);
     let display = ws.lock_display();
     // Held from reading the lock to writing it, so a concurrent update never loses ours.
     let _file_lock = if args.dry_run {
@@ -69,6 +68,14 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let plan = plan(&checked, &lock, &dropped);
     let (proposals, held) = (&plan.proposals, &plan.held);
     for h in held {
+        if h.secret {
+            super::error(&format!(
+                "{}: {}; its pins are unchanged",
+                esc(&h.server),
+                esc(&h.reason)
+            ));
+            continue;
+        }
         warning(&format!(
             "{}: {}: {}; its pins are unchanged",
             esc(&h.server),
@@ -89,14 +96,18 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             esc(change.problem.as_deref().unwrap_or(""))
         ));
     }
-    let done_code = if held.is_empty() {
+    let done_code = if held.iter().any(|h| h.secret) {
+        ExitCode::Usage
+    } else if held.is_empty() {
         ExitCode::Success
     } else {
         ExitCode::Unverified
     };
 
     if proposals.is_empty() {
-        if existing.is_none() && !args.dry_run {
+        // A project with nothing to pin gets its (empty) lock; one whose servers were
+        // all held gets none.
+        if existing.is_none() && !args.dry_run && held.is_empty() {
             write(ws, &lock)?;
         }
         if held.is_empty() {
@@ -208,26 +219,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     Ok(done_code)
 }
 
-/// Writes the lock unless its bytes are already there; refuses if a secret value
-/// would land in it.
+/// Writes the lock unless its bytes are already there. (A server that sent one of its
+/// secrets was held by the plan, so none reaches the lock.)
 fn write(ws: &Workspace, lock: &Lockfile) -> anyhow::Result<()> {
     let display = ws.lock_display();
-    let secrets = super::secrets();
-    for (name, server) in &lock.servers {
-        let found = std::iter::once(("server info", &server.server_info))
-            .chain(
-                server
-                    .tools
-                    .iter()
-                    .map(|(tool, t)| (tool.as_str(), &t.definition)),
-            )
-            .find_map(|(what, json)| secrets.find_in_json(json).map(|var| (what, var)));
-        if let Some((what, var)) = found {
-            anyhow::bail!(
-                "refusing to write {display}: server {name:?} sent the value of {var} in {what:?}, and secrets never go in the lock; nothing was written"
-            );
-        }
-    }
     let text = render_lock(lock);
     let text = text.as_str();
     if std::fs::read_to_string(&ws.lock_path).ok().as_deref() == Some(text) {

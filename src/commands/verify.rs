@@ -32,7 +32,6 @@ pub async fn live_reports(
 ) -> anyhow::Result<Vec<ServerReport>> {
     let selected = project.select(servers)?;
     let targets = resolve_all(project, &selected, &env_lookup)?;
-    super::remember_secrets(&targets);
     super::announce(&selected);
     let options = check_options(connect, true)?;
     let reports = verify_servers(

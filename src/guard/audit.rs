@@ -1,6 +1,6 @@
 //! The guard's audit log: one JSON object a line, appended, never rewritten.
 //!
-//! Every line is redacted before it is written, so a secret from the server's `env`
+//! Every value is redacted before it is serialised, so a secret of the server's entry
 //! cannot reach the log even when a call's arguments carry it.
 
 use std::fs::{File, OpenOptions};
@@ -71,7 +71,7 @@ impl AuditLog {
         self.append(line.as_bytes())
     }
 
-    /// One entry as a redacted line, newline included: `time`, `server` and `event`
+    /// One entry as a line with the server's secrets redacted inside its values, newline included: `time`, `server` and `event`
     /// first, then the given members.
     pub fn entry(&self, event: &str, members: Members) -> String {
         let mut line: Vec<u8> = Vec::with_capacity(256);
@@ -85,18 +85,13 @@ impl AuditLog {
             line.push(b',');
             push_json(&mut line, name);
             line.push(b':');
-            push_json(&mut line, value);
+            // Inside the values' strings, before serialising: the entry's structure
+            // and the guard's own members are never rewritten.
+            push_json(&mut line, &*self.secrets.redacted_value(value));
         }
-        line.push(b'}');
+        line.extend_from_slice(b"}\n");
         // Only JSON was written: always UTF-8.
-        let line = String::from_utf8(line).unwrap_or_default();
-        let mut line = if self.secrets.is_empty() {
-            line
-        } else {
-            self.secrets.redact(&line)
-        };
-        line.push('\n');
-        line
+        String::from_utf8(line).unwrap_or_default()
     }
 
     /// Appends whole lines in one write, so guards of several servers can share a
@@ -106,6 +101,11 @@ impl AuditLog {
             Some(file) if !lines.is_empty() => file.write_all(lines),
             _ => Ok(()),
         }
+    }
+
+    /// The values this log's server must never show.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The text with the secrets of this log's server redacted.
@@ -186,6 +186,26 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).unwrap();
         assert!(AuditLog::open(&link, "s", Secrets::default()).is_err());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "export A=1\n");
+    }
+
+    #[test]
+    fn a_secret_equal_to_a_json_word_leaves_the_entry_valid_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut secrets = Secrets::default();
+        secrets.add("FLAG", "true");
+        secrets.add("MODE", "call");
+        let mut log = AuditLog::open(&path, "s", secrets).unwrap();
+        let m: Members = vec![
+            ("first_page", serde_json::json!(true)),
+            ("arguments", serde_json::json!({"q": "true"})),
+        ];
+        log.record("call", m).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).expect("valid JSON");
+        assert_eq!(v["first_page"], true);
+        assert_eq!(v["event"], "call");
+        assert_eq!(v["arguments"]["q"], "${FLAG}");
     }
 
     #[test]

@@ -114,7 +114,13 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         .current_dir(&launch.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        // With secrets to hide, the server's stderr passes through the guard, line by
+        // line, redacted; without, it goes straight to the client's.
+        .stderr(if setup.audit.secrets().is_empty() {
+            Stdio::inherit()
+        } else {
+            Stdio::piped()
+        })
         .process_group(0);
     // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If the
     // guard is killed outright, the kernel kills the server too. The thread that
@@ -135,6 +141,10 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     let mut watchdog = Watchdog::start(pgid);
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
+    if let Some(server_err) = child.stderr.take() {
+        let secrets = setup.audit.secrets().clone();
+        std::thread::spawn(move || pass_stderr(server_err, &secrets));
+    }
 
     let max = setup.max_message_bytes;
     let notes = |audit: &AuditLog| -> io::Result<Notes> {
@@ -408,6 +418,33 @@ fn say(state: &Shared, message: &str) {
     let line = state.audit.redact(&escape_for_terminal(message));
     let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
 }
+
+/// Copies the server's stderr to the guard's, each line with the server's secrets
+/// redacted. A line longer than [`STDERR_LINE_BYTES`] is passed on in pieces of that
+/// size, each redacted on its own.
+fn pass_stderr(server_err: std::process::ChildStderr, secrets: &crate::secrets::Secrets) {
+    use std::io::BufRead;
+    let mut reader = io::BufReader::new(server_err);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(STDERR_LINE_BYTES as u64)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let clean = secrets.redact_str(&text);
+        if io::stderr().lock().write_all(clean.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// The longest piece of a server's stderr line redacted at once.
+const STDERR_LINE_BYTES: usize = 64 * 1024;
 
 /// Writes whole lines to the client in one piece.
 fn write_client_lines(lines: &[u8]) -> io::Result<()> {

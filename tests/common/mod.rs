@@ -98,6 +98,24 @@ pub fn wait_until_running(tag: &str) {
     }
 }
 
+/// Asserts that no process whose command line contains `tag` is left, allowing a
+/// killed one up to 3 s to be reaped (SIGKILL is delivered, not awaited).
+#[track_caller]
+pub fn assert_none_left(tag: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        let left = processes_with(tag);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running: {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// A project directory with a `.mcp.json`.
 pub struct Project {
     pub dir: tempfile::TempDir,
