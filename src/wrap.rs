@@ -79,10 +79,10 @@ pub fn backup_path(config: &Path) -> PathBuf {
     config.with_file_name(name)
 }
 
-/// What wrap saves as the backup of `text`: the config with no server wrapped. A first
-/// wrap saves `text` as it is. A later one (a server was added since) would otherwise
-/// save a half-wrapped config over the original, so the entries wrapped before get
-/// their bytes from the existing `backup`, as [`unwrap`] would give them back.
+/// What wrap saves as the backup of `text`: the config with no server wrapped, which
+/// is `text` itself on a first wrap. A later one (a server was added since) would
+/// otherwise save a half-wrapped config over the original, so the entries wrapped
+/// before get their bytes from the existing `backup`, as [`unwrap`] gives them back.
 pub fn backup_text(text: &str, backup: Option<&[u8]>, path: &str) -> Result<String, ConfigError> {
     Ok(unwrap(text, backup, path, &[])?.text)
 }
@@ -822,6 +822,20 @@ mod tests {
         );
         assert!(!out.restored_backup);
         assert_eq!(out.changed(), 2);
+    }
+
+    #[test]
+    fn the_backup_of_a_partly_wrapped_config_has_nothing_wrapped() {
+        let original = r#"{"mcpServers": {"a": {"command": "x", "args": []}}}"#;
+        let wrapped = wrap(original, "t", &launch(), &[]).unwrap().text;
+        let added = wrapped.replace("}}}", r#"}, "b": {"command": "y"}}}"#);
+        let expected =
+            r#"{"mcpServers": {"a": {"command": "x", "args": []}, "b": {"command": "y"}}}"#;
+        assert_eq!(
+            backup_text(&added, Some(original.as_bytes()), "t").unwrap(),
+            expected
+        );
+        assert_eq!(backup_text(original, None, "t").unwrap(), original);
     }
 
     #[test]

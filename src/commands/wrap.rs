@@ -284,8 +284,8 @@ fn nothing_to_do(config: &Config, rewrite: &Rewrite, direction: Direction) {
     );
 }
 
-/// The backup first (wrap: `backup`, the config with no server wrapped), then the
-/// config, each replaced atomically with the config's permissions.
+/// The backup first (wrap: `backup_text`, the config with no server wrapped), then
+/// the config, each replaced atomically with the config's permissions.
 fn write(config: &Config, rewrite: &Rewrite, backup_text: Option<&str>) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     // A symlinked config (dotfiles) keeps its link: the file it points at changes.
