@@ -179,7 +179,8 @@ Examples:
 
 Prints each tool's hash then the set hash (tool definition hash, version 1:
 SHA-256 of the RFC 8785 canonical form). Exit codes: 0 hashed, 1 some definition
-has no hash (repeated member name, no name), 2 unreadable input.")]
+cannot be pinned (no hash: a repeated member name; no string name) or the input is
+a JSON-RPC error answer, 2 unreadable input or a file named twice.")]
     Hash(HashArgs),
 
     /// Print a shell completion script

@@ -22,7 +22,8 @@ use crate::config::{self, ConfigError, TransportSpec, launches_guard, unwrapped_
 pub struct GuardLaunch {
     /// `mcp-lock`, or a path to it.
     pub command: String,
-    /// `--lock PATH`, for when the guard would not find the lock where it starts.
+    /// `--lock PATH` (absolute), for when the guard would not find the lock where it
+    /// starts.
     pub lock: Option<String>,
     /// `--config PATH`, for a config the guard would not find where it starts: it
     /// reads the entry's `env` names there, to keep their values out of its log.
@@ -76,6 +77,14 @@ pub fn backup_path(config: &Path) -> PathBuf {
     let mut name = config.file_name().unwrap_or_default().to_os_string();
     name.push(".mcp-lock.bak");
     config.with_file_name(name)
+}
+
+/// What wrap saves as the backup of `text`: the config with no server wrapped, which
+/// is `text` itself on a first wrap. A later one (a server was added since) would
+/// otherwise save a half-wrapped config over the original, so the entries wrapped
+/// before get their bytes from the existing `backup`, as [`unwrap`] gives them back.
+pub fn backup_text(text: &str, backup: Option<&[u8]>, path: &str) -> Result<String, ConfigError> {
+    Ok(unwrap(text, backup, path, &[])?.text)
 }
 
 /// Makes the selected stdio servers (all when `only` is empty) launch through the
@@ -813,6 +822,20 @@ mod tests {
         );
         assert!(!out.restored_backup);
         assert_eq!(out.changed(), 2);
+    }
+
+    #[test]
+    fn the_backup_of_a_partly_wrapped_config_has_nothing_wrapped() {
+        let original = r#"{"mcpServers": {"a": {"command": "x", "args": []}}}"#;
+        let wrapped = wrap(original, "t", &launch(), &[]).unwrap().text;
+        let added = wrapped.replace("}}}", r#"}, "b": {"command": "y"}}}"#);
+        let expected =
+            r#"{"mcpServers": {"a": {"command": "x", "args": []}, "b": {"command": "y"}}}"#;
+        assert_eq!(
+            backup_text(&added, Some(original.as_bytes()), "t").unwrap(),
+            expected
+        );
+        assert_eq!(backup_text(original, None, "t").unwrap(), original);
     }
 
     #[test]

@@ -37,8 +37,15 @@ fn hash_stdin(input: &str, args: &[&str]) -> (i32, String, String) {
 #[test]
 fn hash_prints_the_vector_hash_for_every_definition_vector() {
     for d in vectors()["definitions"].as_array().unwrap() {
-        let (code, out, _) = hash_stdin(d["input"].as_str().unwrap(), &[]);
-        assert_eq!(code, 0);
+        let input = d["input"].as_str().unwrap();
+        let (code, out, err) = hash_stdin(input, &[]);
+        // The RFC 8785 vectors are objects with no name: hashed, but never pinnable.
+        let named = mcp_lock::json::Json::parse(input)
+            .unwrap()
+            .get("name")
+            .and_then(mcp_lock::json::Json::as_str)
+            .is_some();
+        assert_eq!(code, if named { 0 } else { 1 }, "{}: {err}", d["about"]);
         assert!(
             out.starts_with(d["hash"].as_str().unwrap()),
             "{}: {out}",
@@ -149,4 +156,93 @@ fn unknown_flag_is_a_usage_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn hash_refuses_a_definition_without_a_string_name_with_exit_1() {
+    for (input, expected) in [
+        (
+            r#"{"name": 7, "description": "x"}"#,
+            "-: the definition has no string \"name\"",
+        ),
+        (
+            r#"{"foo": 1}"#,
+            "-: the definition has no string \"name\", so it cannot be pinned (expected a tool definition",
+        ),
+        (
+            r#"{"tools": [{"name": "a"}, {"title": "b"}]}"#,
+            "-: definition #2 has no string \"name\"",
+        ),
+    ] {
+        let (code, out, err) = hash_stdin(input, &[]);
+        assert_eq!(code, 1, "{input}: {out}{err}");
+        assert!(err.contains(expected), "{input}: {err}");
+        assert_eq!(err.lines().count(), 1, "{input}: {err}");
+        assert!(!out.contains("(set of"), "{input}: {out}");
+        let (code, out, _) = hash_stdin(input, &["--format", "json"]);
+        assert_eq!(code, 1, "{input}: {out}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        let nameless = doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"].is_null())
+            .unwrap();
+        assert!(nameless["hash"].is_string(), "the recipe hashes it: {out}");
+        assert_eq!(
+            nameless["error"], "has no string \"name\", so it cannot be pinned",
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn hash_of_a_json_rpc_error_answer_is_refused_with_exit_1_and_its_message() {
+    let answer = r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}"#;
+    for format in ["text", "json"] {
+        let (code, out, err) = hash_stdin(answer, &["--format", format]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert_eq!(out, "", "nothing is hashed");
+        assert_eq!(
+            err.trim_end(),
+            "error: -: a JSON-RPC error answer, not a tools/list result (-32601: Method not found); nothing to hash"
+        );
+    }
+}
+
+#[test]
+fn hash_refuses_the_same_file_named_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.json");
+    std::fs::write(&page, r#"[{"name": "a"}]"#).unwrap();
+    let page = page.display().to_string();
+    let other = format!("{}/./page.json", dir.path().display());
+    for (files, expected) in [
+        (
+            vec![page.as_str(), page.as_str()],
+            format!("{page} is named twice"),
+        ),
+        (
+            vec![page.as_str(), other.as_str()],
+            format!("{other} and {page} are the same file"),
+        ),
+    ] {
+        let out = Command::new(common::bin())
+            .arg("hash")
+            .args(&files)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&expected), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    // Standard input redirected from a file named too is the same file.
+    let out = Command::new(common::bin())
+        .args(["hash", &page, "-"])
+        .stdin(std::fs::File::open(&page).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("- and "));
 }

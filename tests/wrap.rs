@@ -193,6 +193,37 @@ fn unwrap_after_the_user_added_a_server_keeps_it_and_restores_the_others() {
 }
 
 #[test]
+fn wrapping_again_after_adding_a_server_keeps_the_original_backup_and_unwrap_restores_both() {
+    let project = project_with(".mcp.json", CLAUDE);
+    project.run(&["wrap"]).expect(0);
+    let added = r#"    "notes": { "command": "notes-server", "args": ["--db", "n.db"] },
+"#;
+    let with_notes =
+        |text: &str| text.replacen("    \"remote\"", &format!("{added}    \"remote\""), 1);
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        with_notes(&read(&project, ".mcp.json")),
+    )
+    .unwrap();
+
+    project.run(&["wrap"]).expect(0);
+    let parsed = servers(&read(&project, ".mcp.json"));
+    assert_eq!(parsed["notes"]["command"], "mcp-lock");
+    // The backup is the config before anything was wrapped, the new server included.
+    let original = with_notes(CLAUDE);
+    assert_eq!(
+        backup(&project, ".mcp.json").as_deref(),
+        Some(original.as_str())
+    );
+
+    let run = project.run(&["unwrap"]);
+    run.expect(0);
+    assert_eq!(read(&project, ".mcp.json"), original);
+    assert!(run.stderr().contains("byte for byte"), "{}", run.stderr());
+    assert_eq!(backup(&project, ".mcp.json"), None);
+}
+
+#[test]
 fn wrapping_twice_changes_nothing_and_keeps_the_first_backup() {
     let project = project_with(".mcp.json", CLAUDE);
     project.run(&["wrap"]).expect(0);
@@ -352,19 +383,93 @@ fn a_config_outside_the_project_names_the_lock_and_itself_by_absolute_path() {
 }
 
 #[test]
-fn a_lock_other_than_the_default_is_written_relative_to_the_project() {
+fn a_lock_other_than_the_default_is_written_as_an_absolute_path() {
     let project = project_with(".mcp.json", r#"{"mcpServers": {"m": {"command": "srv"}}}"#);
     project
-        .run(&["--lock", "locks/team.lock", "wrap"])
+        .run(&["--lock", "locks/../locks/team.lock", "wrap"])
         .expect(0);
+    let lock = project.path().join("locks/team.lock");
     assert_eq!(
         read(&project, ".mcp.json"),
-        r#"{"mcpServers": {"m": {"command": "mcp-lock", "args": ["guard", "m", "--lock", "locks/team.lock", "--", "srv"]}}}"#
+        format!(
+            r#"{{"mcpServers": {{"m": {{"command": "mcp-lock", "args": ["guard", "m", "--lock", {}, "--", "srv"]}}}}}}"#,
+            json!(lock.to_str().unwrap())
+        )
     );
     // unwrap reads the same --lock back from the file and restores the backup.
     let run = project.run(&["unwrap"]);
     run.expect(0);
     assert!(run.stderr().contains("byte for byte"), "{}", run.stderr());
+}
+
+/// The issue's layout: wrap run in a home directory that holds both the project and
+/// Claude Desktop's config, which starts its servers in `/`.
+#[test]
+fn a_wrapped_desktop_entry_starts_from_the_root_directory() {
+    let home = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    std::fs::create_dir_all(home.path().join("proj")).unwrap();
+    std::fs::create_dir_all(home.path().join(".config/Claude")).unwrap();
+    std::fs::create_dir_all(home.path().join("bin")).unwrap();
+    std::os::unix::fs::symlink(common::bin(), home.path().join("bin/mcp-lock")).unwrap();
+    let config = home
+        .path()
+        .join(".config/Claude/claude_desktop_config.json");
+    std::fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({"mcpServers": {"fixture": fixture_entry(&[])}}))
+            .unwrap(),
+    )
+    .unwrap();
+    let lock = home.path().join("proj/mcp.lock");
+    let global = [
+        "--config",
+        ".config/Claude/claude_desktop_config.json",
+        "--lock",
+        lock.to_str().unwrap(),
+    ];
+    home.run(&[&global[..], &["update", "--yes"]].concat())
+        .expect(0);
+    // As in its --help, with a guard command given by a relative path.
+    home.run(&[&global[..], &["wrap", "--guard-command", "bin/mcp-lock"]].concat())
+        .expect(0);
+
+    let text = std::fs::read_to_string(&config).unwrap();
+    let entry = &servers(&text)["fixture"];
+    let command = entry["command"].as_str().unwrap();
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        Path::new(command),
+        home.path().join("bin/mcp-lock"),
+        "{text}"
+    );
+    assert_eq!(&args[..2], ["guard", "fixture"], "{text}");
+    for flag in ["--lock", "--config"] {
+        let i = args.iter().position(|a| *a == flag).expect(flag);
+        assert!(Path::new(args[i + 1]).is_absolute(), "{flag}: {text}");
+    }
+
+    let mut agent = common::McpPipe::spawn(Path::new(command), &args, Path::new("/"), &[]);
+    agent.initialize();
+    let tools = agent.list_tools();
+    assert!(!tools.is_empty(), "stderr: {}", agent.stderr());
+    let pinned = std::fs::read_to_string(&lock).unwrap();
+    for tool in &tools {
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            pinned.contains(&format!("name = {}", json!(name))),
+            "{name}"
+        );
+    }
+    agent.close();
+    let status = agent.wait_exit(std::time::Duration::from_secs(10));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", agent.stderr());
 }
 
 #[test]
@@ -421,10 +526,12 @@ fn a_config_the_guard_would_not_discover_is_named_with_config() {
     let text = std::fs::read_to_string(&config).unwrap();
     let wrapped: serde_json::Value = serde_json::from_str(&text).unwrap();
     let args = &wrapped["mcpServers"]["m"]["args"];
-    assert_eq!(args[2], "--config", "{text}");
-    assert!(
-        args[3].as_str().unwrap().ends_with("sub/custom.json"),
-        "{text}"
+    // Its client may start the guard anywhere, so the lock is named too.
+    assert_eq!(args[2], "--lock", "{text}");
+    assert_eq!(
+        Path::new(args[3].as_str().unwrap()),
+        project.path().join("mcp.lock")
     );
-    assert!(std::path::Path::new(args[3].as_str().unwrap()).is_absolute());
+    assert_eq!(args[4], "--config", "{text}");
+    assert_eq!(Path::new(args[5].as_str().unwrap()), config);
 }

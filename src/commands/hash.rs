@@ -1,25 +1,47 @@
 //! `mcp-lock hash`: the recipe's hashes for definitions given as files or stdin.
 
 use std::io::Read;
+use std::path::PathBuf;
 
 use anyhow::Context;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::hash::{HashedTool, listing_set_hash};
 use mcp_lock::json::Json;
+use mcp_lock::text::escape_for_terminal;
 use serde_json::json;
 
 use crate::cli::{HashArgs, HashFormat};
+
+/// One definition read, and where from.
+struct Definition {
+    tool: HashedTool,
+    /// Where it was read, for messages: the file, and its place in a listing.
+    place: String,
+}
+
+impl Definition {
+    /// Why it cannot be pinned: it has no hash, or no string name (a tools/list
+    /// listing names every tool; the recipe still hashes any object, for its vectors).
+    fn problem(&self) -> Option<String> {
+        match (&self.tool.hash, &self.tool.name) {
+            (Err(e), _) => Some(format!("has no hash: {e}")),
+            (Ok(_), None) => Some("has no string \"name\", so it cannot be pinned".into()),
+            (Ok(_), Some(_)) => None,
+        }
+    }
+}
 
 pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
     let files = if args.files.is_empty() {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             anyhow::bail!("no input: name a FILE, or pipe JSON into `mcp-lock hash -`");
         }
-        vec![std::path::PathBuf::from("-")]
+        vec![PathBuf::from("-")]
     } else {
         args.files
     };
-    let mut tools = Vec::new();
+    refuse_repeated_files(&files)?;
+    let mut read = Vec::new();
     let mut single = files.len() == 1;
     for file in &files {
         let name = file.display().to_string();
@@ -33,47 +55,73 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?
         };
         let value = Json::parse(&text).map_err(|e| anyhow::anyhow!("{name}: not JSON: {e}"))?;
+        if let Some(why) = error_answer(&value) {
+            super::error(&format!(
+                "{name}: a JSON-RPC error answer, not a tools/list result ({why}); nothing to hash"
+            ));
+            return Ok(ExitCode::Drift);
+        }
         match definitions(&value) {
             Some(defs) => {
                 single = false;
-                tools.extend(defs.iter().cloned().map(HashedTool::new));
+                read.extend(defs.iter().enumerate().map(|(i, def)| Definition {
+                    tool: HashedTool::new(def.clone()),
+                    place: format!("{name}: definition #{}", i + 1),
+                }));
             }
-            None if value.is_object() => tools.push(HashedTool::new(value)),
+            None if value.is_object() => read.push(Definition {
+                tool: HashedTool::new(value),
+                place: format!("{name}: the definition"),
+            }),
             None => anyhow::bail!(
                 "{name}: expected a tool definition (object), a listing (array) or a tools/list result"
             ),
         }
     }
+    let problems: Vec<Option<String>> = read.iter().map(Definition::problem).collect();
+    let tools: Vec<HashedTool> = read.iter().map(|r| r.tool.clone()).collect();
     let set = listing_set_hash(&tools);
-    let all_hashed = tools.iter().all(|t| t.hash.is_ok()) && (single || set.is_ok());
+    let all_hashed = problems.iter().all(Option::is_none) && (single || set.is_ok());
     match args.format {
         HashFormat::Json => {
             let doc = json!({
-                "tools": tools.iter().map(|t| json!({
-                    "name": t.name,
-                    "hash": t.hash.as_ref().ok(),
-                    "error": t.hash.as_ref().err().map(|e| e.to_string()),
+                "tools": read.iter().zip(&problems).map(|(r, problem)| json!({
+                    "name": r.tool.name,
+                    "hash": r.tool.hash.as_ref().ok(),
+                    "error": problem,
                 })).collect::<Vec<_>>(),
                 "set_hash": set.as_ref().ok(),
                 "set_error": set.as_ref().err().map(|e| e.to_string()),
             });
             println!("{}", serde_json::to_string_pretty(&doc)?);
-        }
-        HashFormat::Text => {
-            for t in &tools {
-                let name = t.name.as_deref().map_or_else(
-                    || "(no name)".to_string(),
-                    mcp_lock::text::escape_for_terminal,
-                );
-                match &t.hash {
-                    Ok(hash) => println!("{hash}  {name}"),
-                    Err(e) => {
-                        println!("{:<64}  {name}", "-");
-                        super::error(&format!("{name}: no hash: {e}"));
-                    }
+            for (r, problem) in read.iter().zip(&problems) {
+                if let Some(problem) = problem {
+                    super::error(&format!("{} {problem}", r.place));
                 }
             }
-            if !single {
+        }
+        HashFormat::Text => {
+            for (r, problem) in read.iter().zip(&problems) {
+                let name = r
+                    .tool
+                    .name
+                    .as_deref()
+                    .map_or_else(|| "(no name)".to_string(), escape_for_terminal);
+                match &r.tool.hash {
+                    Ok(hash) => println!("{hash}  {name}"),
+                    Err(_) => println!("{:<64}  {name}", "-"),
+                }
+                if let Some(problem) = problem {
+                    let hint = if single && r.tool.name.is_none() {
+                        " (expected a tool definition, a listing or a tools/list result)"
+                    } else {
+                        ""
+                    };
+                    super::error(&format!("{} {problem}{hint}", r.place));
+                }
+            }
+            // Each definition without a hash was named above; that is why.
+            if !single && problems.iter().all(Option::is_none) {
                 match &set {
                     Ok(hash) => println!("{hash}  (set of {} tools)", tools.len()),
                     Err(e) => super::error(&format!("no set hash: {e}")),
@@ -85,6 +133,55 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
         ExitCode::Success
     } else {
         ExitCode::Drift
+    })
+}
+
+/// A file named twice (by any path, or as `-` when stdin is that file) would count
+/// its definitions twice: the set hash of a listing no server sent.
+fn refuse_repeated_files(files: &[PathBuf]) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: Vec<((u64, u64), String)> = Vec::new();
+    for file in files {
+        let name = file.display().to_string();
+        let metadata = if name == "-" {
+            use std::os::fd::AsFd;
+            std::io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+        } else {
+            std::fs::metadata(file).ok()
+        };
+        // What cannot be looked at is reported when it is read.
+        let Some(metadata) = metadata else { continue };
+        let id = (metadata.dev(), metadata.ino());
+        match seen.iter().find(|(seen, _)| *seen == id) {
+            Some((_, first)) if *first == name => {
+                anyhow::bail!("{name} is named twice; name each file once")
+            }
+            Some((_, first)) => {
+                anyhow::bail!("{name} and {first} are the same file; name each file once")
+            }
+            None => seen.push((id, name)),
+        }
+    }
+    Ok(())
+}
+
+/// A JSON-RPC answer that carries an error instead of a result: its code and message.
+fn error_answer(value: &Json) -> Option<String> {
+    let error = value.get("error")?;
+    if value.get("result").is_some() || value.get("name").is_some() {
+        return None;
+    }
+    let code = error.get("code").map(|c| c.to_value().to_string());
+    let message = error.get("message").and_then(Json::as_str);
+    Some(match (code, message) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (Some(code), None) => format!("code {code}"),
+        (None, Some(message)) => message,
+        (None, None) => "no code or message".into(),
     })
 }
 

@@ -35,35 +35,41 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
     // leaves them all untouched.
     let mut planned = Vec::new();
     for config in &configs {
-        let lock = match direction {
-            Direction::Wrap => lock_argument(ws, &config.path)?,
+        let config_arg = match direction {
+            Direction::Wrap => config_argument(ws, &config.path)?,
             Direction::Unwrap => None,
         };
-        let rewrite = match direction {
+        let lock = match direction {
+            Direction::Wrap => lock_argument(ws, config_arg.is_some())?,
+            Direction::Unwrap => None,
+        };
+        let backup = std::fs::read(wrap::backup_path(&config.path)).ok();
+        let (rewrite, new_backup) = match direction {
             Direction::Wrap => {
                 let launch = GuardLaunch {
-                    command: args.guard_command.clone(),
+                    command: guard_command(ws, &args.guard_command)?,
                     lock: lock.clone(),
-                    config: config_argument(ws, &config.path)?,
+                    config: config_arg,
                 };
-                wrap::wrap(&config.text, &config.shown, &launch, &args.servers)?
+                let rewrite = wrap::wrap(&config.text, &config.shown, &launch, &args.servers)?;
+                let new_backup = wrap::backup_text(&config.text, backup.as_deref(), &config.shown)?;
+                (rewrite, Some(new_backup))
             }
             Direction::Unwrap => {
-                let backup = std::fs::read(wrap::backup_path(&config.path)).ok();
-                wrap::unwrap(
+                let rewrite = wrap::unwrap(
                     &config.text,
                     backup.as_deref(),
                     &config.shown,
                     &args.servers,
-                )?
+                )?;
+                (rewrite, None)
             }
         };
-        planned.push((config, lock, rewrite));
+        planned.push((config, lock, rewrite, new_backup));
     }
-    for (config, lock, rewrite) in planned {
-        // The guard resolves a relative lock from where the client starts it.
-        let lock_is_relative = lock.is_none_or(|l| Path::new(&l).is_relative());
-        report_servers(config, &rewrite, direction, lock_is_relative);
+    for (config, lock, rewrite, new_backup) in planned {
+        // Without --lock the guard looks for mcp.lock where the client starts it.
+        report_servers(config, &rewrite, direction, lock.is_none());
         if rewrite.changed() == 0 {
             nothing_to_do(config, &rewrite, direction);
             continue;
@@ -71,7 +77,7 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
         if args.dry_run {
             print_diff(&config.shown, &config.text, &rewrite.text);
         } else {
-            write(config, &rewrite, direction)?;
+            write(config, &rewrite, new_backup.as_deref())?;
         }
         summarize(config, &rewrite, direction, args.dry_run);
     }
@@ -136,25 +142,40 @@ fn check_selection(configs: &[Config], names: &[String]) -> Result<(), ConfigErr
     }
 }
 
-/// The `--lock` a wrapped entry needs: none when the guard, started in the project
-/// directory, finds `mcp.lock` there by itself. A config outside the project (Claude
-/// Desktop's) is launched from anywhere, so it gets the lock's absolute path.
-fn lock_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>> {
-    let project = normalize(&ws.project_dir);
+/// The `--lock` a wrapped entry needs, as an absolute path: clients start servers in
+/// a directory of their own choosing (Claude Desktop in `/`), so nothing written into
+/// a config may depend on it. None only when the config is one the guard discovers in
+/// the project (`needs_config` false) and the lock is `mcp.lock` there: such an
+/// entry is shared with the project, and its clients start servers in the project.
+fn lock_argument(ws: &Workspace, needs_config: bool) -> anyhow::Result<Option<String>> {
     let lock = normalize(&ws.project_dir.join(&ws.lock_path));
-    let inside = normalize(config).starts_with(&project);
-    let written = match lock.strip_prefix(&project) {
-        _ if inside && lock == project.join("mcp.lock") => return Ok(None),
-        Ok(relative) if inside => relative,
-        _ => &lock,
-    };
-    let written = written.to_str().with_context(|| {
+    if !needs_config && lock == normalize(&ws.project_dir).join("mcp.lock") {
+        return Ok(None);
+    }
+    let written = lock.to_str().with_context(|| {
         format!(
             "the lock path {} is not UTF-8 and cannot be written into a config",
             lock.display()
         )
     })?;
     Ok(Some(written.to_string()))
+}
+
+/// `--guard-command` as written into the config: a bare name is looked up in `PATH`
+/// wherever the client starts it, but a relative path would depend on that
+/// directory, so it is made absolute.
+fn guard_command(ws: &Workspace, command: &str) -> anyhow::Result<String> {
+    if !command.contains('/') || Path::new(command).is_absolute() {
+        return Ok(command.to_string());
+    }
+    let path = normalize(&ws.project_dir.join(command));
+    let written = path.to_str().with_context(|| {
+        format!(
+            "the guard command {} is not UTF-8 and cannot be written into a config",
+            path.display()
+        )
+    })?;
+    Ok(written.to_string())
 }
 
 /// The `--config` a wrapped entry needs: none for a config the guard discovers in the
@@ -197,7 +218,7 @@ fn report_servers(
     config: &Config,
     rewrite: &Rewrite,
     direction: Direction,
-    lock_is_relative: bool,
+    lock_is_found_from_cwd: bool,
 ) {
     let verb = match direction {
         Direction::Wrap => "Wrapping",
@@ -213,11 +234,11 @@ fn report_servers(
                     &format!("{name} ({})", command_line(command, args)),
                 );
                 if direction == Direction::Wrap
-                    && lock_is_relative
+                    && lock_is_found_from_cwd
                     && sets_cwd(config, &server.name)
                 {
                     warning(&format!(
-                        "{} sets \"cwd\", and the guard looks for the lock from there; if the lock is elsewhere, wrap again with --lock and an absolute path",
+                        "{} sets \"cwd\", and the guard looks for mcp.lock from there; if the lock is elsewhere, wrap again with --lock PATH",
                         server.name
                     ));
                 }
@@ -263,9 +284,9 @@ fn nothing_to_do(config: &Config, rewrite: &Rewrite, direction: Direction) {
     );
 }
 
-/// Backup first (wrap), then the config, each replaced atomically with the config's
-/// permissions.
-fn write(config: &Config, rewrite: &Rewrite, direction: Direction) -> anyhow::Result<()> {
+/// The backup first (wrap: `backup_text`, the config with no server wrapped), then
+/// the config, each replaced atomically with the config's permissions.
+fn write(config: &Config, rewrite: &Rewrite, backup_text: Option<&str>) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     // A symlinked config (dotfiles) keeps its link: the file it points at changes.
     let target = std::fs::canonicalize(&config.path).unwrap_or_else(|_| config.path.clone());
@@ -274,8 +295,8 @@ fn write(config: &Config, rewrite: &Rewrite, direction: Direction) -> anyhow::Re
         .unwrap_or(0o644);
     let backup = wrap::backup_path(&config.path);
     let shown_backup = format!("{}.mcp-lock.bak", config.shown);
-    if direction == Direction::Wrap {
-        mcp_lock::lock::write_atomically(&backup, config.text.as_bytes(), mode)
+    if let Some(text) = backup_text {
+        mcp_lock::lock::write_atomically(&backup, text.as_bytes(), mode)
             .with_context(|| format!("cannot write the backup {shown_backup}"))?;
     }
     mcp_lock::lock::write_atomically(&target, rewrite.text.as_bytes(), mode)

@@ -151,15 +151,18 @@ fn multiline(text: &str) -> String {
 /// An exclusive lock on the directory that holds `mcp.lock`, held while a lock is
 /// read, approved and written, so two updates never lose each other's work. The
 /// directory is locked rather than the file because the file is replaced by rename.
+/// A symlinked lock is written where it points, so that directory is the one locked.
 pub struct FileLock {
     _dir: File,
 }
 
 impl FileLock {
-    /// Takes the lock, calling `on_wait` once if another process holds it.
+    /// Takes the lock, calling `on_wait` once if another process holds it. Then
+    /// removes the temporary files a writer killed midway left: every writer holds
+    /// this lock, so none of them is still writing.
     pub fn acquire(lock_path: &Path, on_wait: impl FnOnce()) -> std::io::Result<Self> {
-        let dir = lock_dir(lock_path);
-        let handle = File::open(&dir)?;
+        let target = resolve_links(lock_path)?;
+        let handle = File::open(lock_dir(&target))?;
         match handle.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -168,6 +171,7 @@ impl FileLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
+        remove_stale_temporaries(&target);
         Ok(FileLock { _dir: handle })
     }
 }
@@ -179,8 +183,64 @@ fn lock_dir(lock_path: &Path) -> PathBuf {
     }
 }
 
+/// Where a write to `path` lands: the file at the end of its symlinks, so a link
+/// (a lock shared between checkouts, a dotfiles config) stays a link and its target
+/// gets the new bytes. A dangling link names the file a first write creates.
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    // As many as the kernel follows before ELOOP.
+    const MAX_LINKS: usize = 40;
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                // A relative target is relative to the link's directory.
+                path = lock_dir(&path).join(target);
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
+
+/// Random characters in a temporary file's name: `.NAME.XXXXXX.tmp`.
+const TEMP_RANDOM: usize = 6;
+
+/// Removes `.NAME.XXXXXX.tmp` files beside `path`: what [`write_atomically`] leaves
+/// when killed before its rename. Only that exact pattern, only regular files; a
+/// file that cannot be removed is left for the next run.
+fn remove_stale_temporaries(path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    let Ok(entries) = std::fs::read_dir(lock_dir(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(random) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        if random.len() == TEMP_RANDOM
+            && random.bytes().all(|b| b.is_ascii_alphanumeric())
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Replaces the file with `contents` so that a reader sees the old bytes or the new,
 /// never a torn file: temp file in the same directory, fsync, rename, fsync the dir.
+/// Call it holding the [`FileLock`].
 pub fn write_lock_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)
@@ -190,26 +250,84 @@ pub fn write_lock_atomically(path: &Path, contents: &str) -> std::io::Result<()>
 }
 
 /// Writes a file whole or not at all: a temporary file beside it, synced, renamed
-/// over it, the directory synced. `mode` is the new file's permissions.
+/// over it, the directory synced. `mode` is the new file's permissions. A symlink is
+/// written through: the file it points at is replaced, in that file's directory.
 pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let dir = lock_dir(path);
+    let path = resolve_links(path)?;
+    let dir = lock_dir(&path);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let mut temp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
+        .rand_bytes(TEMP_RANDOM)
         .suffix(".tmp")
         .tempfile_in(&dir)?;
     temp.write_all(bytes)?;
     temp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
     temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
+    temp.persist(&path).map_err(|e| e.error)?;
     File::open(&dir)?.sync_all()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_resolve_relative_to_their_own_directory_through_a_chain_and_when_dangling() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("shared")).unwrap();
+        std::os::unix::fs::symlink("shared/hop", d.join("mcp.lock")).unwrap();
+        std::os::unix::fs::symlink("../shared/team.lock", d.join("shared/hop")).unwrap();
+        assert_eq!(
+            resolve_links(&d.join("mcp.lock")).unwrap(),
+            d.join("shared/../shared/team.lock")
+        );
+        assert_eq!(
+            resolve_links(&d.join("plain.lock")).unwrap(),
+            d.join("plain.lock")
+        );
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        let err = resolve_links(&d.join("loop")).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("loop: too many levels of symbolic links")
+        );
+    }
+
+    #[test]
+    fn only_temporaries_named_like_the_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let lock = d.join("mcp.lock");
+        write_atomically(&lock, b"old", 0o644).unwrap();
+        let kept = [
+            ".mcp.lock.notes.tmp",
+            ".mcp.lock.AbC12.tmp",
+            "mcp.lock.AbC123.tmp",
+            ".other.lock.AbC123.tmp",
+            ".mcp.lock.AbC123.tmp.keep",
+        ];
+        for name in kept
+            .iter()
+            .chain(&[".mcp.lock.AbC123.tmp", ".mcp.lock.zz99ZZ.tmp"])
+        {
+            std::fs::write(d.join(name), "x").unwrap();
+        }
+        std::fs::create_dir(d.join(".mcp.lock.dir000.tmp")).unwrap();
+        remove_stale_temporaries(&lock);
+        let mut left: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut expected: Vec<String> = kept.iter().map(|s| s.to_string()).collect();
+        expected.extend([".mcp.lock.dir000.tmp".into(), "mcp.lock".into()]);
+        expected.sort();
+        assert_eq!(left, expected);
+    }
 
     #[test]
     fn basic_strings_escape_everything_toml_forbids() {
