@@ -122,9 +122,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let doubtful: Vec<&str> = proposals
         .iter()
         .filter_map(|p| match p {
-            Proposal::Metadata { server, changes } if changes.iter().any(|c| c.drift) => {
-                Some(server.as_str())
-            }
+            Proposal::Metadata {
+                server, changes, ..
+            } if changes.iter().any(|c| c.drift) => Some(server.as_str()),
             _ => None,
         })
         .collect();
