@@ -621,16 +621,16 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
 
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
 fn server_change_line(change: &ServerChange, indent: &str) -> String {
+    // How a server is launched comes from the config, not the server: shown whole.
+    let max = if change.field == "launch" {
+        usize::MAX
+    } else {
+        SHOWN_VALUE_CHARS
+    };
     let values = format!(
         "{} -> {}",
-        escape_cut(
-            change.pinned.as_deref().unwrap_or("(none)"),
-            SHOWN_VALUE_CHARS
-        ),
-        escape_cut(
-            change.live.as_deref().unwrap_or("(none)"),
-            SHOWN_VALUE_CHARS
-        )
+        escape_cut(change.pinned.as_deref().unwrap_or("(none)"), max),
+        escape_cut(change.live.as_deref().unwrap_or("(none)"), max)
     );
     match (change.class, change.action) {
         (Some(class), Some(action)) => {
