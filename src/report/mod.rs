@@ -284,12 +284,38 @@ pub fn render_findings(findings: &[Finding], indent: &str) -> String {
             // A whole tool added or removed: its header already says so.
             _ if f.pointer.is_empty() => {}
             (a, b) => {
-                let _ = writeln!(
-                    out,
-                    "{pad}{dim}was{dim:#} {}  {dim}now{dim:#} {}",
-                    value_text(a.as_ref()),
-                    value_text(b.as_ref())
-                );
+                let compact = |v: &Option<serde_json::Value>| {
+                    v.as_ref()
+                        .map(|v| Json::from_value(v).canonical().unwrap_or_default())
+                };
+                let (was, now) = (compact(a), compact(b));
+                let fits = |t: &Option<String>| {
+                    t.as_ref()
+                        .is_none_or(|t| t.chars().count() <= SHOWN_VALUE_CHARS)
+                };
+                if fits(&was) && fits(&now) {
+                    let _ = writeln!(
+                        out,
+                        "{pad}{dim}was{dim:#} {}  {dim}now{dim:#} {}",
+                        value_text(a.as_ref()),
+                        value_text(b.as_ref())
+                    );
+                } else {
+                    // Too long for one line: each side whole, folded like a definition.
+                    for (label, value) in [("was", a), ("now", b)] {
+                        match value {
+                            None => {
+                                let _ = writeln!(out, "{pad}{dim}{label}{dim:#} (absent)");
+                            }
+                            Some(v) => {
+                                let _ = writeln!(out, "{pad}{dim}{label}{dim:#}");
+                                let block =
+                                    definition_block(&Json::from_value(v), &format!("{pad}  "));
+                                out.push_str(&block);
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -683,6 +709,37 @@ mod tests {
         assert_eq!(lines[1], r#"    "name": "wide","#);
         // 98 lines in all: five opening, three per property, three closing.
         assert_eq!(lines[SHOWN_LINES], "  … (58 more lines)");
+    }
+
+    #[test]
+    fn a_changed_part_too_long_for_one_line_is_shown_whole_and_folded() {
+        let tool = |props: serde_json::Value| {
+            Json::from_value(&serde_json::json!({
+                "name": "t",
+                "inputSchema": {"type": "object", "properties": props}
+            }))
+        };
+        let target: serde_json::Map<String, serde_json::Value> = (0..5)
+            .map(|i| {
+                let about = format!("Where the call lands, part {i}.");
+                (
+                    format!("f{i}"),
+                    serde_json::json!({"type": "string", "description": about}),
+                )
+            })
+            .collect();
+        let findings = crate::classify::Classifier::default().classify(
+            &tool(serde_json::json!({})),
+            &tool(serde_json::json!({"target": {"type": "object", "properties": target}})),
+        );
+        let text = plain(render_findings(&findings, ""));
+        assert!(text.contains("was (absent)\n"), "{text}");
+        assert!(text.contains("now\n"), "{text}");
+        assert!(
+            text.contains(r#"        "description": "Where the call lands, part 4.""#),
+            "{text}"
+        );
+        assert!(!text.contains("…"), "{text}");
     }
 
     #[test]
