@@ -213,3 +213,20 @@ fn a_huge_www_authenticate_challenge_is_cut_with_a_count() {
     assert!(err.contains("more characters)"), "{err}");
     assert!(err.len() < 2_000, "{} bytes:\n{err}", err.len());
 }
+
+#[test]
+fn a_huge_server_error_message_is_cut_with_a_count_and_kept_whole_in_json() {
+    let p = Project::new(json!({ "fixture": fixture_entry(&[]) }));
+    p.run(&["update", "--yes"]).expect(0);
+    p.set_servers(json!({ "fixture": fixture_entry(&["--misbehave", "huge-error"]) }));
+    let held = p.run(&["update", "--dry-run"]).expect(3).stderr();
+    let verify = p.run(&["verify"]).expect(3).stdout();
+    for text in [&held, &verify] {
+        assert!(text.contains("listing failed: eeee"), "{text}");
+        assert!(text.contains("more characters)"), "{text}");
+        assert!(text.len() < 2_000, "{} bytes:\n{text}", text.len());
+    }
+    let doc = p.run(&["verify", "--format", "json"]).expect(3).json();
+    let error = doc["servers"][0]["error"].as_str().unwrap();
+    assert!(error.contains(&"e".repeat(60_000)), "{}", error.len());
+}

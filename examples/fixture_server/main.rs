@@ -43,7 +43,8 @@ Options:
                           drift-second-listing (serve b from the second listing on, silently) |
                           crash-on-call (exit without answering a tools/call) |
                           hybrid-listing (tools/list answers also carry a method) |
-                          stop-reading (after the first listing, never read again)
+                          stop-reading (after the first listing, never read again) |
+                          huge-error (answer tools/list with a 60 KB error message)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -546,6 +547,9 @@ fn tools(o: &Options) -> Vec<Value> {
 }
 
 fn list_page(o: &Options, cursor: Option<&str>) -> Result<Value, String> {
+    if o.misbehave == "huge-error" {
+        return Err(format!("listing failed: {}", "e".repeat(60_000)));
+    }
     let all = tools(o);
     let start = match cursor {
         None => 0,

@@ -143,8 +143,9 @@ pub fn short(hash: &str) -> &str {
 
 /// Lines of server text a definition or instructions are shown with at most.
 const SHOWN_LINES: usize = 40;
-/// Characters of one such line shown at most; the terminal wraps what is kept.
-const SHOWN_LINE_CHARS: usize = 1000;
+/// Characters of one such line (or of an error message) shown at most; the terminal
+/// wraps what is kept.
+pub const SHOWN_LINE_CHARS: usize = 1000;
 /// Characters of a value (compact JSON, a server setting) shown at most on one line.
 const SHOWN_VALUE_CHARS: usize = 200;
 /// Characters of server text a word diff shows at most.
@@ -193,7 +194,7 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
             detail
         );
         if let Some(error) = &r.error {
-            let _ = writeln!(out, "    {}", esc(error));
+            let _ = writeln!(out, "    {}", escape_cut(error, SHOWN_LINE_CHARS));
         }
         if full && !r.pinned && r.instructions.is_some() {
             out.push_str(&instructions_block(r.instructions.as_deref(), "    "));
