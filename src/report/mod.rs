@@ -17,7 +17,7 @@ use crate::exit_codes::ExitCode;
 use crate::json::Json;
 use crate::lock::{LockLines, Lockfile};
 use crate::policy::{Action, Rule};
-use crate::text::{Folded, escape_cut, escape_for_terminal as esc, left_out};
+use crate::text::{Folded, escape_cut, escape_for_terminal as esc, left_out, split_at_chars};
 
 /// What the CI formats need besides the reports: the lock's path as the user wrote
 /// it, where each pin is in it, and which tools it pins.
@@ -348,6 +348,9 @@ pub fn definition_block(definition: &Json, indent: &str) -> String {
 /// Server text (instructions) quoted line by line with `| `, escaped and folded.
 fn text_block(text: &str, indent: &str) -> String {
     let dim = Style::new().dimmed();
+    if text.is_empty() {
+        return format!("{indent}{dim}(empty){dim:#}\n");
+    }
     let mut folded = Folded::new(SHOWN_LINES, SHOWN_LINE_CHARS);
     let _ = std::io::Write::write_all(&mut folded, text.as_bytes());
     let (lines, more) = folded.finish();
@@ -453,30 +456,49 @@ pub fn word_diff(before: &str, after: &str) -> String {
     render_pieces(&pieces)
 }
 
+/// How much server text a word diff may still show, and how much it left out.
+struct Budget {
+    chars: usize,
+    left_out: usize,
+}
+
+impl Budget {
+    /// As much of `text` as still fits, escaped; the rest is counted as left out.
+    fn take(&mut self, text: &str) -> String {
+        match split_at_chars(text, self.chars) {
+            (head, 0) => {
+                self.chars -= head.chars().count();
+                esc(head)
+            }
+            (head, rest) => {
+                self.left_out += rest;
+                self.chars = 0;
+                esc(head)
+            }
+        }
+    }
+}
+
 fn render_pieces(pieces: &[Piece]) -> String {
     let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
     let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
     let dim = Style::new().dimmed();
-    let mut budget = DIFF_CHARS;
-    let mut left = 0usize;
-    // Server text within the budget, escaped; what does not fit is counted in `left`.
-    let mut take = |text: &str, left: &mut usize| -> String {
-        match text.char_indices().nth(budget) {
-            None => {
-                budget -= text.chars().count();
-                esc(text)
-            }
-            Some((end, _)) => {
-                *left += text[end..].chars().count();
-                budget = 0;
-                esc(&text[..end])
-            }
-        }
+    let mut budget = Budget {
+        chars: DIFF_CHARS,
+        left_out: 0,
     };
     let mut out = String::new();
     let last = pieces.len().saturating_sub(1);
     for (i, piece) in pieces.iter().enumerate() {
         match piece {
+            _ if budget.chars == 0 => {
+                budget.left_out += match piece {
+                    Piece::Same(text) => text.chars().count(),
+                    Piece::Change { removed, added } => {
+                        removed.chars().count() + added.chars().count()
+                    }
+                };
+            }
             Piece::Same(text) => {
                 let keep_head = if i == 0 { 0 } else { DIFF_CONTEXT };
                 let keep_tail = if i == last { 0 } else { DIFF_CONTEXT };
@@ -486,7 +508,7 @@ fn render_pieces(pieces: &[Piece]) -> String {
                     let head = head_of(text, keep_head);
                     let tail = tail_of(text, keep_tail);
                     let skipped = chars - head.chars().count() - tail.chars().count();
-                    out.push_str(&take(head, &mut left));
+                    out.push_str(&budget.take(head));
                     if !head.is_empty() && !head.ends_with(char::is_whitespace) {
                         out.push(' ');
                     }
@@ -494,25 +516,25 @@ fn render_pieces(pieces: &[Piece]) -> String {
                     if !tail.is_empty() && !tail.starts_with(char::is_whitespace) {
                         out.push(' ');
                     }
-                    out.push_str(&take(tail, &mut left));
+                    out.push_str(&budget.take(tail));
                 } else {
-                    out.push_str(&take(text, &mut left));
+                    out.push_str(&budget.take(text));
                 }
             }
             Piece::Change { removed, added } => {
-                let shown = take(removed, &mut left);
+                let shown = budget.take(removed);
                 if !shown.is_empty() {
                     let _ = write!(out, "{red}[-{shown}-]{red:#}");
                 }
-                let shown = take(added, &mut left);
+                let shown = budget.take(added);
                 if !shown.is_empty() {
                     let _ = write!(out, "{green}{{+{shown}+}}{green:#}");
                 }
             }
         }
     }
-    if left > 0 {
-        out.push_str(&left_out(left, "character"));
+    if budget.left_out > 0 {
+        out.push_str(&left_out(budget.left_out, "character"));
     }
     out
 }
