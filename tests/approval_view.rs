@@ -22,8 +22,8 @@ fn revision_project(revision: &str, extra: &[&str]) -> (Project, tempfile::Named
 
 /// Lines of the rollback tool's definition (revision B), as pretty JSON shows them.
 const ROLLBACK_LINES: &[&str] = &[
-    r#""name": "rollback","#,
-    r#""description": "Roll a preview back to its previous deployment.","#,
+    r#""name": "rollback""#,
+    r#""description": "Roll a preview back to its previous deployment.""#,
     r#""branch": {"#,
     r#""destructiveHint": true"#,
 ];
@@ -74,6 +74,12 @@ fn an_added_tool_shows_its_whole_definition_in_update_dry_run_and_diff() {
     let verify = p.run(&["verify"]).expect(1).stdout();
     assert!(verify.contains("added    rollback"), "{verify}");
     assert!(!verify.contains(ROLLBACK_LINES[1]), "{verify}");
+    // Between two locks, the newer one's definition.
+    let old_lock = p.path().join("old.lock");
+    std::fs::copy(p.path().join("mcp.lock"), &old_lock).unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    let between = p.run(&["diff", "--from", old_lock.to_str().unwrap()]);
+    assert_shows_rollback(&between.expect(1).stdout());
 }
 
 #[test]
