@@ -165,6 +165,10 @@ pub struct ServerReport {
     /// Lines on stdout that were not JSON-RPC.
     pub ignored_lines: usize,
     pub elapsed_ms: u64,
+    /// The live `instructions` text, for a person to read (reports for machines carry
+    /// only the hashes, as the lock does).
+    #[serde(skip)]
+    pub instructions: Option<String>,
 }
 
 impl ServerReport {
@@ -219,6 +223,7 @@ impl ServerReport {
             stderr: Vec::new(),
             ignored_lines: 0,
             elapsed_ms: 0,
+            instructions: None,
         }
     }
 
@@ -279,6 +284,7 @@ pub fn compare(
         stderr: Vec::new(),
         ignored_lines: fetched.ignored_lines,
         elapsed_ms: fetched.elapsed.as_millis() as u64,
+        instructions: None,
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {
@@ -300,6 +306,7 @@ pub fn compare(
         Outcome::Complete { session, listing } => (session, listing),
     };
     report.tools = Some(listing.tools.len());
+    report.instructions = session.instructions.clone();
     report.changes = tool_changes(pinned, &listing.tools);
     match pinned {
         None => {
@@ -549,6 +556,8 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
                             server_info: server.server_info.clone(),
                             list_changed: server.list_changed,
                             instructions_hash: server.instructions_hash.clone(),
+                            // A lock keeps only the hash.
+                            instructions: None,
                             client_capabilities: server.client_capabilities.to_value(),
                             client_info: server.client_info.to_value(),
                         };

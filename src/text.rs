@@ -17,6 +17,149 @@ pub fn escape_for_terminal(text: &str) -> String {
     out
 }
 
+/// "… (12 more characters)": what a cut left out, for the end of what it kept.
+pub fn left_out(n: usize, what: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("… ({n} more {what}{s})")
+}
+
+/// The first `max` characters of `text`, and how many characters follow them.
+pub fn split_at_chars(text: &str, max: usize) -> (&str, usize) {
+    match text.char_indices().nth(max) {
+        None => (text, 0),
+        Some((end, _)) => (&text[..end], text[end..].chars().count()),
+    }
+}
+
+/// `text` cut at `max` characters, ending with how many were left out; not escaped
+/// (for messages escaped where they are shown).
+pub fn cut(text: &str, max: usize) -> String {
+    match split_at_chars(text, max) {
+        (head, 0) => head.to_string(),
+        (head, rest) => format!("{head}{}", left_out(rest, "character")),
+    }
+}
+
+/// Server text escaped and cut at `max` characters, ending with how many were left
+/// out. Cut before escaping, so an escape is never split.
+pub fn escape_cut(text: &str, max: usize) -> String {
+    match split_at_chars(text, max) {
+        (head, 0) => escape_for_terminal(head),
+        (head, rest) => format!(
+            "{}{}",
+            escape_for_terminal(head),
+            left_out(rest, "character")
+        ),
+    }
+}
+
+/// Text written to it, kept as at most `max_lines` lines of at most `max_chars`
+/// characters each, with what is left out only counted: folding a huge definition for
+/// a person takes little memory. Write to it (e.g. `serde_json::to_writer_pretty`),
+/// then take [`Folded::lines`].
+#[derive(Debug)]
+pub struct Folded {
+    max_lines: usize,
+    max_chars: usize,
+    lines: Vec<(Vec<u8>, usize)>,
+    /// The line being written: its first bytes, and how many characters it has.
+    current: Vec<u8>,
+    current_chars: usize,
+    more_lines: usize,
+}
+
+impl Folded {
+    pub fn new(max_lines: usize, max_chars: usize) -> Self {
+        Folded {
+            max_lines,
+            max_chars,
+            lines: Vec::new(),
+            current: Vec::new(),
+            current_chars: 0,
+            more_lines: 0,
+        }
+    }
+
+    /// `text` folded at once.
+    pub fn text(text: &str, max_lines: usize, max_chars: usize) -> Vec<String> {
+        let mut folded = Folded::new(max_lines, max_chars);
+        std::io::Write::write_all(&mut folded, text.as_bytes()).expect("writes to memory");
+        folded.lines()
+    }
+
+    fn end_line(&mut self) {
+        if self.lines.len() < self.max_lines {
+            let bytes = std::mem::take(&mut self.current);
+            self.lines.push((bytes, self.current_chars));
+        } else {
+            self.current.clear();
+            self.more_lines += 1;
+        }
+        self.current_chars = 0;
+    }
+
+    /// The kept lines, each escaped and cut with a count of what it left out, then a
+    /// line counting the lines left out, if any.
+    pub fn lines(self) -> Vec<String> {
+        let (mut lines, more) = self.finish();
+        if more > 0 {
+            lines.push(left_out(more, "line"));
+        }
+        lines
+    }
+
+    /// The kept lines, each escaped and cut with a count of what it left out, and how
+    /// many lines were left out.
+    pub fn finish(mut self) -> (Vec<String>, usize) {
+        if !self.current.is_empty() || self.current_chars > 0 {
+            self.end_line();
+        }
+        let out: Vec<String> = self
+            .lines
+            .iter()
+            .map(|(bytes, chars)| {
+                let text = String::from_utf8_lossy(bytes);
+                let shown: String = text.chars().take(self.max_chars).collect();
+                let rest = chars.saturating_sub(self.max_chars);
+                let mut line = escape_for_terminal(&shown);
+                if rest > 0 {
+                    line.push_str(&left_out(rest, "character"));
+                }
+                line
+            })
+            .collect();
+        (out, self.more_lines)
+    }
+}
+
+impl std::io::Write for Folded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Enough bytes for `max_chars` characters of any width.
+        let keep = self.max_chars.saturating_mul(4);
+        for piece in buf.split_inclusive(|b| *b == b'\n') {
+            let (text, ends) = match piece.split_last() {
+                Some((b'\n', text)) => (text, true),
+                _ => (piece, false),
+            };
+            if self.lines.len() < self.max_lines {
+                let room = keep.saturating_sub(self.current.len());
+                self.current
+                    .extend_from_slice(&text[..text.len().min(room)]);
+            }
+            // Characters, counted by the bytes that start one.
+            self.current_chars += text.iter().filter(|b| (**b & 0xc0) != 0x80).count();
+            if ends {
+                self.end_line();
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Serialized JSON with every unsafe character outside the C0 range written as a
 /// `\uXXXX` escape, so a machine report shown on a terminal cannot drive it either.
 /// (serde_json already escapes C0 inside strings; newlines between tokens are kept.)
@@ -66,6 +209,37 @@ pub fn is_unsafe(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_text_is_cut_with_a_count_and_never_inside_an_escape() {
+        assert_eq!(escape_cut("short", 5), "short");
+        assert_eq!(
+            escape_cut("abc\u{1b}def", 4),
+            "abc\\u{001b}… (3 more characters)"
+        );
+        assert_eq!(escape_cut("héllo wörld", 5), "héllo… (6 more characters)");
+    }
+
+    #[test]
+    fn folded_text_keeps_some_lines_cut_and_counts_the_rest() {
+        let text = format!("one\n{}\nthree\nfour\nfive", "é".repeat(30));
+        assert_eq!(
+            Folded::text(&text, 3, 10),
+            [
+                "one".to_string(),
+                format!("{}… (20 more characters)", "é".repeat(10)),
+                "three".into(),
+                "… (2 more lines)".into(),
+            ]
+        );
+        // Written in pieces that split lines and characters, the same result.
+        let mut folded = Folded::new(3, 10);
+        for chunk in text.as_bytes().chunks(3) {
+            std::io::Write::write_all(&mut folded, chunk).unwrap();
+        }
+        assert_eq!(folded.lines(), Folded::text(&text, 3, 10));
+        assert_eq!(Folded::text("a\u{202e}b", 5, 10), ["a\\u{202e}b"]);
+    }
 
     #[test]
     fn json_output_escapes_c1_bidi_and_tags_and_stays_the_same_json() {

@@ -14,8 +14,10 @@ pub enum Proposal {
     /// A server seen for the first time: pin all of its pinnable tools at once.
     PinServer {
         server: String,
-        /// Names and hashes of the tools to pin.
-        tools: Vec<(String, String)>,
+        /// The tools to pin, as additions with their live definitions and findings.
+        tools: Vec<ToolChange>,
+        /// The server's `instructions`, which the pin's hash will stand for.
+        instructions: Option<String>,
     },
     /// A tool added, removed or changed on a pinned server.
     Tool { server: String, change: ToolChange },
@@ -23,6 +25,8 @@ pub enum Proposal {
     Metadata {
         server: String,
         changes: Vec<ServerChange>,
+        /// The live `instructions` text, shown when they changed.
+        instructions: Option<String>,
     },
     /// The config no longer has a pinned server.
     DropServer { server: String, tools: usize },
@@ -101,10 +105,8 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
                 c.report.changes.iter().partition(|t| t.is_pinnable());
             out.push(Proposal::PinServer {
                 server: name.clone(),
-                tools: tools
-                    .iter()
-                    .map(|t| (t.tool.clone(), t.live_hash.clone().unwrap_or_default()))
-                    .collect(),
+                tools: tools.into_iter().cloned().collect(),
+                instructions: c.report.instructions.clone(),
             });
             unpinnable.extend(bad.into_iter().map(|t| (name.clone(), t.clone())));
             continue;
@@ -114,6 +116,7 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
             out.push(Proposal::Metadata {
                 server: name.clone(),
                 changes: meta,
+                instructions: c.report.instructions.clone(),
             });
         }
         for change in &c.report.changes {

@@ -190,6 +190,13 @@ fn handle(state: &State, stream: TcpStream, request: Request) {
             .get("mcp-method")
             .map_or("-", String::as_str),
     ));
+    if o.http.misbehave == "huge-challenge" {
+        // A 60 KB challenge on one header line.
+        let challenge = format!("Bearer realm=\"{}\"", "r".repeat(60_000));
+        let headers = [("WWW-Authenticate", challenge)];
+        respond(&stream, "401 Unauthorized", &headers, b"unauthorized");
+        return;
+    }
     if let Some(token) = &o.http.token
         && request.headers.get("authorization") != Some(&format!("Bearer {token}"))
     {

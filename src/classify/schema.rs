@@ -4,6 +4,7 @@
 //! Local `$ref`s are expanded first, so a change inside `$defs` is judged where it is
 //! used; a hostile schema that would expand without bound is compared imprecisely.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
@@ -39,7 +40,14 @@ pub(super) fn compare(
     let any = Value::Bool(true);
     let (a, b) = (before.unwrap_or(&any), after.unwrap_or(&any));
     let mut refs = Refs::default();
-    let expanded = (|| Some((expand_root(a, &mut refs)?, expand_root(b, &mut refs)?)))();
+    // Only a reference can make an expansion grow: a schema without one is compared as
+    // it is, however large or deep (the walk has its own depth limit).
+    let expanded = if has_refs(a) || has_refs(b) {
+        (|| Some((expand_root(a, &mut refs)?, expand_root(b, &mut refs)?)))()
+            .map(|(a, b)| (Cow::Owned(a), Cow::Owned(b)))
+    } else {
+        Some((Cow::Borrowed(a), Cow::Borrowed(b)))
+    };
     let mut walk = Walk {
         classifier,
         dir,
@@ -1084,9 +1092,13 @@ fn expand(
     refs: &mut Refs,
     depth: usize,
 ) -> Option<Value> {
-    *budget = budget.checked_sub(1)?;
-    if depth > MAX_EXPANDED_DEPTH {
-        return None;
+    // Only what a `$ref` brings in counts against the limits: the schema as written is
+    // already bounded by the reader, and its size or depth is not the references' doing.
+    if !stack.is_empty() {
+        *budget = budget.checked_sub(1)?;
+        if depth > MAX_EXPANDED_DEPTH {
+            return None;
+        }
     }
     match value {
         Value::Array(items) => items
@@ -1129,6 +1141,21 @@ fn expand(
             expand_members(root, map, stack, budget, refs, depth)
         }
         other => Some(other.clone()),
+    }
+}
+
+/// Whether any schema in `value` refers to another (`$ref`, `$dynamicRef`,
+/// `$recursiveRef`).
+fn has_refs(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_refs),
+        Value::Object(map) => {
+            ["$ref", "$dynamicRef", "$recursiveRef"]
+                .iter()
+                .any(|k| map.contains_key(*k))
+                || map.values().any(has_refs)
+        }
+        _ => false,
     }
 }
 
@@ -1211,4 +1238,75 @@ fn percent_decode(fragment: &str) -> Option<String> {
     let text = String::from_utf8(out).ok()?;
     // Only JSON pointers are followed; `#name` anchors are not.
     (text.is_empty() || text.starts_with('/')).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{Class, Classifier};
+    use crate::json::Json;
+
+    fn findings(before: serde_json::Value, after: serde_json::Value) -> Vec<super::Finding> {
+        let tool = |schema| Json::from_value(&json!({"name": "t", "inputSchema": schema}));
+        Classifier::default().classify(&tool(before), &tool(after))
+    }
+
+    fn nested(levels: usize, leaf: &str) -> serde_json::Value {
+        let mut schema = json!({"type": leaf});
+        for _ in 0..levels {
+            schema = json!({"type": "object", "properties": {"n": schema}});
+        }
+        schema
+    }
+
+    fn mention_refs(found: &[super::Finding]) -> bool {
+        found.iter().any(|f| f.reason.contains("$ref"))
+    }
+
+    #[test]
+    fn a_deep_schema_without_refs_is_compared_without_a_ref_finding() {
+        let found = findings(nested(105, "string"), nested(105, "integer"));
+        assert!(!mention_refs(&found), "{found:?}");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].class, Class::Breaking);
+        assert!(
+            found[0].pointer.ends_with("/properties/n/type"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_large_schema_is_compared_precisely_unless_its_refs_are_what_grows() {
+        let values: Vec<String> = (0..100_001).map(|i| format!("v{i}")).collect();
+        let mut more = values.clone();
+        more.push("extra".into());
+        let schema = |values: &[String]| {
+            json!({"type": "object", "properties": {
+                "pick": {"enum": values},
+                "other": {"$ref": "#/$defs/small"}
+            }, "$defs": {"small": {"type": "string"}}})
+        };
+        let found = findings(schema(&values), schema(&more));
+        assert!(!mention_refs(&found), "{found:?}");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].class, Class::Additive, "{found:?}");
+        // Still: references that multiply are compared imprecisely, and say so.
+        let mut defs = serde_json::Map::new();
+        for i in 0..40 {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"type": "object", "properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+            );
+        }
+        defs.insert("d40".into(), json!({"type": "string"}));
+        let bomb = |leaf: &str| {
+            let mut d = defs.clone();
+            d.insert("d40".into(), json!({"type": leaf}));
+            json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": d})
+        };
+        let found = findings(bomb("string"), bomb("integer"));
+        assert!(mention_refs(&found), "{found:?}");
+    }
 }

@@ -26,6 +26,8 @@ use crate::secrets::Secrets;
 
 /// How much of an error body is kept for a message.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
+/// Characters of a `WWW-Authenticate` challenge kept in an error message.
+const CHALLENGE_CHARS: usize = 200;
 /// How long the closing DELETE may take.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -209,10 +211,11 @@ pub(crate) async fn check_status(
         return Ok(response);
     }
     if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
-        let challenge = response
-            .headers()
-            .get("www-authenticate")
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        // A challenge can be any length; like a body, it is redacted, then cut.
+        let challenge = response.headers().get("www-authenticate").map(|v| {
+            let text = peer.secrets.redact(&String::from_utf8_lossy(v.as_bytes()));
+            crate::text::cut(&text, CHALLENGE_CHARS)
+        });
         return Err(RpcError::Auth {
             status: status.as_u16(),
             challenge: Some(match challenge {

@@ -217,6 +217,9 @@ pub struct ServerSession {
     pub list_changed: bool,
     /// The hash of `instructions`, if it sent any.
     pub instructions_hash: Option<String>,
+    /// The `instructions` text itself, for a person to read before approving it (the
+    /// lock keeps only the hash).
+    pub instructions: Option<String>,
     /// The client capabilities and clientInfo this session declared.
     pub client_capabilities: Value,
     pub client_info: Value,

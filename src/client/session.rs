@@ -475,7 +475,7 @@ fn read_session(
         .to_string();
     let instructions = match init.get("instructions") {
         None | Some(Json::Null) => None,
-        Some(Json::String(s)) => Some(instructions_hash(&s.to_string_lossy())),
+        Some(Json::String(s)) => Some(s.to_string_lossy()),
         Some(_) => return Err("initialize: \"instructions\" is not a string".into()),
     };
     let server_info = init.get("serverInfo").cloned().unwrap_or(Json::Null);
@@ -489,7 +489,8 @@ fn read_session(
         list_changed: value["capabilities"]["tools"]["listChanged"]
             .as_bool()
             .unwrap_or(false),
-        instructions_hash: instructions,
+        instructions_hash: instructions.as_deref().map(instructions_hash),
+        instructions,
         client_capabilities: options.capabilities.clone(),
         client_info: options.client_info.clone(),
     })
@@ -507,7 +508,7 @@ fn read_discover(
     }
     let instructions = match result.get("instructions") {
         None | Some(Json::Null) => None,
-        Some(Json::String(s)) => Some(instructions_hash(&s.to_string_lossy())),
+        Some(Json::String(s)) => Some(s.to_string_lossy()),
         Some(_) => return Err("server/discover: \"instructions\" is not a string".into()),
     };
     // The schema puts serverInfo in the result's _meta; accept it at the top level too.
@@ -529,7 +530,8 @@ fn read_discover(
         transport: transport.into(),
         server_info,
         list_changed: matches!(list_changed, Some(Json::Bool(true))),
-        instructions_hash: instructions,
+        instructions_hash: instructions.as_deref().map(instructions_hash),
+        instructions,
         client_capabilities: options.capabilities.clone(),
         client_info: options.client_info.clone(),
     })

@@ -5,7 +5,7 @@
 use anstyle::AnsiColor;
 use mcp_lock::drift::{Verdict, compare_locks};
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::report::{render_human, render_summary};
+use mcp_lock::report::{render_diff, render_summary};
 
 use super::Workspace;
 use crate::cli::{DiffArgs, Format};
@@ -49,7 +49,7 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
         ExitCode::Success
     };
     if args.format == Format::Human {
-        super::out(&render_human(&reports));
+        super::out(&render_diff(&reports));
         let summary = render_summary(&reports);
         match code {
             ExitCode::Success => super::status("Same", AnsiColor::Green, &summary),

@@ -10,8 +10,8 @@ use mcp_lock::client::ProtocolChoice;
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
-use mcp_lock::report::{render_proposal, short};
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, short};
+use mcp_lock::text::{escape_cut, escape_for_terminal as esc};
 use mcp_lock::update::{Proposal, apply, plan};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
@@ -80,7 +80,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             "{}: {}: {}; its pins are unchanged",
             esc(&h.server),
             h.verdict.as_str(),
-            esc(&h.reason)
+            escape_cut(&h.reason, SHOWN_LINE_CHARS)
         ));
         if let Some(c) = checked.iter().find(|c| c.spec.name == h.server) {
             for line in c.report.stderr.iter().rev().take(5).rev() {
@@ -133,9 +133,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let doubtful: Vec<&str> = proposals
         .iter()
         .filter_map(|p| match p {
-            Proposal::Metadata { server, changes } if changes.iter().any(|c| c.drift) => {
-                Some(server.as_str())
-            }
+            Proposal::Metadata {
+                server, changes, ..
+            } if changes.iter().any(|c| c.drift) => Some(server.as_str()),
             _ => None,
         })
         .collect();

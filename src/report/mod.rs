@@ -14,9 +14,10 @@ pub use ci::{render_github, render_junit, render_sarif};
 use crate::classify::{Class, Finding};
 use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
+use crate::json::Json;
 use crate::lock::{LockLines, Lockfile};
 use crate::policy::{Action, Rule};
-use crate::text::escape_for_terminal as esc;
+use crate::text::{Folded, escape_cut, escape_for_terminal as esc, left_out, split_at_chars};
 
 /// What the CI formats need besides the reports: the lock's path as the user wrote
 /// it, where each pin is in it, and which tools it pins.
@@ -140,10 +141,33 @@ pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
+/// Lines of server text a definition or instructions are shown with at most.
+const SHOWN_LINES: usize = 40;
+/// Characters of one such line (or of an error message) shown at most; the terminal
+/// wraps what is kept.
+pub const SHOWN_LINE_CHARS: usize = 1000;
+/// Characters of a value (compact JSON, a server setting) shown at most on one line.
+const SHOWN_VALUE_CHARS: usize = 200;
+/// Characters of server text a word diff shows at most.
+const DIFF_CHARS: usize = 2000;
+/// Unchanged characters a word diff keeps on each side of a change.
+const DIFF_CONTEXT: usize = 80;
+
 /// The human report: a line per server, then each change with its class, what the
 /// policy does with it and every finding, then the server's stderr if it failed.
 /// ANSI styles are stripped later when the output is not a terminal.
 pub fn render_human(reports: &[ServerReport]) -> String {
+    render_reports(reports, false)
+}
+
+/// The human report with what a reviewer needs to judge it, for `diff`: also the
+/// whole definition of each added tool and the text of changed instructions, folded
+/// when long.
+pub fn render_diff(reports: &[ServerReport]) -> String {
+    render_reports(reports, true)
+}
+
+fn render_reports(reports: &[ServerReport], full: bool) -> String {
     let width = reports
         .iter()
         .map(|r| esc(&r.name).chars().count())
@@ -170,14 +194,27 @@ pub fn render_human(reports: &[ServerReport]) -> String {
             detail
         );
         if let Some(error) = &r.error {
-            let _ = writeln!(out, "    {}", esc(error));
+            let _ = writeln!(out, "    {}", escape_cut(error, SHOWN_LINE_CHARS));
+        }
+        if full && !r.pinned && r.instructions.is_some() {
+            out.push_str(&instructions_block(r.instructions.as_deref(), "    "));
         }
         for c in &r.changes {
             out.push_str(&change_header(c, "    ", None));
             out.push_str(&render_findings(&c.findings, "        "));
+            if full {
+                out.push_str(&added_definition(c, "        "));
+            }
         }
         for c in &r.server_changes {
             out.push_str(&server_change_line(c, "    "));
+            if full {
+                out.push_str(&instructions_change(
+                    c,
+                    r.instructions.as_deref(),
+                    "        ",
+                ));
+            }
         }
         if r.ignored_lines > 0 {
             let _ = writeln!(
@@ -248,12 +285,38 @@ pub fn render_findings(findings: &[Finding], indent: &str) -> String {
             // A whole tool added or removed: its header already says so.
             _ if f.pointer.is_empty() => {}
             (a, b) => {
-                let _ = writeln!(
-                    out,
-                    "{pad}{dim}was{dim:#} {}  {dim}now{dim:#} {}",
-                    value_text(a.as_ref()),
-                    value_text(b.as_ref())
-                );
+                let compact = |v: &Option<serde_json::Value>| {
+                    v.as_ref()
+                        .map(|v| Json::from_value(v).canonical().unwrap_or_default())
+                };
+                let (was, now) = (compact(a), compact(b));
+                let fits = |t: &Option<String>| {
+                    t.as_ref()
+                        .is_none_or(|t| t.chars().count() <= SHOWN_VALUE_CHARS)
+                };
+                if fits(&was) && fits(&now) {
+                    let _ = writeln!(
+                        out,
+                        "{pad}{dim}was{dim:#} {}  {dim}now{dim:#} {}",
+                        value_text(a.as_ref()),
+                        value_text(b.as_ref())
+                    );
+                } else {
+                    // Too long for one line: each side whole, folded like a definition.
+                    for (label, value) in [("was", a), ("now", b)] {
+                        match value {
+                            None => {
+                                let _ = writeln!(out, "{pad}{dim}{label}{dim:#} (absent)");
+                            }
+                            Some(v) => {
+                                let _ = writeln!(out, "{pad}{dim}{label}{dim:#}");
+                                let block =
+                                    definition_block(&Json::from_value(v), &format!("{pad}  "));
+                                out.push_str(&block);
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -262,28 +325,93 @@ pub fn render_findings(findings: &[Finding], indent: &str) -> String {
 
 /// A value as compact canonical JSON, escaped and cut to a readable length.
 fn value_text(value: Option<&serde_json::Value>) -> String {
-    const MAX: usize = 160;
     let Some(value) = value else {
         return "(absent)".into();
     };
-    let text = crate::json::Json::from_value(value)
-        .canonical()
-        .unwrap_or_default();
-    let text = esc(&text);
-    if text.chars().count() > MAX {
-        let cut: String = text.chars().take(MAX).collect();
-        format!("{cut}…")
-    } else {
-        text
+    let text = Json::from_value(value).canonical().unwrap_or_default();
+    escape_cut(&text, SHOWN_VALUE_CHARS)
+}
+
+/// A definition as a reviewer reads it before approving it: pretty JSON, every line
+/// escaped, long lines and long definitions folded with a count of what is left out.
+pub fn definition_block(definition: &Json, indent: &str) -> String {
+    let mut folded = Folded::new(SHOWN_LINES, SHOWN_LINE_CHARS);
+    // Writing to memory cannot fail, and a Value always serializes.
+    let _ = serde_json::to_writer_pretty(&mut folded, &definition.to_value());
+    folded
+        .lines()
+        .into_iter()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
+}
+
+/// Server text (instructions) quoted line by line with `| `, escaped and folded.
+fn text_block(text: &str, indent: &str) -> String {
+    let dim = Style::new().dimmed();
+    if text.is_empty() {
+        return format!("{indent}{dim}(empty){dim:#}\n");
     }
+    let mut folded = Folded::new(SHOWN_LINES, SHOWN_LINE_CHARS);
+    let _ = std::io::Write::write_all(&mut folded, text.as_bytes());
+    let (lines, more) = folded.finish();
+    let mut out: String = lines
+        .iter()
+        .map(|line| format!("{indent}{dim}|{dim:#} {line}\n"))
+        .collect();
+    if more > 0 {
+        let _ = writeln!(out, "{indent}{}", left_out(more, "line"));
+    }
+    out
+}
+
+/// The definition of an added tool, to read before pinning it.
+fn added_definition(change: &ToolChange, indent: &str) -> String {
+    match (&change.change, &change.live) {
+        (ChangeKind::Added, Some(definition)) => definition_block(definition, indent),
+        _ => String::new(),
+    }
+}
+
+/// A server's instructions when it is first pinned: the text its hash will stand for.
+fn instructions_block(text: Option<&str>, indent: &str) -> String {
+    match text {
+        Some(text) => format!(
+            "{indent}instructions (text the server gives the model):\n{}",
+            text_block(text, &format!("{indent}    "))
+        ),
+        None => format!("{indent}instructions: none\n"),
+    }
+}
+
+/// Under a changed-instructions line: the new text, since the lock keeps only a hash
+/// of the old one.
+fn instructions_change(change: &ServerChange, live: Option<&str>, indent: &str) -> String {
+    if change.field != "instructions" || change.live.is_none() {
+        return String::new();
+    }
+    match live {
+        Some(text) => format!(
+            "{indent}the lock keeps only a hash of the old text; the new instructions:\n{}",
+            text_block(text, indent)
+        ),
+        None => format!(
+            "{indent}the lock keeps only a hash of the instructions, so their text cannot be shown\n"
+        ),
+    }
+}
+
+/// A run of a word diff: text both sides share, or what one side has instead.
+enum Piece {
+    Same(String),
+    Change { removed: String, added: String },
 }
 
 /// A word-level diff on one line: `[-removed-]{+added+}`, coloured on a terminal.
 /// Whitespace between two changed words joins them, so a reworded phrase reads whole.
+/// Long unchanged runs are shortened to their ends around each change, and the whole
+/// diff is cut after [`DIFF_CHARS`] characters with a count of what is left out.
 pub fn word_diff(before: &str, after: &str) -> String {
     use similar::ChangeTag;
-    let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
-    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
     // Word diffs are quadratic at worst; a hostile description must not stall a run.
     let diff = similar::TextDiff::configure()
         .timeout(std::time::Duration::from_millis(200))
@@ -292,17 +420,15 @@ pub fn word_diff(before: &str, after: &str) -> String {
         .iter_all_changes()
         .map(|c| (c.tag(), c.value()))
         .collect();
-    let mut out = String::new();
+    let mut pieces = Vec::new();
     let (mut removed, mut added) = (String::new(), String::new());
-    let flush = |removed: &mut String, added: &mut String, out: &mut String| {
-        if !removed.is_empty() {
-            let _ = write!(out, "{red}[-{}-]{red:#}", esc(removed));
+    let flush = |removed: &mut String, added: &mut String, pieces: &mut Vec<Piece>| {
+        if !removed.is_empty() || !added.is_empty() {
+            pieces.push(Piece::Change {
+                removed: std::mem::take(removed),
+                added: std::mem::take(added),
+            });
         }
-        if !added.is_empty() {
-            let _ = write!(out, "{green}{{+{}+}}{green:#}", esc(added));
-        }
-        removed.clear();
-        added.clear();
     };
     for (i, (tag, text)) in tokens.iter().enumerate() {
         match tag {
@@ -317,14 +443,126 @@ pub fn word_diff(before: &str, after: &str) -> String {
                     removed.push_str(text);
                     added.push_str(text);
                 } else {
-                    flush(&mut removed, &mut added, &mut out);
-                    out.push_str(&esc(text));
+                    flush(&mut removed, &mut added, &mut pieces);
+                    match pieces.last_mut() {
+                        Some(Piece::Same(same)) => same.push_str(text),
+                        _ => pieces.push(Piece::Same(text.to_string())),
+                    }
                 }
             }
         }
     }
-    flush(&mut removed, &mut added, &mut out);
+    flush(&mut removed, &mut added, &mut pieces);
+    render_pieces(&pieces)
+}
+
+/// How much server text a word diff may still show, and how much it left out.
+struct Budget {
+    chars: usize,
+    left_out: usize,
+}
+
+impl Budget {
+    /// As much of `text` as still fits, escaped; the rest is counted as left out.
+    fn take(&mut self, text: &str) -> String {
+        match split_at_chars(text, self.chars) {
+            (head, 0) => {
+                self.chars -= head.chars().count();
+                esc(head)
+            }
+            (head, rest) => {
+                self.left_out += rest;
+                self.chars = 0;
+                esc(head)
+            }
+        }
+    }
+}
+
+fn render_pieces(pieces: &[Piece]) -> String {
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let dim = Style::new().dimmed();
+    let mut budget = Budget {
+        chars: DIFF_CHARS,
+        left_out: 0,
+    };
+    let mut out = String::new();
+    let last = pieces.len().saturating_sub(1);
+    for (i, piece) in pieces.iter().enumerate() {
+        match piece {
+            _ if budget.chars == 0 => {
+                budget.left_out += match piece {
+                    Piece::Same(text) => text.chars().count(),
+                    Piece::Change { removed, added } => {
+                        removed.chars().count() + added.chars().count()
+                    }
+                };
+            }
+            Piece::Same(text) => {
+                let keep_head = if i == 0 { 0 } else { DIFF_CONTEXT };
+                let keep_tail = if i == last { 0 } else { DIFF_CONTEXT };
+                let chars = text.chars().count();
+                // Worth shortening only when it saves more than the marker costs.
+                if pieces.len() > 1 && chars > keep_head + keep_tail + 40 {
+                    let head = head_of(text, keep_head);
+                    let tail = tail_of(text, keep_tail);
+                    let skipped = chars - head.chars().count() - tail.chars().count();
+                    out.push_str(&budget.take(head));
+                    if !head.is_empty() && !head.ends_with(char::is_whitespace) {
+                        out.push(' ');
+                    }
+                    let _ = write!(out, "{dim}… ({skipped} unchanged characters) …{dim:#}");
+                    if !tail.is_empty() && !tail.starts_with(char::is_whitespace) {
+                        out.push(' ');
+                    }
+                    out.push_str(&budget.take(tail));
+                } else {
+                    out.push_str(&budget.take(text));
+                }
+            }
+            Piece::Change { removed, added } => {
+                let shown = budget.take(removed);
+                if !shown.is_empty() {
+                    let _ = write!(out, "{red}[-{shown}-]{red:#}");
+                }
+                let shown = budget.take(added);
+                if !shown.is_empty() {
+                    let _ = write!(out, "{green}{{+{shown}+}}{green:#}");
+                }
+            }
+        }
+    }
+    if budget.left_out > 0 {
+        out.push_str(&left_out(budget.left_out, "character"));
+    }
     out
+}
+
+/// About the first `n` characters of `text`, ending at a word boundary when one is
+/// near.
+fn head_of(text: &str, n: usize) -> &str {
+    let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    let head = &text[..end];
+    match head.rfind(char::is_whitespace) {
+        Some(space) if space >= end / 2 => &head[..space],
+        _ => head,
+    }
+}
+
+/// About the last `n` characters of `text`, starting at a word boundary when one is
+/// near.
+fn tail_of(text: &str, n: usize) -> &str {
+    let chars = text.chars().count();
+    let start = text
+        .char_indices()
+        .nth(chars.saturating_sub(n))
+        .map_or(text.len(), |(i, _)| i);
+    let tail = &text[start..];
+    match tail.find(char::is_whitespace) {
+        Some(space) if space <= tail.len() / 2 => &tail[space..],
+        _ => tail,
+    }
 }
 
 /// The closing line: what the run concluded, and what the policy made of it.
@@ -378,7 +616,11 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
     let bold = Style::new().bold();
     let mut out = String::new();
     match proposal {
-        Proposal::PinServer { server, tools } => {
+        Proposal::PinServer {
+            server,
+            tools,
+            instructions,
+        } => {
             let _ = writeln!(
                 out,
                 "{bold}{}{bold:#}: new server, {} tool{} to pin",
@@ -386,15 +628,24 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 tools.len(),
                 plural(tools.len())
             );
-            for (name, hash) in tools {
-                let _ = writeln!(out, "    {}  {}", short(hash), esc(name));
+            out.push_str(&instructions_block(instructions.as_deref(), "    "));
+            for tool in tools {
+                let hash = tool.live_hash.as_deref().unwrap_or("");
+                let _ = writeln!(out, "    {}  {}", short(hash), esc(&tool.tool));
+                out.push_str(&render_findings(&tool.findings, "        "));
+                out.push_str(&added_definition(tool, "        "));
             }
         }
         Proposal::Tool { server, change } => {
             out.push_str(&change_header(change, "", Some(server)));
             out.push_str(&render_findings(&change.findings, "    "));
+            out.push_str(&added_definition(change, "    "));
         }
-        Proposal::Metadata { server, changes } => {
+        Proposal::Metadata {
+            server,
+            changes,
+            instructions,
+        } => {
             let _ = writeln!(
                 out,
                 "{bold}{}{bold:#}: server metadata changed",
@@ -402,6 +653,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             );
             for c in changes {
                 out.push_str(&server_change_line(c, "    "));
+                out.push_str(&instructions_change(c, instructions.as_deref(), "        "));
             }
         }
         Proposal::DropServer { server, tools } => {
@@ -418,10 +670,16 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
 
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
 fn server_change_line(change: &ServerChange, indent: &str) -> String {
+    // How a server is launched comes from the config, not the server: shown whole.
+    let max = if change.field == "launch" {
+        usize::MAX
+    } else {
+        SHOWN_VALUE_CHARS
+    };
     let values = format!(
         "{} -> {}",
-        esc(change.pinned.as_deref().unwrap_or("(none)")),
-        esc(change.live.as_deref().unwrap_or("(none)"))
+        escape_cut(change.pinned.as_deref().unwrap_or("(none)"), max),
+        escape_cut(change.live.as_deref().unwrap_or("(none)"), max)
     );
     match (change.class, change.action) {
         (Some(class), Some(action)) => {
@@ -451,14 +709,76 @@ fn hashes_text(change: &ToolChange) -> String {
 mod tests {
     use super::*;
 
+    fn plain(s: String) -> String {
+        let mut out = Vec::new();
+        let mut w = anstream::StripStream::new(&mut out);
+        std::io::Write::write_all(&mut w, s.as_bytes()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_long_definition_is_folded_after_its_first_lines_with_a_count() {
+        let properties: serde_json::Map<String, serde_json::Value> = (0..30)
+            .map(|i| (format!("p{i:02}"), serde_json::json!({"type": "string"})))
+            .collect();
+        let definition = Json::from_value(&serde_json::json!({
+            "name": "wide",
+            "inputSchema": {"type": "object", "properties": properties}
+        }));
+        let text = definition_block(&definition, "  ");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), SHOWN_LINES + 1, "{text}");
+        assert_eq!(lines[0], "  {");
+        assert_eq!(lines[1], r#"    "name": "wide","#);
+        // 98 lines in all: five opening, three per property, three closing.
+        assert_eq!(lines[SHOWN_LINES], "  … (58 more lines)");
+    }
+
+    #[test]
+    fn a_changed_part_too_long_for_one_line_is_shown_whole_and_folded() {
+        let tool = |props: serde_json::Value| {
+            Json::from_value(&serde_json::json!({
+                "name": "t",
+                "inputSchema": {"type": "object", "properties": props}
+            }))
+        };
+        let target: serde_json::Map<String, serde_json::Value> = (0..5)
+            .map(|i| {
+                let about = format!("Where the call lands, part {i}.");
+                (
+                    format!("f{i}"),
+                    serde_json::json!({"type": "string", "description": about}),
+                )
+            })
+            .collect();
+        let findings = crate::classify::Classifier::default().classify(
+            &tool(serde_json::json!({})),
+            &tool(serde_json::json!({"target": {"type": "object", "properties": target}})),
+        );
+        let text = plain(render_findings(&findings, ""));
+        assert!(text.contains("was (absent)\n"), "{text}");
+        assert!(text.contains("now\n"), "{text}");
+        assert!(
+            text.contains(r#"        "description": "Where the call lands, part 4.""#),
+            "{text}"
+        );
+        assert!(!text.contains("…"), "{text}");
+    }
+
+    #[test]
+    fn a_word_diff_keeps_only_the_ends_of_long_unchanged_runs() {
+        let words: Vec<String> = (0..200).map(|i| format!("w{i:03}")).collect();
+        let before = words.join(" ");
+        let after = before.replace("w100", "W100");
+        let diff = plain(word_diff(&before, &after));
+        assert!(diff.starts_with("… (4"), "{diff}");
+        assert!(diff.contains(" w099 [-w100-]{+W100+} w101 "), "{diff}");
+        assert!(diff.ends_with("unchanged characters) …"), "{diff}");
+        assert!(diff.chars().count() < 300, "{diff}");
+    }
+
     #[test]
     fn a_word_diff_joins_a_reworded_phrase_and_escapes_server_text() {
-        let plain = |s: String| {
-            let mut out = Vec::new();
-            let mut w = anstream::StripStream::new(&mut out);
-            std::io::Write::write_all(&mut w, s.as_bytes()).unwrap();
-            String::from_utf8(out).unwrap()
-        };
         assert_eq!(
             plain(word_diff("maximum results", "page index")),
             "[-maximum results-]{+page index+}"
