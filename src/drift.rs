@@ -173,7 +173,7 @@ pub struct ServerReport {
 
 impl ServerReport {
     /// Replaces this server's secrets inside every string that can carry one: server
-    /// text (tool names, definitions, findings). The
+    /// text (tool names, definitions, findings, instructions). The
     /// report's own words and structure stay as they are, so every format renders valid
     /// output from it.
     pub fn redact(&mut self, secrets: &Secrets) {
@@ -182,6 +182,9 @@ impl ServerReport {
         }
         // `error` and `stderr` were redacted where they were read (the client redacts
         // the server's text inside its messages, never the command as written).
+        if let Some(text) = &mut self.instructions {
+            secrets.redact_in_place(text);
+        }
         for change in &mut self.changes {
             secrets.redact_in_place(&mut change.tool);
             if let Some(problem) = &mut change.problem {
@@ -587,4 +590,43 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
         reports.push(report);
     }
     reports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacting_a_report_hides_secrets_in_server_text_but_keeps_its_own_words() {
+        let mut secrets = Secrets::default();
+        secrets.add("MODE", "stdio");
+        secrets.add("KEY", "k-123456789");
+        let mut report = ServerReport::unverifiable("srv", "stdio", "x".into());
+        report.instructions = Some("use k-123456789 over stdio".into());
+        report.changes.push(ToolChange {
+            tool: "t-k-123456789".into(),
+            change: ChangeKind::Added,
+            parts: Vec::new(),
+            pinned_hash: None,
+            live_hash: Some("ab".into()),
+            problem: None,
+            class: None,
+            action: Action::Fail,
+            findings: Vec::new(),
+            pinned: None,
+            live: Some(Json::parse(r#"{"name":"t","description":"k-123456789"}"#).unwrap()),
+        });
+        report.redact(&secrets);
+        assert_eq!(report.transport, "stdio");
+        assert_eq!(
+            report.instructions.as_deref(),
+            Some("use ${KEY} over ${MODE}")
+        );
+        assert_eq!(report.changes[0].tool, "t-${KEY}");
+        let live = report.changes[0].live.as_ref().unwrap();
+        assert_eq!(
+            live.get("description").and_then(Json::as_str).unwrap(),
+            "${KEY}"
+        );
+    }
 }
