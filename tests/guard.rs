@@ -702,3 +702,46 @@ fn drift_on_a_later_page_of_a_listing_is_caught() {
     let answer = agent.call("search_docs", json!({"query": "q"}));
     assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
 }
+
+#[test]
+fn killing_the_guards_whole_process_group_still_ends_the_servers_grandchildren() {
+    let tag = format!("guard-group-killed-{}", std::process::id());
+    let project = deploy_project(&[]);
+    let fixture = common::fixture().display().to_string();
+    // The server is a grandchild behind a shell, ignores SIGTERM and a closed stdin.
+    let script = format!("{fixture} --misbehave ignore-shutdown --tag {tag}; true");
+    // The guard leads a process group of its own, as under a terminal or a client
+    // that starts its servers so; `kill -9 -PGID` ends every process in it at once.
+    let mut agent = McpPipe::spawn(
+        Path::new("setsid"),
+        &[
+            common::bin().to_str().unwrap(),
+            "guard",
+            "deploy",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        project.path(),
+        &[],
+    );
+    agent.initialize();
+    assert_eq!(common::pids_of("fixture_server", &tag).len(), 1);
+    let guard = agent.child.id() as i32;
+    // SAFETY: SIGKILL to the process group this test's own child leads.
+    unsafe {
+        assert_eq!(libc::getpgid(guard), guard, "the guard leads its group");
+        libc::kill(-guard, libc::SIGKILL);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !common::pids_of("fixture_server", &tag).is_empty()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        common::pids_of("fixture_server", &tag).is_empty(),
+        "the server outlived its guard's group"
+    );
+}

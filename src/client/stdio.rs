@@ -87,6 +87,92 @@ pub(crate) fn peek_exit(pid: i32) -> Option<String> {
     }
 }
 
+/// A small process of its own that kills a server's group if mcp-lock dies without
+/// ending it (SIGKILL, a crash): the kernel's parent-death signal reaches only the
+/// server's leader, not what it started (`npx` runs node as a grandchild, and a
+/// grandchild may ignore SIGTERM and a closed stdin).
+///
+/// It lives in a session (and so a process group) of its own: a `kill -9` of
+/// mcp-lock's whole group must not take the watchdog with it. A server process that
+/// leaves the server's group (`setsid()`, `setpgid()`) is beyond its reach.
+pub(crate) struct Watchdog {
+    pid: libc::pid_t,
+    tell: std::os::fd::OwnedFd,
+}
+
+impl Watchdog {
+    /// Forks the watchdog for the group `pgid`; None if it cannot be started (the
+    /// server is then protected by its parent-death signal only).
+    pub(crate) fn start(pgid: i32) -> Option<Self> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0i32; 2];
+        // SAFETY: after fork the child makes only async-signal-safe calls (setsid,
+        // close, dup2, signal, read, kill, _exit), as a fork of a threaded process must.
+        unsafe {
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                return None;
+            }
+            let pid = libc::fork();
+            if pid < 0 {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+                return None;
+            }
+            if pid == 0 {
+                // Out of mcp-lock's group and session: whatever signals those reach,
+                // the watchdog outlives mcp-lock long enough to end the server.
+                libc::setsid();
+                libc::close(fds[1]);
+                // Hold nothing else open: the client's and the server's pipes must
+                // close when mcp-lock closes them.
+                if fds[0] != 3 {
+                    libc::dup2(fds[0], 3);
+                }
+                if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
+                    for fd in 4..4096 {
+                        libc::close(fd);
+                    }
+                }
+                for fd in 0..3 {
+                    libc::close(fd);
+                }
+                // The terminal's signals are mcp-lock's to handle.
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                    libc::signal(sig, libc::SIG_IGN);
+                }
+                let mut byte = 0u8;
+                loop {
+                    let n = libc::read(3, (&mut byte as *mut u8).cast(), 1);
+                    if n < 0 && *libc::__errno_location() == libc::EINTR {
+                        continue;
+                    }
+                    if n == 0 && pgid > 1 {
+                        // mcp-lock is gone without saying goodbye.
+                        libc::kill(-pgid, libc::SIGKILL);
+                    }
+                    libc::_exit(0);
+                }
+            }
+            libc::close(fds[0]);
+            Some(Watchdog {
+                pid,
+                tell: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            })
+        }
+    }
+
+    /// mcp-lock ended the group itself: the watchdog leaves without killing. Call it
+    /// while the group id is still ours (before the leader is reaped).
+    pub(crate) fn dismiss(self) {
+        use std::io::Write;
+        let _ = std::fs::File::from(self.tell).write_all(b"x");
+        // SAFETY: waits for this process's own child.
+        unsafe {
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
 /// Kills every server process group still running. For an interrupted run: the
 /// children live in groups of their own, so the terminal's Ctrl-C does not reach them.
 pub fn kill_all_servers() {
@@ -107,6 +193,8 @@ pub struct StdioConnection {
     next_id: i64,
     counters: Counters,
     max_message_bytes: usize,
+    /// Ends the server's group if mcp-lock dies without doing so.
+    watchdog: Option<Watchdog>,
 }
 
 impl StdioConnection {
@@ -138,6 +226,7 @@ impl StdioConnection {
         let pgid = child.id().map_or(0, |id| id as i32);
         groups.get_or_insert_with(HashSet::new).insert(pgid);
         drop(groups);
+        let watchdog = Watchdog::start(pgid);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr_pipe = child.stderr.take().expect("stderr is piped");
@@ -157,6 +246,7 @@ impl StdioConnection {
             next_id: 1,
             counters: Counters::default(),
             max_message_bytes,
+            watchdog,
         })
     }
 
@@ -214,6 +304,10 @@ impl StdioConnection {
         // Sweep the group even after a clean exit: grandchildren may outlive the leader.
         // The leader is alive or an unreaped zombie here, so the group id is still ours.
         signal_group(self.pgid, libc::SIGKILL);
+        // Dismissed while the group id is still ours, before the leader is reaped.
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.dismiss();
+        }
         let status = self.child.wait().await.ok();
         unregister(self.pgid);
         // Let the stderr reader take what the dying server wrote last.
@@ -283,6 +377,11 @@ impl Drop for StdioConnection {
             signal_group(self.pgid, libc::SIGKILL);
         }
         drop(groups);
+        // The leader is reaped only after this (kill_on_drop), so the group id is
+        // still ours while the watchdog leaves.
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.dismiss();
+        }
         unregister(self.pgid);
         self.stderr_task.abort();
     }

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::audit::{AuditLog, Members};
 use super::pins::PinWatch;
 use super::session::{Contract, Decision, ErrorCode, Pending, Refusal, RequiredAction, Session};
-use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
+use crate::client::stdio::{Watchdog, live_groups, peek_exit, signal_group, unregister};
 use crate::json::Json;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
@@ -212,80 +212,6 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         }
     };
     Ok(ended)
-}
-
-/// A small process of its own that kills the server's group if the guard dies
-/// without ending it (SIGKILL, a crash): the kernel's parent-death signal reaches
-/// only the server's leader, not what it started (`npx` runs node as a grandchild).
-struct Watchdog {
-    pid: libc::pid_t,
-    tell: std::os::fd::OwnedFd,
-}
-
-impl Watchdog {
-    fn start(pgid: i32) -> Option<Self> {
-        use std::os::fd::FromRawFd;
-        let mut fds = [0i32; 2];
-        // SAFETY: after fork the child makes only async-signal-safe calls (close,
-        // dup2, signal, read, kill, _exit), as a fork of a threaded process must.
-        unsafe {
-            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                return None;
-            }
-            let pid = libc::fork();
-            if pid < 0 {
-                libc::close(fds[0]);
-                libc::close(fds[1]);
-                return None;
-            }
-            if pid == 0 {
-                libc::close(fds[1]);
-                // Hold nothing else open: the client's and the server's pipes must
-                // close when the guard closes them.
-                if fds[0] != 3 {
-                    libc::dup2(fds[0], 3);
-                }
-                if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
-                    for fd in 4..4096 {
-                        libc::close(fd);
-                    }
-                }
-                for fd in 0..3 {
-                    libc::close(fd);
-                }
-                // The terminal's signals are the guard's to handle.
-                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-                    libc::signal(sig, libc::SIG_IGN);
-                }
-                let mut byte = 0u8;
-                loop {
-                    let n = libc::read(3, (&mut byte as *mut u8).cast(), 1);
-                    if n < 0 && *libc::__errno_location() == libc::EINTR {
-                        continue;
-                    }
-                    if n == 0 && pgid > 1 {
-                        // The guard is gone without saying goodbye.
-                        libc::kill(-pgid, libc::SIGKILL);
-                    }
-                    libc::_exit(0);
-                }
-            }
-            libc::close(fds[0]);
-            Some(Watchdog {
-                pid,
-                tell: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-            })
-        }
-    }
-
-    /// The guard ended the group itself: the watchdog leaves without killing.
-    fn dismiss(self) {
-        let _ = std::fs::File::from(self.tell).write_all(b"x");
-        // SAFETY: waits for this process's own child.
-        unsafe {
-            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
-        }
-    }
 }
 
 /// When the client's side began a write to the server that has not returned yet.
