@@ -58,7 +58,9 @@ pub struct CallReport {
     pub verdict: CallVerdict,
     pub pinned: SideCheck,
     pub live: SideCheck,
-    /// The tool's change since the pin, classified, with the policy's action.
+    /// The tool's change since the pin, classified, with the policy's action; absent
+    /// when it is unchanged (or was never pinned).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<ToolChange>,
     /// Server-level drift (instructions, identity) the policy fails.
     #[serde(skip_serializing_if = "Vec::is_empty")]

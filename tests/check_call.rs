@@ -147,3 +147,31 @@ fn arguments_can_come_from_a_file() {
         ])
         .expect(0);
 }
+
+#[test]
+fn a_tool_neither_pinned_nor_listed_is_reported_as_such_not_as_changed() {
+    let project = project_serving("a");
+    let run = project.run(&["check-call", "deploy", "nosuchtool", "--args", "{}"]);
+    run.expect(1);
+    assert!(
+        run.stderr()
+            .contains("nosuchtool is not pinned in the lock and server deploy does not list it"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("changed"), "{}", run.stderr());
+    let run = project.run(&[
+        "check-call",
+        "deploy",
+        "nosuchtool",
+        "--args",
+        "{}",
+        "--format",
+        "json",
+    ]);
+    run.expect(1);
+    let report = run.json();
+    assert!(report.get("change").is_none(), "{report}");
+    assert_eq!(report["pinned"]["present"], false);
+    assert_eq!(report["live"]["present"], false);
+}

@@ -51,10 +51,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
                     anstyle::AnsiColor::Green,
                     &format!("the call to {tool} fits the pinned and the live contract"),
                 ),
-                CallVerdict::ContractChanged => super::error(&format!(
-                    "{tool}'s contract changed since it was pinned; review it with `mcp-lock diff {}` before sending this call",
-                    args.server
-                )),
+                CallVerdict::ContractChanged => super::error(&contract_problem(&report, &tool)),
                 CallVerdict::InvalidArguments => {
                     super::error(&format!("the arguments do not fit {tool}'s schema"))
                 }
@@ -65,6 +62,30 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
         }
     }
     Ok(report.exit_code())
+}
+
+/// Why the call's contract does not hold, in one line: the tool not pinned, no
+/// longer listed, or changed.
+fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
+    let server = &report.server;
+    match (report.pinned.present, report.live.present) {
+        (false, false) => format!(
+            "{tool} is not pinned in the lock and server {server} does not list it; check the tool's name with `mcp-lock verify {server}`"
+        ),
+        (false, true) => format!(
+            "{tool} is not pinned in the lock; review and approve it with `mcp-lock update {server}` before sending this call"
+        ),
+        (true, false) => format!(
+            "{tool} is pinned but server {server} no longer lists it; review the change with `mcp-lock diff {server}`"
+        ),
+        (true, true) if report.change.is_none() => format!(
+            "server {server} changed since it was pinned ({}); review it with `mcp-lock diff {server}` before sending this call",
+            report.server_changes.join(", ")
+        ),
+        (true, true) => format!(
+            "{tool}'s contract changed since it was pinned; review it with `mcp-lock diff {server}` before sending this call"
+        ),
+    }
 }
 
 /// `--args`: JSON text, `@FILE`, or `-` for standard input. Read strictly: a
