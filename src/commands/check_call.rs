@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use anyhow::Context;
-use mcp_lock::call::{CallVerdict, check_call, render_call};
+use mcp_lock::call::{CallVerdict, check_call, checkable_arguments, read_exactly, render_call};
 use mcp_lock::check::{check_servers, resolve_all};
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
@@ -89,8 +89,12 @@ fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
 }
 
 /// `--args`: JSON text, `@FILE`, or `-` for standard input. Read strictly: a
-/// repeated member name is refused, as the guard refuses it.
-fn read_arguments(spec: &str) -> anyhow::Result<serde_json::Value> {
+/// repeated member name is refused, as the guard refuses it. Arguments the guard
+/// could not check (see [`checkable_arguments`]) come back as the violation it
+/// would refuse them with.
+fn read_arguments(
+    spec: &str,
+) -> anyhow::Result<Result<serde_json::Value, mcp_lock::validate::Violation>> {
     let (text, source) = if spec == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -111,5 +115,5 @@ fn read_arguments(spec: &str) -> anyhow::Result<serde_json::Value> {
     if !json.is_object() {
         anyhow::bail!("{source}: the arguments must be a JSON object");
     }
-    Ok(json.to_value())
+    Ok(checkable_arguments(&json, read_exactly(text.as_bytes())))
 }
