@@ -196,25 +196,39 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
-    // SAFETY: prctl and signal are async-signal-safe and touch no memory of the
-    // parent. If the guard is killed outright, the kernel kills the server too. The
-    // thread that spawns lives for the whole session, as PR_SET_PDEATHSIG requires.
-    // The server gets SIGXFSZ's default back.
+    // Started first, so it is ready before anything of the server runs; the server's
+    // process tells it its group.
+    let mut watchdog = Watchdog::start();
+    let tell = watchdog.as_ref().map(Watchdog::fd);
+    // SAFETY: prctl, signal and the watchdog's write are async-signal-safe and touch
+    // no memory of the parent. If the guard is killed outright, the kernel kills the
+    // server too. The thread that spawns lives for the whole session, as
+    // PR_SET_PDEATHSIG requires. The server gets SIGXFSZ's default back.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            if let Some(fd) = tell {
+                Watchdog::tell_in_child(fd);
+            }
             Ok(())
         });
     }
     let mut groups = live_groups();
-    let mut child = command.spawn()?;
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some(watchdog) = watchdog {
+                watchdog.dismiss();
+            }
+            return Err(e);
+        }
+    };
     let pgid = child.id() as i32;
     groups
         .get_or_insert_with(std::collections::HashSet::new)
         .insert(pgid);
     drop(groups);
-    let mut watchdog = Watchdog::start(pgid);
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
 
