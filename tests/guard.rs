@@ -889,3 +889,87 @@ fn killing_the_guards_whole_process_group_still_ends_the_servers_grandchildren()
         "the server outlived its guard's group"
     );
 }
+
+/// A small tmpfs mounted for one test, unmounted (lazily, in case a process still
+/// holds a file on it) when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    /// None where mounting is not permitted (not root, no CAP_SYS_ADMIN).
+    fn mount(size: &str) -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(SmallDisk { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills what is left, page by page, into `filler`.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut file = std::fs::File::create(self.path().join("filler")).unwrap();
+        let page = [b'f'; 4096];
+        while file.write_all(&page).is_ok() {}
+        // A last part-page, if any.
+        while file.write_all(b"f").is_ok() {}
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn on_a_full_disk_calls_are_refused_and_no_cut_entry_is_left_when_space_returns() {
+    let Some(disk) = SmallDisk::mount("256k") else {
+        eprintln!("skipped: mounting a tmpfs is not permitted here");
+        return;
+    };
+    let project = deploy_project(&[]);
+    let log = disk.path().join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let mut agent = McpPipe::guard(&project, &["deploy", "--audit-log", &log_arg]);
+    agent.initialize();
+    agent.list_tools();
+    let before = std::fs::read(&log).unwrap();
+    // The disk is full but for the rest of the log's last page: an entry larger than
+    // that is written in part, then the disk refuses the rest.
+    disk.fill();
+    let big = "b".repeat(8192);
+    let answer = agent.call("read_ticket", json!({ "id": big }));
+    assert_eq!(
+        refusal(&answer)["error_code"],
+        "AUDIT_LOG_UNWRITABLE",
+        "{answer}"
+    );
+    assert!(actions(&project).is_empty(), "an unrecorded call ran");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "a cut entry was left");
+    // Space returns: the same call goes through, recorded whole.
+    std::fs::remove_file(disk.path().join("filler")).unwrap();
+    let answer = agent.call("read_ticket", json!({ "id": big }));
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let last = entries.last().unwrap();
+    assert_eq!(last["decision"], "forwarded");
+    assert_eq!(last["arguments"]["id"], big.as_str());
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+}
