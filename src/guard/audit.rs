@@ -37,14 +37,21 @@ impl AuditLog {
                 .mode(0o700)
                 .create(dir)?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            // Read too: whether the file ends in a newline is checked before each append.
-            .read(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)?;
+        let open = |read: bool| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .read(read)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+        };
+        // Read too, to check that the file ends in a newline before each append; a
+        // log its owner made write-only is appended to without that check.
+        let file = match open(true) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => open(false)?,
+            opened => opened?,
+        };
         if !file.metadata()?.is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }
@@ -125,8 +132,8 @@ impl AuditLog {
         let _shared = FileLock::exclusive(&file);
         let start = file.metadata()?.len();
         let mut last = [b'\n'];
-        if start > 0 {
-            file.read_exact_at(&mut last, start - 1)?;
+        if start > 0 && file.read_exact_at(&mut last, start - 1).is_err() {
+            last = [b'\n'];
         }
         let mut whole = Vec::new();
         let lines = if last[0] == b'\n' {
