@@ -20,6 +20,88 @@ use crate::report::render_findings;
 use crate::text::escape_for_terminal as esc;
 use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
 
+/// Deepest nesting of a call's arguments that is checked (the arguments object is
+/// level 1). Deeper arguments are refused, by `guard` and `check-call` alike: well
+/// within what a server's JSON reader takes, so the check never reads less than it.
+pub const MAX_ARGUMENT_DEPTH: usize = 100;
+
+/// Reads a JSON text the way a server will: integers exactly (up to 64 bits), other
+/// numbers as doubles. None when that cannot be done: an integer beyond 64 bits, a
+/// lone surrogate, nesting deeper than serde_json reads (128).
+pub fn read_exactly(text: &[u8]) -> Option<Value> {
+    if !integers_fit(text) {
+        return None;
+    }
+    serde_json::from_slice(text).ok()
+}
+
+/// The one decision `guard` and `check-call` share on whether a call's arguments
+/// can be checked at all. `strict` is the arguments as read strictly (every member
+/// kept), `exact` the same arguments as [`read_exactly`] read them, None when the
+/// text holding them could not be read so. Returns the arguments to check, or the
+/// violation both report (as invalid arguments) instead.
+pub fn checkable_arguments(strict: &Json, exact: Option<Value>) -> Result<Value, Violation> {
+    let message = if nesting(strict) > MAX_ARGUMENT_DEPTH {
+        format!(
+            "the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels, so they cannot be checked"
+        )
+    } else if let Some(exact) = exact {
+        return Ok(exact);
+    } else {
+        "the call cannot be read exactly (an integer beyond 64 bits, a lone surrogate, or nesting too deep), so it cannot be checked".into()
+    };
+    Err(Violation {
+        path: String::new(),
+        message,
+    })
+}
+
+/// How deep a value nests: 0 for a scalar, 1 for an object of scalars.
+fn nesting(json: &Json) -> usize {
+    match json {
+        Json::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Json::Object(members) => 1 + members.iter().map(|(_, v)| nesting(v)).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Whether every integer in a JSON text fits 64 bits (the widest the argument check
+/// reads exactly). Decimals and exponents are read as doubles, as most servers do.
+fn integers_fit(text: &[u8]) -> bool {
+    let mut i = 0;
+    let mut in_string = false;
+    while i < text.len() {
+        let c = text[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+        } else if c == b'-' || c.is_ascii_digit() {
+            let start = i;
+            while i < text.len()
+                && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+            {
+                i += 1;
+            }
+            let token = std::str::from_utf8(&text[start..i]).unwrap_or("");
+            let integer = !token.contains(['.', 'e', 'E']);
+            if integer && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
+                return false;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The answer, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -58,7 +140,9 @@ pub struct CallReport {
     pub verdict: CallVerdict,
     pub pinned: SideCheck,
     pub live: SideCheck,
-    /// The tool's change since the pin, classified, with the policy's action.
+    /// The tool's change since the pin, classified, with the policy's action; absent
+    /// when it is unchanged (or was never pinned).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<ToolChange>,
     /// Server-level drift (instructions, identity) the policy fails.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -79,7 +163,11 @@ impl CallReport {
     }
 }
 
-fn side(definition: Option<&Json>, hash: Option<String>, arguments: &Value) -> SideCheck {
+fn side(
+    definition: Option<&Json>,
+    hash: Option<String>,
+    arguments: &Result<Value, Violation>,
+) -> SideCheck {
     let Some(definition) = definition else {
         return SideCheck {
             present: false,
@@ -93,10 +181,14 @@ fn side(definition: Option<&Json>, hash: Option<String>, arguments: &Value) -> S
         .get("inputSchema")
         .cloned()
         .unwrap_or(Json::Object(Vec::new()));
-    let (valid, violations, unusable) = match ArgumentSchema::compile(&schema).check(arguments) {
-        ArgumentCheck::Valid => (Some(true), Vec::new(), None),
-        ArgumentCheck::Invalid(v) => (Some(false), v, None),
-        ArgumentCheck::Unusable(reason) => (None, Vec::new(), Some(reason)),
+    let (valid, violations, unusable) = match arguments {
+        // Arguments that cannot be checked fit no schema, as the guard refuses them.
+        Err(violation) => (Some(false), vec![violation.clone()], None),
+        Ok(arguments) => match ArgumentSchema::compile(&schema).check(arguments) {
+            ArgumentCheck::Valid => (Some(true), Vec::new(), None),
+            ArgumentCheck::Invalid(v) => (Some(false), v, None),
+            ArgumentCheck::Unusable(reason) => (None, Vec::new(), Some(reason)),
+        },
     };
     SideCheck {
         present: true,
@@ -108,13 +200,14 @@ fn side(definition: Option<&Json>, hash: Option<String>, arguments: &Value) -> S
 }
 
 /// Judges a planned call. `report` is the server's comparison with its pin, already
-/// evaluated by the policy; `listing` is what the server listed (when it could).
+/// evaluated by the policy; `listing` is what the server listed (when it could);
+/// `arguments` as [`checkable_arguments`] decided.
 pub fn check_call(
     report: &ServerReport,
     pinned: Option<&LockedServer>,
     listing: Option<&Listing>,
     tool: &str,
-    arguments: &Value,
+    arguments: &Result<Value, Violation>,
 ) -> CallReport {
     let pin = pinned.and_then(|s| s.tools.get(tool));
     let live = listing.and_then(|l| l.tools.iter().find(|t| t.name.as_deref() == Some(tool)));
@@ -284,7 +377,7 @@ mod tests {
             Some(&pinned(&d)),
             Some(&listing),
             "deploy",
-            &json!({"branch": "main"}),
+            &Ok(json!({"branch": "main"})),
         );
         assert_eq!(report.verdict, CallVerdict::Valid);
         assert_eq!(report.exit_code(), ExitCode::Success);
@@ -293,11 +386,31 @@ mod tests {
             Some(&pinned(&d)),
             Some(&listing),
             "deploy",
-            &json!({}),
+            &Ok(json!({})),
         );
         assert_eq!(report.verdict, CallVerdict::InvalidArguments);
         assert_eq!(report.exit_code(), ExitCode::InvalidArguments);
         assert!(render_call(&report).contains("arguments invalid: at /:"));
+    }
+
+    #[test]
+    fn arguments_nested_beyond_the_limit_cannot_be_checked_whatever_reads_them() {
+        let deep = |levels: usize| format!("{}1{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        let arguments = |levels: usize| format!("{{\"a\":{}}}", deep(levels));
+        let judge = |text: &str| {
+            checkable_arguments(&Json::parse(text).unwrap(), read_exactly(text.as_bytes()))
+        };
+        assert!(judge(&arguments(MAX_ARGUMENT_DEPTH)).is_ok());
+        // Readable by serde_json, and still refused: the limit is the arguments' own.
+        let refused = judge(&arguments(MAX_ARGUMENT_DEPTH + 1)).unwrap_err();
+        assert!(
+            refused.message.contains("nest deeper"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(judge(&arguments(200)).unwrap_err(), refused);
+        assert!(judge(r#"{"n": 18446744073709551616}"#).is_err());
+        assert!(judge(r#"{"n": 18446744073709551615}"#).is_ok());
     }
 
     #[test]
@@ -308,7 +421,7 @@ mod tests {
             Some(&pinned(&d)),
             None,
             "deploy",
-            &json!({"branch": "main"}),
+            &Ok(json!({"branch": "main"})),
         );
         assert_eq!(report.verdict, CallVerdict::Unverified);
         assert_eq!(report.exit_code(), ExitCode::Unverified);

@@ -147,3 +147,85 @@ fn arguments_can_come_from_a_file() {
         ])
         .expect(0);
 }
+
+#[test]
+fn check_call_and_the_guard_refuse_the_same_deeply_nested_arguments() {
+    let project = project_serving("a");
+    let levels = 200;
+    let deep = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+    let arguments = format!(r#"{{"id": "T-1", "extra": {deep}}}"#);
+    let run = project.run(&[
+        "check-call",
+        "deploy",
+        "read_ticket",
+        "--args",
+        &arguments,
+        "--format",
+        "json",
+    ]);
+    run.expect(5);
+    let report = run.json();
+    assert_eq!(report["verdict"], "invalid_arguments");
+    let said = report["pinned"]["violations"][0].clone();
+    assert_eq!(report["live"]["violations"][0], said);
+
+    // The guard, in front of the same server, refuses the same call the same way.
+    let mut agent = common::McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    agent.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"read_ticket","arguments":{arguments}}}}}"#
+    ));
+    let answer = agent.answer(9);
+    let refusal = &answer["result"]["structuredContent"];
+    assert_eq!(refusal["error_code"], "INVALID_ARGUMENTS", "{answer}");
+    assert_eq!(refusal["violations"][0], said);
+
+    // Just within the limit, both check the arguments against the schema.
+    let within = format!(
+        r#"{{"id": "T-1", "extra": {}1{}}}"#,
+        "[".repeat(98),
+        "]".repeat(98)
+    );
+    let run = project.run(&[
+        "check-call",
+        "deploy",
+        "read_ticket",
+        "--args",
+        &within,
+        "--format",
+        "json",
+    ]);
+    assert_ne!(
+        run.json()["pinned"]["violations"][0]["message"],
+        said["message"]
+    );
+}
+
+#[test]
+fn a_tool_neither_pinned_nor_listed_is_reported_as_such_not_as_changed() {
+    let project = project_serving("a");
+    let run = project.run(&["check-call", "deploy", "nosuchtool", "--args", "{}"]);
+    run.expect(1);
+    assert!(
+        run.stderr()
+            .contains("nosuchtool is not pinned in the lock and server deploy does not list it"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("changed"), "{}", run.stderr());
+    let run = project.run(&[
+        "check-call",
+        "deploy",
+        "nosuchtool",
+        "--args",
+        "{}",
+        "--format",
+        "json",
+    ]);
+    run.expect(1);
+    let report = run.json();
+    assert!(report.get("change").is_none(), "{report}");
+    assert_eq!(report["pinned"]["present"], false);
+    assert_eq!(report["live"]["present"], false);
+}

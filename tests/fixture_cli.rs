@@ -816,3 +816,43 @@ fn servers_die_with_mcp_lock_even_when_it_is_killed_outright() {
     }
     assert!(p.lock_text().is_none());
 }
+
+#[test]
+fn killing_verifys_whole_process_group_ends_a_server_grandchild_that_ignores_sigterm() {
+    let tag = unique_tag("verify-group-killed");
+    let p = pinned_project(&[]);
+    let fixture = common::fixture().display().to_string();
+    // Behind a shell (as npx puts one), ignoring SIGTERM, never answering: only a
+    // SIGKILL to the server's group ends it.
+    let script = format!("trap '' TERM; {fixture} --misbehave hang-initialize --tag {tag}; true");
+    p.set_servers(json!({ "fixture": {"command": "sh", "args": ["-c", script]} }));
+    // mcp-lock leads a process group of its own; `kill -9 -PGID` ends all of it.
+    let mut verify = std::process::Command::new("setsid")
+        .arg(common::bin())
+        .args(["verify", "--timeout", "60"])
+        .current_dir(p.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_until_running(&tag);
+    let group = verify.id() as i32;
+    // SAFETY: SIGKILL to the process group this test's own child leads.
+    unsafe {
+        assert_eq!(libc::getpgid(group), group, "mcp-lock leads its group");
+        libc::kill(-group, libc::SIGKILL);
+    }
+    verify.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !common::pids_of("fixture_server", &tag).is_empty()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        common::pids_of("fixture_server", &tag),
+        Vec::<u32>::new(),
+        "the server outlived mcp-lock"
+    );
+}

@@ -87,6 +87,142 @@ pub(crate) fn peek_exit(pid: i32) -> Option<String> {
     }
 }
 
+/// A small process of its own that kills a server's group if mcp-lock dies without
+/// ending it (SIGKILL, a crash): the kernel's parent-death signal reaches only the
+/// server's leader, not what it started (`npx` runs node as a grandchild, and a
+/// grandchild may ignore SIGTERM and a closed stdin).
+///
+/// It lives in a session (and so a process group) of its own, entered before the
+/// server starts: a `kill -9` of mcp-lock's whole group must not take the watchdog
+/// with it. The server's own process tells it the group id (see
+/// [`Watchdog::tell_in_child`]) before it runs anything, so no moment exists in which
+/// the server runs and the watchdog does not know it. A process that leaves the
+/// server's group (`setsid()`, `setpgid()`) is beyond its reach.
+pub(crate) struct Watchdog {
+    pid: libc::pid_t,
+    tell: std::os::fd::OwnedFd,
+}
+
+impl Watchdog {
+    /// Forks the watchdog and waits until it is in a session of its own; None if it
+    /// cannot be started (the server is then protected by its parent-death signal
+    /// only).
+    pub(crate) fn start() -> Option<Self> {
+        use std::os::fd::FromRawFd;
+        let mut tell = [0i32; 2];
+        let mut ready = [0i32; 2];
+        // SAFETY: after fork the child makes only async-signal-safe calls (setsid,
+        // write, close, dup2, signal, read, kill, _exit), as a fork of a threaded
+        // process must. The parent only closes and reads descriptors it created.
+        unsafe {
+            if libc::pipe2(tell.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                return None;
+            }
+            if libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                libc::close(tell[0]);
+                libc::close(tell[1]);
+                return None;
+            }
+            let pid = libc::fork();
+            if pid < 0 {
+                for fd in [tell[0], tell[1], ready[0], ready[1]] {
+                    libc::close(fd);
+                }
+                return None;
+            }
+            if pid == 0 {
+                // Out of mcp-lock's group and session: whatever signals those reach,
+                // the watchdog outlives mcp-lock long enough to end the server.
+                libc::setsid();
+                let byte = 1u8;
+                libc::write(ready[1], (&byte as *const u8).cast(), 1);
+                // Hold nothing else open: the client's and the server's pipes must
+                // close when mcp-lock closes them.
+                if tell[0] != 3 {
+                    libc::dup2(tell[0], 3);
+                }
+                if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
+                    for fd in 4..4096 {
+                        libc::close(fd);
+                    }
+                }
+                for fd in 0..3 {
+                    libc::close(fd);
+                }
+                // The terminal's signals are mcp-lock's to handle.
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                    libc::signal(sig, libc::SIG_IGN);
+                }
+                // Four bytes of group id from the server's process, then one byte
+                // from mcp-lock when it ended the group itself; end of file after
+                // only the group id: mcp-lock is gone without saying goodbye.
+                let mut got = [0u8; 5];
+                let mut n = 0usize;
+                while n < got.len() {
+                    let r = libc::read(3, got.as_mut_ptr().add(n).cast(), got.len() - n);
+                    if r < 0 && *libc::__errno_location() == libc::EINTR {
+                        continue;
+                    }
+                    if r <= 0 {
+                        break;
+                    }
+                    n += r as usize;
+                }
+                let pgid = i32::from_ne_bytes([got[0], got[1], got[2], got[3]]);
+                if n == 4 && pgid > 1 {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+                libc::_exit(0);
+            }
+            libc::close(tell[0]);
+            libc::close(ready[1]);
+            // Wait until it has left mcp-lock's session (or died trying).
+            let mut byte = 0u8;
+            while libc::read(ready[0], (&mut byte as *mut u8).cast(), 1) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::close(ready[0]);
+            Some(Watchdog {
+                pid,
+                tell: std::os::fd::OwnedFd::from_raw_fd(tell[1]),
+            })
+        }
+    }
+
+    /// The descriptor the server's process writes its group id to, from
+    /// [`Watchdog::tell_in_child`]. It is close-on-exec: the server never holds it.
+    pub(crate) fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.tell.as_raw_fd()
+    }
+
+    /// Called in the server's process between fork and exec (after it made its own
+    /// process group): tells the watchdog the group to end.
+    ///
+    /// # Safety
+    /// Only async-signal-safe calls; `fd` is [`Watchdog::fd`].
+    pub(crate) unsafe fn tell_in_child(fd: i32) {
+        // SAFETY: getpid and write are async-signal-safe; four bytes into a pipe are
+        // written whole.
+        unsafe {
+            let pgid = libc::getpid().to_ne_bytes();
+            libc::write(fd, pgid.as_ptr().cast(), pgid.len());
+        }
+    }
+
+    /// mcp-lock ended the group itself (or never started the server): the watchdog
+    /// leaves without killing. Call it while the group id is still ours (before the
+    /// leader is reaped).
+    pub(crate) fn dismiss(self) {
+        use std::io::Write;
+        let _ = std::fs::File::from(self.tell).write_all(b"x");
+        // SAFETY: waits for this process's own child.
+        unsafe {
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
 /// Kills every server process group still running. For an interrupted run: the
 /// children live in groups of their own, so the terminal's Ctrl-C does not reach them.
 pub fn kill_all_servers() {
@@ -107,6 +243,8 @@ pub struct StdioConnection {
     next_id: i64,
     counters: Counters,
     max_message_bytes: usize,
+    /// Ends the server's group if mcp-lock dies without doing so.
+    watchdog: Option<Watchdog>,
 }
 
 impl StdioConnection {
@@ -122,19 +260,33 @@ impl StdioConnection {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // Started first, so it is ready before anything of the server runs.
+        let watchdog = Watchdog::start();
+        let tell = watchdog.as_ref().map(Watchdog::fd);
         // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If
         // mcp-lock itself is killed (SIGKILL cannot be handled), the kernel kills the
-        // server too; its own children see their stdin close.
+        // server too, and the watchdog the rest of its group.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if let Some(fd) = tell {
+                    Watchdog::tell_in_child(fd);
+                }
                 Ok(())
             });
         }
         // Registered under the same lock kill_all_servers takes, so an interrupt cannot
         // fall between the spawn and the registration.
         let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
-        let mut child = command.spawn()?;
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                if let Some(watchdog) = watchdog {
+                    watchdog.dismiss();
+                }
+                return Err(e);
+            }
+        };
         let pgid = child.id().map_or(0, |id| id as i32);
         groups.get_or_insert_with(HashSet::new).insert(pgid);
         drop(groups);
@@ -157,6 +309,7 @@ impl StdioConnection {
             next_id: 1,
             counters: Counters::default(),
             max_message_bytes,
+            watchdog,
         })
     }
 
@@ -214,6 +367,10 @@ impl StdioConnection {
         // Sweep the group even after a clean exit: grandchildren may outlive the leader.
         // The leader is alive or an unreaped zombie here, so the group id is still ours.
         signal_group(self.pgid, libc::SIGKILL);
+        // Dismissed while the group id is still ours, before the leader is reaped.
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.dismiss();
+        }
         let status = self.child.wait().await.ok();
         unregister(self.pgid);
         // Let the stderr reader take what the dying server wrote last.
@@ -283,6 +440,11 @@ impl Drop for StdioConnection {
             signal_group(self.pgid, libc::SIGKILL);
         }
         drop(groups);
+        // The leader is reaped only after this (kill_on_drop), so the group id is
+        // still ours while the watchdog leaves.
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.dismiss();
+        }
         unregister(self.pgid);
         self.stderr_task.abort();
     }

@@ -4,7 +4,9 @@
 use std::io::Read;
 
 use anyhow::Context;
-use mcp_lock::call::{CallReport, CallVerdict, check_call, render_call};
+use mcp_lock::call::{
+    CallReport, CallVerdict, check_call, checkable_arguments, read_exactly, render_call,
+};
 use mcp_lock::check::{check_servers, resolve_all};
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
@@ -52,10 +54,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
                     anstyle::AnsiColor::Green,
                     &format!("the call to {tool} fits the pinned and the live contract"),
                 ),
-                CallVerdict::ContractChanged => super::error(&format!(
-                    "{tool}'s contract changed since it was pinned; review it with `mcp-lock diff {}` before sending this call",
-                    args.server
-                )),
+                CallVerdict::ContractChanged => super::error(&contract_problem(&report, &tool)),
                 CallVerdict::InvalidArguments => {
                     super::error(&format!("the arguments do not fit {tool}'s schema"))
                 }
@@ -68,9 +67,37 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     Ok(report.exit_code())
 }
 
+/// Why the call's contract does not hold, in one line: the tool not pinned, no
+/// longer listed, or changed.
+fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
+    let server = &report.server;
+    match (report.pinned.present, report.live.present) {
+        (false, false) => format!(
+            "{tool} is not pinned in the lock and server {server} does not list it; check the tool's name with `mcp-lock verify {server}`"
+        ),
+        (false, true) => format!(
+            "{tool} is not pinned in the lock; review and approve it with `mcp-lock update {server}` before sending this call"
+        ),
+        (true, false) => format!(
+            "{tool} is pinned but server {server} no longer lists it; review the change with `mcp-lock diff {server}`"
+        ),
+        (true, true) if report.change.is_none() => format!(
+            "server {server} changed since it was pinned ({}); review it with `mcp-lock diff {server}` before sending this call",
+            report.server_changes.join(", ")
+        ),
+        (true, true) => format!(
+            "{tool}'s contract changed since it was pinned; review it with `mcp-lock diff {server}` before sending this call"
+        ),
+    }
+}
+
 /// `--args`: JSON text, `@FILE`, or `-` for standard input. Read strictly: a
-/// repeated member name is refused, as the guard refuses it.
-fn read_arguments(spec: &str) -> anyhow::Result<serde_json::Value> {
+/// repeated member name is refused, as the guard refuses it. Arguments the guard
+/// could not check (see [`checkable_arguments`]) come back as the violation it
+/// would refuse them with.
+fn read_arguments(
+    spec: &str,
+) -> anyhow::Result<Result<serde_json::Value, mcp_lock::validate::Violation>> {
     let (text, source) = if spec == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -91,7 +118,7 @@ fn read_arguments(spec: &str) -> anyhow::Result<serde_json::Value> {
     if !json.is_object() {
         anyhow::bail!("{source}: the arguments must be a JSON object");
     }
-    Ok(json.to_value())
+    Ok(checkable_arguments(&json, read_exactly(text.as_bytes())))
 }
 
 /// The server's secrets out of what the judgement quotes: schema violations (which can

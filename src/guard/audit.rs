@@ -5,8 +5,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -15,7 +17,9 @@ use crate::secrets::Secrets;
 
 /// Where decisions are appended.
 pub struct AuditLog {
-    file: Option<File>,
+    /// Shared by every handle of one guard, so that one append and taking it back
+    /// cannot interleave with another thread's.
+    file: Option<Arc<Mutex<File>>>,
     path: Option<PathBuf>,
     server: String,
     secrets: Secrets,
@@ -33,17 +37,26 @@ impl AuditLog {
                 .mode(0o700)
                 .create(dir)?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)?;
+        let open = |read: bool| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .read(read)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+        };
+        // Read too, to check that the file ends in a newline before each append; a
+        // log its owner made write-only is appended to without that check.
+        let file = match open(true) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => open(false)?,
+            opened => opened?,
+        };
         if !file.metadata()?.is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }
         Ok(AuditLog {
-            file: Some(file),
+            file: Some(Arc::new(Mutex::new(file))),
             path: Some(path.to_path_buf()),
             server: server.to_string(),
             secrets,
@@ -94,13 +107,60 @@ impl AuditLog {
         String::from_utf8(line).unwrap_or_default()
     }
 
-    /// Appends whole lines in one write, so guards of several servers can share a
-    /// file without interleaving.
+    /// Appends whole lines, or nothing: several guards can share a file without
+    /// interleaving, and an entry is never left cut.
+    ///
+    /// Under an exclusive `flock` (other guards of the same file wait): a file that
+    /// does not end in a newline (a guard died mid-write, or could not take its write
+    /// back) gets one first, so no entry is glued to a torn one; the lines go out in
+    /// one `write` where the kernel takes them whole; a write that fails part way (a
+    /// full disk, a file size limit) is cut back to where it began and the error
+    /// returned, so the caller can refuse what the entries decided.
     pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
-        match self.file.as_mut() {
-            Some(file) if !lines.is_empty() => file.write_all(lines),
-            _ => Ok(()),
+        let Some(file) = self.file.as_ref() else {
+            return Ok(());
+        };
+        if lines.is_empty() {
+            return Ok(());
         }
+        let file = file.lock().unwrap_or_else(|e| e.into_inner());
+        let _shared = FileLock::exclusive(&file);
+        let start = file.metadata()?.len();
+        let mut last = [b'\n'];
+        if start > 0 && file.read_exact_at(&mut last, start - 1).is_err() {
+            last = [b'\n'];
+        }
+        let mut whole = Vec::new();
+        let lines = if last[0] == b'\n' {
+            lines
+        } else {
+            whole.reserve(lines.len() + 1);
+            whole.push(b'\n');
+            whole.extend_from_slice(lines);
+            &whole
+        };
+        let mut written = 0;
+        let failed = loop {
+            if written == lines.len() {
+                return Ok(());
+            }
+            match (&*file).write(&lines[written..]) {
+                Ok(0) => break std::io::Error::from(std::io::ErrorKind::WriteZero),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break e,
+            }
+        };
+        // Cut back only what is certainly ours: the file grew by exactly what was
+        // written. Otherwise the next append starts on a line of its own.
+        if written > 0
+            && file
+                .metadata()
+                .is_ok_and(|m| m.len() == start + written as u64)
+        {
+            let _ = file.set_len(start);
+        }
+        Err(failed)
     }
 
     /// The values this log's server must never show.
@@ -116,11 +176,53 @@ impl AuditLog {
     /// A second handle on the same file, for appending without this log's owner.
     pub fn writer(&self) -> std::io::Result<Self> {
         Ok(AuditLog {
-            file: self.file.as_ref().map(File::try_clone).transpose()?,
+            file: self.file.clone(),
             path: self.path.clone(),
             server: self.server.clone(),
             secrets: self.secrets.clone(),
         })
+    }
+}
+
+/// An exclusive `flock` on the log for one append, released when dropped. Where
+/// locks are not supported, or another process holds one for longer than
+/// [`LOCK_WAIT`] (no guard does: it holds it for one write), the append goes ahead
+/// without one rather than hang the session.
+struct FileLock<'a>(Option<&'a File>);
+
+/// How long an append waits for another writer's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl<'a> FileLock<'a> {
+    fn exclusive(file: &'a File) -> Self {
+        let until = std::time::Instant::now() + LOCK_WAIT;
+        let locked = loop {
+            // SAFETY: flock on a descriptor this process holds open.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc == 0 {
+                break true;
+            }
+            let error = std::io::Error::last_os_error();
+            match error.raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::EWOULDBLOCK) if std::time::Instant::now() < until => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                _ => break false,
+            }
+        };
+        FileLock(locked.then_some(file))
+    }
+}
+
+impl Drop for FileLock<'_> {
+    fn drop(&mut self) {
+        if let Some(file) = self.0 {
+            // SAFETY: as above.
+            unsafe {
+                libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+            }
+        }
     }
 }
 
@@ -206,6 +308,20 @@ mod tests {
         assert_eq!(v["first_page"], true);
         assert_eq!(v["event"], "call");
         assert_eq!(v["arguments"]["q"], "${FLAG}");
+    }
+
+    #[test]
+    fn an_entry_after_a_torn_line_starts_on_a_line_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, "{\"time\":\"2026-12-01T00:00:00.000Z\",\"ser").unwrap();
+        let mut log = AuditLog::open(&path, "s", Secrets::default()).unwrap();
+        log.record("call", Vec::new()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let v: Value = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(v["event"], "call");
     }
 
     #[test]

@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use super::audit::{AuditLog, Members};
 use super::pins::PinWatch;
 use super::session::{Contract, Decision, ErrorCode, Pending, Refusal, RequiredAction, Session};
-use crate::client::stdio::{live_groups, peek_exit, signal_group, unregister};
+use crate::call::{checkable_arguments, read_exactly};
+use crate::client::stdio::{Watchdog, live_groups, peek_exit, signal_group, unregister};
 use crate::json::Json;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
@@ -69,6 +70,8 @@ struct Shared {
     audit_lines: Vec<u8>,
     /// Messages of the guard's own for the client (list_changed after a lock change).
     client_notes: Vec<u8>,
+    /// list_changed notifications counted but not yet in an entry.
+    list_changed: ListChangedRun,
     pins: PinWatch,
 }
 
@@ -79,6 +82,32 @@ struct Outbox {
     forward: Vec<u8>,
     /// Back to the client (the client's side only).
     back: Vec<u8>,
+    /// Messages in `forward` that may be sent only once the audit entries that
+    /// decided them are written.
+    held: Vec<Held>,
+}
+
+/// A message that waits for its audit entry, and what stands in for it when the
+/// entry cannot be written.
+struct Held {
+    /// Where it is in [`Outbox::forward`].
+    at: std::ops::Range<usize>,
+    /// Lines sent on in its place (the rest of a batch, an error for a listing).
+    forward: Vec<u8>,
+    /// Lines answered to the client instead (refusals of its calls).
+    back: Vec<u8>,
+    /// Requests that will not be answered by the server now.
+    forget: Vec<String>,
+}
+
+/// What stands in for a message from the client when its entries cannot be written.
+struct Unlogged {
+    /// The part that needs no entry (the other members of a batch).
+    forward: Option<Vec<u8>>,
+    /// The refusals of its calls.
+    answer: String,
+    /// The ids of those calls.
+    forget: Vec<String>,
 }
 
 impl Outbox {
@@ -97,6 +126,51 @@ impl Outbox {
     fn push_back(&mut self, message: &[u8]) {
         self.back.extend_from_slice(message);
         self.back.push(b'\n');
+    }
+
+    /// A message that goes on only if its audit entries are written; otherwise
+    /// `instead` lines go on in its place and `back` lines back to the client.
+    fn push_held(
+        &mut self,
+        message: &[u8],
+        instead: Option<&[u8]>,
+        back: Option<&[u8]>,
+        forget: Vec<String>,
+    ) {
+        let start = self.forward.len();
+        self.push_forward(message);
+        let line = |text: Option<&[u8]>| text.map(|t| [t, b"\n"].concat()).unwrap_or_default();
+        self.held.push(Held {
+            at: start..self.forward.len(),
+            forward: line(instead),
+            back: line(back),
+            forget,
+        });
+    }
+
+    /// The audit entries were written (`logged`), or not: then every held message is
+    /// replaced by what stands in for it, and the requests it carried are forgotten.
+    /// Returns how many were replaced.
+    fn settle(&mut self, logged: bool, shared: &Mutex<Shared>) -> usize {
+        let held = std::mem::take(&mut self.held);
+        if logged || held.is_empty() {
+            return 0;
+        }
+        let mut forward = Vec::with_capacity(self.forward.len());
+        let mut from = 0;
+        let mut state = lock(shared);
+        for h in &held {
+            forward.extend_from_slice(&self.forward[from..h.at.start]);
+            forward.extend_from_slice(&h.forward);
+            self.back.extend_from_slice(&h.back);
+            for key in &h.forget {
+                state.session.answered(key);
+            }
+            from = h.at.end;
+        }
+        forward.extend_from_slice(&self.forward[from..]);
+        self.forward = forward;
+        held.len()
     }
 }
 
@@ -122,23 +196,45 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             Stdio::piped()
         })
         .process_group(0);
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If the
-    // guard is killed outright, the kernel kills the server too. The thread that
-    // spawns lives for the whole session, as PR_SET_PDEATHSIG requires.
+    // A file size limit makes an audit write fail (and what it decided be refused)
+    // instead of killing the guard mid-session.
+    // SAFETY: setting a signal's disposition to ignore shares no memory.
     unsafe {
-        command.pre_exec(|| {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    // Started first, so it is ready before anything of the server runs; the server's
+    // process tells it its group.
+    let mut watchdog = Watchdog::start();
+    let tell = watchdog.as_ref().map(Watchdog::fd);
+    // SAFETY: prctl, signal and the watchdog's write are async-signal-safe and touch
+    // no memory of the parent. If the guard is killed outright, the kernel kills the
+    // server too. The thread that spawns lives for the whole session, as
+    // PR_SET_PDEATHSIG requires. The server gets SIGXFSZ's default back.
+    unsafe {
+        command.pre_exec(move || {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            if let Some(fd) = tell {
+                Watchdog::tell_in_child(fd);
+            }
             Ok(())
         });
     }
     let mut groups = live_groups();
-    let mut child = command.spawn()?;
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some(watchdog) = watchdog {
+                watchdog.dismiss();
+            }
+            return Err(e);
+        }
+    };
     let pgid = child.id() as i32;
     groups
         .get_or_insert_with(std::collections::HashSet::new)
         .insert(pgid);
     drop(groups);
-    let mut watchdog = Watchdog::start(pgid);
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
     if let Some(server_err) = child.stderr.take() {
@@ -147,20 +243,15 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     }
 
     let max = setup.max_message_bytes;
-    let notes = |audit: &AuditLog| -> io::Result<Notes> {
-        Ok(Notes {
-            log: audit.writer()?,
-            lines: Vec::new(),
-        })
-    };
-    let (client_notes, server_notes) = (notes(&setup.audit)?, notes(&setup.audit)?);
-    let mut main_notes = notes(&setup.audit)?;
+    let (client_notes, server_notes) = (Notes::new(&setup.audit)?, Notes::new(&setup.audit)?);
+    let mut main_notes = Notes::new(&setup.audit)?;
     let shared = Arc::new(Mutex::new(Shared {
         pins: setup.pins,
         session: setup.session,
         audit: setup.audit,
         audit_lines: Vec::new(),
         client_notes: Vec::new(),
+        list_changed: ListChangedRun::default(),
     }));
     let (events, first_event) = channel();
     let stuck = Arc::new(Stuck::default());
@@ -202,7 +293,7 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
                 ("reason", json!("the client closed the session")),
             ];
             main_notes.audit("client_closed", members);
-            main_notes.flush(&shared);
+            let _ = main_notes.flush(&shared);
             Ended::ClientClosed
         }
         Event::ServerClosed(problem) => {
@@ -222,80 +313,6 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
         }
     };
     Ok(ended)
-}
-
-/// A small process of its own that kills the server's group if the guard dies
-/// without ending it (SIGKILL, a crash): the kernel's parent-death signal reaches
-/// only the server's leader, not what it started (`npx` runs node as a grandchild).
-struct Watchdog {
-    pid: libc::pid_t,
-    tell: std::os::fd::OwnedFd,
-}
-
-impl Watchdog {
-    fn start(pgid: i32) -> Option<Self> {
-        use std::os::fd::FromRawFd;
-        let mut fds = [0i32; 2];
-        // SAFETY: after fork the child makes only async-signal-safe calls (close,
-        // dup2, signal, read, kill, _exit), as a fork of a threaded process must.
-        unsafe {
-            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                return None;
-            }
-            let pid = libc::fork();
-            if pid < 0 {
-                libc::close(fds[0]);
-                libc::close(fds[1]);
-                return None;
-            }
-            if pid == 0 {
-                libc::close(fds[1]);
-                // Hold nothing else open: the client's and the server's pipes must
-                // close when the guard closes them.
-                if fds[0] != 3 {
-                    libc::dup2(fds[0], 3);
-                }
-                if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
-                    for fd in 4..4096 {
-                        libc::close(fd);
-                    }
-                }
-                for fd in 0..3 {
-                    libc::close(fd);
-                }
-                // The terminal's signals are the guard's to handle.
-                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-                    libc::signal(sig, libc::SIG_IGN);
-                }
-                let mut byte = 0u8;
-                loop {
-                    let n = libc::read(3, (&mut byte as *mut u8).cast(), 1);
-                    if n < 0 && *libc::__errno_location() == libc::EINTR {
-                        continue;
-                    }
-                    if n == 0 && pgid > 1 {
-                        // The guard is gone without saying goodbye.
-                        libc::kill(-pgid, libc::SIGKILL);
-                    }
-                    libc::_exit(0);
-                }
-            }
-            libc::close(fds[0]);
-            Some(Watchdog {
-                pid,
-                tell: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-            })
-        }
-    }
-
-    /// The guard ended the group itself: the watchdog leaves without killing.
-    fn dismiss(self) {
-        let _ = std::fs::File::from(self.tell).write_all(b"x");
-        // SAFETY: waits for this process's own child.
-        unsafe {
-            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
-        }
-    }
 }
 
 /// When the client's side began a write to the server that has not returned yet.
@@ -373,7 +390,7 @@ fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
 /// The server is gone: every request it did not answer gets an error, so the client
 /// is not left waiting. A call already sent may have started.
 fn answer_orphans(shared: &Mutex<Shared>, notes: &mut Notes, description: &str) {
-    notes.flush(shared);
+    let _ = notes.flush(shared);
     let (pending, server) = {
         let mut state = lock(shared);
         let server = state.session.server().to_string();
@@ -403,7 +420,7 @@ fn answer_orphans(shared: &Mutex<Shared>, notes: &mut Notes, description: &str) 
         ("calls_unanswered", json!(calls)),
     ];
     notes.audit("server_exited", members);
-    notes.flush(shared);
+    let _ = notes.flush(shared);
     let _ = write_client_lines(&answers);
     notes.say(&format!("server {server}: {description}"));
 }
@@ -499,43 +516,6 @@ fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Re
     }
 }
 
-/// Whether every integer in a JSON text fits 64 bits (the widest the argument check
-/// reads exactly). Decimals and exponents are read as doubles, as most servers do.
-fn integers_fit(text: &[u8]) -> bool {
-    let mut i = 0;
-    let mut in_string = false;
-    while i < text.len() {
-        let c = text[i];
-        if in_string {
-            match c {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        if c == b'"' {
-            in_string = true;
-        } else if c == b'-' || c.is_ascii_digit() {
-            let start = i;
-            while i < text.len()
-                && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
-            {
-                i += 1;
-            }
-            let token = std::str::from_utf8(&text[start..i]).unwrap_or("");
-            let integer = !token.contains(['.', 'e', 'E']);
-            if integer && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
-                return false;
-            }
-            continue;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// The canonical text of a JSON-RPC id: the key pending requests are found by, so
 /// that 1 and 1.0 are the same request.
 fn id_key(id: &Json) -> String {
@@ -576,16 +556,29 @@ fn client_to_server(
         if let Some(line) = line
             && !line.iter().all(u8::is_ascii_whitespace)
         {
-            let (forward, answer) = from_client(line, shared, &mut notes);
-            if let Some(bytes) = forward {
-                out.push_forward(&bytes);
+            let routed = from_client(line, shared, &mut notes);
+            match (routed.forward, routed.unlogged) {
+                (Some(bytes), Some(instead)) => out.push_held(
+                    &bytes,
+                    instead.forward.as_deref(),
+                    Some(instead.answer.as_bytes()),
+                    instead.forget,
+                ),
+                (Some(bytes), None) => out.push_forward(&bytes),
+                (None, _) => {}
             }
-            if let Some(answer) = answer {
+            if let Some(answer) = routed.answer {
                 out.push_back(answer.as_bytes());
             }
         }
         if out.due(&reader) {
-            let client_notes = notes.flush(shared);
+            let (client_notes, logged) = notes.flush(shared);
+            let refused = out.settle(logged, shared);
+            if refused > 0 {
+                notes.say(&format!(
+                    "refused {refused} message(s) with calls: their audit entries could not be written"
+                ));
+            }
             out.back.extend_from_slice(&client_notes);
             if !out.forward.is_empty() {
                 stuck.start();
@@ -615,13 +608,30 @@ fn rpc_error(id: &Value, code: i64, message: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
+/// What one line from the client becomes.
+#[derive(Default)]
+struct Routed {
+    /// For the server.
+    forward: Option<Vec<u8>>,
+    /// For the client.
+    answer: Option<String>,
+    /// When `forward` holds calls: what stands in for it if their audit entries
+    /// cannot be written.
+    unlogged: Option<Unlogged>,
+}
+
+impl Routed {
+    fn answer(answer: Option<String>) -> Self {
+        Routed {
+            answer,
+            ..Routed::default()
+        }
+    }
+}
+
 /// What to send the server and what to answer the client, for one line from the
 /// client.
-fn from_client(
-    line: &[u8],
-    shared: &Mutex<Shared>,
-    notes: &mut Notes,
-) -> (Option<Vec<u8>>, Option<String>) {
+fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed {
     let parsed = std::str::from_utf8(line)
         .map_err(|e| e.to_string())
         .and_then(|text| Json::parse(text).map_err(|e| e.to_string()));
@@ -629,14 +639,11 @@ fn from_client(
         Ok(message) => message,
         Err(e) => {
             notes.refuse(&format!("a message from the client that is not JSON: {e}"));
-            return (
-                None,
-                Some(rpc_error(
-                    &Value::Null,
-                    -32700,
-                    &format!("mcp-lock guard: not JSON ({e}); not forwarded"),
-                )),
-            );
+            return Routed::answer(Some(rpc_error(
+                &Value::Null,
+                -32700,
+                &format!("mcp-lock guard: not JSON ({e}); not forwarded"),
+            )));
         }
     };
     if message.has_repeated_member() {
@@ -645,7 +652,16 @@ fn from_client(
         let answer = (!id.is_null()).then(|| {
             rpc_error(&id, -32600, "mcp-lock guard: a member name is repeated, so readers disagree on what the message says; not forwarded")
         });
-        return (None, answer);
+        return Routed::answer(answer);
+    }
+    if matches!(&message, Json::Array(items) if items.is_empty()) {
+        // JSON-RPC 2.0: an empty batch is answered with one error, not a batch.
+        notes.refuse("an empty batch from the client");
+        return Routed::answer(Some(rpc_error(
+            &Value::Null,
+            -32600,
+            "mcp-lock guard: an empty batch is not a valid request; not forwarded",
+        )));
     }
     // The same text read the way a server reads it, integers exact: what arguments
     // are checked against, so the value checked is the value sent. Integers beyond 64
@@ -656,43 +672,76 @@ fn from_client(
         Json::Array(items) => items.iter().any(is_call),
         single => is_call(single),
     };
-    let exact: Option<Value> = if has_call {
-        serde_json::from_slice(line).ok()
-    } else {
-        None
-    };
-    let fits = !has_call || integers_fit(line);
+    let exact: Option<Value> = if has_call { read_exactly(line) } else { None };
+    let batch = |items: Vec<String>| (!items.is_empty()).then(|| format!("[{}]", items.join(",")));
     match &message {
         // A batch (2025-03-26): each request on its own, passed on as a batch.
         Json::Array(items) => {
             let mut forward = Vec::new();
+            // What goes on if the calls' entries cannot be written: the rest.
+            let mut plain = Vec::new();
             let mut answers = Vec::new();
+            let mut refusals = Vec::new();
+            let mut forget = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let exact = exact.as_ref().and_then(|v| v.get(i));
-                match decide(item, exact, fits, shared, notes) {
-                    Verdict::Forward => forward.push(match exact {
-                        Some(v) => v.to_string(),
-                        None => item.canonical().unwrap_or_default(),
-                    }),
+                let text = || match exact {
+                    Some(v) => v.to_string(),
+                    None => item.canonical().unwrap_or_default(),
+                };
+                match decide(item, exact, shared, notes) {
+                    Verdict::Forward => {
+                        forward.push(text());
+                        plain.push(text());
+                    }
+                    Verdict::ForwardCall { key, refusal } => {
+                        forward.push(text());
+                        refusals.push(refusal);
+                        forget.push(key);
+                    }
                     Verdict::Answer(answer) => answers.push(answer),
                     Verdict::Drop => {}
                 }
             }
-            let forward =
-                (!forward.is_empty()).then(|| format!("[{}]", forward.join(",")).into_bytes());
-            let answer = (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")));
-            (forward, answer)
+            let unlogged = (!forget.is_empty()).then(|| Unlogged {
+                forward: batch(plain).map(String::into_bytes),
+                answer: batch(refusals).unwrap_or_default(),
+                forget,
+            });
+            Routed {
+                forward: batch(forward).map(String::into_bytes),
+                answer: batch(answers),
+                unlogged,
+            }
         }
-        single => match decide(single, exact.as_ref(), fits, shared, notes) {
-            Verdict::Forward => (Some(line.to_vec()), None),
-            Verdict::Answer(answer) => (None, Some(answer)),
-            Verdict::Drop => (None, None),
+        single => match decide(single, exact.as_ref(), shared, notes) {
+            Verdict::Forward => Routed {
+                forward: Some(line.to_vec()),
+                ..Routed::default()
+            },
+            Verdict::ForwardCall { key, refusal } => Routed {
+                forward: Some(line.to_vec()),
+                answer: None,
+                unlogged: Some(Unlogged {
+                    forward: None,
+                    answer: refusal,
+                    forget: vec![key],
+                }),
+            },
+            Verdict::Answer(answer) => Routed::answer(Some(answer)),
+            Verdict::Drop => Routed::default(),
         },
     }
 }
 
 enum Verdict {
     Forward,
+    /// A call that goes on once its audit entry is written; if it cannot be,
+    /// `refusal` answers it and the request `key` is forgotten.
+    ForwardCall {
+        key: String,
+        refusal: String,
+    },
     Answer(String),
     Drop,
 }
@@ -702,7 +751,6 @@ enum Verdict {
 fn decide(
     message: &Json,
     exact: Option<&Value>,
-    fits: bool,
     shared: &Mutex<Shared>,
     notes: &mut Notes,
 ) -> Verdict {
@@ -770,17 +818,22 @@ fn decide(
             // The arguments are checked and the entry written outside the lock, so
             // answers from the server are not held up meanwhile.
             drop(state);
-            // No exact reading (a lone surrogate, nesting serde_json refuses): the
-            // arguments cannot be checked as the server will read them.
-            let arguments = exact.map(|m| m["params"].get("arguments").cloned());
-            let fits = fits && arguments.is_some();
-            let arguments = arguments.flatten();
+            // The arguments as the server will read them, or why they cannot be
+            // checked: the same decision check-call makes.
+            let empty = Json::Object(Vec::new());
+            let strict = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+            let read = exact.map(|m| {
+                m["params"]
+                    .get("arguments")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}))
+            });
             let call = Call {
                 id,
                 key,
                 tool,
-                arguments: arguments.unwrap_or_else(|| json!({})),
-                fits,
+                arguments: checkable_arguments(strict, read),
+                raw: strict,
                 modern: params
                     .and_then(|p| p.get("_meta"))
                     .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
@@ -799,10 +852,10 @@ struct Call<'a> {
     id: &'a Json,
     key: String,
     tool: String,
-    /// Read with integers exact.
-    arguments: Value,
-    /// Every integer in the message fits 64 bits.
-    fits: bool,
+    /// Read with integers exact, or why they cannot be checked.
+    arguments: Result<Value, Violation>,
+    /// As read strictly, for the audit entry of arguments that cannot be checked.
+    raw: &'a Json,
     /// The request carried the 2026-07-28 `_meta` protocol version.
     modern: bool,
 }
@@ -819,25 +872,23 @@ fn decide_call(
         key,
         tool,
         arguments,
-        fits,
+        raw,
         modern,
     } = call;
-    let decision = match contract {
-        Ok(contract) if !fits => Decision::Refuse(Refusal {
+    let decision = match (contract, &arguments) {
+        (Ok(contract), Err(violation)) => Decision::Refuse(Refusal {
             error_code: ErrorCode::InvalidArguments,
             tool: tool.clone(),
             required_action: RequiredAction::FixArguments,
             side_effect_started: false,
             pinned_hash: Some(contract.pinned_hash.clone()),
             live_hash: Some(contract.pinned_hash),
-            violations: vec![Violation {
-                path: String::new(),
-                message: "the call cannot be read exactly (an integer beyond 64 bits, a lone surrogate, or nesting too deep), so it cannot be checked".into(),
-            }],
+            violations: vec![violation.clone()],
         }),
-        Ok(contract) => contract.judge(&arguments),
-        Err(refusal) => Decision::Refuse(refusal),
+        (Ok(contract), Ok(arguments)) => contract.judge(arguments),
+        (Err(refusal), _) => Decision::Refuse(refusal),
     };
+    let arguments = arguments.unwrap_or_else(|_| raw.to_value());
     let mut members: Members = vec![
         ("request_id", id.to_value()),
         ("tool", json!(tool)),
@@ -858,8 +909,24 @@ fn decide_call(
                 ));
             }
             notes.audit("tools/call", members);
-            lock(shared).session.expect(key, Pending::Call { tool });
-            Verdict::Forward
+            let refusal = Refusal {
+                error_code: ErrorCode::AuditLogUnwritable,
+                tool: tool.clone(),
+                required_action: RequiredAction::RetryLater,
+                side_effect_started: false,
+                pinned_hash: Some(pinned_hash.clone()),
+                live_hash: Some(pinned_hash),
+                violations: Vec::new(),
+            };
+            let refusal =
+                json!({"jsonrpc": "2.0", "id": id.to_value(), "result": refusal.to_result(modern)});
+            lock(shared)
+                .session
+                .expect(key.clone(), Pending::Call { tool });
+            Verdict::ForwardCall {
+                key,
+                refusal: refusal.to_string(),
+            }
         }
         Decision::Refuse(refusal) => {
             members.push(("decision", json!("refused")));
@@ -885,7 +952,18 @@ struct Notes {
     lines: Vec<u8>,
 }
 
+/// How long a run of `list_changed` notifications is counted before its entry is
+/// written anyway (it always is before the next other entry).
+const LIST_CHANGED_RUN: Duration = Duration::from_secs(1);
+
 impl Notes {
+    fn new(audit: &AuditLog) -> io::Result<Self> {
+        Ok(Notes {
+            log: audit.writer()?,
+            lines: Vec::new(),
+        })
+    }
+
     fn audit(&mut self, event: &str, members: Members) {
         let line = self.log.entry(event, members);
         self.lines.extend_from_slice(line.as_bytes());
@@ -904,31 +982,89 @@ impl Notes {
     }
 
     /// Writes this thread's entries and those queued in `shared`, then returns the
-    /// guard's own notes for the client.
-    fn flush(&mut self, shared: &Mutex<Shared>) -> Vec<u8> {
+    /// guard's own notes for the client, and whether the entries were written whole
+    /// (when not, none of them is in the log).
+    fn flush(&mut self, shared: &Mutex<Shared>) -> (Vec<u8>, bool) {
+        self.flush_run(shared, false)
+    }
+
+    /// [`Notes::flush`], with a run of list_changed notifications still being counted
+    /// written too (the session is ending).
+    fn flush_run(&mut self, shared: &Mutex<Shared>, end: bool) -> (Vec<u8>, bool) {
         let (queued, client_notes) = {
             let mut state = lock(shared);
+            // A run still counting is written before this thread's entries, which may
+            // follow from it, or once it is old enough.
+            let due = end
+                || !self.lines.is_empty()
+                || state
+                    .list_changed
+                    .since
+                    .as_ref()
+                    .is_some_and(|(at, _)| at.elapsed() >= LIST_CHANGED_RUN);
+            if due {
+                end_list_changed(&mut state);
+            }
             (
                 std::mem::take(&mut state.audit_lines),
                 std::mem::take(&mut state.client_notes),
             )
         };
-        // What was queued in common (a lock reload) happened before this thread's
-        // own decisions that followed it.
+        // What was queued in common (a lock reload, list_changed) happened before
+        // this thread's own decisions that followed it.
         let mut all = queued;
         all.extend_from_slice(&self.lines);
-        if let Err(e) = self.log.append(&all) {
-            self.say(&format!("cannot write the audit log: {e}"));
-        }
+        let logged = match self.log.append(&all) {
+            Ok(()) => true,
+            Err(e) => {
+                self.say(&format!(
+                    "cannot write the audit log: {e}; what its entries decided is not sent"
+                ));
+                false
+            }
+        };
         self.lines.clear();
-        client_notes
+        (client_notes, logged)
     }
 }
 
 /// Queues an entry; it is written before the message it decided is sent.
 fn audit(state: &mut Shared, event: &str, members: Members) {
+    end_list_changed(state);
     let line = state.audit.entry(event, members);
     state.audit_lines.extend_from_slice(line.as_bytes());
+}
+
+/// list_changed notifications from the server not in an entry yet: a run of them
+/// makes one entry with their count, not one line each.
+#[derive(Default)]
+struct ListChangedRun {
+    count: u64,
+    /// When the first of them came, and its time for the entry.
+    since: Option<(Instant, String)>,
+}
+
+/// One more list_changed in the current run.
+fn count_list_changed(state: &mut Shared) {
+    let run = &mut state.list_changed;
+    if run.count == 0 {
+        run.since = Some((Instant::now(), super::audit::now_rfc3339()));
+    }
+    run.count += 1;
+}
+
+/// Queues the entry of the run of list_changed notifications counted so far.
+fn end_list_changed(state: &mut Shared) {
+    let run = std::mem::take(&mut state.list_changed);
+    if run.count > 0 {
+        let members: Members = vec![
+            ("decision", json!("listing_stale")),
+            ("count", json!(run.count)),
+            ("since", json!(run.since.map(|(_, time)| time))),
+        ];
+        let line = state.audit.entry("list_changed", members);
+        state.audit_lines.extend_from_slice(line.as_bytes());
+    }
 }
 
 /// The server's side: answers to listings are checked (and filtered) before the
@@ -960,11 +1096,15 @@ fn server_to_client(
             match from_server(line, shared, &mut notes) {
                 Some(Out::Raw) => out.push_forward(line),
                 Some(Out::Text(text)) => out.push_forward(text.as_bytes()),
+                Some(Out::Checked { text, instead }) => {
+                    out.push_held(text.as_bytes(), Some(instead.as_bytes()), None, Vec::new())
+                }
                 None => {}
             }
         }
         if end.is_some() || out.due(&reader) {
-            let client_notes = notes.flush(shared);
+            let (client_notes, logged) = notes.flush_run(shared, end.is_some());
+            out.settle(logged, shared);
             out.forward.extend_from_slice(&client_notes);
             if write_client_lines(&out.forward).is_err() {
                 let _ = events.send(Event::ClientClosed);
@@ -982,6 +1122,12 @@ fn server_to_client(
 enum Out {
     Raw,
     Text(String),
+    /// A listing checked: `text` goes to the client once its audit entry is written,
+    /// `instead` (an error answer) if it cannot be.
+    Checked {
+        text: String,
+        instead: String,
+    },
 }
 
 /// What the server's id and method say, and whether it carries a result or an
@@ -1045,8 +1191,7 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option
         (Some(method), None) if method == "notifications/tools/list_changed" => {
             let mut state = lock(shared);
             state.session.list_changed();
-            let members: Members = vec![("decision", json!("listing_stale"))];
-            notes.audit("list_changed", members);
+            count_list_changed(&mut state);
             Some(Out::Raw)
         }
         // Other notifications and the server's own requests.
@@ -1058,9 +1203,9 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option
                 Some(Pending::List {
                     first_page,
                     generation,
-                }) => Some(Out::Text(check_listing(
+                }) => Some(check_listing(
                     &mut state, notes, line, id, first_page, generation,
-                ))),
+                )),
                 Some(Pending::Handshake) => {
                     Some(Out::Text(check_handshake(&mut state, notes, line, id)))
                 }
@@ -1104,6 +1249,9 @@ fn from_server_batch(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> 
         return None;
     };
     let mut out = Vec::new();
+    // The batch as sent if a listing in it cannot be logged.
+    let mut instead = Vec::new();
+    let mut held = false;
     for item in items {
         let Ok(text) = item.canonical() else {
             // A repeated member: this item is not passed on, the others are.
@@ -1115,21 +1263,40 @@ fn from_server_batch(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> 
             if let Some(id) = item.get("id")
                 && state.session.answered(&id_key(id)).is_some()
             {
-                out.push(rpc_error(
+                let error = rpc_error(
                     &id.to_value(),
                     -32603,
                     "mcp-lock guard: the server's answer was ambiguous; nothing was forwarded",
-                ));
+                );
+                out.push(error.clone());
+                instead.push(error);
             }
             continue;
         };
-        match from_server(text.as_bytes(), shared, notes) {
-            Some(Out::Raw) => out.push(text),
-            Some(Out::Text(t)) => out.push(t),
-            None => {}
-        }
+        let (sent, otherwise) = match from_server(text.as_bytes(), shared, notes) {
+            Some(Out::Raw) => (text.clone(), text),
+            Some(Out::Text(t)) => (t.clone(), t),
+            Some(Out::Checked { text, instead }) => {
+                held = true;
+                (text, instead)
+            }
+            None => continue,
+        };
+        out.push(sent);
+        instead.push(otherwise);
     }
-    (!out.is_empty()).then(|| Out::Text(format!("[{}]", out.join(","))))
+    if out.is_empty() {
+        return None;
+    }
+    let text = format!("[{}]", out.join(","));
+    Some(if held {
+        Out::Checked {
+            text,
+            instead: format!("[{}]", instead.join(",")),
+        }
+    } else {
+        Out::Text(text)
+    })
 }
 
 /// Reads an answer the guard has to look inside, strictly; an error answer for the
@@ -1180,11 +1347,11 @@ fn check_listing(
     id: &Value,
     first_page: bool,
     generation: u64,
-) -> String {
+) -> Out {
     reload_pins(state);
     let message = match read_strictly(state, line, id, "tools/list") {
         Ok(message) => message,
-        Err(error) => return error,
+        Err(error) => return Out::Text(error),
     };
     let page = state.session.check_page(&message, first_page, generation);
     let decision = match (page.refused, page.hidden.is_empty()) {
@@ -1217,7 +1384,14 @@ fn check_listing(
             ),
         );
     }
-    page.message
+    Out::Checked {
+        text: page.message,
+        instead: rpc_error(
+            id,
+            -32603,
+            "mcp-lock guard: the check of this tools/list answer could not be written to the audit log; nothing was forwarded",
+        ),
+    }
 }
 
 /// Re-reads the lock when it changed on disk, so `mcp-lock update` takes effect in a

@@ -39,6 +39,9 @@ pub enum ErrorCode {
     /// The tool list changed (or was never listed) and no checked listing confirms the
     /// tool since.
     ListingNotVerified,
+    /// The call would have been forwarded, but its audit entry could not be written
+    /// (a full disk, a file size limit): no call goes unrecorded.
+    AuditLogUnwritable,
 }
 
 impl ErrorCode {
@@ -48,6 +51,7 @@ impl ErrorCode {
             ErrorCode::UnpinnedTool => "UNPINNED_TOOL",
             ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
             ErrorCode::ListingNotVerified => "LISTING_NOT_VERIFIED",
+            ErrorCode::AuditLogUnwritable => "AUDIT_LOG_UNWRITABLE",
         }
     }
 }
@@ -62,6 +66,9 @@ pub enum RequiredAction {
     ApproveUpdate,
     /// Correct the arguments.
     FixArguments,
+    /// Nothing is wrong with the call: try again once the problem (the audit log
+    /// cannot be written) is fixed.
+    RetryLater,
 }
 
 /// A call the guard answers itself: it never reaches the server.
@@ -591,6 +598,9 @@ impl Refusal {
             ),
             ErrorCode::ListingNotVerified => format!(
                 "mcp-lock guard did not run `{tool}`: the server's tool list changed (or was not listed yet) and has not been checked since. The call was not sent and nothing was started. List the tools again (tools/list), then call it if it is still offered."
+            ),
+            ErrorCode::AuditLogUnwritable => format!(
+                "mcp-lock guard did not run `{tool}`: its audit log cannot be written (is the disk full?), and no call goes unrecorded. The call was not sent and nothing was started. Tell the user; the same call can be sent again once the log can be written."
             ),
             ErrorCode::InvalidArguments => {
                 let problems: Vec<String> = self
