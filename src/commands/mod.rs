@@ -62,6 +62,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A prompt was answered with Ctrl-C: the run ends as interrupted (exit 130), not as
+/// an error.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+pub use progress::hide as hide_progress;
+
 /// What every command that touches servers needs.
 pub struct Workspace {
     pub project_dir: PathBuf,

@@ -282,7 +282,14 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
                 }
             })
             .interact_text()
-            .context("cannot read the answer from the terminal")?;
+            .map_err(|e| match e {
+                dialoguer::Error::IO(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    anyhow::Error::new(super::Interrupted)
+                }
+                dialoguer::Error::IO(e) => {
+                    anyhow::anyhow!("cannot read the answer from the terminal: {e}")
+                }
+            })?;
         match answer.trim().to_ascii_lowercase().chars().next() {
             Some('y') => decisions[i] = true,
             Some('a') => {
