@@ -37,7 +37,7 @@ fn main() -> std::process::ExitCode {
                 // may not have reached `interrupted` yet. Either way it is an interrupt.
                 Err(e) if e.is::<commands::Interrupted>() => stop(stopped, &terminal),
                 Err(e) => {
-                    commands::error(&format!("{e:#}"));
+                    commands::error(&one_line(&e));
                     ExitCode::Usage
                 }
             },
@@ -45,6 +45,24 @@ fn main() -> std::process::ExitCode {
         }
     });
     exit(code)
+}
+
+/// An error and its causes, each said once: a typed error whose message already ends
+/// in its source (`cannot read X: No such file or directory`) is not followed by that
+/// source again, as `{:#}` would.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if part.is_empty() || text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// Ends an interrupted run: the servers are killed and `message` is the last thing

@@ -60,7 +60,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         session,
         audit,
         pins: watch,
-        max_message_bytes: args.max_message_bytes.max(1024),
+        max_message_bytes: args.max_message_bytes,
     };
     let command_shown = launch.command.clone();
     // The proxy blocks on pipes for the whole session; the thread that runs it also

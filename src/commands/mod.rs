@@ -224,14 +224,14 @@ fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result
         client: ClientOptions {
             request_timeout: secs(args.request_timeout, "request-timeout")?,
             server_timeout: secs(args.timeout, "timeout")?,
-            max_pages: args.max_pages.max(1),
+            max_pages: args.max_pages,
             max_tools: args.max_tools,
-            max_message_bytes: args.max_message_bytes.max(1024),
+            max_message_bytes: args.max_message_bytes,
             discover_timeout: secs(args.probe_timeout, "probe-timeout")?,
             allow_cross_origin_redirects: args.allow_redirects,
             ..ClientOptions::default()
         },
-        jobs: args.jobs.max(1),
+        jobs: args.jobs,
         identity_from_lock,
     })
 }
