@@ -264,7 +264,7 @@ pub struct UpdateArgs {
 
     /// Pin with this protocol version instead of the newest the server speaks (e.g.
     /// 2025-11-25, the version your agent uses); verify then asks for the same
-    #[arg(long, value_name = "VERSION", value_parser = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])]
+    #[arg(long, value_name = "VERSION", value_parser = mcp_lock::client::PROTOCOL_VERSIONS)]
     pub protocol: Option<String>,
 
     /// Accept changes of these classes without asking (comma-separated: authority,

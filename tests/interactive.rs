@@ -230,3 +230,17 @@ fn color_never_draws_spinners_without_colour() {
     });
     assert_eq!(sgr, None, "{all:?}");
 }
+
+#[test]
+fn rejecting_the_only_first_pin_writes_no_lock() {
+    let p = Project::new(json!({ "fixture": common::fixture_entry(&[]) }));
+    for answer in ["n", "q"] {
+        let mut s = update_in_pty(&p);
+        s.exp_string("[1/1] Pin these tools?").unwrap();
+        s.send_line(answer).unwrap();
+        s.exp_string("Rejected fixture (not pinned)").unwrap();
+        s.exp_eof().unwrap();
+        assert_eq!(exit_code(&s), 0);
+        assert_eq!(p.lock_text(), None, "after {answer}");
+    }
+}

@@ -41,7 +41,8 @@ Options:
                           drift-second-listing (serve b from the second listing on, silently) |
                           crash-on-call (exit without answering a tools/call) |
                           hybrid-listing (tools/list answers also carry a method) |
-                          stop-reading (after the first listing, never read again)
+                          stop-reading (after the first listing, never read again) |
+                          duplicate-tool (list the first tool a second time)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -527,6 +528,10 @@ fn tools(o: &Options) -> Vec<Value> {
     }
     if o.misbehave == "nameless-tool" {
         list.push(json!({"description": "I have no name", "inputSchema": {"type": "object"}}));
+    }
+    if o.misbehave == "duplicate-tool" {
+        let copy = list[0].clone();
+        list.push(copy);
     }
     list
 }

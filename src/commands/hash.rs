@@ -75,7 +75,10 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             }
             if !single {
                 match &set {
-                    Ok(hash) => println!("{hash}  (set of {} tools)", tools.len()),
+                    Ok(hash) => println!(
+                        "{hash}  (set of {})",
+                        mcp_lock::text::count(tools.len(), "tool")
+                    ),
                     Err(e) => super::error(&format!("no set hash: {e}")),
                 }
             }

@@ -52,7 +52,7 @@ impl Display {
     fn finished_line(report: &ServerReport) -> String {
         let style = verdict_style_for(report.verdict);
         let what = match report.tools {
-            Some(n) => format!("{n} tools"),
+            Some(n) => mcp_lock::text::count(n, "tool"),
             None => report.verdict.as_str().to_string(),
         };
         let verb = if report.verdict == Verdict::Unverifiable {

@@ -182,8 +182,8 @@ pub fn render_human(reports: &[ServerReport]) -> String {
         if r.ignored_lines > 0 {
             let _ = writeln!(
                 out,
-                "    {dim}note: ignored {} non-JSON-RPC line(s) on the server's stdout{dim:#}",
-                r.ignored_lines
+                "    {dim}note: ignored {} on the server's stdout{dim:#}",
+                crate::text::count(r.ignored_lines, "non-JSON-RPC line")
             );
         }
         if matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable) && !r.stderr.is_empty()
@@ -418,10 +418,16 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
 
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
 fn server_change_line(change: &ServerChange, indent: &str) -> String {
+    // Hashes are cut as tool hashes are; other fields are short values.
+    let shown = |value: Option<&str>| match value {
+        None => "(none)".to_string(),
+        Some(hash) if change.field == "instructions" => esc(short(hash)),
+        Some(value) => esc(value),
+    };
     let values = format!(
         "{} -> {}",
-        esc(change.pinned.as_deref().unwrap_or("(none)")),
-        esc(change.live.as_deref().unwrap_or("(none)"))
+        shown(change.pinned.as_deref()),
+        shown(change.live.as_deref())
     );
     match (change.class, change.action) {
         (Some(class), Some(action)) => {
