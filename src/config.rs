@@ -287,11 +287,19 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
         ));
     };
     // serde_json keeps the last of a repeated member: a server defined twice would be
-    // taken silently as its second definition. The strict reader sees every copy.
-    if let Ok(strict) = Json::parse(&cleaned)
-        && let Some((at, name)) = repeated_member(&strict, &mut Vec::new())
-    {
-        let table_path: Vec<String> = table_path.iter().map(|s| s.to_string()).collect();
+    // taken silently as its second definition. The strict reader sees every copy; a
+    // repeat counts where it changes what is read (the servers table, or the members
+    // leading to it), not elsewhere in a settings file.
+    let table_path: Vec<String> = table_path.iter().map(|s| s.to_string()).collect();
+    let mut repeats = Vec::new();
+    if let Ok(strict) = Json::parse(&cleaned) {
+        repeated_members(&strict, &mut Vec::new(), &mut repeats);
+    }
+    let relevant = repeats.into_iter().find(|(at, name)| {
+        at.starts_with(&table_path)
+            || (table_path.starts_with(at) && table_path.get(at.len()) == Some(name))
+    });
+    if let Some((at, name)) = relevant {
         let message = match at.strip_prefix(table_path.as_slice()) {
             Some([]) => format!("server {name:?} is defined more than once; keep one"),
             Some([server, inner @ ..]) => {
@@ -318,14 +326,16 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
     Ok(specs)
 }
 
-/// The first member named twice in one object: the path of that object (member names
-/// and array indexes) and the name.
-fn repeated_member(value: &Json, path: &mut Vec<String>) -> Option<(Vec<String>, String)> {
+/// Every member named twice in one object, in document order: the path of that object
+/// (member names and array indexes) and the name.
+fn repeated_members(value: &Json, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
     let children: Vec<(String, &Json)> = match value {
         Json::Object(members) => {
             let mut seen = std::collections::BTreeSet::new();
-            if let Some((name, _)) = members.iter().find(|(name, _)| !seen.insert(name)) {
-                return Some((path.clone(), name.to_string_lossy()));
+            for (name, _) in members {
+                if !seen.insert(name) {
+                    out.push((path.clone(), name.to_string_lossy()));
+                }
             }
             members
                 .iter()
@@ -337,16 +347,13 @@ fn repeated_member(value: &Json, path: &mut Vec<String>) -> Option<(Vec<String>,
             .enumerate()
             .map(|(i, v)| (i.to_string(), v))
             .collect(),
-        _ => return None,
+        _ => return,
     };
     for (name, child) in children {
         path.push(name);
-        if let Some(found) = repeated_member(child, path) {
-            return Some(found);
-        }
+        repeated_members(child, path, out);
         path.pop();
     }
-    None
 }
 
 fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {

@@ -431,6 +431,22 @@ fn a_config_that_says_two_things_is_an_error_naming_file_and_server() {
         }
     }
     assert!(p.lock_text().is_none());
+    // A repeat elsewhere in a settings file changes nothing mcp-lock reads.
+    let settings = p.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        format!(
+            r#"{{"editor.fontSize": 12, "editor.fontSize": 14, "mcp": {{"servers": {{"a": {{"command": "{fixture}"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    p.run(&[
+        "--config",
+        &settings.display().to_string(),
+        "update",
+        "--yes",
+    ])
+    .expect(0);
 }
 
 #[test]
