@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::client::{
-    ClientOptions, Fetched, ProtocolChoice, StatusSink, fetch_remote, fetch_stdio,
+    ClientOptions, Fetched, Outcome, ProtocolChoice, StatusSink, fetch_remote, fetch_stdio,
 };
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{ServerReport, compare};
@@ -112,10 +112,11 @@ pub async fn check_servers(
         let progress = progress.clone();
         handles.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await.expect("never closed");
-            let fetched = match &resolved {
+            let mut fetched = match &resolved {
                 Resolved::Stdio(stdio) => fetch_stdio(stdio, &client).await,
                 Resolved::Remote(remote) => fetch_remote(remote, &client, pinned_transport).await,
             };
+            refuse_repeated_names(&mut fetched);
             let mut report = compare(&spec, pinned.as_ref(), &fetched);
             report.redact(resolved.secrets());
             let checked = Checked {
@@ -138,31 +139,101 @@ pub async fn check_servers(
     results
 }
 
-/// Verifies selected servers against the lock and lets the policy judge every
-/// change: what `mcp-lock verify` and an agent host's start-up check both run. With
-/// `whole_config`, pins whose server has left the config are reported as removed.
-pub async fn verify_servers(
+/// The servers `names` asks for (all when empty): the config's entries to contact,
+/// and the pinned servers the config no longer has, which are reported as gone rather
+/// than as unknown. A name in neither is an unknown server.
+pub fn select_with_lock(
     project: &ProjectConfig,
     lock: &Lockfile,
+    names: &[String],
+) -> Result<(Vec<ServerSpec>, Vec<String>), ConfigError> {
+    let defined = |name: &str| project.servers.iter().any(|s| s.name == name);
+    if names.is_empty() {
+        let gone = lock
+            .servers
+            .keys()
+            .filter(|name| !defined(name))
+            .cloned()
+            .collect();
+        return Ok((project.servers.clone(), gone));
+    }
+    let mut in_config = Vec::new();
+    let mut gone = Vec::new();
+    for name in names {
+        if defined(name) {
+            in_config.push(name.clone());
+        } else if lock.servers.contains_key(name) {
+            if !gone.contains(name) {
+                gone.push(name.clone());
+            }
+        } else {
+            // Says it is unknown, and what the config defines.
+            project.select(std::slice::from_ref(name))?;
+        }
+    }
+    // An empty list would select every server.
+    let specs = if in_config.is_empty() {
+        Vec::new()
+    } else {
+        project.select(&in_config)?
+    };
+    Ok((specs, gone))
+}
+
+/// A listing that names a tool more than once says nothing certain about that tool:
+/// which definition an agent acts on is up to the agent (the guard refuses such a
+/// listing). It is an error of the listing, which is then incomplete.
+fn refuse_repeated_names(fetched: &mut Fetched) {
+    let Outcome::Complete { listing, .. } = &fetched.outcome else {
+        return;
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let names = listing.tools.iter().filter_map(|t| t.name.as_deref());
+    let Some(repeated) = names.clone().find(|name| !seen.insert(*name)) else {
+        return;
+    };
+    let copies = names.filter(|name| *name == repeated).count();
+    let error = format!(
+        "the listing names tool {repeated:?} {copies} times; a server must list each tool once"
+    );
+    let taken = std::mem::replace(
+        &mut fetched.outcome,
+        Outcome::Unverifiable {
+            error: String::new(),
+        },
+    );
+    if let Outcome::Complete { session, listing } = taken {
+        fetched.outcome = Outcome::Incomplete {
+            session,
+            listing,
+            error,
+        };
+    }
+}
+
+/// Verifies selected servers against the lock and lets the policy judge every
+/// change: what `mcp-lock verify` and an agent host's start-up check both run. The
+/// pinned servers named in `gone` (see [`select_with_lock`]) have left the config and
+/// are reported as removed.
+pub async fn verify_servers(
+    lock: &Lockfile,
     targets: Vec<(ServerSpec, Resolved)>,
-    whole_config: bool,
+    gone: &[String],
     options: &CheckOptions,
     policy: &Policy,
     progress: Progress,
 ) -> Vec<ServerReport> {
     let checked = check_servers(targets, lock, options, progress).await;
     let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
-    if whole_config {
-        for (name, pinned) in &lock.servers {
-            if !project.servers.iter().any(|s| &s.name == name) {
-                reports.push(ServerReport::dropped_from_config(
-                    pinned,
-                    pinned.reached.transport_name(),
-                ));
-            }
+    for name in gone {
+        if let Some(pinned) = lock.servers.get(name) {
+            reports.push(ServerReport::dropped_from_config(
+                pinned,
+                pinned.reached.transport_name(),
+            ));
         }
-        reports.sort_by(|a, b| a.name.cmp(&b.name));
     }
+    reports.sort_by(|a, b| a.name.cmp(&b.name));
     for report in &mut reports {
         policy.evaluate(report);
     }

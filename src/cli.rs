@@ -70,7 +70,9 @@ Examples:
 At each change: y accepts it, n keeps the old pin, a accepts this and all remaining,
 q rejects this and all remaining (changes already accepted, by you or by --accept and
 the policy file, are still written).
-Without a terminal and without --yes nothing is written and the exit code is 4.")]
+Without a terminal and without --yes, only the changes the policy accepts (--accept,
+update.accept in mcp-lock.toml) are written; the rest are shown, and if any is left
+the exit code is 4.")]
     Update(UpdateArgs),
 
     /// Check live servers against mcp.lock; exit non-zero on drift
@@ -194,6 +196,21 @@ Examples:
     },
 }
 
+/// Below this no server's first answer fits.
+const MIN_MESSAGE_BYTES: usize = 1024;
+
+/// A count of at least `MIN`. A smaller one cannot work, and is refused (exit 2)
+/// rather than quietly raised.
+fn at_least<const MIN: usize>(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number"))?;
+    if n < MIN {
+        return Err(format!("must be at least {MIN}"));
+    }
+    Ok(n)
+}
+
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
     /// Longest time for one server, from start to the last page, in seconds
@@ -205,20 +222,20 @@ pub struct ConnectArgs {
     pub request_timeout: f64,
 
     /// Servers contacted at once
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 16)]
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 16, value_parser = at_least::<1>)]
     pub jobs: usize,
 
     /// A listing with more pages than this stops as incomplete
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least::<1>)]
     pub max_pages: usize,
 
     /// A listing with more tools than this stops as incomplete
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least::<1>)]
     pub max_tools: usize,
 
     /// Largest single message (stdio line, HTTP body or SSE event) accepted from a
-    /// server, in bytes
-    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    /// server, in bytes (at least 1024)
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = at_least::<MIN_MESSAGE_BYTES>)]
     pub max_message_bytes: usize,
 
     /// How long to wait for an answer to the 2026-07-28 `server/discover` probe before
@@ -248,7 +265,7 @@ pub struct UpdateArgs {
 
     /// Pin with this protocol version instead of the newest the server speaks (e.g.
     /// 2025-11-25, the version your agent uses); verify then asks for the same
-    #[arg(long, value_name = "VERSION", value_parser = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])]
+    #[arg(long, value_name = "VERSION", value_parser = mcp_lock::client::PROTOCOL_VERSIONS)]
     pub protocol: Option<String>,
 
     /// Accept changes of these classes without asking (comma-separated: authority,
@@ -353,8 +370,8 @@ pub struct GuardArgs {
     #[arg(long, value_enum, default_value_t = OnDrift::Hide, value_name = "WHAT")]
     pub on_drift: OnDrift,
 
-    /// Largest single message accepted from either side, in bytes
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    /// Largest single message accepted from either side, in bytes (at least 1024)
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = at_least::<MIN_MESSAGE_BYTES>)]
     pub max_message_bytes: usize,
 }
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::json::Json;
 use crate::secrets::Secrets;
 
 /// Config files looked for in the project directory, in this order.
@@ -276,15 +277,47 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
         path: path.to_string(),
         message,
     };
-    let table = root
-        .get("mcpServers")
-        .or_else(|| root.get("servers"))
-        .or_else(|| root.get("mcp").and_then(|m| m.get("servers")));
-    let Some(table) = table else {
+    let (table, table_path): (_, &[&str]) = if let Some(t) = root.get("mcpServers") {
+        (t, &["mcpServers"])
+    } else if let Some(t) = root.get("servers") {
+        (t, &["servers"])
+    } else if let Some(t) = root.get("mcp").and_then(|m| m.get("servers")) {
+        (t, &["mcp", "servers"])
+    } else {
         return Err(shape(
             "no \"mcpServers\" or \"servers\" object; is this an MCP client config?".into(),
         ));
     };
+    // serde_json keeps the last of a repeated member: a server defined twice would be
+    // taken silently as its second definition. The strict reader sees every copy; a
+    // repeat counts where it changes what is read (the servers table, or the members
+    // leading to it), not elsewhere in a settings file.
+    let table_path: Vec<String> = table_path.iter().map(|s| s.to_string()).collect();
+    let mut repeats = Vec::new();
+    if let Ok(strict) = Json::parse(&cleaned) {
+        repeated_members(&strict, &mut Vec::new(), &mut repeats);
+    }
+    let relevant = repeats.into_iter().find(|(at, name)| {
+        at.starts_with(&table_path)
+            || (table_path.starts_with(at) && table_path.get(at.len()) == Some(name))
+    });
+    if let Some((at, name)) = relevant {
+        let message = match at.strip_prefix(table_path.as_slice()) {
+            Some([]) => format!("server {name:?} is defined more than once; keep one"),
+            Some([server, inner @ ..]) => {
+                let member: Vec<&str> = inner.iter().chain([&name]).map(String::as_str).collect();
+                format!(
+                    "server {server:?}: \"{}\" is given more than once; keep one",
+                    member.join(".")
+                )
+            }
+            None => {
+                let member: Vec<&str> = at.iter().chain([&name]).map(String::as_str).collect();
+                format!("\"{}\" is given more than once; keep one", member.join("."))
+            }
+        };
+        return Err(shape(message));
+    }
     let table = table
         .as_object()
         .ok_or_else(|| shape("the servers member is not an object".into()))?;
@@ -293,6 +326,36 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
         specs.push(parse_entry(name, entry).map_err(|m| shape(format!("server {name:?}: {m}")))?);
     }
     Ok(specs)
+}
+
+/// Every member named twice in one object, in document order: the path of that object
+/// (member names and array indexes) and the name.
+fn repeated_members(value: &Json, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    let children: Vec<(String, &Json)> = match value {
+        Json::Object(members) => {
+            let mut seen = std::collections::BTreeSet::new();
+            for (name, _) in members {
+                if !seen.insert(name) {
+                    out.push((path.clone(), name.to_string_lossy()));
+                }
+            }
+            members
+                .iter()
+                .map(|(name, v)| (name.to_string_lossy(), v))
+                .collect()
+        }
+        Json::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+        _ => return,
+    };
+    for (name, child) in children {
+        path.push(name);
+        repeated_members(child, path, out);
+        path.pop();
+    }
 }
 
 fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
@@ -311,8 +374,10 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
                 .iter()
                 .map(|(k, v)| match v {
                     Value::String(s) => Ok((k.clone(), s.clone())),
-                    Value::Number(n) => Ok((k.clone(), n.to_string())),
-                    Value::Bool(b) => Ok((k.clone(), b.to_string())),
+                    // Clients differ on what they make of these; say it as meant.
+                    Value::Number(_) | Value::Bool(_) => Err(format!(
+                        "\"{key}.{k}\" is not a string; write it in quotes: \"{v}\""
+                    )),
                     _ => Err(format!("\"{key}.{k}\" is not a string")),
                 })
                 .collect(),
@@ -322,6 +387,12 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
     let kind = string("type")?;
     let url = string("url")?;
     let command = string("command")?;
+    if command.is_some() && url.is_some() {
+        return Err(
+            "has both \"command\" and \"url\"; a stdio server has a command, a remote one a url"
+                .into(),
+        );
+    }
     let remote = match kind.as_deref() {
         Some("stdio") => None,
         None if url.is_some() && command.is_none() => Some(RemoteKind::StreamableHttp),

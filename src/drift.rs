@@ -12,6 +12,7 @@ use crate::json::Json;
 use crate::lock::{LockedServer, Lockfile, Reached};
 use crate::policy::Action;
 use crate::secrets::Secrets;
+use crate::text::count;
 
 /// One verdict per server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -299,9 +300,9 @@ pub fn compare(
         Outcome::Incomplete { listing, error, .. } => {
             report.verdict = Verdict::Incomplete;
             report.error = Some(format!(
-                "{error} (after {} page(s), {} tool(s))",
-                listing.pages,
-                listing.tools.len()
+                "{error} (after {}, {})",
+                count(listing.pages, "page"),
+                count(listing.tools.len(), "tool")
             ));
             report.stderr = fetched.stderr_tail.clone();
             return report;

@@ -28,24 +28,100 @@ fn main() -> std::process::ExitCode {
     } else {
         "interrupted: nothing was written"
     };
+    let terminal = TerminalMode::save();
     let code = runtime.block_on(async {
         tokio::select! {
             result = commands::run(cli) => match result {
                 Ok(code) => code,
+                // Ctrl-C at a prompt: the prompt read it as a key and raised SIGINT, which
+                // may not have reached `interrupted` yet. Either way it is an interrupt.
+                Err(e) if e.is::<commands::Interrupted>() => stop(stopped, &terminal),
                 Err(e) => {
-                    commands::error(&format!("{e:#}"));
+                    commands::error(&one_line(&e));
                     ExitCode::Usage
                 }
             },
-            _ = interrupted() => {
-                mcp_lock::client::stdio::kill_all_servers();
-                anstream::eprintln!("{stopped}");
-                // A prompt may still be blocked reading the terminal; do not wait for it.
-                std::process::exit(ExitCode::Interrupted.into());
-            }
+            _ = interrupted() => stop(stopped, &terminal),
         }
     });
     exit(code)
+}
+
+/// An error and its causes, each said once: a typed error whose message already ends
+/// in its source (`cannot read X: No such file or directory`) is not followed by that
+/// source again, as `{:#}` would.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if part.is_empty() || text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// Ends an interrupted run: the servers are killed and `message` is the last thing
+/// printed. Their tasks report the kill as failures, so output is cut off first.
+fn stop(message: &str, terminal: &TerminalMode) -> ! {
+    commands::hide_progress();
+    let saved = silence_output();
+    mcp_lock::client::stdio::kill_all_servers();
+    terminal.restore();
+    let line = format!("{message}\n");
+    // SAFETY: write(2) from a live buffer of the given length to a descriptor we own.
+    unsafe {
+        libc::write(saved, line.as_ptr().cast(), line.len());
+    }
+    // A prompt may still be blocked reading the terminal; do not wait for it.
+    std::process::exit(ExitCode::Interrupted.into());
+}
+
+/// Points stdout and stderr at /dev/null, so nothing any thread prints from now on is
+/// seen, and returns a descriptor for the real stderr. The std locks are taken first
+/// (and kept): a line being printed is finished, not cut.
+fn silence_output() -> i32 {
+    std::mem::forget(std::io::stdout().lock());
+    std::mem::forget(std::io::stderr().lock());
+    // SAFETY: dup, open and dup2 on the process's own standard descriptors.
+    unsafe {
+        let saved = libc::dup(2);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+        if saved >= 0 && null >= 0 {
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            return saved;
+        }
+        2
+    }
+}
+
+/// The terminal's settings at start, put back on interrupt: a prompt waiting for a
+/// key holds the terminal in raw mode, and a signal can end the run right there.
+struct TerminalMode(Option<libc::termios>);
+
+impl TerminalMode {
+    fn save() -> Self {
+        // SAFETY: tcgetattr fills a zeroed termios for descriptor 0, if it is a terminal.
+        unsafe {
+            let mut mode: libc::termios = std::mem::zeroed();
+            let ok = libc::isatty(0) == 1 && libc::tcgetattr(0, &mut mode) == 0;
+            TerminalMode(ok.then_some(mode))
+        }
+    }
+
+    fn restore(&self) {
+        if let Some(mode) = &self.0 {
+            // SAFETY: tcsetattr with settings read from the same descriptor.
+            unsafe {
+                libc::tcsetattr(0, libc::TCSANOW, mode);
+            }
+        }
+    }
 }
 
 async fn interrupted() {

@@ -16,7 +16,9 @@
 
 use std::path::PathBuf;
 
-use crate::check::{CheckOptions, Progress, no_progress, resolve_all, verify_servers};
+use crate::check::{
+    CheckOptions, Progress, no_progress, resolve_all, select_with_lock, verify_servers,
+};
 use crate::classify::{Class, Finding};
 use crate::config::{ConfigError, ProjectConfig};
 use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
@@ -134,19 +136,10 @@ impl Verifier {
             )?
             .unwrap_or_default(),
         };
-        let selected = project.select(&self.servers)?;
+        let (selected, gone) = select_with_lock(&project, &lock, &self.servers)?;
         let targets = resolve_all(&project, &selected, &|v| std::env::var(v).ok())?;
         let progress = self.progress.clone().unwrap_or_else(no_progress);
-        let reports = verify_servers(
-            &project,
-            &lock,
-            targets,
-            self.servers.is_empty(),
-            &self.options,
-            &policy,
-            progress,
-        )
-        .await;
+        let reports = verify_servers(&lock, targets, &gone, &self.options, &policy, progress).await;
         Ok(Verification { reports })
     }
 

@@ -2,6 +2,15 @@
 //! attacker-controlled: they must never move the cursor, recolour the terminal or
 //! reorder what a reviewer reads.
 
+/// A count with its noun, plural unless it is one: "1 tool", "3 tools", "0 pages".
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// The text with control, bidi and invisible characters written as visible escapes.
 pub fn escape_for_terminal(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -226,7 +226,7 @@ fn garbage_lines_and_interleaved_notifications_are_tolerated_and_counted() {
     let run = p.run(&["verify"]);
     run.expect(0);
     assert!(
-        run.stdout().contains("ignored 2 non-JSON-RPC line(s)"),
+        run.stdout().contains("ignored 2 non-JSON-RPC lines"),
         "{}",
         run.stdout()
     );
@@ -317,7 +317,7 @@ fn without_a_terminal_and_without_yes_nothing_is_written_and_exit_is_4() {
     run.expect(4);
     assert!(
         run.stderr()
-            .contains("need approval and there is no terminal"),
+            .contains("1 change needs approval and there is no terminal"),
         "{}",
         run.stderr()
     );

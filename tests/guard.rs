@@ -212,7 +212,7 @@ fn a_server_that_answers_the_second_listing_with_drifted_tools_is_caught() {
     let answer = agent.call("rollback", json!({"branch": "x"}));
     assert_eq!(refusal(&answer)["error_code"], "UNPINNED_TOOL");
     assert_eq!(actions(&project).len(), 1, "only read_ticket ran");
-    assert!(agent.stderr_shows("hid 3 tool(s)"), "{}", agent.stderr());
+    assert!(agent.stderr_shows("hid 3 tools"), "{}", agent.stderr());
 }
 
 #[test]

@@ -394,5 +394,5 @@ fn a_real_server_upgraded_under_its_pins_has_its_changed_tools_refused_by_the_gu
     assert_eq!(refusal["error_code"], "STALE_TOOL_SCHEMA", "{answer}");
     assert_eq!(refusal["side_effect_started"], false);
     assert!(!target.exists(), "the server created the directory");
-    assert!(agent.stderr_shows("hid 14 tool(s)"), "{}", agent.stderr());
+    assert!(agent.stderr_shows("hid 14 tools"), "{}", agent.stderr());
 }

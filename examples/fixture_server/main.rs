@@ -44,7 +44,8 @@ Options:
                           crash-on-call (exit without answering a tools/call) |
                           hybrid-listing (tools/list answers also carry a method) |
                           stop-reading (after the first listing, never read again) |
-                          huge-error (answer tools/list with a 60 KB error message)
+                          huge-error (answer tools/list with a 60 KB error message) |
+                          duplicate-tool (list the first tool a second time)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -542,6 +543,10 @@ fn tools(o: &Options) -> Vec<Value> {
     }
     if o.misbehave == "nameless-tool" {
         list.push(json!({"description": "I have no name", "inputSchema": {"type": "object"}}));
+    }
+    if o.misbehave == "duplicate-tool" {
+        let copy = list[0].clone();
+        list.push(copy);
     }
     list
 }

@@ -28,6 +28,15 @@ use crate::secrets::Secrets;
 use session::{Opening, open_and_list};
 use stdio::StdioConnection;
 
+/// Every protocol version mcp-lock speaks, oldest first. A lock pins one of these.
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
 /// The newest handshake-era protocol version mcp-lock asks for.
 pub const LEGACY_VERSION: &str = "2025-11-25";
 /// The modern protocol version mcp-lock asks for.

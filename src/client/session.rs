@@ -405,8 +405,8 @@ async fn list_once<T: Transport>(
             .extend(tools.iter().cloned().map(HashedTool::new));
         if listing.tools.len() > options.max_tools {
             let message = format!(
-                "runaway listing: more than {} tools (raise --max-tools if this is real)",
-                options.max_tools
+                "runaway listing: more than {} (raise --max-tools if this is real)",
+                crate::text::count(options.max_tools, "tool")
             );
             return failed(listing, message);
         }
@@ -431,8 +431,8 @@ async fn list_once<T: Transport>(
                 }
                 if listing.pages >= options.max_pages {
                     let message = format!(
-                        "runaway listing: more than {} pages (raise --max-pages if this is real)",
-                        options.max_pages
+                        "runaway listing: more than {} (raise --max-pages if this is real)",
+                        crate::text::count(options.max_pages, "page")
                     );
                     return failed(listing, message);
                 }
@@ -473,6 +473,13 @@ fn read_session(
         .as_str()
         .ok_or("initialize: the result has no protocolVersion")?
         .to_string();
+    // What a lock pins must be a version a later run can ask for again.
+    if !crate::client::PROTOCOL_VERSIONS.contains(&protocol_version.as_str()) {
+        return Err(format!(
+            "initialize: the server answered with protocol version {protocol_version:?}, which mcp-lock does not speak ({})",
+            crate::client::PROTOCOL_VERSIONS.join(", ")
+        ));
+    }
     let instructions = match init.get("instructions") {
         None | Some(Json::Null) => None,
         Some(Json::String(s)) => Some(s.to_string_lossy()),

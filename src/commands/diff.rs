@@ -53,7 +53,10 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
         let summary = render_summary(&reports);
         match code {
             ExitCode::Success => super::status("Same", AnsiColor::Green, &summary),
-            _ => super::status("Differs", AnsiColor::Yellow, &summary),
+            ExitCode::Drift => super::status("Differs", AnsiColor::Yellow, &summary),
+            _ => super::warning(&format!(
+                "no differences found, but not every server could be checked: {summary}"
+            )),
         }
     } else {
         super::print_reports(&reports, args.format, &ctx, code, "Same");

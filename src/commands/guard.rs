@@ -25,10 +25,26 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{lock_shown} not found; run `mcp-lock update` to pin the servers first");
     };
     let Some(pinned) = lock.servers.get(&args.server) else {
+        // `mcp-lock update NAME` pins only a server the config defines.
+        let defined = ProjectConfig::load(&ws.project_dir, ws.config.as_deref())
+            .is_ok_and(|p| p.servers.iter().any(|s| s.name == args.server));
+        if defined {
+            anyhow::bail!(
+                "server {:?} is not pinned in {lock_shown}; run `mcp-lock update {}` first",
+                args.server,
+                args.server
+            );
+        }
+        let pinned: Vec<&str> = lock.servers.keys().map(String::as_str).collect();
         anyhow::bail!(
-            "server {:?} is not pinned in {lock_shown}; run `mcp-lock update {}` first",
+            "server {:?} is neither pinned in {lock_shown} nor defined in the config; add it to the config and run `mcp-lock update {}`, or name a pinned server ({})",
             args.server,
-            args.server
+            args.server,
+            if pinned.is_empty() {
+                "none yet".to_string()
+            } else {
+                pinned.join(", ")
+            }
         );
     };
     let Launched {
@@ -72,8 +88,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     };
     let session = Session::new(&args.server, Pins::from(pinned), on_drift);
     eprintln!(
-        "mcp-lock guard: enforcing {} pinned tool(s) of {} from {lock_shown}; audit log {}",
-        session.pinned_count(),
+        "mcp-lock guard: enforcing {} of {} from {lock_shown}; audit log {}",
+        mcp_lock::text::count(session.pinned_count(), "pinned tool"),
         mcp_lock::text::escape_for_terminal(&args.server),
         display_path(&audit_path, &ws.project_dir)
     );
@@ -81,7 +97,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         session,
         audit,
         pins: watch,
-        max_message_bytes: args.max_message_bytes.max(1024),
+        max_message_bytes: args.max_message_bytes,
     };
     let command_shown = launch.command.clone();
     // The proxy blocks on pipes for the whole session; the thread that runs it also

@@ -123,7 +123,10 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             // Each definition without a hash was named above; that is why.
             if !single && problems.iter().all(Option::is_none) {
                 match &set {
-                    Ok(hash) => println!("{hash}  (set of {} tools)", tools.len()),
+                    Ok(hash) => println!(
+                        "{hash}  (set of {})",
+                        mcp_lock::text::count(tools.len(), "tool")
+                    ),
                     Err(e) => super::error(&format!("no set hash: {e}")),
                 }
             }

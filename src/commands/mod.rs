@@ -53,13 +53,44 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
         Command::Completions { shell } => {
-            use clap::CommandFactory;
-            let mut command = Cli::command();
-            clap_complete::generate(shell, &mut command, "mcp-lock", &mut std::io::stdout());
-            Ok(ExitCode::Success)
+            use std::io::Write;
+            let script = completions(shell);
+            match std::io::stdout().lock().write_all(script.as_bytes()) {
+                // `mcp-lock completions bash | head` is no error.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(anyhow::Error::new(e).context("cannot write the completion script"))
+                }
+                _ => Ok(ExitCode::Success),
+            }
         }
     }
 }
+
+/// The completion script for `shell`.
+fn completions(shell: clap_complete::Shell) -> String {
+    use clap::CommandFactory;
+    const BIN: &str = "mcp-lock";
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
+    let script = String::from_utf8_lossy(&script).into_owned();
+    if shell != clap_complete::Shell::Bash {
+        return script;
+    }
+    // clap_complete's bash script dispatches on `mcp__lock__subcmd__verify` but labels
+    // the case `mcp__subcmd__lock__subcmd__verify)` (the hyphen of the binary name is
+    // turned into a separator there), so no flag after a subcommand would complete.
+    let dispatched = format!("{}__subcmd__", BIN.replace('-', "__"));
+    let labelled = format!("{}__subcmd__", BIN.replace('-', "__subcmd__"));
+    script.replace(&labelled, &dispatched)
+}
+
+/// A prompt was answered with Ctrl-C: the run ends as interrupted (exit 130), not as
+/// an error.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+pub use progress::hide as hide_progress;
 
 /// What every command that touches servers needs.
 pub struct Workspace {
@@ -192,14 +223,14 @@ fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result
         client: ClientOptions {
             request_timeout: secs(args.request_timeout, "request-timeout")?,
             server_timeout: secs(args.timeout, "timeout")?,
-            max_pages: args.max_pages.max(1),
+            max_pages: args.max_pages,
             max_tools: args.max_tools,
-            max_message_bytes: args.max_message_bytes.max(1024),
+            max_message_bytes: args.max_message_bytes,
             discover_timeout: secs(args.probe_timeout, "probe-timeout")?,
             allow_cross_origin_redirects: args.allow_redirects,
             ..ClientOptions::default()
         },
-        jobs: args.jobs.max(1),
+        jobs: args.jobs,
         identity_from_lock,
     })
 }

@@ -16,6 +16,23 @@ use mcp_lock::text::escape_for_terminal as esc;
 
 use super::err_out;
 
+/// The spinners on screen, if any, so an interrupt can take them away.
+static SHOWN: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Clears the spinners and draws no more.
+pub fn hide() {
+    let shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(multi) = shown {
+        let _ = multi.clear();
+        multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+}
+
+/// Whether colour is off for stderr (--color never, NO_COLOR, or not a terminal).
+fn colorless() -> bool {
+    anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never
+}
+
 pub struct Display {
     /// `None` when stderr is not a terminal.
     multi: Option<MultiProgress>,
@@ -24,8 +41,10 @@ pub struct Display {
 
 impl Display {
     pub fn new(terminal: bool) -> Self {
+        let multi = terminal.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        *SHOWN.lock().unwrap_or_else(|e| e.into_inner()) = multi.clone();
         Display {
-            multi: terminal.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+            multi,
             bars: Mutex::new(HashMap::new()),
         }
     }
@@ -33,7 +52,7 @@ impl Display {
     fn finished_line(report: &ServerReport) -> String {
         let style = verdict_style_for(report.verdict);
         let what = match report.tools {
-            Some(n) => format!("{n} tools"),
+            Some(n) => mcp_lock::text::count(n, "tool"),
             None => report.verdict.as_str().to_string(),
         };
         let verb = if report.verdict == Verdict::Unverifiable {
@@ -47,7 +66,7 @@ impl Display {
             report.elapsed_ms as f64 / 1000.0
         );
         // indicatif writes past anstream, so honour --color / NO_COLOR here.
-        if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
+        if colorless() {
             anstream::adapter::strip_str(&line).to_string()
         } else {
             line
@@ -64,10 +83,13 @@ impl ProgressSink for Display {
         let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
         let bar = bars.entry(server.to_string()).or_insert_with(|| {
             let bar = multi.add(ProgressBar::new_spinner());
-            bar.set_style(
-                ProgressStyle::with_template("{spinner:.cyan} {prefix:.bold} {wide_msg:.dim}")
-                    .expect("a valid template"),
-            );
+            // indicatif styles by its own rules, deaf to --color and NO_COLOR.
+            let template = if colorless() {
+                "{spinner} {prefix} {wide_msg}"
+            } else {
+                "{spinner:.cyan} {prefix:.bold} {wide_msg:.dim}"
+            };
+            bar.set_style(ProgressStyle::with_template(template).expect("a valid template"));
             bar.set_prefix(esc(server));
             bar.enable_steady_tick(Duration::from_millis(100));
             bar

@@ -11,7 +11,7 @@ use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, short};
-use mcp_lock::text::{escape_cut, escape_for_terminal as esc};
+use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
 use mcp_lock::update::{Proposal, apply, plan};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
@@ -161,7 +161,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         status(
             "Dry run",
             AnsiColor::Cyan,
-            &format!("{pending} change(s) would need approval{by}; nothing written"),
+            &format!(
+                "{} would need approval{by}; nothing written",
+                count(pending, "change")
+            ),
         );
         return Ok(done_code);
     } else if args.yes {
@@ -191,15 +194,21 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             for p in &accepted {
                 report_line(p, true);
             }
-            format!(
-                "the {} change(s) the policy accepts were written",
-                accepted.len()
-            )
+            let n = accepted.len();
+            let (what, were) = if n == 1 {
+                ("change", "was")
+            } else {
+                ("changes", "were")
+            };
+            format!("the {n} {what} the policy accepts {were} written")
         } else {
             "nothing was written".to_string()
         };
         super::error(&format!(
-            "{pending} change(s) need approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept them all. {}",
+            "{} {} approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept {}. {}",
+            count(pending, "change"),
+            if pending == 1 { "needs" } else { "need" },
+            if pending == 1 { "it" } else { "them all" },
             capitalize(&written)
         ));
         return Ok(ExitCode::ApprovalNeeded);
@@ -211,8 +220,11 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         .filter(|(_, yes)| **yes)
         .map(|(p, _)| p.clone())
         .collect();
-    let next = apply(&lock, &checked, &accepted);
-    write(ws, &next)?;
+    // Nothing accepted (a first pin rejected, say) leaves the lock as it was: an
+    // empty lock is not written in its place.
+    if !accepted.is_empty() {
+        write(ws, &apply(&lock, &checked, &accepted))?;
+    }
     for (p, yes) in proposals.iter().zip(decisions) {
         report_line(p, yes);
     }
@@ -277,7 +289,14 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
                 }
             })
             .interact_text()
-            .context("cannot read the answer from the terminal")?;
+            .map_err(|e| match e {
+                dialoguer::Error::IO(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    anyhow::Error::new(super::Interrupted)
+                }
+                dialoguer::Error::IO(e) => {
+                    anyhow::anyhow!("cannot read the answer from the terminal: {e}")
+                }
+            })?;
         match answer.trim().to_ascii_lowercase().chars().next() {
             Some('y') => decisions[i] = true,
             Some('a') => {
@@ -308,11 +327,7 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::PinServer { tools, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!(
-                "{server} ({} tool{})",
-                tools.len(),
-                if tools.len() == 1 { "" } else { "s" }
-            ),
+            &format!("{server} ({})", count(tools.len(), "tool")),
         ),
         Proposal::Tool { change, .. } => {
             let tool = format!("{server}/{}", esc(&change.tool));
@@ -338,7 +353,7 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::DropServer { tools, .. } => status(
             "Removing",
             AnsiColor::Green,
-            &format!("{server} ({tools} pins)"),
+            &format!("{server} ({})", count(*tools, "pin")),
         ),
     }
 }

@@ -1,6 +1,6 @@
 //! `mcp-lock verify`: compare live servers with the lock; the policy decides the exit.
 
-use mcp_lock::check::{resolve_all, verify_servers};
+use mcp_lock::check::{resolve_all, select_with_lock, verify_servers};
 use mcp_lock::config::ProjectConfig;
 use mcp_lock::drift::ServerReport;
 use mcp_lock::exit_codes::ExitCode;
@@ -21,8 +21,9 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// Checks the selected servers against the lock and classifies every change. With no
-/// servers named, pins whose server left the config are reported too.
+/// Checks the selected servers against the lock and classifies every change. Pins
+/// whose server left the config are reported as gone: all of them with no servers
+/// named, else the named ones.
 pub async fn live_reports(
     project: &ProjectConfig,
     lock: &Lockfile,
@@ -30,19 +31,10 @@ pub async fn live_reports(
     connect: &ConnectArgs,
     policy: &Policy,
 ) -> anyhow::Result<Vec<ServerReport>> {
-    let selected = project.select(servers)?;
+    let (selected, gone) = select_with_lock(project, lock, servers)?;
     let targets = resolve_all(project, &selected, &env_lookup)?;
     super::announce(&selected);
     let options = check_options(connect, true)?;
-    let reports = verify_servers(
-        project,
-        lock,
-        targets,
-        servers.is_empty(),
-        &options,
-        policy,
-        progress(),
-    )
-    .await;
+    let reports = verify_servers(lock, targets, &gone, &options, policy, progress()).await;
     Ok(reports)
 }

@@ -1377,8 +1377,8 @@ fn check_listing(
         say(
             state,
             &format!(
-                "{verb} {} tool(s) that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
-                names.len(),
+                "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
+                crate::text::count(names.len(), "tool"),
                 names.join(", "),
                 state.session.server()
             ),
@@ -1412,7 +1412,10 @@ fn reload_pins(state: &mut Shared) {
             audit(state, "lock_changed", members);
             say(
                 state,
-                &format!("mcp.lock changed: now enforcing {count} pinned tool(s)"),
+                &format!(
+                    "mcp.lock changed: now enforcing {}",
+                    crate::text::count(count, "pinned tool")
+                ),
             );
             if relist {
                 let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});

@@ -76,8 +76,9 @@ fn tool_item(r: &ServerReport, c: &ToolChange) -> Item {
     let rule = Rule::of(c).as_str();
     let mut detail = String::new();
     for f in &c.findings {
+        // "/" would be the member named "" (RFC 6901); "" is the whole definition.
         let pointer = if f.pointer.is_empty() {
-            "/"
+            "(whole definition)"
         } else {
             &f.pointer
         };
@@ -373,14 +374,15 @@ pub fn render_github(reports: &[ServerReport], ctx: &LockContext) -> String {
     let s = Summary::of(reports);
     let _ = writeln!(
         out,
-        "mcp-lock: {} server{} checked: {} converged, {} stale, {} incomplete, {} unverifiable; {} change(s) fail the policy, {} warn",
+        "mcp-lock: {} server{} checked: {} converged, {} stale, {} incomplete, {} unverifiable; {} {} the policy, {} warn",
         reports.len(),
         plural(reports.len()),
         s.converged,
         s.stale,
         s.incomplete,
         s.unverifiable,
-        s.fail,
+        crate::text::count(s.fail, "change"),
+        if s.fail == 1 { "fails" } else { "fail" },
         s.warn
     );
     out

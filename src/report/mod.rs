@@ -219,8 +219,8 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         if r.ignored_lines > 0 {
             let _ = writeln!(
                 out,
-                "    {dim}note: ignored {} non-JSON-RPC line(s) on the server's stdout{dim:#}",
-                r.ignored_lines
+                "    {dim}note: ignored {} on the server's stdout{dim:#}",
+                crate::text::count(r.ignored_lines, "non-JSON-RPC line")
             );
         }
         if matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable) && !r.stderr.is_empty()
@@ -671,15 +671,17 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
 fn server_change_line(change: &ServerChange, indent: &str) -> String {
     // How a server is launched comes from the config, not the server: shown whole.
-    let max = if change.field == "launch" {
-        usize::MAX
-    } else {
-        SHOWN_VALUE_CHARS
+    // Hashes are cut as tool hashes are; other values at the usual length.
+    let shown = |value: Option<&str>| match value {
+        None => "(none)".to_string(),
+        Some(hash) if change.field == "instructions" => esc(short(hash)),
+        Some(value) if change.field == "launch" => esc(value),
+        Some(value) => escape_cut(value, SHOWN_VALUE_CHARS),
     };
     let values = format!(
         "{} -> {}",
-        escape_cut(change.pinned.as_deref().unwrap_or("(none)"), max),
-        escape_cut(change.live.as_deref().unwrap_or("(none)"), max)
+        shown(change.pinned.as_deref()),
+        shown(change.live.as_deref())
     );
     match (change.class, change.action) {
         (Some(class), Some(action)) => {
