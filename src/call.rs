@@ -119,12 +119,12 @@ pub fn check_call(
     let pin = pinned.and_then(|s| s.tools.get(tool));
     let live = listing.and_then(|l| l.tools.iter().find(|t| t.name.as_deref() == Some(tool)));
     let pinned_side = side(
-        pin.map(|p| &p.definition),
+        pin.map(|p| &*p.definition),
         pin.map(|p| p.hash.clone()),
         arguments,
     );
     let live_side = side(
-        live.map(|t| &t.definition),
+        live.map(|t| &*t.definition),
         live.and_then(|t| t.hash.as_ref().ok().cloned()),
         arguments,
     );
@@ -257,7 +257,7 @@ mod tests {
                 "deploy".to_string(),
                 LockedTool {
                     hash: hashed.hash.unwrap(),
-                    definition: definition.clone(),
+                    definition: definition.clone().into(),
                 },
             )]
             .into(),

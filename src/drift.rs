@@ -113,9 +113,9 @@ pub struct ToolChange {
     /// What changed and what it means, worst first.
     pub findings: Vec<Finding>,
     #[serde(skip)]
-    pub pinned: Option<Json>,
+    pub pinned: Option<std::sync::Arc<Json>>,
     #[serde(skip)]
-    pub live: Option<Json>,
+    pub live: Option<std::sync::Arc<Json>>,
 }
 
 impl ToolChange {
@@ -489,7 +489,7 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
                 let live: Vec<HashedTool> = server
                     .tools
                     .values()
-                    .map(|t| HashedTool::new(t.definition.clone()))
+                    .map(|t| HashedTool::shared(t.definition.clone()))
                     .collect();
                 let mut report = ServerReport {
                     verdict: Verdict::Converged,

@@ -121,6 +121,17 @@ impl Json {
         }
     }
 
+    /// Takes out the member [`Json::get`] would return, without copying it.
+    pub fn take(&mut self, key: &str) -> Option<Json> {
+        match self {
+            Json::Object(members) => {
+                let at = members.iter().rposition(|(k, _)| k.eq_str(key))?;
+                Some(members.swap_remove(at).1)
+            }
+            _ => None,
+        }
+    }
+
     pub fn as_str(&self) -> Option<String> {
         match self {
             Json::String(s) => s.to_str(),

@@ -325,8 +325,10 @@ pub(crate) fn classify(message: Json, id: i64, counters: &mut Counters) -> Incom
             if let Some(error) = message.get("error") {
                 return Incoming::Answer(Err(RpcError::from_error_object(&error.to_value())));
             }
-            Incoming::Answer(match message.get("result") {
-                Some(result) => Ok(result.clone()),
+            // Taken, not copied: a listing can be megabytes.
+            let mut message = message;
+            Incoming::Answer(match message.take("result") {
+                Some(result) => Ok(result),
                 None => Err(RpcError::Protocol(
                     "answer has neither \"result\" nor \"error\"".into(),
                 )),

@@ -7,7 +7,7 @@ use mcp_lock::config::{ProjectConfig, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
-use mcp_lock::lock::read_lock;
+use mcp_lock::lock::read_lock_server;
 use mcp_lock::secrets::Secrets;
 
 use super::{Workspace, display_path, env_lookup};
@@ -21,10 +21,12 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     let lock_shown = ws.lock_display();
     // Watching starts before the pins are read, so no change can fall in between.
     let watch = PinWatch::new(ws.lock_path.clone());
-    let Some(lock) = read_lock(&ws.lock_path)? else {
+    // Only this server's part of the lock is read: a guard for a small server does
+    // not pay for the pins of a large one.
+    let Some(pinned) = read_lock_server(&ws.lock_path, &args.server)? else {
         anyhow::bail!("{lock_shown} not found; run `mcp-lock update` to pin the servers first");
     };
-    let Some(pinned) = lock.servers.get(&args.server) else {
+    let Some(pinned) = pinned else {
         anyhow::bail!(
             "server {:?} is not pinned in {lock_shown}; run `mcp-lock update {}` first",
             args.server,

@@ -219,7 +219,7 @@ fn write(ws: &Workspace, lock: &Lockfile) -> anyhow::Result<()> {
                 server
                     .tools
                     .iter()
-                    .map(|(tool, t)| (tool.as_str(), &t.definition)),
+                    .map(|(tool, t)| (tool.as_str(), &*t.definition)),
             )
             .find_map(|(what, json)| secrets.find_in_json(json).map(|var| (what, var)));
         if let Some((what, var)) = found {
