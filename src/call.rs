@@ -6,6 +6,7 @@
 //! definition is compared with its pin, classified and judged by the policy.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -79,7 +80,7 @@ impl CallReport {
     }
 }
 
-fn side(definition: Option<&Json>, hash: Option<String>, arguments: &Value) -> SideCheck {
+fn side(definition: Option<&Arc<Json>>, hash: Option<String>, arguments: &Value) -> SideCheck {
     let Some(definition) = definition else {
         return SideCheck {
             present: false,
@@ -89,11 +90,8 @@ fn side(definition: Option<&Json>, hash: Option<String>, arguments: &Value) -> S
             unusable: None,
         };
     };
-    let schema = definition
-        .get("inputSchema")
-        .cloned()
-        .unwrap_or(Json::Object(Vec::new()));
-    let (valid, violations, unusable) = match ArgumentSchema::compile(&schema).check(arguments) {
+    let (valid, violations, unusable) = match ArgumentSchema::for_tool(definition).check(arguments)
+    {
         ArgumentCheck::Valid => (Some(true), Vec::new(), None),
         ArgumentCheck::Invalid(v) => (Some(false), v, None),
         ArgumentCheck::Unusable(reason) => (None, Vec::new(), Some(reason)),
@@ -119,12 +117,12 @@ pub fn check_call(
     let pin = pinned.and_then(|s| s.tools.get(tool));
     let live = listing.and_then(|l| l.tools.iter().find(|t| t.name.as_deref() == Some(tool)));
     let pinned_side = side(
-        pin.map(|p| &*p.definition),
+        pin.map(|p| &p.definition),
         pin.map(|p| p.hash.clone()),
         arguments,
     );
     let live_side = side(
-        live.map(|t| &*t.definition),
+        live.map(|t| &t.definition),
         live.and_then(|t| t.hash.as_ref().ok().cloned()),
         arguments,
     );

@@ -346,12 +346,7 @@ impl Session {
             )),
             Some(Some(Seen::Hash(h))) if h == pinned_hash => {
                 let schema = self.schemas.entry(tool.to_string()).or_insert_with(|| {
-                    let input = self.pins[tool]
-                        .definition
-                        .get("inputSchema")
-                        .cloned()
-                        .unwrap_or(Json::Object(Vec::new()));
-                    Arc::new(ArgumentSchema::compile(&input))
+                    Arc::new(ArgumentSchema::for_tool(&self.pins[tool].definition))
                 });
                 Ok(Contract {
                     tool: tool.to_string(),
