@@ -26,39 +26,85 @@ pub enum Json {
 
 /// A JSON string as UTF-16 code units. Most are valid Unicode; a lone surrogate is
 /// kept as it came so that it hashes the way the recipe says.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct JsonStr(Vec<u16>);
+///
+/// Short strings (most member names) are kept inline: a schema with a million
+/// properties holds a million names, and a heap block for each would cost more than
+/// the names themselves.
+#[derive(Clone)]
+pub struct JsonStr(Units);
+
+/// Code units kept inline up to this many.
+const INLINE: usize = 11;
+
+#[derive(Clone)]
+enum Units {
+    Inline(u8, [u16; INLINE]),
+    Heap(Box<[u16]>),
+}
 
 impl JsonStr {
+    fn from_units(units: Vec<u16>) -> Self {
+        if units.len() <= INLINE {
+            let mut inline = [0u16; INLINE];
+            inline[..units.len()].copy_from_slice(&units);
+            JsonStr(Units::Inline(units.len() as u8, inline))
+        } else {
+            JsonStr(Units::Heap(units.into_boxed_slice()))
+        }
+    }
+
     /// The code units, the order JCS sorts member names by.
     pub fn units(&self) -> &[u16] {
-        &self.0
+        match &self.0 {
+            Units::Inline(len, units) => &units[..usize::from(*len)],
+            Units::Heap(units) => units,
+        }
     }
 
     /// The string if it is valid Unicode (no lone surrogate).
     pub fn to_str(&self) -> Option<String> {
-        String::from_utf16(&self.0).ok()
+        String::from_utf16(self.units()).ok()
     }
 
     /// The string with any lone surrogate replaced by U+FFFD.
     pub fn to_string_lossy(&self) -> String {
-        String::from_utf16_lossy(&self.0)
+        String::from_utf16_lossy(self.units())
     }
 
     pub fn eq_str(&self, s: &str) -> bool {
-        self.0.iter().copied().eq(s.encode_utf16())
+        self.units().iter().copied().eq(s.encode_utf16())
+    }
+}
+
+impl Default for JsonStr {
+    fn default() -> Self {
+        JsonStr(Units::Inline(0, [0; INLINE]))
     }
 }
 
 impl From<&str> for JsonStr {
     fn from(s: &str) -> Self {
-        JsonStr(s.encode_utf16().collect())
+        JsonStr::from_units(s.encode_utf16().collect())
+    }
+}
+
+impl PartialEq for JsonStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.units() == other.units()
+    }
+}
+
+impl Eq for JsonStr {}
+
+impl std::hash::Hash for JsonStr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.units().hash(state);
     }
 }
 
 impl Ord for JsonStr {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.0.cmp(&other.0)
+        self.units().cmp(other.units())
     }
 }
 
@@ -418,6 +464,7 @@ impl Reader<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
+                    members.shrink_to_fit();
                     return Ok(Json::Object(members));
                 }
                 _ => return Err(self.error("expected ',' or '}' in an object")),
@@ -441,6 +488,7 @@ impl Reader<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
+                    items.shrink_to_fit();
                     return Ok(Json::Array(items));
                 }
                 _ => return Err(self.error("expected ',' or ']' in an array")),
@@ -528,7 +576,7 @@ impl Reader<'_> {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(JsonStr(units));
+                    return Ok(JsonStr::from_units(units));
                 }
                 Some(b'\\') => {
                     self.pos += 1;
@@ -755,6 +803,18 @@ mod tests {
         assert!(envelope.has_method);
         assert_eq!(scan_envelope(b"not json"), None);
         assert_eq!(scan_envelope(br#"{"id":1,"result":{"#), None);
+    }
+
+    #[test]
+    fn short_and_long_strings_compare_and_sort_by_their_code_units() {
+        let short = JsonStr::from("name");
+        let long = JsonStr::from("a much longer member name");
+        assert_eq!(short.units().len(), 4);
+        assert_eq!(long.to_string_lossy(), "a much longer member name");
+        assert!(long < short);
+        assert_eq!(JsonStr::from("elevenchars"), JsonStr::from("elevenchars"));
+        assert_ne!(JsonStr::from("elevenchars"), JsonStr::from("elevenchars!"));
+        assert_eq!(JsonStr::default().units(), &[] as &[u16]);
     }
 
     #[test]
