@@ -4,6 +4,7 @@
 //! Local `$ref`s are expanded first, so a change inside `$defs` is judged where it is
 //! used; a hostile schema that would expand without bound is compared imprecisely.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
@@ -39,7 +40,14 @@ pub(super) fn compare(
     let any = Value::Bool(true);
     let (a, b) = (before.unwrap_or(&any), after.unwrap_or(&any));
     let mut refs = Refs::default();
-    let expanded = (|| Some((expand_root(a, &mut refs)?, expand_root(b, &mut refs)?)))();
+    let expanded = if has_ref(a) || has_ref(b) {
+        (|| Some((expand_root(a, &mut refs)?, expand_root(b, &mut refs)?)))()
+            .map(|(a, b)| (Cow::Owned(a), Cow::Owned(b)))
+    } else {
+        // Nothing to expand: compared as they are, without a copy of either (a
+        // schema can hold a million properties).
+        Some((Cow::Borrowed(a), Cow::Borrowed(b)))
+    };
     let mut walk = Walk {
         classifier,
         dir,
@@ -1063,6 +1071,20 @@ const ANNOTATIONS: &[&str] = &[
     "readOnly",
     "writeOnly",
 ];
+
+/// Whether a schema holds a reference anywhere, which expansion would follow.
+fn has_ref(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_ref),
+        Value::Object(map) => {
+            ["$ref", "$dynamicRef", "$recursiveRef"]
+                .iter()
+                .any(|k| map.contains_key(*k))
+                || map.values().any(has_ref)
+        }
+        _ => false,
+    }
+}
 
 /// Deepest nesting an expansion may produce; deeper is compared imprecisely.
 const MAX_EXPANDED_DEPTH: usize = 200;
