@@ -607,3 +607,59 @@ fn redact_outcome(outcome: Outcome, secrets: &Secrets) -> Outcome {
 fn seconds(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(payload: &str, id: i64) -> (Option<Result<Json, RpcError>>, Counters) {
+        let mut counters = Counters::default();
+        let inbound = take_payload(payload.as_bytes(), id, &mut counters);
+        (inbound.answer, counters)
+    }
+
+    #[test]
+    fn a_late_answer_to_an_earlier_request_is_skipped_not_taken_for_a_broken_server() {
+        // The discover probe (id 1) timed out and initialize (id 2) is waiting.
+        let (answer, counters) = take(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, 2);
+        assert!(answer.is_none());
+        assert_eq!(counters.ignored, 1);
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}}}"#,
+            "[".repeat(300) + &"]".repeat(300)
+        );
+        assert!(take(&deep, 2).0.is_none());
+    }
+
+    #[test]
+    fn an_error_with_a_null_id_answers_the_one_waiting_request() {
+        let (answer, _) = take(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+            3,
+        );
+        assert!(matches!(
+            answer,
+            Some(Err(RpcError::Remote { code: -32700, .. }))
+        ));
+    }
+
+    #[test]
+    fn an_unreadable_request_from_the_server_is_skipped() {
+        let payload = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}}}"#,
+            "[".repeat(300) + &"]".repeat(300)
+        );
+        let (answer, counters) = take(&payload, 3);
+        assert!(answer.is_none());
+        assert_eq!(counters.ignored, 1);
+    }
+
+    #[test]
+    fn an_answer_with_a_string_id_never_sent_fails_the_request() {
+        let (answer, _) = take(r#"{"jsonrpc":"2.0","id":"x","result":{}}"#, 1);
+        let Some(Err(RpcError::Protocol(message))) = answer else {
+            panic!("expected a protocol error");
+        };
+        assert!(message.contains(r#"id "x" that no request"#), "{message}");
+    }
+}
