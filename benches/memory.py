@@ -15,7 +15,7 @@ server `tiny` serves one small tool. Each case runs the release binary under
 
 Measured on the 2-core CI machine (peak RSS, 1,000,000 properties, a 20.9 MB lock),
 before issue 11 #10 and after it:
-  update 343 -> 165 MB, verify 372 -> 148 MB, drift 893 -> 436 MB,
+  update 343 -> 125 MB, verify 372 -> 148 MB, drift 893 -> 436 MB,
   guard-list 439 -> 150 MB, guard-big 1004 -> 150 MB, guard-tiny 155 -> 27 MB.
 What drift still costs is the classifier's serde_json copy of both definitions
 (about 150 bytes a property each).
