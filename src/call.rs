@@ -6,6 +6,7 @@
 //! definition is compared with its pin, classified and judged by the policy.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -164,7 +165,7 @@ impl CallReport {
 }
 
 fn side(
-    definition: Option<&Json>,
+    definition: Option<&Arc<Json>>,
     hash: Option<String>,
     arguments: &Result<Value, Violation>,
 ) -> SideCheck {
@@ -177,14 +178,10 @@ fn side(
             unusable: None,
         };
     };
-    let schema = definition
-        .get("inputSchema")
-        .cloned()
-        .unwrap_or(Json::Object(Vec::new()));
     let (valid, violations, unusable) = match arguments {
         // Arguments that cannot be checked fit no schema, as the guard refuses them.
         Err(violation) => (Some(false), vec![violation.clone()], None),
-        Ok(arguments) => match ArgumentSchema::compile(&schema).check(arguments) {
+        Ok(arguments) => match ArgumentSchema::for_tool(definition).check(arguments) {
             ArgumentCheck::Valid => (Some(true), Vec::new(), None),
             ArgumentCheck::Invalid(v) => (Some(false), v, None),
             ArgumentCheck::Unusable(reason) => (None, Vec::new(), Some(reason)),
@@ -350,7 +347,7 @@ mod tests {
                 "deploy".to_string(),
                 LockedTool {
                     hash: hashed.hash.unwrap(),
-                    definition: definition.clone(),
+                    definition: definition.clone().into(),
                 },
             )]
             .into(),

@@ -115,9 +115,9 @@ pub struct ToolChange {
     /// What changed and what it means, worst first.
     pub findings: Vec<Finding>,
     #[serde(skip)]
-    pub pinned: Option<Json>,
+    pub pinned: Option<std::sync::Arc<Json>>,
     #[serde(skip)]
-    pub live: Option<Json>,
+    pub live: Option<std::sync::Arc<Json>>,
 }
 
 impl ToolChange {
@@ -201,8 +201,12 @@ impl ServerReport {
                     secrets.redact_value(side);
                 }
             }
+            // Definitions are shared with the listing (pins are made from that): a
+            // definition with a secret in it gets a redacted copy of its own.
             for side in [&mut change.pinned, &mut change.live].into_iter().flatten() {
-                secrets.redact_json(side);
+                if secrets.occurs_in_json(side) {
+                    secrets.redact_json(std::sync::Arc::make_mut(side));
+                }
             }
         }
         for change in &mut self.server_changes {
@@ -537,7 +541,7 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
                 let live: Vec<HashedTool> = server
                     .tools
                     .values()
-                    .map(|t| HashedTool::new(t.definition.clone()))
+                    .map(|t| HashedTool::shared(t.definition.clone()))
                     .collect();
                 let mut report = ServerReport {
                     verdict: Verdict::Converged,
@@ -615,7 +619,11 @@ mod tests {
             action: Action::Fail,
             findings: Vec::new(),
             pinned: None,
-            live: Some(Json::parse(r#"{"name":"t","description":"k-123456789"}"#).unwrap()),
+            live: Some(
+                Json::parse(r#"{"name":"t","description":"k-123456789"}"#)
+                    .unwrap()
+                    .into(),
+            ),
         });
         report.redact(&secrets);
         assert_eq!(report.transport, "stdio");

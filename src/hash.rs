@@ -1,6 +1,8 @@
 //! The "tool definition hash, version 1" recipe: per-definition hash, set hash and
 //! instructions hash, interoperable with the published test vectors.
 
+use std::sync::Arc;
+
 use sha2::{Digest, Sha256};
 
 use crate::json::{CanonError, Json, JsonStr};
@@ -44,8 +46,9 @@ pub fn set_hash<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> St
 /// One definition of a listing with what the recipe makes of it.
 #[derive(Debug, Clone)]
 pub struct HashedTool {
-    /// The definition exactly as sent.
-    pub definition: Json,
+    /// The definition exactly as sent, shared with the reports and the lock that
+    /// hold it too (a definition can be megabytes).
+    pub definition: Arc<Json>,
     /// Its `name`, when that is a string of valid Unicode.
     pub name: Option<String>,
     /// Its hash, or why it has none.
@@ -54,6 +57,11 @@ pub struct HashedTool {
 
 impl HashedTool {
     pub fn new(definition: Json) -> Self {
+        HashedTool::shared(Arc::new(definition))
+    }
+
+    /// [`HashedTool::new`] for a definition held elsewhere too.
+    pub fn shared(definition: Arc<Json>) -> Self {
         let name = definition.get("name").and_then(Json::as_str);
         let hash = definition_hash(&definition);
         HashedTool {

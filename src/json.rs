@@ -26,39 +26,85 @@ pub enum Json {
 
 /// A JSON string as UTF-16 code units. Most are valid Unicode; a lone surrogate is
 /// kept as it came so that it hashes the way the recipe says.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct JsonStr(Vec<u16>);
+///
+/// Short strings (most member names) are kept inline: a schema with a million
+/// properties holds a million names, and a heap block for each would cost more than
+/// the names themselves.
+#[derive(Clone)]
+pub struct JsonStr(Units);
+
+/// Code units kept inline up to this many.
+const INLINE: usize = 11;
+
+#[derive(Clone)]
+enum Units {
+    Inline(u8, [u16; INLINE]),
+    Heap(Box<[u16]>),
+}
 
 impl JsonStr {
+    fn from_units(units: Vec<u16>) -> Self {
+        if units.len() <= INLINE {
+            let mut inline = [0u16; INLINE];
+            inline[..units.len()].copy_from_slice(&units);
+            JsonStr(Units::Inline(units.len() as u8, inline))
+        } else {
+            JsonStr(Units::Heap(units.into_boxed_slice()))
+        }
+    }
+
     /// The code units, the order JCS sorts member names by.
     pub fn units(&self) -> &[u16] {
-        &self.0
+        match &self.0 {
+            Units::Inline(len, units) => &units[..usize::from(*len)],
+            Units::Heap(units) => units,
+        }
     }
 
     /// The string if it is valid Unicode (no lone surrogate).
     pub fn to_str(&self) -> Option<String> {
-        String::from_utf16(&self.0).ok()
+        String::from_utf16(self.units()).ok()
     }
 
     /// The string with any lone surrogate replaced by U+FFFD.
     pub fn to_string_lossy(&self) -> String {
-        String::from_utf16_lossy(&self.0)
+        String::from_utf16_lossy(self.units())
     }
 
     pub fn eq_str(&self, s: &str) -> bool {
-        self.0.iter().copied().eq(s.encode_utf16())
+        self.units().iter().copied().eq(s.encode_utf16())
+    }
+}
+
+impl Default for JsonStr {
+    fn default() -> Self {
+        JsonStr(Units::Inline(0, [0; INLINE]))
     }
 }
 
 impl From<&str> for JsonStr {
     fn from(s: &str) -> Self {
-        JsonStr(s.encode_utf16().collect())
+        JsonStr::from_units(s.encode_utf16().collect())
+    }
+}
+
+impl PartialEq for JsonStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.units() == other.units()
+    }
+}
+
+impl Eq for JsonStr {}
+
+impl std::hash::Hash for JsonStr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.units().hash(state);
     }
 }
 
 impl Ord for JsonStr {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.0.cmp(&other.0)
+        self.units().cmp(other.units())
     }
 }
 
@@ -81,6 +127,9 @@ pub struct ParseError {
     pub message: String,
     pub line: usize,
     pub column: usize,
+    /// Byte offset of the fault from the start of the text (server messages are one
+    /// line, where this says more than a column of characters).
+    pub offset: usize,
 }
 
 /// Why a value has no canonical form.
@@ -114,6 +163,17 @@ impl Json {
                 .rev()
                 .find(|(k, _)| k.eq_str(key))
                 .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Takes out the member [`Json::get`] would return, without copying it.
+    pub fn take(&mut self, key: &str) -> Option<Json> {
+        match self {
+            Json::Object(members) => {
+                let at = members.iter().rposition(|(k, _)| k.eq_str(key))?;
+                Some(members.swap_remove(at).1)
+            }
             _ => None,
         }
     }
@@ -204,6 +264,113 @@ impl Json {
     }
 }
 
+/// The top level of a JSON-RPC message that could not be read whole (too deep, not
+/// UTF-8, malformed inside): enough to tell whether it answers a waiting request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope {
+    /// The `id` member's text as sent, if the object has one.
+    pub id: Option<String>,
+    /// Whether the object has a `method` member (a request or notification).
+    pub has_method: bool,
+}
+
+/// Scans the top-level members of an object text without reading nested values, so
+/// neither depth nor bad bytes inside them stop it. `None` when the text is not an
+/// object or its top level cannot be followed.
+pub fn scan_envelope(bytes: &[u8]) -> Option<Envelope> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let ws = |pos: &mut usize| {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(*pos) {
+            *pos += 1;
+        }
+    };
+    let mut pos = 0;
+    ws(&mut pos);
+    if bytes.get(pos) != Some(&b'{') {
+        return None;
+    }
+    pos += 1;
+    let mut envelope = Envelope {
+        id: None,
+        has_method: false,
+    };
+    loop {
+        ws(&mut pos);
+        match bytes.get(pos)? {
+            b'}' => return Some(envelope),
+            b'"' => {}
+            _ => return None,
+        }
+        let key_end = skip_string(bytes, pos)?;
+        let key = &bytes[pos + 1..key_end - 1];
+        pos = key_end;
+        ws(&mut pos);
+        if bytes.get(pos) != Some(&b':') {
+            return None;
+        }
+        pos += 1;
+        ws(&mut pos);
+        let value_start = pos;
+        pos = skip_value(bytes, pos)?;
+        match key {
+            b"id" => {
+                let raw = String::from_utf8_lossy(&bytes[value_start..pos]);
+                envelope.id = Some(raw.trim_end().to_string());
+            }
+            b"method" => envelope.has_method = true,
+            _ => {}
+        }
+        ws(&mut pos);
+        match bytes.get(pos)? {
+            b',' => pos += 1,
+            b'}' => return Some(envelope),
+            _ => return None,
+        }
+    }
+}
+
+/// The position just past the string starting at `pos` (a quote).
+fn skip_string(bytes: &[u8], mut pos: usize) -> Option<usize> {
+    pos += 1;
+    loop {
+        match bytes.get(pos)? {
+            b'"' => return Some(pos + 1),
+            b'\\' => pos += 2,
+            _ => pos += 1,
+        }
+    }
+}
+
+/// The position just past the value starting at `pos`, counting brackets instead of
+/// reading what is inside them.
+fn skip_value(bytes: &[u8], mut pos: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match bytes.get(pos)? {
+            b'"' => {
+                pos = skip_string(bytes, pos)?;
+                if depth == 0 {
+                    return Some(pos);
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                pos += 1;
+            }
+            b'}' | b']' if depth == 0 => return Some(pos),
+            b'}' | b']' => {
+                depth -= 1;
+                pos += 1;
+                if depth == 0 {
+                    return Some(pos);
+                }
+            }
+            b',' if depth == 0 => return Some(pos),
+            _ => pos += 1,
+        }
+    }
+}
+
 fn number_value(n: f64) -> serde_json::Value {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if n.fract() == 0.0 && n.abs() < EXACT {
@@ -230,6 +397,7 @@ impl Reader<'_> {
             message: message.to_string(),
             line,
             column,
+            offset: upto.len(),
         }
     }
 
@@ -296,6 +464,7 @@ impl Reader<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
+                    members.shrink_to_fit();
                     return Ok(Json::Object(members));
                 }
                 _ => return Err(self.error("expected ',' or '}' in an object")),
@@ -319,6 +488,7 @@ impl Reader<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
+                    items.shrink_to_fit();
                     return Ok(Json::Array(items));
                 }
                 _ => return Err(self.error("expected ',' or ']' in an array")),
@@ -406,7 +576,7 @@ impl Reader<'_> {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(JsonStr(units));
+                    return Ok(JsonStr::from_units(units));
                 }
                 Some(b'\\') => {
                     self.pos += 1;
@@ -614,6 +784,37 @@ mod tests {
     fn refuses_hostile_nesting_without_overflowing_the_stack() {
         let deep = "[".repeat(100_000);
         assert!(Json::parse(&deep).unwrap_err().message.contains("deeper"));
+    }
+
+    #[test]
+    fn envelope_of_an_unreadable_answer_names_its_id() {
+        let mut deep = String::from(r#"{"jsonrpc":"2.0","result":{"tools":[{"x":"#);
+        deep.push_str(&"[".repeat(100_000));
+        deep.push_str(&"]".repeat(100_000));
+        deep.push_str(r#"}]},"id":7}"#);
+        assert!(Json::parse(&deep).is_err());
+        let envelope = scan_envelope(deep.as_bytes()).unwrap();
+        assert_eq!(envelope.id.as_deref(), Some("7"));
+        assert!(!envelope.has_method);
+        let mut bad = br#"{"id": "a\"b" , "method":"x","params":{"d":""#.to_vec();
+        bad.extend_from_slice(b"\xff\"}}");
+        let envelope = scan_envelope(&bad).unwrap();
+        assert_eq!(envelope.id.as_deref(), Some(r#""a\"b""#));
+        assert!(envelope.has_method);
+        assert_eq!(scan_envelope(b"not json"), None);
+        assert_eq!(scan_envelope(br#"{"id":1,"result":{"#), None);
+    }
+
+    #[test]
+    fn short_and_long_strings_compare_and_sort_by_their_code_units() {
+        let short = JsonStr::from("name");
+        let long = JsonStr::from("a much longer member name");
+        assert_eq!(short.units().len(), 4);
+        assert_eq!(long.to_string_lossy(), "a much longer member name");
+        assert!(long < short);
+        assert_eq!(JsonStr::from("elevenchars"), JsonStr::from("elevenchars"));
+        assert_ne!(JsonStr::from("elevenchars"), JsonStr::from("elevenchars!"));
+        assert_eq!(JsonStr::default().units(), &[] as &[u16]);
     }
 
     #[test]

@@ -363,7 +363,7 @@ mod tests {
             action: Action::Allow,
             findings: Classifier::default().tool_added(&live),
             pinned: None,
-            live: Some(live),
+            live: Some(live.into()),
         };
         change.class = worst(&change.findings);
         let mut policy = Policy::default();

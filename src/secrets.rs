@@ -294,6 +294,17 @@ impl Secrets {
         }
     }
 
+    /// Whether any secret occurs in a string or member name of the value.
+    pub fn occurs_in_json(&self, value: &Json) -> bool {
+        let mut found = false;
+        if !self.is_empty() {
+            visit_strings(value, &mut |s| {
+                found = found || matches!(self.redact_str(s), Cow::Owned(_));
+            });
+        }
+        found
+    }
+
     /// The name of a secret (of at least 8 characters) that occurs in any string or
     /// member name of the value, decoded: escaping cannot hide it.
     pub fn find_in_json(&self, value: &Json) -> Option<&str> {

@@ -86,7 +86,10 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
         let leaked = std::iter::once(("its server info".to_string(), &session.server_info))
             .chain(tools.iter().map(|t| {
                 let shown = t.name.as_deref().unwrap_or("(no name)");
-                (format!("tool {:?}", c.secrets.redact(shown)), &t.definition)
+                (
+                    format!("tool {:?}", c.secrets.redact(shown)),
+                    &*t.definition,
+                )
             }))
             .find_map(|(what, json)| c.secrets.find_in_json(json).map(|var| (what, var)));
         if let Some((what, var)) = leaked {

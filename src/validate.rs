@@ -1,9 +1,19 @@
 //! Call arguments against a tool's input schema: JSON Schema 2020-12, or the draft the
 //! schema names in `$schema`. Remote `$ref`s are never fetched.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::json::Json;
+
+/// A schema whose top level lists more properties than this, and that no `$ref` or
+/// anchor ties together, is compiled per call with only the properties the call names:
+/// a compiled validator costs far more memory than the schema's text (a million
+/// properties took over 500 MB), and the properties a call does not name cannot
+/// change its verdict (`additionalProperties` and `unevaluatedProperties` see the
+/// same names as evaluated either way).
+const SLICE_FROM: usize = 1024;
 
 /// The longest message kept per violation; a hostile schema cannot flood a refusal.
 const MESSAGE_CHARS: usize = 300;
@@ -12,7 +22,7 @@ const MAX_VIOLATIONS: usize = 10;
 
 /// A compiled input schema, or why it could not be compiled.
 pub struct ArgumentSchema {
-    validator: Result<jsonschema::Validator, String>,
+    compiled: Compiled,
     /// The schema holds a number of magnitude 2^53 or more. The lock keeps numbers as
     /// doubles (RFC 8785), so such a number may not be the one the server wrote, and
     /// an integer argument that large cannot be compared with it exactly.
@@ -38,25 +48,70 @@ pub enum ArgumentCheck {
     Unusable(String),
 }
 
+enum Compiled {
+    Whole(Result<jsonschema::Validator, String>),
+    /// Compiled at each call from the schema cut down to the properties it names.
+    PerCall(Source),
+}
+
+/// Where a schema compiled per call is kept: inside a shared definition, or alone.
+enum Source {
+    Definition(Arc<Json>),
+    Schema(Json),
+}
+
+impl Source {
+    fn schema(&self) -> &Json {
+        match self {
+            Source::Definition(d) => d.get("inputSchema").unwrap_or(&EMPTY),
+            Source::Schema(s) => s,
+        }
+    }
+}
+
+static EMPTY: Json = Json::Object(Vec::new());
+
 impl ArgumentSchema {
     /// Compiles a tool's `inputSchema`.
     pub fn compile(schema: &Json) -> Self {
-        let value = schema.to_value();
-        let validator = jsonschema::validator_for(&value).map_err(|e| {
-            let message = e.masked().to_string();
-            cut(&message)
-        });
+        if per_call(schema) {
+            return ArgumentSchema {
+                compiled: Compiled::PerCall(Source::Schema(schema.clone())),
+                imprecise: has_number(schema, &|n| n.abs() >= EXACT),
+            };
+        }
         ArgumentSchema {
-            validator,
+            compiled: Compiled::Whole(compile_value(&schema.to_value())),
             imprecise: has_number(schema, &|n| n.abs() >= EXACT),
         }
     }
 
+    /// Compiles the `inputSchema` of a tool definition (none: any arguments), keeping
+    /// a share of the definition rather than a copy when it is compiled per call.
+    pub fn for_tool(definition: &Arc<Json>) -> Self {
+        let schema = definition.get("inputSchema").unwrap_or(&EMPTY);
+        if per_call(schema) {
+            return ArgumentSchema {
+                compiled: Compiled::PerCall(Source::Definition(definition.clone())),
+                imprecise: has_number(schema, &|n| n.abs() >= EXACT),
+            };
+        }
+        ArgumentSchema::compile(schema)
+    }
+
     /// Checks one call's arguments.
     pub fn check(&self, arguments: &serde_json::Value) -> ArgumentCheck {
-        let validator = match &self.validator {
-            Ok(v) => v,
-            Err(reason) => return ArgumentCheck::Unusable(reason.clone()),
+        let sliced;
+        let validator = match &self.compiled {
+            Compiled::Whole(Ok(v)) => v,
+            Compiled::Whole(Err(reason)) => return ArgumentCheck::Unusable(reason.clone()),
+            Compiled::PerCall(source) => {
+                sliced = compile_value(&slice(source.schema(), arguments));
+                match &sliced {
+                    Ok(v) => v,
+                    Err(reason) => return ArgumentCheck::Unusable(reason.clone()),
+                }
+            }
         };
         if self.imprecise
             && let Some(path) = large_integer(arguments, String::new())
@@ -80,6 +135,70 @@ impl ArgumentSchema {
             ArgumentCheck::Invalid(violations)
         }
     }
+}
+
+fn compile_value(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| cut(&e.masked().to_string()))
+}
+
+/// Whether a schema is compiled per call: an object with many top-level properties
+/// and no keyword anywhere that could point into them.
+fn per_call(schema: &Json) -> bool {
+    fn tied(value: &Json) -> bool {
+        match value {
+            Json::Array(items) => items.iter().any(tied),
+            Json::Object(members) => members.iter().any(|(k, v)| {
+                [
+                    "$ref",
+                    "$dynamicRef",
+                    "$recursiveRef",
+                    "$id",
+                    "id",
+                    "$anchor",
+                    "$dynamicAnchor",
+                    "$recursiveAnchor",
+                ]
+                .iter()
+                .any(|word| k.eq_str(word))
+                    || tied(v)
+            }),
+            _ => false,
+        }
+    }
+    match schema.get("properties") {
+        Some(Json::Object(properties)) => properties.len() > SLICE_FROM && !tied(schema),
+        _ => false,
+    }
+}
+
+/// The schema as [`Json::to_value`] reads it, with only the top-level properties that
+/// `arguments` names.
+fn slice(schema: &Json, arguments: &serde_json::Value) -> serde_json::Value {
+    let Json::Object(members) = schema else {
+        return schema.to_value();
+    };
+    // As to_value reads names: a lone surrogate is U+FFFD.
+    let named = |name: &crate::json::JsonStr| {
+        arguments.as_object().is_some_and(|a| {
+            a.keys()
+                .any(|k| name.eq_str(k) || (k.contains('\u{fffd}') && name.to_string_lossy() == *k))
+        })
+    };
+    let mut out = serde_json::Map::new();
+    for (key, value) in members {
+        let value = match value {
+            Json::Object(properties) if key.eq_str("properties") => serde_json::Value::Object(
+                properties
+                    .iter()
+                    .filter(|(name, _)| named(name))
+                    .map(|(name, v)| (name.to_string_lossy(), v.to_value()))
+                    .collect(),
+            ),
+            other => other.to_value(),
+        };
+        out.insert(key.to_string_lossy(), value);
+    }
+    serde_json::Value::Object(out)
 }
 
 /// 2^53: integers from here on are not all exact as doubles.
@@ -173,6 +292,56 @@ mod tests {
             plain.check(&json!({"id": 1234567890123456789_i64})),
             ArgumentCheck::Valid
         );
+    }
+
+    #[test]
+    fn a_schema_with_thousands_of_properties_gives_the_verdicts_of_the_whole_schema() {
+        let properties: Vec<String> = (0..3000)
+            .map(|i| {
+                format!(
+                    r#""p{i}":{{"type":"{}"}}"#,
+                    if i % 2 == 0 { "string" } else { "integer" }
+                )
+            })
+            .collect();
+        let text = format!(
+            r#"{{"type":"object","properties":{{{}}},"required":["p1"],"additionalProperties":false}}"#,
+            properties.join(",")
+        );
+        let json = Json::parse(&text).unwrap();
+        let sliced = ArgumentSchema::compile(&json);
+        assert!(matches!(sliced.compiled, Compiled::PerCall(_)));
+        let whole = ArgumentSchema {
+            compiled: Compiled::Whole(compile_value(&json.to_value())),
+            imprecise: false,
+        };
+        for arguments in [
+            json!({"p1": 1}),
+            json!({"p1": 1, "p2": "x", "p2999": 3}),
+            json!({"p1": "one"}),
+            json!({"p2": "x"}),
+            json!({"p1": 1, "p3000": 1}),
+            json!({"p1": 1, "p4": 4}),
+            json!([]),
+        ] {
+            assert_eq!(
+                sliced.check(&arguments),
+                whole.check(&arguments),
+                "{arguments}"
+            );
+        }
+        assert!(matches!(
+            sliced.check(&json!({"p1": 1, "zz": 1})),
+            ArgumentCheck::Invalid(_)
+        ));
+        // A $ref could point into the properties: compiled whole.
+        let tied = text.replacen(
+            r#""type":"object""#,
+            r##""type":"object","$ref":"#/properties/p0""##,
+            1,
+        );
+        let tied = ArgumentSchema::compile(&Json::parse(&tied).unwrap());
+        assert!(matches!(tied.compiled, Compiled::Whole(_)));
     }
 
     #[test]

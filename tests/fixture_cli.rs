@@ -174,6 +174,50 @@ fn hang_mid_listing_is_incomplete_and_pins_stay() {
     assert_eq!(processes_with(&tag), Vec::<String>::new());
 }
 
+/// Verifies a pinned fixture server that now answers `tools/list` in a way that cannot
+/// be used, with a request timeout long enough that waiting it out would show.
+fn verify_unreadable_listing(misbehave: &str) -> (String, std::time::Duration) {
+    let p = pinned_project(&[]);
+    p.set_servers(json!({ "fixture": fixture_entry(&["--misbehave", misbehave]) }));
+    let run = p.run(&["verify", "--request-timeout", "20"]);
+    run.expect(3);
+    (run.stdout(), run.elapsed)
+}
+
+#[test]
+fn an_answer_nested_too_deep_fails_at_once_saying_so() {
+    let (out, elapsed) = verify_unreadable_listing("deep-schema");
+    assert!(
+        out.contains(
+            "tools/list page 1: the answer cannot be read: nested deeper than 256 levels at byte "
+        ),
+        "{out}"
+    );
+    assert!(elapsed.as_secs_f64() < 10.0, "took {elapsed:?}");
+}
+
+#[test]
+fn an_answer_that_is_not_utf8_fails_at_once_naming_the_byte() {
+    let (out, elapsed) = verify_unreadable_listing("invalid-utf8");
+    assert!(
+        out.contains(
+            "tools/list page 1: the answer cannot be read: it is not valid UTF-8 at byte "
+        ),
+        "{out}"
+    );
+    assert!(elapsed.as_secs_f64() < 10.0, "took {elapsed:?}");
+}
+
+#[test]
+fn an_answer_to_an_id_never_sent_fails_at_once() {
+    let (out, elapsed) = verify_unreadable_listing("wrong-id");
+    assert!(
+        out.contains("tools/list page 1: the server sent an answer with id 1002 that no request is waiting for"),
+        "{out}"
+    );
+    assert!(elapsed.as_secs_f64() < 10.0, "took {elapsed:?}");
+}
+
 #[test]
 fn crash_mid_listing_is_incomplete_and_shows_stderr() {
     let p = pinned_project(&[]);

@@ -11,7 +11,13 @@ fn tool(definition: &str) -> (String, LockedTool) {
     let definition = Json::parse(definition).unwrap();
     let name = definition.get("name").and_then(Json::as_str).unwrap();
     let hash = definition_hash(&definition).unwrap();
-    (name, LockedTool { hash, definition })
+    (
+        name,
+        LockedTool {
+            hash,
+            definition: definition.into(),
+        },
+    )
 }
 
 fn awkward_lock() -> Lockfile {

@@ -45,7 +45,10 @@ Options:
                           hybrid-listing (tools/list answers also carry a method) |
                           stop-reading (after the first listing, never read again) |
                           huge-error (answer tools/list with a 60 KB error message) |
-                          duplicate-tool (list the first tool a second time)
+                          duplicate-tool (list the first tool a second time) |
+                          deep-schema (a tools/list answer nested 100,000 deep) |
+                          invalid-utf8 (a 0xFF byte in a tools/list description) |
+                          wrong-id (tools/list answered under an id never asked for)
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -316,7 +319,30 @@ fn serve(o: &Options) {
         if method == "tools/list" && o.misbehave == "hybrid-listing" {
             text = text.replacen('{', "{\"method\":\"notifications/message\",", 1);
         }
-        let _ = writeln!(out, "{text}");
+        if method == "tools/list" {
+            match o.misbehave.as_str() {
+                "deep-schema" => {
+                    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+                    text = text.replacen(
+                        "{\"type\":\"object\"",
+                        &format!("{{\"x\":{deep},\"type\":\"object\""),
+                        1,
+                    );
+                }
+                "wrong-id" => {
+                    let wrong = id.as_i64().unwrap_or(0) + 1000;
+                    text = text.replacen(&format!("\"id\":{id}"), &format!("\"id\":{wrong}"), 1);
+                }
+                _ => {}
+            }
+        }
+        let mut bytes = text.into_bytes();
+        if method == "tools/list" && o.misbehave == "invalid-utf8" {
+            let at = bytes.windows(6).position(|w| w == b"Deploy").unwrap_or(0);
+            bytes.insert(at, 0xFF);
+        }
+        bytes.push(b'\n');
+        let _ = out.write_all(&bytes);
         let _ = out.flush();
         let first_page = method == "tools/list" && msg["params"]["cursor"].is_null();
         if o.misbehave == "stop-reading" && method == "tools/list" {

@@ -259,8 +259,10 @@ impl Classifier {
 
     /// The finding for a tool the lock does not pin.
     pub fn tool_added(&self, live: &Json) -> Vec<Finding> {
-        let v = live.to_value();
-        let hints = Hints::of(v.get("annotations").and_then(Value::as_object));
+        // Only the members read here are converted: a definition can be megabytes.
+        let annotations = live.get("annotations").map(Json::to_value);
+        let description = live.get("description").map(Json::to_value);
+        let hints = Hints::of(annotations.as_ref().and_then(Value::as_object));
         let mut out = vec![Finding::new(
             Class::Additive,
             "",
@@ -268,7 +270,7 @@ impl Classifier {
             None,
             format!("new tool ({})", hints.summary()),
         )];
-        if let Some(desc) = v.get("description").and_then(Value::as_str)
+        if let Some(desc) = description.as_ref().and_then(Value::as_str)
             && let Some(phrase) = instruction_in(desc, "")
         {
             out.push(text::instructing(

@@ -533,13 +533,16 @@ impl Walk<'_> {
         pointer: &str,
         depth: usize,
     ) {
+        // Borrowed, not copied: a schema can hold a million properties.
         let empty = Map::new();
-        let props = |m: &Map<String, Value>| -> Map<String, Value> {
+        fn props<'a>(
+            m: &'a Map<String, Value>,
+            empty: &'a Map<String, Value>,
+        ) -> &'a Map<String, Value> {
             m.get("properties")
                 .and_then(Value::as_object)
-                .unwrap_or(&empty)
-                .clone()
-        };
+                .unwrap_or(empty)
+        }
         let required = |m: &Map<String, Value>| -> Vec<String> {
             m.get("required")
                 .and_then(Value::as_array)
@@ -550,7 +553,7 @@ impl Walk<'_> {
                 })
                 .unwrap_or_default()
         };
-        let (pa, pb) = (props(a), props(b));
+        let (pa, pb) = (props(a, &empty), props(b, &empty));
         let (ra, rb) = (required(a), required(b));
         let input = self.dir == Direction::Input;
         let before_count = self.out.len();
@@ -689,7 +692,7 @@ impl Walk<'_> {
             }
         }
         if input {
-            self.replacements(&pa, &pb, &removed, &added, pointer);
+            self.replacements(pa, pb, &removed, &added, pointer);
         }
         let touched_required = self.out[before_count..].iter().any(|f| f.pointer == rp);
         if x != y && !touched_required && !explained {

@@ -236,7 +236,7 @@ pub(crate) async fn check_status(
         });
     }
     let body = read_body_prefix(response, ERROR_BODY_BYTES, deadline).await;
-    let rpc = messages_in(&body).and_then(|messages| {
+    let rpc = messages_in(&body).ok().and_then(|messages| {
         messages.iter().find_map(|m| {
             let error = m.get("error")?.to_value();
             Some((
@@ -417,11 +417,11 @@ impl HttpConnection {
         }
         if kind.starts_with("application/json") {
             let body = read_body(response, self.max_message_bytes, deadline).await?;
-            let Some(messages) = messages_in(&body) else {
-                return Err(RpcError::Protocol(
-                    "the response body is not a JSON-RPC message".into(),
-                ));
-            };
+            let messages = messages_in(&body).map_err(|why| {
+                RpcError::Protocol(format!(
+                    "the response body is not a readable JSON-RPC message: {why}"
+                ))
+            })?;
             for message in messages {
                 match classify(message, id, &mut self.counters) {
                     Incoming::Answer(answer) => return answer,

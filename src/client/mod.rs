@@ -314,6 +314,12 @@ pub(crate) enum Incoming {
 }
 
 /// Sorts one incoming message, counting notifications and strays.
+///
+/// Requests go one at a time and ids count up from 1, so an answer naming an earlier
+/// id is a late answer to a request given up on (a probe that timed out) and is
+/// skipped. An answer naming an id never sent is a broken server: waiting longer
+/// cannot bring the answer, so it fails the request at once. An error with a null id
+/// is the server saying it could not read a request, and only one is outstanding.
 pub(crate) fn classify(message: Json, id: i64, counters: &mut Counters) -> Incoming {
     let method_name = message.get("method").and_then(Json::as_str);
     match (method_name, message.get("id")) {
@@ -331,18 +337,47 @@ pub(crate) fn classify(message: Json, id: i64, counters: &mut Counters) -> Incom
             if let Some(error) = message.get("error") {
                 return Incoming::Answer(Err(RpcError::from_error_object(&error.to_value())));
             }
-            Incoming::Answer(match message.get("result") {
-                Some(result) => Ok(result.clone()),
+            // Taken, not copied: a listing can be megabytes.
+            let mut message = message;
+            Incoming::Answer(match message.take("result") {
+                Some(result) => Ok(result),
                 None => Err(RpcError::Protocol(
                     "answer has neither \"result\" nor \"error\"".into(),
                 )),
             })
         }
+        (None, Some(Json::Null)) if message.get("error").is_some() => {
+            let error = message.get("error").map(Json::to_value).unwrap_or_default();
+            Incoming::Answer(Err(RpcError::from_error_object(&error)))
+        }
+        (None, Some(Json::Number(n))) if is_earlier_id(*n, id) => {
+            counters.ignored += 1;
+            Incoming::Other
+        }
+        (None, Some(other)) => Incoming::Answer(Err(unknown_id(
+            &other.canonical().unwrap_or_else(|_| "?".into()),
+        ))),
         _ => {
             counters.ignored += 1;
             Incoming::Other
         }
     }
+}
+
+/// Whether `n` is the id of a request sent before request `id`.
+fn is_earlier_id(n: f64, id: i64) -> bool {
+    n.fract() == 0.0 && n >= 1.0 && n < id as f64
+}
+
+fn unknown_id(shown: &str) -> RpcError {
+    const SHOWN: usize = 40;
+    let mut id: String = shown.chars().take(SHOWN).collect();
+    if shown.chars().count() > SHOWN {
+        id.push('…');
+    }
+    RpcError::Protocol(format!(
+        "the server sent an answer with id {id} that no request is waiting for"
+    ))
 }
 
 /// What one line, body or event brought: perhaps the answer, and replies owed to the
@@ -353,15 +388,22 @@ pub(crate) struct Inbound {
 }
 
 /// Reads one payload while waiting for answer `id`; a payload that is not JSON-RPC is
-/// counted and skipped.
+/// counted and skipped. One that cannot be read but whose top level says it answers
+/// `id` (or names an id never sent) fails the request with what was wrong with it.
 pub(crate) fn take_payload(bytes: &[u8], id: i64, counters: &mut Counters) -> Inbound {
     let mut inbound = Inbound {
         answer: None,
         replies: Vec::new(),
     };
-    let Some(messages) = messages_in(bytes) else {
-        counters.ignored += 1;
-        return inbound;
+    let messages = match messages_in(bytes) {
+        Ok(messages) => messages,
+        Err(unreadable) => {
+            inbound.answer = unreadable_answer(bytes, &unreadable, id);
+            if inbound.answer.is_none() {
+                counters.ignored += 1;
+            }
+            return inbound;
+        }
     };
     for message in messages {
         match classify(message, id, counters) {
@@ -371,6 +413,34 @@ pub(crate) fn take_payload(bytes: &[u8], id: i64, counters: &mut Counters) -> In
         }
     }
     inbound
+}
+
+/// The failure an unreadable payload stands for, if its top level is an answer that
+/// the request waiting for `id` would otherwise wait for in vain.
+fn unreadable_answer(bytes: &[u8], why: &Unreadable, id: i64) -> Option<Result<Json, RpcError>> {
+    let envelope = crate::json::scan_envelope(bytes)?;
+    if envelope.has_method {
+        return None;
+    }
+    let raw = envelope.id?;
+    match raw.parse::<f64>() {
+        Ok(n) if n == id as f64 => Some(Err(RpcError::Protocol(format!(
+            "the answer cannot be read: {why}"
+        )))),
+        Ok(n) if is_earlier_id(n, id) => None,
+        _ if raw == "null" => None,
+        _ => Some(Err(unknown_id(&raw))),
+    }
+}
+
+/// Why a payload is not JSON: the first fault and the byte it is at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unreadable(String);
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// A JSON-RPC request.
@@ -388,12 +458,16 @@ pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
 }
 
 /// The messages in one line, body or event: one object or a batch (2025-03-26).
-pub(crate) fn messages_in(bytes: &[u8]) -> Option<Vec<Json>> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    match Json::parse(text.trim_start_matches('\u{feff}')).ok()? {
-        Json::Array(items) if items.iter().all(Json::is_object) => Some(items),
-        message if message.is_object() => Some(vec![message]),
-        _ => None,
+pub(crate) fn messages_in(bytes: &[u8]) -> Result<Vec<Json>, Unreadable> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Unreadable(format!("it is not valid UTF-8 at byte {}", e.valid_up_to())))?;
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let value = Json::parse(&text[bom..])
+        .map_err(|e| Unreadable(format!("{} at byte {}", e.message, e.offset + bom)))?;
+    match value {
+        Json::Array(items) if items.iter().all(Json::is_object) => Ok(items),
+        message if message.is_object() => Ok(vec![message]),
+        _ => Err(Unreadable("it is not a JSON-RPC message or batch".into())),
     }
 }
 
@@ -546,4 +620,60 @@ fn redact_outcome(outcome: Outcome, secrets: &Secrets) -> Outcome {
 
 fn seconds(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(payload: &str, id: i64) -> (Option<Result<Json, RpcError>>, Counters) {
+        let mut counters = Counters::default();
+        let inbound = take_payload(payload.as_bytes(), id, &mut counters);
+        (inbound.answer, counters)
+    }
+
+    #[test]
+    fn a_late_answer_to_an_earlier_request_is_skipped_not_taken_for_a_broken_server() {
+        // The discover probe (id 1) timed out and initialize (id 2) is waiting.
+        let (answer, counters) = take(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, 2);
+        assert!(answer.is_none());
+        assert_eq!(counters.ignored, 1);
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}}}"#,
+            "[".repeat(300) + &"]".repeat(300)
+        );
+        assert!(take(&deep, 2).0.is_none());
+    }
+
+    #[test]
+    fn an_error_with_a_null_id_answers_the_one_waiting_request() {
+        let (answer, _) = take(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+            3,
+        );
+        assert!(matches!(
+            answer,
+            Some(Err(RpcError::Remote { code: -32700, .. }))
+        ));
+    }
+
+    #[test]
+    fn an_unreadable_request_from_the_server_is_skipped() {
+        let payload = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}}}"#,
+            "[".repeat(300) + &"]".repeat(300)
+        );
+        let (answer, counters) = take(&payload, 3);
+        assert!(answer.is_none());
+        assert_eq!(counters.ignored, 1);
+    }
+
+    #[test]
+    fn an_answer_with_a_string_id_never_sent_fails_the_request() {
+        let (answer, _) = take(r#"{"jsonrpc":"2.0","id":"x","result":{}}"#, 1);
+        let Some(Err(RpcError::Protocol(message))) = answer else {
+            panic!("expected a protocol error");
+        };
+        assert!(message.contains(r#"id "x" that no request"#), "{message}");
+    }
 }

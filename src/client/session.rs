@@ -393,16 +393,16 @@ async fn list_once<T: Transport>(
             listing,
             error: PassError::Other(message),
         };
-        let Some(tools) = page.get("tools").and_then(Json::as_array) else {
+        let mut page = page;
+        let Some(Json::Array(tools)) = page.take("tools") else {
             let message = format!(
                 "tools/list page {}: the result has no \"tools\" array",
                 listing.pages
             );
             return failed(listing, message);
         };
-        listing
-            .tools
-            .extend(tools.iter().cloned().map(HashedTool::new));
+        // Each definition is hashed as it is moved into the listing, never copied.
+        listing.tools.extend(tools.into_iter().map(HashedTool::new));
         if listing.tools.len() > options.max_tools {
             let message = format!(
                 "runaway listing: more than {} (raise --max-tools if this is real)",

@@ -7,7 +7,7 @@ use mcp_lock::config::{ProjectConfig, ServerSpec, TransportSpec, match_expansion
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
-use mcp_lock::lock::{LockedServer, Reached, read_lock};
+use mcp_lock::lock::{LockedServer, Reached, read_lock, read_lock_server};
 use mcp_lock::secrets::Secrets;
 
 use super::{Workspace, display_path, env_lookup};
@@ -21,10 +21,12 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     let lock_shown = ws.lock_display();
     // Watching starts before the pins are read, so no change can fall in between.
     let watch = PinWatch::new(ws.lock_path.clone());
-    let Some(lock) = read_lock(&ws.lock_path)? else {
+    // Only this server's part of the lock is read: a guard for a small server does
+    // not pay for the pins of a large one.
+    let Some(pinned) = read_lock_server(&ws.lock_path, &args.server)? else {
         anyhow::bail!("{lock_shown} not found; run `mcp-lock update` to pin the servers first");
     };
-    let Some(pinned) = lock.servers.get(&args.server) else {
+    let Some(pinned) = pinned else {
         // `mcp-lock update NAME` pins only a server the config defines.
         let defined = ProjectConfig::load(&ws.project_dir, ws.config.as_deref())
             .is_ok_and(|p| p.servers.iter().any(|s| s.name == args.server));
@@ -35,6 +37,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                 args.server
             );
         }
+        // Only on this error path is the whole lock read, for the names it pins.
+        let lock = read_lock(&ws.lock_path)?.unwrap_or_default();
         let pinned: Vec<&str> = lock.servers.keys().map(String::as_str).collect();
         anyhow::bail!(
             "server {:?} is neither pinned in {lock_shown} nor defined in the config; add it to the config and run `mcp-lock update {}`, or name a pinned server ({})",
@@ -51,7 +55,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         launch,
         secrets,
         disagreements,
-    } = launch(ws, &args, pinned)?;
+    } = launch(ws, &args, &pinned)?;
     let audit_path = args.audit_log.clone().unwrap_or_else(|| {
         ws.lock_path
             .parent()

@@ -4,7 +4,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::session::Pins;
-use crate::lock::read_lock;
+use crate::lock::read_lock_server;
 
 /// Watches the lock file: its identity, size and modification time, looked at only
 /// when inotify says something happened to that name in its directory (every time
@@ -42,8 +42,8 @@ impl PinWatch {
             return None;
         }
         self.stamp = now;
-        Some(match read_lock(&self.path) {
-            Ok(Some(lock)) => Ok(lock.servers.get(server).map(Pins::from).unwrap_or_default()),
+        Some(match read_lock_server(&self.path, server) {
+            Ok(Some(pinned)) => Ok(pinned.map(Pins::from).unwrap_or_default()),
             Ok(None) => Err(format!("{} is gone", self.path.display())),
             Err(e) => Err(e.to_string()),
         })

@@ -1353,7 +1353,7 @@ fn check_listing(
         Ok(message) => message,
         Err(error) => return Out::Text(error),
     };
-    let page = state.session.check_page(&message, first_page, generation);
+    let page = state.session.check_page(message, first_page, generation);
     let decision = match (page.refused, page.hidden.is_empty()) {
         (true, _) => "refused",
         (false, true) => "passed",

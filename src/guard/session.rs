@@ -156,6 +156,15 @@ pub struct Pins {
     pub instructions_hash: Option<String>,
 }
 
+impl From<crate::lock::LockedServer> for Pins {
+    fn from(server: crate::lock::LockedServer) -> Self {
+        Pins {
+            tools: server.tools,
+            instructions_hash: server.instructions_hash,
+        }
+    }
+}
+
 impl From<&crate::lock::LockedServer> for Pins {
     fn from(server: &crate::lock::LockedServer) -> Self {
         Pins {
@@ -344,12 +353,7 @@ impl Session {
             )),
             Some(Some(Seen::Hash(h))) if h == pinned_hash => {
                 let schema = self.schemas.entry(tool.to_string()).or_insert_with(|| {
-                    let input = self.pins[tool]
-                        .definition
-                        .get("inputSchema")
-                        .cloned()
-                        .unwrap_or(Json::Object(Vec::new()));
-                    Arc::new(ArgumentSchema::compile(&input))
+                    Arc::new(ArgumentSchema::for_tool(&self.pins[tool].definition))
                 });
                 Ok(Contract {
                     tool: tool.to_string(),
@@ -429,21 +433,28 @@ impl Session {
 
     /// Checks one tools/list answer the client is about to receive and returns what
     /// to send instead. `message` is the whole JSON-RPC response.
-    pub fn check_page(&mut self, message: &Json, first_page: bool, generation: u64) -> CheckedPage {
+    /// The page is taken by value: its definitions move into the check and back into
+    /// the answer, never copied (a listing can be megabytes).
+    pub fn check_page(
+        &mut self,
+        mut message: Json,
+        first_page: bool,
+        generation: u64,
+    ) -> CheckedPage {
         let id = message.get("id").cloned().unwrap_or(Json::Null);
-        let Some(result) = message.get("result") else {
+        let Some(mut result) = message.take("result") else {
             // An error answer: nothing listed, nothing to check.
-            return self.pass(message, Vec::new(), 0, false);
+            return self.pass(&message, Vec::new(), 0, false);
         };
-        let (Some(tools), true) = (
-            result.get("tools").and_then(Json::as_array),
-            result.is_object(),
-        ) else {
-            return self.refuse_page(
-                &id,
-                "the server's tools/list answer has no tools array",
-                Vec::new(),
-            );
+        let tools = match result.take("tools") {
+            Some(Json::Array(tools)) if result.is_object() => tools,
+            _ => {
+                return self.refuse_page(
+                    &id,
+                    "the server's tools/list answer has no tools array",
+                    Vec::new(),
+                );
+            }
         };
         if first_page || self.partial.is_none() {
             self.partial = Some(Listing {
@@ -451,7 +462,7 @@ impl Session {
                 tools: HashMap::new(),
             });
         }
-        let hashed: Vec<HashedTool> = tools.iter().cloned().map(HashedTool::new).collect();
+        let hashed: Vec<HashedTool> = tools.into_iter().map(HashedTool::new).collect();
         let mut names_here: HashMap<String, usize> = HashMap::new();
         for tool in &hashed {
             if let Some(name) = &tool.name {
@@ -480,7 +491,9 @@ impl Session {
             let pin = self.pins.get(&name);
             let live_hash = tool.hash.as_ref().ok().cloned();
             match (pin, &seen) {
-                (Some(p), Seen::Hash(h)) if &p.hash == h => keep.push(tool.definition),
+                (Some(p), Seen::Hash(h)) if &p.hash == h => {
+                    keep.push(Arc::unwrap_or_clone(tool.definition))
+                }
                 _ => hidden.push(Hidden {
                     tool: name,
                     error_code: if pin.is_some() {
@@ -510,9 +523,7 @@ impl Session {
             return page;
         }
         let shown = keep.len();
-        let mut result = result.clone();
         set_member(&mut result, "tools", Json::Array(keep));
-        let mut message = message.clone();
         set_member(&mut message, "result", result);
         self.pass(&message, hidden, shown, complete)
     }
@@ -664,7 +675,7 @@ mod tests {
                     t.get("name").unwrap().as_str().unwrap(),
                     LockedTool {
                         hash: definition_hash(t).unwrap(),
-                        definition: t.clone(),
+                        definition: t.clone().into(),
                     },
                 )
             })
@@ -706,7 +717,7 @@ mod tests {
     fn a_matching_listing_lets_valid_calls_through_and_refuses_bad_arguments() {
         let v1 = tool("deploy", &["branch"]);
         let mut s = Session::new("s", pins(std::slice::from_ref(&v1)), OnDrift::Hide);
-        let checked = s.check_page(&page(1, &[v1], None), true, 0);
+        let checked = s.check_page(page(1, &[v1], None), true, 0);
         assert_eq!(
             (checked.shown, checked.hidden.len(), checked.complete),
             (1, 0, true)
@@ -733,8 +744,8 @@ mod tests {
         let v2 = tool("deploy", &["branch", "region"]);
         let extra = tool("rollback", &["branch"]);
         let mut s = Session::new("s", pins(std::slice::from_ref(&v1)), OnDrift::Hide);
-        s.check_page(&page(1, &[v1], None), true, 0);
-        let checked = s.check_page(&page(2, &[v2.clone(), extra], None), true, 0);
+        s.check_page(page(1, &[v1], None), true, 0);
+        let checked = s.check_page(page(2, &[v2.clone(), extra], None), true, 0);
         assert_eq!(checked.shown, 0);
         let codes: Vec<_> = checked.hidden.iter().map(|h| h.error_code).collect();
         assert_eq!(codes, [ErrorCode::StaleToolSchema, ErrorCode::UnpinnedTool]);
@@ -753,20 +764,20 @@ mod tests {
         let a = tool("a", &[]);
         let b = tool("b", &[]);
         let mut s = Session::new("s", pins(&[a.clone(), b.clone()]), OnDrift::Hide);
-        s.check_page(&page(1, &[a.clone(), b.clone()], None), true, 0);
+        s.check_page(page(1, &[a.clone(), b.clone()], None), true, 0);
         s.list_changed();
         assert_eq!(
             code(&s.decide_call("a", &json!({}))),
             Some(ErrorCode::ListingNotVerified)
         );
         // First page of a fresh listing confirms a, not yet b.
-        s.check_page(&page(2, &[a], Some("p2")), true, s.generation());
+        s.check_page(page(2, &[a], Some("p2")), true, s.generation());
         assert_eq!(code(&s.decide_call("a", &json!({}))), None);
         assert_eq!(
             code(&s.decide_call("b", &json!({}))),
             Some(ErrorCode::ListingNotVerified)
         );
-        s.check_page(&page(3, &[b], None), false, s.generation());
+        s.check_page(page(3, &[b], None), false, s.generation());
         assert_eq!(code(&s.decide_call("b", &json!({}))), None);
     }
 
@@ -774,7 +785,7 @@ mod tests {
     fn a_tool_listed_twice_is_refused() {
         let a = tool("a", &[]);
         let mut s = Session::new("s", pins(std::slice::from_ref(&a)), OnDrift::Hide);
-        let checked = s.check_page(&page(1, &[a.clone(), a], None), true, 0);
+        let checked = s.check_page(page(1, &[a.clone(), a], None), true, 0);
         assert_eq!(checked.shown, 0);
         assert_eq!(
             code(&s.decide_call("a", &json!({}))),
@@ -787,7 +798,7 @@ mod tests {
         let v1 = tool("deploy", &["branch"]);
         let v2 = tool("deploy", &["branch", "region"]);
         let mut s = Session::new("s", pins(&[v1]), OnDrift::Fail);
-        let checked = s.check_page(&page(7, &[v2], None), true, 0);
+        let checked = s.check_page(page(7, &[v2], None), true, 0);
         assert!(checked.refused);
         let v: Value = serde_json::from_str(&checked.message).unwrap();
         assert_eq!(v["id"], 7);
@@ -799,7 +810,7 @@ mod tests {
         let v1 = tool("deploy", &["branch"]);
         let v2 = tool("deploy", &["branch", "region"]);
         let mut s = Session::new("s", pins(&[v1]), OnDrift::Hide);
-        s.check_page(&page(1, std::slice::from_ref(&v2), None), true, 0);
+        s.check_page(page(1, std::slice::from_ref(&v2), None), true, 0);
         assert!(s.set_pins(pins(std::slice::from_ref(&v2))));
         assert_eq!(
             code(&s.decide_call("deploy", &json!({"branch": "x", "region": "eu"}))),

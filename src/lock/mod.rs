@@ -8,7 +8,10 @@ mod write;
 
 use std::collections::BTreeMap;
 
-pub use read::{LockError, LockLines, parse_lock, read_lock, read_lock_with_text};
+pub use read::{
+    LockError, LockLines, parse_lock, parse_lock_server, read_lock, read_lock_server,
+    read_lock_with_text,
+};
 pub use write::{FileLock, render_lock, write_atomically, write_lock_atomically};
 
 use crate::config::{ServerSpec, TransportSpec};
@@ -125,7 +128,7 @@ impl std::fmt::Display for Reached {
 pub struct LockedTool {
     pub hash: String,
     /// The definition as the server sent it (its canonical form hashes to `hash`).
-    pub definition: Json,
+    pub definition: std::sync::Arc<Json>,
 }
 
 impl LockedServer {

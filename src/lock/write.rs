@@ -16,16 +16,21 @@ const HEADER: &str = "\
 ";
 
 /// The lock's bytes: same lock in, same bytes out. Servers and tools are sorted by name.
+///
+/// The text is put together from parts joined once at the end: a definition can be
+/// megabytes, and a string grown piece by piece would hold it two or three times.
 pub fn render_lock(lock: &Lockfile) -> String {
+    let mut parts = Vec::new();
     let mut out = String::from(HEADER);
     let _ = writeln!(out, "version = {FORMAT_VERSION}");
     for server in lock.servers.values() {
-        render_server(server, &mut out);
+        render_server(server, &mut out, &mut parts);
     }
-    out
+    parts.push(out);
+    parts.concat()
 }
 
-fn render_server(server: &LockedServer, out: &mut String) {
+fn render_server(server: &LockedServer, out: &mut String, parts: &mut Vec<String>) {
     let _ = writeln!(out, "\n[[server]]");
     key(out, "name", &basic(&server.name));
     match &server.reached {
@@ -70,7 +75,10 @@ fn render_server(server: &LockedServer, out: &mut String) {
             .definition
             .canonical_pretty()
             .expect("a pinned definition has a canonical form");
-        key(out, "definition", &multiline(&pretty));
+        out.push_str("definition = ");
+        parts.push(std::mem::take(out));
+        multiline_into(pretty, parts);
+        out.push('\n');
     }
 }
 
@@ -123,13 +131,24 @@ fn array(items: &[String]) -> String {
 
 /// A multi-line string for a pretty definition: a literal string when the text allows
 /// one (the common case, read as it stands), a basic one with escapes otherwise.
+#[cfg(test)]
 fn multiline(text: &str) -> String {
+    let mut parts = Vec::new();
+    multiline_into(text.to_string(), &mut parts);
+    parts.concat()
+}
+
+/// [`multiline`] as parts, the text itself one of them when it can stand as it is.
+fn multiline_into(text: String, parts: &mut Vec<String>) {
     let literal_ok = !text.contains("'''")
         && !text
             .chars()
             .any(|c| (c != '\n' && c != '\t' && (c as u32) < 0x20) || c == '\u{7f}');
     if literal_ok {
-        return format!("'''\n{text}\n'''");
+        parts.push("'''\n".into());
+        parts.push(text);
+        parts.push("\n'''".into());
+        return;
     }
     let mut out = String::from("\"\"\"\n");
     for c in text.chars() {
@@ -145,7 +164,7 @@ fn multiline(text: &str) -> String {
         }
     }
     out.push_str("\n\"\"\"");
-    out
+    parts.push(out);
 }
 
 /// An exclusive lock on the directory that holds `mcp.lock`, held while a lock is
