@@ -900,3 +900,16 @@ fn killing_verifys_whole_process_group_ends_a_server_grandchild_that_ignores_sig
         "the server outlived mcp-lock"
     );
 }
+
+#[test]
+fn a_modern_server_slower_than_the_protocol_probe_is_started_again_and_pinned_modern() {
+    // The probe gives up after 0.3 s; the server answers it after 1 s, then refuses
+    // the handshake that followed as only a modern server does.
+    let p = Project::new(json!({
+        "slow": fixture_entry(&["--era", "modern", "--delay-initialize", "1000"]),
+    }));
+    let run = p.run(&["update", "--yes", "--probe-timeout", "0.3"]);
+    run.expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("protocol_version = \"2026-07-28\""), "{lock}");
+}

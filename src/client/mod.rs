@@ -584,6 +584,11 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
             Err(Opening::Restart) if options.protocol == ProtocolChoice::Newest => {
                 options.protocol = ProtocolChoice::HandshakeOnly;
             }
+            // The probe timed out on a modern server slow to start: start it again and
+            // speak the modern era with the whole request timeout.
+            Err(Opening::SlowModern(_)) if options.protocol == ProtocolChoice::Newest => {
+                options.protocol = ProtocolChoice::Exactly(MODERN_VERSION.into());
+            }
             Err(opening) => {
                 break Outcome::Unverifiable {
                     error: secrets.redact(&opening.message()),

@@ -22,12 +22,18 @@ pub(crate) enum Opening {
     Restart,
     /// The endpoint refused a Streamable HTTP POST the way a legacy HTTP+SSE server does.
     NotStreamable(String),
+    /// The handshake after the era probe was refused as only a modern server refuses
+    /// it: the probe timed out on a server slow to start, not old. Start it again and
+    /// speak the modern era, without the probe's short timeout.
+    SlowModern(String),
 }
 
 impl Opening {
     pub(crate) fn message(self) -> String {
         match self {
-            Opening::Failed(message) | Opening::NotStreamable(message) => message,
+            Opening::Failed(message)
+            | Opening::NotStreamable(message)
+            | Opening::SlowModern(message) => message,
             Opening::Restart => "the server exited during the protocol probe".into(),
         }
     }
@@ -209,6 +215,17 @@ async fn handshake<T: Transport>(
             if matches!(status, 400 | 404 | 405) && !is_modern_http_error(&e) =>
         {
             return Err(Opening::NotStreamable(describe(
+                "initialize",
+                e,
+                options,
+                deadline,
+            )));
+        }
+        Err(e @ RpcError::Remote { code, .. })
+            if exact.is_none() && MODERN_ERRORS.contains(&code) =>
+        {
+            // A modern server refusing the handshake: the probe only timed out.
+            return Err(Opening::SlowModern(describe(
                 "initialize",
                 e,
                 options,
