@@ -483,3 +483,26 @@ fn a_lock_naming_an_unknown_protocol_version_is_refused_when_read() {
         );
     }
 }
+
+#[test]
+fn update_of_a_named_server_gone_from_the_config_removes_its_pins() {
+    let p = Project::new(serde_json::json!({
+        "gone": fixture_entry(&[]),
+        "kept": fixture_entry(&[]),
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    p.set_servers(serde_json::json!({ "kept": fixture_entry(&[]) }));
+    let run = p.run(&["update", "--yes", "gone"]);
+    run.expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(!lock.contains("name = \"gone\""), "{lock}");
+    assert!(lock.contains("name = \"kept\""), "{lock}");
+    // A name neither the config nor the lock knows is still an unknown server.
+    let run = p.run(&["update", "--yes", "nosuch"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("unknown server \"nosuch\""),
+        "{}",
+        run.stderr()
+    );
+}

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
-use mcp_lock::check::{check_servers, resolve_all};
+use mcp_lock::check::{check_servers, resolve_all, select_with_lock};
 use mcp_lock::client::ProtocolChoice;
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
@@ -19,8 +19,6 @@ use crate::cli::UpdateArgs;
 
 pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
-    let selected = project.select(&args.servers)?;
-    let targets = resolve_all(&project, &selected, &env_lookup)?;
     let display = ws.lock_display();
     // Held from reading the lock to writing it, so a concurrent update never loses ours.
     let _file_lock = if args.dry_run {
@@ -47,6 +45,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     policy.accept.extend(args.accept.iter().copied());
     let existing = read_lock(&ws.lock_path)?;
     let lock = existing.clone().unwrap_or_default();
+    // A pinned server the config no longer has, named or not, is proposed for removal.
+    let (selected, dropped) = select_with_lock(&project, &lock, &args.servers)?;
+    let targets = resolve_all(&project, &selected, &env_lookup)?;
     let mut options = check_options(&args.connect, false)?;
     if let Some(version) = &args.protocol {
         options.client.protocol = ProtocolChoice::Exactly(version.clone());
@@ -56,15 +57,6 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }
-    let dropped: Vec<String> = if args.servers.is_empty() {
-        lock.servers
-            .keys()
-            .filter(|name| !project.servers.iter().any(|s| &s.name == *name))
-            .cloned()
-            .collect()
-    } else {
-        Vec::new()
-    };
     let plan = plan(&checked, &lock, &dropped);
     let (proposals, held) = (&plan.proposals, &plan.held);
     for h in held {
