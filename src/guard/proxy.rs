@@ -94,8 +94,8 @@ struct Held {
     at: std::ops::Range<usize>,
     /// Lines sent on in its place (the rest of a batch, an error for a listing).
     forward: Vec<u8>,
-    /// Lines answered to the client instead (refusals of its calls).
-    back: Vec<u8>,
+    /// Answered to the client instead (refusals of its calls), built only if needed.
+    back: Option<StandIn>,
     /// Requests that will not be answered by the server now.
     forget: Vec<String>,
 }
@@ -105,7 +105,7 @@ struct Unlogged {
     /// The part that needs no entry (the other members of a batch).
     forward: Option<Vec<u8>>,
     /// The refusals of its calls.
-    answer: String,
+    answer: StandIn,
     /// The ids of those calls.
     forget: Vec<String>,
 }
@@ -134,7 +134,7 @@ impl Outbox {
         &mut self,
         message: &[u8],
         instead: Option<&[u8]>,
-        back: Option<&[u8]>,
+        back: Option<StandIn>,
         forget: Vec<String>,
     ) {
         let start = self.forward.len();
@@ -143,7 +143,7 @@ impl Outbox {
         self.held.push(Held {
             at: start..self.forward.len(),
             forward: line(instead),
-            back: line(back),
+            back,
             forget,
         });
     }
@@ -162,7 +162,10 @@ impl Outbox {
         for h in &held {
             forward.extend_from_slice(&self.forward[from..h.at.start]);
             forward.extend_from_slice(&h.forward);
-            self.back.extend_from_slice(&h.back);
+            if let Some(back) = &h.back {
+                self.back.extend_from_slice(back.text().as_bytes());
+                self.back.push(b'\n');
+            }
             for key in &h.forget {
                 state.session.answered(key);
             }
@@ -561,7 +564,7 @@ fn client_to_server(
                 (Some(bytes), Some(instead)) => out.push_held(
                     &bytes,
                     instead.forward.as_deref(),
-                    Some(instead.answer.as_bytes()),
+                    Some(instead.answer),
                     instead.forget,
                 ),
                 (Some(bytes), None) => out.push_forward(&bytes),
@@ -694,9 +697,9 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed
                         forward.push(text());
                         plain.push(text());
                     }
-                    Verdict::ForwardCall { key, refusal } => {
+                    Verdict::ForwardCall { key, unsent } => {
                         forward.push(text());
-                        refusals.push(refusal);
+                        refusals.push(unsent);
                         forget.push(key);
                     }
                     Verdict::Answer(answer) => answers.push(answer),
@@ -705,7 +708,7 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed
             }
             let unlogged = (!forget.is_empty()).then(|| Unlogged {
                 forward: batch(plain).map(String::into_bytes),
-                answer: batch(refusals).unwrap_or_default(),
+                answer: StandIn::Batch(refusals),
                 forget,
             });
             Routed {
@@ -719,12 +722,12 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed
                 forward: Some(line.to_vec()),
                 ..Routed::default()
             },
-            Verdict::ForwardCall { key, refusal } => Routed {
+            Verdict::ForwardCall { key, unsent } => Routed {
                 forward: Some(line.to_vec()),
                 answer: None,
                 unlogged: Some(Unlogged {
                     forward: None,
-                    answer: refusal,
+                    answer: StandIn::Single(unsent),
                     forget: vec![key],
                 }),
             },
@@ -740,10 +743,52 @@ enum Verdict {
     /// `refusal` answers it and the request `key` is forgotten.
     ForwardCall {
         key: String,
-        refusal: String,
+        /// What answers it instead if its audit entry cannot be written.
+        unsent: Unsent,
     },
     Answer(String),
     Drop,
+}
+
+/// A forwarded call, as far as its refusal needs it should its audit entry not be
+/// written: that refusal is built only then, not for every call.
+struct Unsent {
+    id: Value,
+    tool: String,
+    pinned_hash: String,
+    modern: bool,
+}
+
+impl Unsent {
+    fn answer(&self) -> Value {
+        let refusal = Refusal {
+            error_code: ErrorCode::AuditLogUnwritable,
+            tool: self.tool.clone(),
+            required_action: RequiredAction::RetryLater,
+            side_effect_started: false,
+            pinned_hash: Some(self.pinned_hash.clone()),
+            live_hash: Some(self.pinned_hash.clone()),
+            violations: Vec::new(),
+        };
+        json!({"jsonrpc": "2.0", "id": self.id, "result": refusal.to_result(self.modern)})
+    }
+}
+
+/// What is answered to the client in place of held calls.
+enum StandIn {
+    Single(Unsent),
+    Batch(Vec<Unsent>),
+}
+
+impl StandIn {
+    fn text(&self) -> String {
+        match self {
+            StandIn::Single(call) => call.answer().to_string(),
+            StandIn::Batch(calls) => {
+                Value::Array(calls.iter().map(Unsent::answer).collect()).to_string()
+            }
+        }
+    }
 }
 
 /// One message from the client: requests are remembered so their answers can be
@@ -909,24 +954,17 @@ fn decide_call(
                 ));
             }
             notes.audit("tools/call", members);
-            let refusal = Refusal {
-                error_code: ErrorCode::AuditLogUnwritable,
+            // The refusal that stands in for it is built only if the entry fails.
+            let unsent = Unsent {
+                id: id.to_value(),
                 tool: tool.clone(),
-                required_action: RequiredAction::RetryLater,
-                side_effect_started: false,
-                pinned_hash: Some(pinned_hash.clone()),
-                live_hash: Some(pinned_hash),
-                violations: Vec::new(),
+                pinned_hash,
+                modern,
             };
-            let refusal =
-                json!({"jsonrpc": "2.0", "id": id.to_value(), "result": refusal.to_result(modern)});
             lock(shared)
                 .session
                 .expect(key.clone(), Pending::Call { tool });
-            Verdict::ForwardCall {
-                key,
-                refusal: refusal.to_string(),
-            }
+            Verdict::ForwardCall { key, unsent }
         }
         Decision::Refuse(refusal) => {
             members.push(("decision", json!("refused")));
