@@ -34,7 +34,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROPERTIES = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-BINARY = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target/release/mcp-lock")
+BINARY = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(ROOT, "target/release/mcp-lock")
 CASES = sys.argv[3].split(",") if len(sys.argv) > 3 else None
 
 SERVER = r'''
