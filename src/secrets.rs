@@ -453,7 +453,7 @@ mod tests {
     fn place_variables_and_short_values_are_not_secrets() {
         let mut s = Secrets::default();
         s.add_variable("HOME", "/home/me");
-        s.add_variable("workspaceFolder", "/work/project");
+        s.add_variable("workspaceFolder", "/srv/project");
         s.add_variable("LEVEL", "on");
         assert!(s.is_empty());
         s.add_variable("API", "value-of-api");
