@@ -15,10 +15,11 @@ server `tiny` serves one small tool. Each case runs the release binary under
 
 Measured on the 2-core CI machine (peak RSS, 1,000,000 properties, a 20.9 MB lock),
 before issue 11 #10 and after it:
-  update 343 -> 125 MB, verify 372 -> 148 MB, drift 893 -> 436 MB,
+  update 343 -> 113 MB, verify 372 -> 148 MB, drift 893 -> 248 MB,
   guard-list 439 -> 150 MB, guard-big 1004 -> 150 MB, guard-tiny 155 -> 27 MB.
-What drift still costs is the classifier's serde_json copy of both definitions
-(about 150 bytes a property each).
+(drift was 465 MB before the classifier left out the properties both sides share.)
+What drift still costs above verify is the classifier's index of both property maps
+while it looks for the unchanged ones, and the findings.
 
 Usage: python3 benches/memory.py [PROPERTIES] [BINARY] [CASE,...]
   (default BINARY: target/release/mcp-lock; build it with `cargo build --release`;
