@@ -35,15 +35,13 @@ const TERM_GRACE: Duration = Duration::from_millis(1000);
 
 static LIVE_GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
-/// Registers a process group started outside [`StdioConnection`] (the guard's server),
-/// so that [`kill_all_servers`] reaches it too. The caller holds the returned guard
-/// across the spawn, so an interrupt cannot fall between the two.
-pub(crate) fn live_groups() -> std::sync::MutexGuard<'static, Option<HashSet<i32>>> {
+/// The registered process groups, which [`kill_all_servers`] ends.
+fn live_groups() -> std::sync::MutexGuard<'static, Option<HashSet<i32>>> {
     LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub(crate) fn unregister(pgid: i32) {
-    let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut groups = live_groups();
     if let Some(set) = groups.as_mut() {
         set.remove(&pgid);
     }
@@ -226,10 +224,61 @@ impl Watchdog {
 /// Kills every server process group still running. For an interrupted run: the
 /// children live in groups of their own, so the terminal's Ctrl-C does not reach them.
 pub fn kill_all_servers() {
-    let groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    let groups = live_groups();
     for pgid in groups.iter().flatten() {
         signal_group(*pgid, libc::SIGKILL);
     }
+}
+
+/// Makes `command` start a server the way every server is started: in a process
+/// group of its own, killed by the kernel if the process that started it dies, with
+/// SIGXFSZ at its default, and watched by a [`Watchdog`] that ends its group however
+/// mcp-lock dies. The watchdog is returned for [`start_server`].
+pub(crate) fn prepare_server(command: &mut std::process::Command) -> Option<Watchdog> {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    // Started first, so it is ready before anything of the server runs; the server's
+    // process tells it its group.
+    let watchdog = Watchdog::start();
+    let tell = watchdog.as_ref().map(Watchdog::fd);
+    // SAFETY: prctl, signal and the watchdog's write are async-signal-safe and touch
+    // no memory of the parent. PR_SET_PDEATHSIG fires when the spawning thread ends,
+    // so that thread must live as long as the server.
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            if let Some(fd) = tell {
+                Watchdog::tell_in_child(fd);
+            }
+            Ok(())
+        });
+    }
+    watchdog
+}
+
+/// Spawns a server [`prepare_server`] prepared and registers its group for
+/// [`kill_all_servers`], under the lock that takes, so an interrupt cannot fall
+/// between the spawn and the registration. Returns the child, its group and the
+/// watchdog (dismissed if the spawn failed).
+pub(crate) fn start_server<C>(
+    spawn: impl FnOnce() -> io::Result<C>,
+    pid: impl Fn(&C) -> Option<u32>,
+    watchdog: Option<Watchdog>,
+) -> io::Result<(C, i32, Option<Watchdog>)> {
+    let mut groups = live_groups();
+    let child = match spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some(watchdog) = watchdog {
+                watchdog.dismiss();
+            }
+            return Err(e);
+        }
+    };
+    let pgid = pid(&child).map_or(0, |id| id as i32);
+    groups.get_or_insert_with(HashSet::new).insert(pgid);
+    Ok((child, pgid, watchdog))
 }
 
 /// A running stdio server.
@@ -258,38 +307,9 @@ impl StdioConnection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
-        // Started first, so it is ready before anything of the server runs.
-        let watchdog = Watchdog::start();
-        let tell = watchdog.as_ref().map(Watchdog::fd);
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If
-        // mcp-lock itself is killed (SIGKILL cannot be handled), the kernel kills the
-        // server too, and the watchdog the rest of its group.
-        unsafe {
-            command.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if let Some(fd) = tell {
-                    Watchdog::tell_in_child(fd);
-                }
-                Ok(())
-            });
-        }
-        // Registered under the same lock kill_all_servers takes, so an interrupt cannot
-        // fall between the spawn and the registration.
-        let mut groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(e) => {
-                if let Some(watchdog) = watchdog {
-                    watchdog.dismiss();
-                }
-                return Err(e);
-            }
-        };
-        let pgid = child.id().map_or(0, |id| id as i32);
-        groups.get_or_insert_with(HashSet::new).insert(pgid);
-        drop(groups);
+        let watchdog = prepare_server(command.as_std_mut());
+        let (mut child, pgid, watchdog) = start_server(|| command.spawn(), Child::id, watchdog)?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr_pipe = child.stderr.take().expect("stderr is piped");
@@ -435,7 +455,7 @@ impl Transport for StdioConnection {
 impl Drop for StdioConnection {
     fn drop(&mut self) {
         // Dropped without shutdown (cancelled or panicked): leave nothing running.
-        let groups = LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+        let groups = live_groups();
         if groups.as_ref().is_some_and(|g| g.contains(&self.pgid)) {
             signal_group(self.pgid, libc::SIGKILL);
         }

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Sender, channel};
@@ -19,7 +18,9 @@ use super::audit::{AuditLog, Members};
 use super::pins::PinWatch;
 use super::session::{Contract, Decision, ErrorCode, Pending, Refusal, RequiredAction, Session};
 use crate::call::{checkable_arguments, read_exactly};
-use crate::client::stdio::{Watchdog, live_groups, peek_exit, signal_group, unregister};
+use crate::client::stdio::{
+    Watchdog, peek_exit, prepare_server, signal_group, start_server, unregister,
+};
 use crate::json::Json;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
@@ -197,47 +198,17 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             Stdio::inherit()
         } else {
             Stdio::piped()
-        })
-        .process_group(0);
+        });
     // A file size limit makes an audit write fail (and what it decided be refused)
     // instead of killing the guard mid-session.
     // SAFETY: setting a signal's disposition to ignore shares no memory.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
-    // Started first, so it is ready before anything of the server runs; the server's
-    // process tells it its group.
-    let mut watchdog = Watchdog::start();
-    let tell = watchdog.as_ref().map(Watchdog::fd);
-    // SAFETY: prctl, signal and the watchdog's write are async-signal-safe and touch
-    // no memory of the parent. If the guard is killed outright, the kernel kills the
-    // server too. The thread that spawns lives for the whole session, as
-    // PR_SET_PDEATHSIG requires. The server gets SIGXFSZ's default back.
-    unsafe {
-        command.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
-            if let Some(fd) = tell {
-                Watchdog::tell_in_child(fd);
-            }
-            Ok(())
-        });
-    }
-    let mut groups = live_groups();
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            if let Some(watchdog) = watchdog {
-                watchdog.dismiss();
-            }
-            return Err(e);
-        }
-    };
-    let pgid = child.id() as i32;
-    groups
-        .get_or_insert_with(std::collections::HashSet::new)
-        .insert(pgid);
-    drop(groups);
+    // The thread that spawns lives for the whole session, as PR_SET_PDEATHSIG needs.
+    let watchdog = prepare_server(&mut command);
+    let (mut child, pgid, mut watchdog) =
+        start_server(|| command.spawn(), |c| Some(c.id()), watchdog)?;
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
     if let Some(server_err) = child.stderr.take() {
