@@ -5,7 +5,8 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::client::{
-    ClientOptions, Fetched, Outcome, ProtocolChoice, StatusSink, fetch_remote, fetch_stdio,
+    ClientOptions, Fetched, Outcome, PROTOCOL_VERSIONS, ProtocolChoice, StatusSink, fetch_remote,
+    fetch_stdio,
 };
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{ServerReport, compare};
@@ -95,6 +96,22 @@ pub async fn check_servers(
         let pinned = lock.servers.get(&spec.name).cloned();
         let mut client = options.client.clone();
         let mut pinned_transport = None;
+        // A pinned version this build does not speak (edited by hand, or written by a
+        // newer mcp-lock) cannot be asked for: the server is not contacted.
+        let unknown_version = pinned
+            .as_ref()
+            .filter(|pin| {
+                options.identity_from_lock
+                    && !PROTOCOL_VERSIONS.contains(&pin.protocol_version.as_str())
+            })
+            .map(|pin| {
+                format!(
+                    "the lock pins protocol version {:?}, which this mcp-lock does not speak ({}); restore the pinned value, upgrade mcp-lock, or run `mcp-lock update {}` to pin it again",
+                    pin.protocol_version,
+                    PROTOCOL_VERSIONS.join(", "),
+                    spec.name
+                )
+            });
         if options.identity_from_lock
             && let Some(pin) = &pinned
         {
@@ -112,9 +129,12 @@ pub async fn check_servers(
         let progress = progress.clone();
         handles.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await.expect("never closed");
-            let mut fetched = match &resolved {
-                Resolved::Stdio(stdio) => fetch_stdio(stdio, &client).await,
-                Resolved::Remote(remote) => fetch_remote(remote, &client, pinned_transport).await,
+            let mut fetched = match (&resolved, unknown_version) {
+                (_, Some(error)) => Fetched::unverifiable(error),
+                (Resolved::Stdio(stdio), None) => fetch_stdio(stdio, &client).await,
+                (Resolved::Remote(remote), None) => {
+                    fetch_remote(remote, &client, pinned_transport).await
+                }
             };
             refuse_repeated_names(&mut fetched);
             let mut report = compare(&spec, pinned.as_ref(), &fetched);

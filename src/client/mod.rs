@@ -273,6 +273,19 @@ pub struct Fetched {
     pub elapsed: Duration,
 }
 
+impl Fetched {
+    /// A server that was not contacted, with why.
+    pub fn unverifiable(error: String) -> Self {
+        Fetched {
+            outcome: Outcome::Unverifiable { error },
+            stderr_tail: Vec::new(),
+            ignored_lines: 0,
+            notifications: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
 /// What a transport counted while it was used.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Counters {

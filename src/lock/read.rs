@@ -8,7 +8,6 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, Reached};
-use crate::client::PROTOCOL_VERSIONS;
 use crate::hash::definition_hash;
 use crate::json::Json;
 
@@ -55,7 +54,7 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: Vec<String>,
-    protocol_version: Spanned<String>,
+    protocol_version: String,
     client_info: Spanned<String>,
     client_capabilities: Spanned<String>,
     server_info: Spanned<String>,
@@ -324,16 +323,6 @@ fn check_server(server: RawServer, text: &str, path: &str) -> Result<LockedServe
             format!("server {name:?}: instructions_hash is not 64 lowercase hex digits"),
         ));
     }
-    if !PROTOCOL_VERSIONS.contains(&server.protocol_version.get_ref().as_str()) {
-        return Err(at(
-            server.protocol_version.span().start,
-            format!(
-                "server {name:?}: protocol_version {:?} is not one this mcp-lock speaks ({}); restore the value that was pinned, or upgrade mcp-lock if a newer one wrote it",
-                server.protocol_version.get_ref(),
-                PROTOCOL_VERSIONS.join(", ")
-            ),
-        ));
-    }
     let reached = match (server.transport.as_str(), server.command, server.url) {
         ("stdio", Some(command), None) => Reached::Stdio {
             command,
@@ -419,7 +408,7 @@ fn check_server(server: RawServer, text: &str, path: &str) -> Result<LockedServe
     let locked = LockedServer {
         name: name.clone(),
         reached,
-        protocol_version: server.protocol_version.into_inner(),
+        protocol_version: server.protocol_version,
         client_info: json(&server.client_info, "client_info")?,
         client_capabilities: json(&server.client_capabilities, "client_capabilities")?,
         server_info: json(&server.server_info, "server_info")?,
