@@ -154,6 +154,21 @@ pub struct CallReport {
 }
 
 impl CallReport {
+    /// The server's secrets out of what only this judgement quotes: schema violations
+    /// (which can quote the server's schema) and why a schema is unusable. The change,
+    /// server changes and error come from a report redacted already.
+    pub fn redact(&mut self, secrets: &crate::secrets::Secrets) {
+        for side in [&mut self.pinned, &mut self.live] {
+            for v in &mut side.violations {
+                secrets.redact_in_place(&mut v.path);
+                secrets.redact_in_place(&mut v.message);
+            }
+            if let Some(why) = &mut side.unusable {
+                secrets.redact_in_place(why);
+            }
+        }
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         match self.verdict {
             CallVerdict::Valid => ExitCode::Success,

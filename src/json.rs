@@ -172,7 +172,8 @@ impl Json {
         match self {
             Json::Object(members) => {
                 let at = members.iter().rposition(|(k, _)| k.eq_str(key))?;
-                Some(members.swap_remove(at).1)
+                // In order: a later `get` of a repeated name must still see the last.
+                Some(members.remove(at).1)
             }
             _ => None,
         }

@@ -222,14 +222,21 @@ impl Secrets {
         cut
     }
 
-    /// Every string and member name inside a JSON value redacted; numbers, booleans
-    /// and the structure are left alone.
+    /// Every string and member name inside a JSON value redacted, and a number whose
+    /// digits hold a secret replaced by the redacted text; booleans, other numbers and
+    /// the structure are left alone.
     pub fn redact_value(&self, value: &mut Value) {
         if self.is_empty() {
             return;
         }
         match value {
             Value::String(s) => self.redact_in_place(s),
+            // A secret of digits sent as a number: the number becomes its redaction.
+            Value::Number(n) => {
+                if let Cow::Owned(clean) = self.redact_str(&n.to_string()) {
+                    *value = Value::String(clean);
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
             Value::Object(members) => {
                 let dirty = members
@@ -262,6 +269,7 @@ impl Secrets {
     fn occurs_in_value(&self, value: &Value) -> bool {
         match value {
             Value::String(s) => matches!(self.redact_str(s), Cow::Owned(_)),
+            Value::Number(n) => matches!(self.redact_str(&n.to_string()), Cow::Owned(_)),
             Value::Array(items) => items.iter().any(|v| self.occurs_in_value(v)),
             Value::Object(members) => members.iter().any(|(k, v)| {
                 matches!(self.redact_str(k), Cow::Owned(_)) || self.occurs_in_value(v)
@@ -481,5 +489,16 @@ mod tests {
         );
         let clean = serde_json::json!({"a": 1});
         assert!(matches!(s.redacted_value(&clean), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_secret_of_digits_sent_as_a_number_is_redacted() {
+        let mut s = Secrets::default();
+        s.add("PIN", "48151623");
+        let pin = serde_json::json!({"pin": 48151623, "n": 7});
+        assert_eq!(
+            s.redacted_value(&pin).into_owned(),
+            serde_json::json!({"pin": "${PIN}", "n": 7})
+        );
     }
 }

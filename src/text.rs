@@ -28,8 +28,7 @@ pub fn escape_for_terminal(text: &str) -> String {
 
 /// "… (12 more characters)": what a cut left out, for the end of what it kept.
 pub fn left_out(n: usize, what: &str) -> String {
-    let s = if n == 1 { "" } else { "s" };
-    format!("… ({n} more {what}{s})")
+    format!("… ({})", count(n, &format!("more {what}")))
 }
 
 /// The first `max` characters of `text`, and how many characters follow them.

@@ -4,14 +4,11 @@
 use std::io::Read;
 
 use anyhow::Context;
-use mcp_lock::call::{
-    CallReport, CallVerdict, check_call, checkable_arguments, read_exactly, render_call,
-};
+use mcp_lock::call::{CallVerdict, check_call, checkable_arguments, read_exactly, render_call};
 use mcp_lock::check::{check_servers, resolve_all};
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::json::Json;
-use mcp_lock::secrets::Secrets;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};
@@ -39,7 +36,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
         &args.tool,
         &arguments,
     );
-    redact(&mut report, &checked.secrets);
+    report.redact(&checked.secrets);
     match args.format {
         CallFormat::Json => super::out(&format!(
             "{}\n",
@@ -119,24 +116,4 @@ fn read_arguments(
         anyhow::bail!("{source}: the arguments must be a JSON object");
     }
     Ok(checkable_arguments(&json, read_exactly(text.as_bytes())))
-}
-
-/// The server's secrets out of what the judgement quotes: schema violations (which can
-/// quote the server's schema), unusable-schema reasons and errors. The change and
-/// the report it came from are redacted already.
-fn redact(report: &mut CallReport, secrets: &Secrets) {
-    for side in [&mut report.pinned, &mut report.live] {
-        for v in &mut side.violations {
-            secrets.redact_in_place(&mut v.path);
-            secrets.redact_in_place(&mut v.message);
-        }
-        if let Some(why) = &mut side.unusable {
-            secrets.redact_in_place(why);
-        }
-    }
-    report
-        .server_changes
-        .iter_mut()
-        .chain(&mut report.error)
-        .for_each(|text| secrets.redact_in_place(text));
 }

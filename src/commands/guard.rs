@@ -259,14 +259,17 @@ fn entry_secrets(
                 .map(|f| display_path(f, &ws.project_dir))
                 .unwrap_or_default();
             disagreements.push(format!(
-                "the command after `--` is not what {file} launches for {:?} ({}); secrets in its arguments cannot be told apart, so every argument that names a variable there is hidden",
+                "the command after `--` is not what {file} launches for {:?} ({}); secrets in its arguments cannot be told apart, so every argument that is not a literal word of the entry is hidden",
                 spec.name,
                 templates.join(" ")
             ));
-            // Hide every launched argument whose written counterpart used a variable.
-            for (t, a) in templates.iter().zip(launched) {
-                if t.contains("${") {
-                    secrets.add(&spec.name, a);
+            // Arguments cannot be paired with the entry's: where the entry uses a
+            // variable at all, hide every launched argument it does not spell out.
+            if templates.iter().any(|t| t.contains("${")) {
+                for a in launched {
+                    if !templates.iter().any(|t| !t.contains("${") && t == a) {
+                        secrets.add(&spec.name, a);
+                    }
                 }
             }
         }

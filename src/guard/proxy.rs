@@ -550,7 +550,8 @@ fn client_to_server(
             let refused = out.settle(logged, shared);
             if refused > 0 {
                 notes.say(&format!(
-                    "refused {refused} message(s) with calls: their audit entries could not be written"
+                    "refused {} with calls: their audit entries could not be written",
+                    crate::text::count(refused, "message")
                 ));
             }
             out.back.extend_from_slice(&client_notes);

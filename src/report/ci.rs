@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::{LockContext, Summary, plural};
+use super::{LockContext, Summary};
 use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::policy::{Action, Rule};
 use crate::text::escape_for_terminal as esc;
@@ -374,9 +374,8 @@ pub fn render_github(reports: &[ServerReport], ctx: &LockContext) -> String {
     let s = Summary::of(reports);
     let _ = writeln!(
         out,
-        "mcp-lock: {} server{} checked: {} converged, {} stale, {} incomplete, {} unverifiable; {} {} the policy, {} warn",
-        reports.len(),
-        plural(reports.len()),
+        "mcp-lock: {} checked: {} converged, {} stale, {} incomplete, {} unverifiable; {} {} the policy, {} warn",
+        crate::text::count(reports.len(), "server"),
         s.converged,
         s.stale,
         s.incomplete,

@@ -17,7 +17,9 @@ use crate::exit_codes::ExitCode;
 use crate::json::Json;
 use crate::lock::{LockLines, Lockfile};
 use crate::policy::{Action, Rule};
-use crate::text::{Folded, escape_cut, escape_for_terminal as esc, left_out, split_at_chars};
+use crate::text::{
+    Folded, count, escape_cut, escape_for_terminal as esc, left_out, split_at_chars,
+};
 
 /// What the CI formats need besides the reports: the lock's path as the user wrote
 /// it, where each pin is in it, and which tools it pins.
@@ -178,10 +180,10 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
     for r in reports {
         let style = verdict_style_for(r.verdict);
         let detail = match (r.verdict, r.tools) {
-            (Verdict::Converged, Some(n)) => format!("{n} tool{}", plural(n)),
+            (Verdict::Converged, Some(n)) => count(n, "tool"),
             (Verdict::Stale, _) if !r.changes.is_empty() || !r.server_changes.is_empty() => {
                 let n = r.changes.len() + r.server_changes.iter().filter(|c| c.drift).count();
-                format!("{n} change{}", plural(n))
+                count(n, "change")
             }
             (Verdict::Stale, _) => "server metadata changed".into(),
             _ => String::new(),
@@ -586,7 +588,7 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
             n => format!("all {n} servers converged"),
         }
     } else {
-        format!("{} of {total} server{}", parts.join(", "), plural(total))
+        format!("{} of {}", parts.join(", "), count(total, "server"))
     };
     let mut actions = Vec::new();
     for (n, word) in [
@@ -600,13 +602,9 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
     }
     if !actions.is_empty() {
         let n = s.fail + s.warn + s.allow;
-        let _ = write!(line, "; {n} change{}: {}", plural(n), actions.join(", "));
+        let _ = write!(line, "; {}: {}", count(n, "change"), actions.join(", "));
     }
     line
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// A proposal as the reviewer sees it before approving: what moves, each finding
@@ -623,10 +621,9 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
         } => {
             let _ = writeln!(
                 out,
-                "{bold}{}{bold:#}: new server, {} tool{} to pin",
+                "{bold}{}{bold:#}: new server, {} to pin",
                 esc(server),
-                tools.len(),
-                plural(tools.len())
+                count(tools.len(), "tool")
             );
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
             for tool in tools {
@@ -659,9 +656,9 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
         Proposal::DropServer { server, tools } => {
             let _ = writeln!(
                 out,
-                "{bold}{}{bold:#}: no longer in the config; drop its {tools} pin{}",
+                "{bold}{}{bold:#}: no longer in the config; drop its {}",
                 esc(server),
-                plural(*tools)
+                count(*tools, "pin")
             );
         }
     }
