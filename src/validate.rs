@@ -11,8 +11,10 @@ use crate::json::Json;
 /// anchor ties together, is compiled per call with only the properties the call names:
 /// a compiled validator costs far more memory than the schema's text (a million
 /// properties took over 500 MB), and the properties a call does not name cannot
-/// change its verdict (`additionalProperties` and `unevaluatedProperties` see the
-/// same names as evaluated either way).
+/// change whether it validates (`additionalProperties` and `unevaluatedProperties` see
+/// the same names as evaluated either way). One difference: a property schema that
+/// cannot be compiled makes the schema unusable only for calls that name it, where a
+/// whole schema would be unusable (and its calls forwarded unchecked) for every call.
 const SLICE_FROM: usize = 1024;
 
 /// The longest message kept per violation; a hostile schema cannot flood a refusal.

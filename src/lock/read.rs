@@ -115,9 +115,10 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
     Ok(lock)
 }
 
-/// Reads and checks one server's part of a lock file: what the guard needs. The other
-/// servers' pins are skipped by the TOML reader without being read into memory, so a
-/// guard for a small server does not pay for a large one. `Ok(None)`: no file;
+/// Reads and checks one server's part of a lock file: what the guard needs. The TOML
+/// is read whole (a few passes over the text), but the other servers' definitions are
+/// never parsed as JSON, hashed or kept, so a guard for a small server does not pay
+/// for a large one. `Ok(None)`: no file;
 /// `Ok(Some(None))`: the lock does not pin that server.
 pub fn read_lock_server(
     path: &Path,
