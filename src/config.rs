@@ -591,22 +591,10 @@ pub fn expand(
 /// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
 /// variables make the split ambiguous, the first takes as little as it can.
 pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<(String, String)>> {
-    enum Part<'a> {
-        Text(&'a str),
-        Var(String),
+    let (parts, closed) = template_parts(template);
+    if !closed {
+        return None;
     }
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("${") {
-        parts.push(Part::Text(&rest[..start]));
-        let after = &rest[start + 2..];
-        let end = after.find('}')?;
-        let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
-        let name = body.split_once(":-").map_or(body, |(name, _)| name);
-        parts.push(Part::Var(name.to_string()));
-        rest = &after[end + 1..];
-    }
-    parts.push(Part::Text(rest));
 
     fn go(parts: &[Part], actual: &str, out: &mut Vec<(String, String)>) -> bool {
         match parts.split_first() {
@@ -616,7 +604,7 @@ pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<(String, Stri
             }
             Some((Part::Var(name), rest)) => {
                 for (cut, _) in actual.char_indices().chain([(actual.len(), ' ')]) {
-                    out.push((name.clone(), actual[..cut].to_string()));
+                    out.push((name.to_string(), actual[..cut].to_string()));
                     if go(rest, &actual[cut..], out) {
                         return true;
                     }
@@ -632,19 +620,42 @@ pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<(String, Stri
 
 /// The variables a value refers to, as `${NAME}` / `${env:NAME}` name them.
 fn variables_in(value: &str) -> Vec<String> {
-    let mut names = Vec::new();
+    template_parts(value)
+        .0
+        .into_iter()
+        .filter_map(|part| match part {
+            Part::Var(name) if name != "workspaceFolder" => Some(name.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A piece of a value as written: text, or a `${...}` reference by variable name.
+enum Part<'a> {
+    Text(&'a str),
+    Var(&'a str),
+}
+
+/// A value split at its `${NAME}`, `${env:NAME}` and `${NAME:-default}` references
+/// (`${workspaceFolder}` among them), and whether every `${` was closed; the parts
+/// after an unclosed one are left out.
+fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
+    let mut parts = Vec::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
+        parts.push(Part::Text(&rest[..start]));
         let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else { break };
+        let Some(end) = after.find('}') else {
+            return (parts, false);
+        };
         let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
-        let name = body.split_once(":-").map_or(body, |(name, _)| name);
-        if name != "workspaceFolder" {
-            names.push(name.to_string());
-        }
+        parts.push(Part::Var(
+            body.split_once(":-").map_or(body, |(name, _)| name),
+        ));
         rest = &after[end + 1..];
     }
-    names
+    parts.push(Part::Text(rest));
+    (parts, true)
 }
 
 impl ServerSpec {
