@@ -150,18 +150,10 @@ fn per_call(schema: &Json) -> bool {
         match value {
             Json::Array(items) => items.iter().any(tied),
             Json::Object(members) => members.iter().any(|(k, v)| {
-                [
-                    "$ref",
-                    "$dynamicRef",
-                    "$recursiveRef",
-                    "$id",
-                    "id",
-                    "$anchor",
-                    "$dynamicAnchor",
-                    "$recursiveAnchor",
-                ]
-                .iter()
-                .any(|word| k.eq_str(word))
+                crate::classify::REFERENCES
+                    .iter()
+                    .chain(&["$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"])
+                    .any(|word| k.eq_str(word))
                     || tied(v)
             }),
             _ => false,

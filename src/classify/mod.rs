@@ -359,6 +359,9 @@ fn readable_pair(pinned: &Json, live: &Json) -> (Value, Value) {
     (convert(a), convert(b))
 }
 
+/// The keywords by which a schema refers to another.
+pub(crate) const REFERENCES: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
 /// Schemas with fewer top-level properties than this are compared whole.
 const PRUNE_FROM: usize = 1000;
 
@@ -369,12 +372,9 @@ fn unchanged_properties<'a>(x: &'a Json, y: &'a Json) -> HashSet<&'a JsonStr> {
     fn refers(value: &Json) -> bool {
         match value {
             Json::Array(items) => items.iter().any(refers),
-            Json::Object(members) => members.iter().any(|(k, v)| {
-                ["$ref", "$dynamicRef", "$recursiveRef"]
-                    .iter()
-                    .any(|w| k.eq_str(w))
-                    || refers(v)
-            }),
+            Json::Object(members) => members
+                .iter()
+                .any(|(k, v)| REFERENCES.iter().any(|w| k.eq_str(w)) || refers(v)),
             _ => false,
         }
     }

@@ -1153,10 +1153,7 @@ fn has_refs(value: &Value) -> bool {
     match value {
         Value::Array(items) => items.iter().any(has_refs),
         Value::Object(map) => {
-            ["$ref", "$dynamicRef", "$recursiveRef"]
-                .iter()
-                .any(|k| map.contains_key(*k))
-                || map.values().any(has_refs)
+            super::REFERENCES.iter().any(|k| map.contains_key(*k)) || map.values().any(has_refs)
         }
         _ => false,
     }
