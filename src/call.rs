@@ -347,6 +347,7 @@ mod tests {
         let hashed = HashedTool::new(definition.clone());
         LockedServer {
             name: "s".into(),
+            profile: "bare".into(),
             reached: Reached::Stdio {
                 command: "x".into(),
                 args: vec![],

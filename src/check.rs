@@ -9,9 +9,10 @@ use crate::client::{
     fetch_stdio,
 };
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
-use crate::drift::{ServerReport, compare};
+use crate::drift::{Pinned, ServerReport, compare};
 use crate::lock::{Lockfile, Reached};
 use crate::policy::Policy;
+use crate::profile::{Profile, ProfileSettings, UnknownProfile};
 use crate::secrets::Secrets;
 
 /// How to check.
@@ -24,6 +25,11 @@ pub struct CheckOptions {
     /// version and transport it pinned (verify), rather than this build's defaults and
     /// the newest protocol (update).
     pub identity_from_lock: bool,
+    /// The project directory: the lock's directory, which `roots/list` is answered
+    /// with for a profile that declares roots.
+    pub project_dir: std::path::PathBuf,
+    /// Ask for exactly this protocol version under every profile (`update --protocol`).
+    pub protocol: Option<String>,
 }
 
 impl Default for CheckOptions {
@@ -32,14 +38,103 @@ impl Default for CheckOptions {
             client: ClientOptions::default(),
             jobs: 16,
             identity_from_lock: true,
+            project_dir: std::path::PathBuf::from("."),
+            protocol: None,
         }
     }
 }
 
-/// One server's fetch and its comparison with the lock.
+/// One server to list under one client profile.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub spec: ServerSpec,
+    pub resolved: Resolved,
+    pub profile: Profile,
+}
+
+/// The targets of a run, and what to tell the user about the profiles chosen.
+#[derive(Debug, Clone, Default)]
+pub struct Targets {
+    pub targets: Vec<Target>,
+    /// One line each: a profile the settings ask for that the lock does not pin yet,
+    /// or a host without a built-in profile.
+    pub notices: Vec<String>,
+}
+
+/// Which profiles a run lists each server under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileUse<'a> {
+    /// What the lock pinned (verify): each pinned profile, as the lock recorded it. A
+    /// server the lock does not pin is listed under the profiles the settings select.
+    Pinned,
+    /// What the settings select (update).
+    Selected,
+    /// One profile for this run (`--client`).
+    Only(&'a str),
+}
+
+/// Pairs every resolved server with the profiles `using` picks.
+pub fn plan_targets(
+    resolved: Vec<(ServerSpec, Resolved)>,
+    lock: &Lockfile,
+    settings: &ProfileSettings,
+    using: ProfileUse<'_>,
+) -> Result<Targets, UnknownProfile> {
+    let mut out = Targets::default();
+    for (spec, resolved) in resolved {
+        let pins = lock.servers.get(&spec.name);
+        let client = match using {
+            ProfileUse::Only(name) => Some(name),
+            _ => None,
+        };
+        let selection = settings.for_server(&spec.name, &spec.hosts, client)?;
+        for host in &selection.unprofiled {
+            out.notices.push(format!(
+                "server {:?} comes from {}'s config, which has no built-in client profile; it is listed as `bare` (name a profile in mcp-lock.toml to change that)",
+                spec.name,
+                host.as_str()
+            ));
+        }
+        let profiles: Vec<Profile> = match (using, pins) {
+            (ProfileUse::Pinned, Some(pins)) => {
+                let missing: Vec<&str> = selection
+                    .profiles
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .filter(|name| !pins.profiles.contains_key(*name))
+                    .collect();
+                if !missing.is_empty() {
+                    out.notices.push(format!(
+                        "server {:?}: client profile {} {} not pinned yet (the lock pins {}); `mcp-lock update {}` pins {}",
+                        spec.name,
+                        missing.join(", "),
+                        if missing.len() == 1 { "is" } else { "are" },
+                        pins.profiles.keys().cloned().collect::<Vec<_>>().join(", "),
+                        spec.name,
+                        if missing.len() == 1 { "it" } else { "them" },
+                    ));
+                }
+                pins.profiles.values().map(Profile::from_pin).collect()
+            }
+            _ => selection.profiles,
+        };
+        for profile in profiles {
+            out.targets.push(Target {
+                spec: spec.clone(),
+                resolved: resolved.clone(),
+                profile,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One server's fetch under one profile and its comparison with the lock.
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub spec: ServerSpec,
+    /// The profile it was listed under.
+    pub profile: Profile,
     /// What the server said, as it said it (only the error texts redacted): pins are
     /// made from it, so anything shown from it must be redacted with `secrets`.
     pub fetched: Fetched,
@@ -82,23 +177,32 @@ pub fn resolve_all(
         .collect()
 }
 
-/// Fetches and compares every server, at most `options.jobs` at a time. Results come
+/// Fetches and compares every target, at most `options.jobs` at a time. Results come
 /// back in the order given.
 pub async fn check_servers(
-    targets: Vec<(ServerSpec, Resolved)>,
+    targets: Vec<Target>,
     lock: &Lockfile,
     options: &CheckOptions,
     progress: Progress,
 ) -> Vec<Checked> {
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let mut handles = Vec::new();
-    for (spec, resolved) in targets {
-        let pinned = lock.servers.get(&spec.name).cloned();
+    for Target {
+        spec,
+        resolved,
+        profile,
+    } in targets
+    {
+        let server_pins = lock.servers.get(&spec.name).cloned();
+        let exact = server_pins
+            .as_ref()
+            .and_then(|s| s.profiles.get(&profile.name))
+            .cloned();
         let mut client = options.client.clone();
-        let mut pinned_transport = None;
+        profile.apply(&mut client, &options.project_dir);
         // A pinned version this build does not speak (edited by hand, or written by a
         // newer mcp-lock) cannot be asked for: the server is not contacted.
-        let unknown_version = pinned
+        let unknown_version = exact
             .as_ref()
             .filter(|pin| {
                 options.identity_from_lock
@@ -113,15 +217,20 @@ pub async fn check_servers(
                 )
             });
         if options.identity_from_lock
-            && let Some(pin) = &pinned
+            && let Some(pin) = &exact
         {
-            client.capabilities = pin.client_capabilities.to_value();
-            client.client_info = pin.client_info.to_value();
             client.protocol = ProtocolChoice::Exactly(pin.protocol_version.clone());
-            if let Reached::Remote { kind, .. } = &pin.reached {
-                pinned_transport = RemoteKind::parse(kind);
-            }
         }
+        if let Some(version) = &options.protocol {
+            client.protocol = ProtocolChoice::Exactly(version.clone());
+        }
+        // Without the lock's identity (update), the transport is found again.
+        let pinned_transport = match server_pins.as_ref().map(|s| s.reached()) {
+            Some(Reached::Remote { kind, .. }) if options.identity_from_lock => {
+                RemoteKind::parse(kind)
+            }
+            _ => None,
+        };
         let status = progress.clone();
         let name = spec.name.clone();
         client.status = StatusSink::new(move |state| status.state(&name, state));
@@ -137,10 +246,20 @@ pub async fn check_servers(
                 }
             };
             refuse_repeated_names(&mut fetched);
-            let mut report = compare(&spec, pinned.as_ref(), &fetched);
+            let union = server_pins
+                .as_ref()
+                .filter(|_| exact.is_none())
+                .map(|s| s.union(&profile.name));
+            let pinned = server_pins.as_ref().map(|server| Pinned {
+                view: exact.as_ref().or(union.as_ref()).expect("one of the two"),
+                server,
+                exact: exact.is_some(),
+            });
+            let mut report = compare(&spec, pinned, &profile.name, &fetched);
             report.redact(resolved.secrets());
             let checked = Checked {
                 spec,
+                profile,
                 fetched,
                 report,
                 secrets: resolved.secrets().clone(),
@@ -237,7 +356,7 @@ fn refuse_repeated_names(fetched: &mut Fetched) {
 /// are reported as removed.
 pub async fn verify_servers(
     lock: &Lockfile,
-    targets: Vec<(ServerSpec, Resolved)>,
+    targets: Vec<Target>,
     gone: &[String],
     options: &CheckOptions,
     policy: &Policy,
@@ -247,13 +366,15 @@ pub async fn verify_servers(
     let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
     for name in gone {
         if let Some(pinned) = lock.servers.get(name) {
-            reports.push(ServerReport::dropped_from_config(
-                pinned,
-                pinned.reached.transport_name(),
-            ));
+            for profile in pinned.profiles.values() {
+                reports.push(ServerReport::dropped_from_config(
+                    profile,
+                    profile.reached.transport_name(),
+                ));
+            }
         }
     }
-    reports.sort_by(|a, b| a.name.cmp(&b.name));
+    reports.sort_by(|a, b| (&a.name, &a.profile).cmp(&(&b.name, &b.profile)));
     for report in &mut reports {
         policy.evaluate(report);
     }

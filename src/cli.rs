@@ -247,6 +247,13 @@ pub struct ConnectArgs {
     /// only same-origin redirects are followed
     #[arg(long)]
     pub allow_redirects: bool,
+
+    /// List servers as this client profile sees them: claude-code, vscode, cursor,
+    /// codex, gemini-cli, bare, or one defined in mcp-lock.toml [default: verify
+    /// checks every profile the lock pins; update pins the profiles mcp-lock.toml
+    /// names, else the host whose config file defines the server]
+    #[arg(long, value_name = "PROFILE")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -309,6 +316,11 @@ pub struct PolicyArgs {
     /// Report changes of these classes without failing or warning
     #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
     pub allow: Vec<Rule>,
+
+    /// Fail on every difference from the pins, whatever the classes' actions (the
+    /// guard's `--exact` hides the same tools)
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Args)]
@@ -373,6 +385,11 @@ pub struct GuardArgs {
     /// Largest single message accepted from either side, in bytes (at least 1024)
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = at_least::<MIN_MESSAGE_BYTES>)]
     pub max_message_bytes: usize,
+
+    /// Serve only tools whose definitions are exactly pinned: every difference is
+    /// hidden, whatever the policy's actions (verify's `--exact` fails the same)
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

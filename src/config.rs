@@ -76,6 +76,54 @@ pub struct ProjectConfig {
 pub struct ServerSpec {
     pub name: String,
     pub transport: TransportSpec,
+    /// The hosts whose config files define this entry (the same entry in two files
+    /// has both), which pick its default client profiles.
+    pub hosts: Vec<Host>,
+}
+
+/// The agent host a config file belongs to, told by where the file is (or, for a file
+/// named with `--config`, by its name and shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Host {
+    ClaudeCode,
+    VsCode,
+    Cursor,
+    ClaudeDesktop,
+    /// A file whose host cannot be told.
+    Unknown,
+}
+
+impl Host {
+    /// The host's name, as a notice names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "Claude Code",
+            Host::VsCode => "VS Code",
+            Host::Cursor => "Cursor",
+            Host::ClaudeDesktop => "Claude Desktop",
+            Host::Unknown => "an unknown host",
+        }
+    }
+
+    /// The host of a config file: `.mcp.json` is Claude Code's, `.vscode/…` (or a
+    /// `servers` table) VS Code's, `.cursor/mcp.json` Cursor's and
+    /// `claude_desktop_config.json` Claude Desktop's.
+    pub fn of_file(path: &Path, vscode_shape: bool) -> Host {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let parent = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        match (parent, name) {
+            (".vscode", _) | ("User", "settings.json") => Host::VsCode,
+            (".cursor", "mcp.json") => Host::Cursor,
+            (_, ".mcp.json") => Host::ClaudeCode,
+            (_, "claude_desktop_config.json") => Host::ClaudeDesktop,
+            _ if vscode_shape => Host::VsCode,
+            _ => Host::Unknown,
+        }
+    }
 }
 
 /// How a server is reached, as written in the config.
@@ -201,8 +249,18 @@ impl ProjectConfig {
                 source,
             })?;
             for spec in parse_config(&text, &file.display().to_string())? {
-                match servers.iter().find(|(s, _)| s.name == spec.name) {
-                    Some((existing, _)) if *existing == spec => {}
+                let spec = ServerSpec {
+                    hosts: vec![Host::of_file(file, spec.hosts.contains(&Host::VsCode))],
+                    ..spec
+                };
+                match servers.iter_mut().find(|(s, _)| s.name == spec.name) {
+                    Some((existing, _)) if existing.transport == spec.transport => {
+                        for host in spec.hosts {
+                            if !existing.hosts.contains(&host) {
+                                existing.hosts.push(host);
+                            }
+                        }
+                    }
                     Some((_, first)) => {
                         return Err(ConfigError::Conflict {
                             name: spec.name,
@@ -321,9 +379,19 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
     let table = table
         .as_object()
         .ok_or_else(|| shape("the servers member is not an object".into()))?;
+    // Only VS Code's files keep servers under `servers`.
+    let hosts = if table_path[0] == "mcpServers" {
+        vec![Host::Unknown]
+    } else {
+        vec![Host::VsCode]
+    };
     let mut specs = Vec::new();
     for (name, entry) in table {
-        specs.push(parse_entry(name, entry).map_err(|m| shape(format!("server {name:?}: {m}")))?);
+        let spec = parse_entry(name, entry).map_err(|m| shape(format!("server {name:?}: {m}")))?;
+        specs.push(ServerSpec {
+            hosts: hosts.clone(),
+            ..spec
+        });
     }
     Ok(specs)
 }
@@ -435,6 +503,7 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
     Ok(ServerSpec {
         name: name.to_string(),
         transport,
+        hosts: Vec::new(),
     })
 }
 

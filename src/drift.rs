@@ -9,7 +9,7 @@ use crate::client::{Fetched, Outcome, ServerSession};
 use crate::config::ServerSpec;
 use crate::hash::HashedTool;
 use crate::json::Json;
-use crate::lock::{LockedServer, Lockfile, Reached};
+use crate::lock::{LockedServer, Lockfile, PinnedServer, Reached};
 use crate::policy::Action;
 use crate::secrets::Secrets;
 use crate::text::count;
@@ -149,6 +149,11 @@ pub struct ServerChange {
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerReport {
     pub name: String,
+    /// The client profile the server was listed under.
+    pub profile: String,
+    /// Whether the lock pins the server under this profile. A server pinned under
+    /// other profiles only is compared with every definition they approve.
+    pub profile_pinned: bool,
     pub transport: String,
     pub verdict: Verdict,
     /// Tools in the live listing, when one was read completely.
@@ -220,6 +225,8 @@ impl ServerReport {
     pub fn unverifiable(name: &str, transport: &str, error: String) -> Self {
         ServerReport {
             name: name.into(),
+            profile: String::new(),
+            profile_pinned: true,
             transport: transport.into(),
             verdict: Verdict::Unverifiable,
             tools: None,
@@ -268,19 +275,47 @@ impl ServerReport {
                 class: Some(Class::Breaking),
                 action: None,
             }],
+            profile: pinned.profile.clone(),
             ..ServerReport::unverifiable(&pinned.name, transport, String::new())
         }
     }
 }
 
-/// Compares a fetch with the server's pin (`None`: never pinned).
+/// What a listing under one profile is compared with.
+#[derive(Debug, Clone, Copy)]
+pub struct Pinned<'a> {
+    /// The profile's own pins, or (not `exact`) every approved tool of the server.
+    pub view: &'a LockedServer,
+    /// Everything the lock pins for the server: a definition approved under any
+    /// profile is approved.
+    pub server: &'a PinnedServer,
+    /// Whether `view` is this profile's own listing. Only then can a tool it does not
+    /// list be a removal: another client may simply not be offered it.
+    pub exact: bool,
+}
+
+impl<'a> Pinned<'a> {
+    /// A server pinned under exactly this one listing.
+    pub fn exact(view: &'a LockedServer, server: &'a PinnedServer) -> Self {
+        Pinned {
+            view,
+            server,
+            exact: true,
+        }
+    }
+}
+
+/// Compares a fetch under `profile` with the server's pins (`None`: never pinned).
 pub fn compare(
     spec: &ServerSpec,
-    pinned: Option<&LockedServer>,
+    pinned: Option<Pinned<'_>>,
+    profile: &str,
     fetched: &Fetched,
 ) -> ServerReport {
     let mut report = ServerReport {
         name: spec.name.clone(),
+        profile: profile.to_string(),
+        profile_pinned: pinned.is_some_and(|p| p.exact),
         transport: spec.transport_name().into(),
         verdict: Verdict::Converged,
         tools: None,
@@ -323,11 +358,24 @@ pub fn compare(
         }
         Some(pinned) => {
             report.server_changes = server_changes(pinned, session);
+            if !pinned.exact {
+                report.error = Some(format!(
+                    "not pinned under client profile {profile:?} yet (the lock pins {}); judged against every definition approved for the server; run `mcp-lock update {} --client {profile}` to pin it",
+                    pinned
+                        .server
+                        .profiles
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    spec.name
+                ));
+            }
             let launch = Reached::as_used(spec, &session.transport);
-            if launch != pinned.reached {
+            if launch != pinned.view.reached {
                 report.server_changes.push(ServerChange {
                     field: "launch",
-                    pinned: Some(pinned.reached.to_string()),
+                    pinned: Some(pinned.view.reached.to_string()),
                     live: Some(launch.to_string()),
                     drift: false,
                     class: None,
@@ -342,8 +390,9 @@ pub fn compare(
     report
 }
 
-/// Every tool difference between the pins and a complete live listing.
-pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<ToolChange> {
+/// Every tool difference between the pins and a complete live listing. A live
+/// definition approved under any profile of the server is no change.
+pub fn tool_changes(pinned: Option<Pinned<'_>>, live: &[HashedTool]) -> Vec<ToolChange> {
     let mut by_name: BTreeMap<&str, Vec<&HashedTool>> = BTreeMap::new();
     let mut changes = Vec::new();
     for (index, tool) in live.iter().enumerate() {
@@ -365,9 +414,10 @@ pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<T
         }
     }
     let empty = BTreeMap::new();
-    let pins = pinned.map_or(&empty, |p| &p.tools);
+    let pins = pinned.map_or(&empty, |p| &p.view.tools);
+    let removals = pinned.is_none_or(|p| p.exact);
     for (name, pin) in pins {
-        if !by_name.contains_key(name.as_str()) {
+        if removals && !by_name.contains_key(name.as_str()) {
             changes.push(ToolChange {
                 tool: name.clone(),
                 change: ChangeKind::Removed,
@@ -384,50 +434,59 @@ pub fn tool_changes(pinned: Option<&LockedServer>, live: &[HashedTool]) -> Vec<T
         }
     }
     for (name, copies) in by_name {
-        let live = copies[0];
-        let problem = if copies.len() > 1 {
-            Some(format!(
-                "the server lists {} tools named {name:?}",
-                copies.len()
-            ))
-        } else {
-            live.hash
-                .as_ref()
-                .err()
-                .map(|e| format!("its definition has no canonical form: {e}"))
-        };
-        let live_hash = live
-            .hash
-            .as_ref()
-            .ok()
-            .filter(|_| problem.is_none())
-            .cloned();
-        let pin = pins.get(name);
-        if let (Some(pin), Some(hash)) = (pin, &live_hash)
-            && pin.hash == *hash
-        {
-            continue;
-        }
-        changes.push(ToolChange {
-            tool: name.to_string(),
-            change: if pin.is_some() {
-                ChangeKind::Changed
-            } else {
-                ChangeKind::Added
-            },
-            parts: pin.map_or_else(Vec::new, |p| changed_parts(&p.definition, &live.definition)),
-            pinned_hash: pin.map(|p| p.hash.clone()),
-            live_hash,
-            problem,
-            class: None,
-            action: Action::default(),
-            findings: Vec::new(),
-            pinned: pin.map(|p| p.definition.clone()),
-            live: Some(live.definition.clone()),
-        });
+        let problem = (copies.len() > 1)
+            .then(|| format!("the server lists {} tools named {name:?}", copies.len()));
+        changes.extend(tool_change(pinned, name, copies[0], problem));
     }
     changes.sort_by(|a, b| a.tool.cmp(&b.tool));
     changes
+}
+
+/// How one live tool differs from the pins, if it does: the judgement verify makes of
+/// each tool in a listing and the guard makes of each tool a client receives. `None`
+/// when the definition is approved (under any profile of the server). `problem` says
+/// why the tool cannot be pinned whatever its definition (listed twice).
+pub fn tool_change(
+    pinned: Option<Pinned<'_>>,
+    name: &str,
+    live: &HashedTool,
+    problem: Option<String>,
+) -> Option<ToolChange> {
+    let problem = problem.or_else(|| {
+        live.hash
+            .as_ref()
+            .err()
+            .map(|e| format!("its definition has no canonical form: {e}"))
+    });
+    let live_hash = live
+        .hash
+        .as_ref()
+        .ok()
+        .filter(|_| problem.is_none())
+        .cloned();
+    if let (Some(pinned), Some(hash)) = (pinned, &live_hash)
+        && pinned.server.approves(name, hash)
+    {
+        return None;
+    }
+    let pin = pinned.and_then(|p| p.view.tools.get(name));
+    Some(ToolChange {
+        tool: name.to_string(),
+        change: if pin.is_some() {
+            ChangeKind::Changed
+        } else {
+            ChangeKind::Added
+        },
+        parts: pin.map_or_else(Vec::new, |p| changed_parts(&p.definition, &live.definition)),
+        pinned_hash: pin.map(|p| p.hash.clone()),
+        live_hash,
+        problem,
+        class: None,
+        action: Action::default(),
+        findings: Vec::new(),
+        pinned: pin.map(|p| p.definition.clone()),
+        live: Some(live.definition.clone()),
+    })
 }
 
 /// The parts whose members differ, comparing each top-level member's canonical form.
@@ -460,8 +519,11 @@ pub fn changed_parts(pinned: &Json, live: &Json) -> Vec<Part> {
     parts
 }
 
-/// Differences in what the server says about itself.
-pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<ServerChange> {
+/// Differences in what the server says about itself. Instructions approved under any
+/// profile are no change; the client's own identity is compared only with its own
+/// profile's pin.
+pub fn server_changes(pins: Pinned<'_>, live: &ServerSession) -> Vec<ServerChange> {
+    let pinned = pins.view;
     let mut changes = Vec::new();
     let mut push = |field, pinned: Option<String>, live: Option<String>, drift| {
         if pinned != live {
@@ -480,12 +542,17 @@ pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<Server
             });
         }
     };
-    push(
-        "instructions",
-        pinned.instructions_hash.clone(),
-        live.instructions_hash.clone(),
-        true,
-    );
+    if !pins
+        .server
+        .approves_instructions(live.instructions_hash.as_deref())
+    {
+        push(
+            "instructions",
+            pinned.instructions_hash.clone(),
+            live.instructions_hash.clone(),
+            true,
+        );
+    }
     let name = |j: &Json| j.get("name").and_then(Json::as_str);
     push(
         "server_identity",
@@ -497,6 +564,9 @@ pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<Server
     let live_info = live.server_info.canonical().ok();
     if name(&pinned.server_info) == name(&live.server_info) {
         push("server_info", pinned_info, live_info, false);
+    }
+    if !pins.exact {
+        return changes;
     }
     push(
         "protocol_version",
@@ -525,76 +595,140 @@ pub fn server_changes(pinned: &LockedServer, live: &ServerSession) -> Vec<Server
     changes
 }
 
-/// Compares two locks server by server, reading `new` as if live servers had said it:
-/// the same classified view as a live check, for reviewing a lock change.
+/// Compares two locks server by server and profile by profile, reading `new` as if
+/// live servers had said it: the same classified view as a live check, for reviewing
+/// a lock change. A profile new in `new` is compared with every definition `old`
+/// approves for its server; one `new` dropped is reported with the tools that only
+/// it approved.
 pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
     let names: std::collections::BTreeSet<&String> =
         old.servers.keys().chain(new.servers.keys()).collect();
     let mut reports = Vec::new();
     for name in names {
-        let report = match (old.servers.get(name), new.servers.get(name)) {
-            (Some(pinned), None) => ServerReport {
-                error: Some("no longer in the newer lock".into()),
-                ..ServerReport::dropped_from_config(pinned, pinned.reached.transport_name())
-            },
+        match (old.servers.get(name), new.servers.get(name)) {
+            (Some(pinned), None) => {
+                for profile in pinned.profiles.values() {
+                    reports.push(ServerReport {
+                        error: Some("no longer in the newer lock".into()),
+                        ..ServerReport::dropped_from_config(
+                            profile,
+                            profile.reached.transport_name(),
+                        )
+                    });
+                }
+            }
             (pinned, Some(server)) => {
-                let live: Vec<HashedTool> = server
-                    .tools
-                    .values()
-                    .map(|t| HashedTool::shared(t.definition.clone()))
-                    .collect();
-                let mut report = ServerReport {
-                    verdict: Verdict::Converged,
-                    tools: Some(live.len()),
-                    pinned: pinned.is_some(),
-                    error: None,
-                    changes: tool_changes(pinned, &live),
-                    ..ServerReport::unverifiable(
-                        name,
-                        server.reached.transport_name(),
-                        String::new(),
-                    )
-                };
-                match pinned {
-                    None => report.error = Some("new in the newer lock".into()),
-                    Some(pinned) => {
-                        let session = ServerSession {
-                            protocol_version: server.protocol_version.clone(),
-                            transport: server.reached.transport_name().to_string(),
-                            server_info: server.server_info.clone(),
-                            list_changed: server.list_changed,
-                            instructions_hash: server.instructions_hash.clone(),
-                            // A lock keeps only the hash.
-                            instructions: None,
-                            client_capabilities: server.client_capabilities.to_value(),
-                            client_info: server.client_info.to_value(),
-                        };
-                        report.server_changes = server_changes(pinned, &session);
-                        if pinned.reached != server.reached {
-                            report.server_changes.push(ServerChange {
-                                field: "launch",
-                                pinned: Some(pinned.reached.to_string()),
-                                live: Some(server.reached.to_string()),
-                                drift: false,
-                                class: None,
-                                action: None,
-                            });
+                for listing in server.profiles.values() {
+                    reports.push(compare_listing(pinned, listing));
+                }
+                if let Some(pinned) = pinned {
+                    for (profile, gone) in &pinned.profiles {
+                        if !server.profiles.contains_key(profile) {
+                            reports.push(dropped_profile(gone, server));
                         }
                     }
                 }
-                if !report.changes.is_empty()
-                    || report.server_changes.iter().any(|c| c.drift)
-                    || pinned.is_none()
-                {
-                    report.verdict = Verdict::Stale;
-                }
-                report
             }
-            (None, None) => continue,
-        };
-        reports.push(report);
+            (None, None) => {}
+        }
     }
+    reports.sort_by(|a, b| (&a.name, &a.profile).cmp(&(&b.name, &b.profile)));
     reports
+}
+
+/// One profile's listing in the newer lock, read as a live check against the older.
+fn compare_listing(pinned: Option<&PinnedServer>, listing: &LockedServer) -> ServerReport {
+    let name = &listing.name;
+    let live: Vec<HashedTool> = listing
+        .tools
+        .values()
+        .map(|t| HashedTool::shared(t.definition.clone()))
+        .collect();
+    let exact = pinned.and_then(|p| p.profiles.get(&listing.profile));
+    let union = pinned
+        .filter(|_| exact.is_none())
+        .map(|p| p.union(&listing.profile));
+    let pins = pinned.map(|server| Pinned {
+        view: exact.or(union.as_ref()).expect("one of the two"),
+        server,
+        exact: exact.is_some(),
+    });
+    let mut report = ServerReport {
+        verdict: Verdict::Converged,
+        tools: Some(live.len()),
+        pinned: pinned.is_some(),
+        profile: listing.profile.clone(),
+        profile_pinned: exact.is_some(),
+        error: None,
+        changes: tool_changes(pins, &live),
+        ..ServerReport::unverifiable(name, listing.reached.transport_name(), String::new())
+    };
+    match pins {
+        None => report.error = Some("new in the newer lock".into()),
+        Some(pins) => {
+            if !pins.exact {
+                report.error = Some(format!(
+                    "client profile {:?} is new in the newer lock",
+                    listing.profile
+                ));
+            }
+            let session = ServerSession {
+                protocol_version: listing.protocol_version.clone(),
+                transport: listing.reached.transport_name().to_string(),
+                server_info: listing.server_info.clone(),
+                list_changed: listing.list_changed,
+                instructions_hash: listing.instructions_hash.clone(),
+                // A lock keeps only the hash.
+                instructions: None,
+                client_capabilities: listing.client_capabilities.to_value(),
+                client_info: listing.client_info.to_value(),
+            };
+            report.server_changes = server_changes(pins, &session);
+            if pins.view.reached != listing.reached {
+                report.server_changes.push(ServerChange {
+                    field: "launch",
+                    pinned: Some(pins.view.reached.to_string()),
+                    live: Some(listing.reached.to_string()),
+                    drift: false,
+                    class: None,
+                    action: None,
+                });
+            }
+        }
+    }
+    if !report.changes.is_empty()
+        || report.server_changes.iter().any(|c| c.drift)
+        || !report.profile_pinned
+    {
+        report.verdict = Verdict::Stale;
+    }
+    report
+}
+
+/// A profile the newer lock no longer pins: the tools only it approved are removed.
+fn dropped_profile(gone: &LockedServer, now: &PinnedServer) -> ServerReport {
+    let mut report = ServerReport::dropped_from_config(gone, gone.reached.transport_name());
+    report
+        .changes
+        .retain(|c| !now.tool_names().contains(c.tool.as_str()));
+    report.error = Some(format!(
+        "client profile {:?} is no longer pinned in the newer lock",
+        gone.profile
+    ));
+    report.server_changes = vec![ServerChange {
+        field: "profile",
+        pinned: Some(gone.profile.clone()),
+        live: None,
+        drift: false,
+        class: None,
+        action: None,
+    }];
+    report.verdict = if report.changes.is_empty() {
+        Verdict::Converged
+    } else {
+        Verdict::Stale
+    };
+    report
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ pub mod hash;
 pub mod json;
 pub mod lock;
 pub mod policy;
+pub mod profile;
 pub mod report;
 pub mod secrets;
 pub mod startup;

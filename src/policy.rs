@@ -10,7 +10,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{Class, Classifier, DEFAULT_TARGET_FIELDS, worst};
+use crate::client::PROTOCOL_VERSIONS;
 use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
+use crate::profile::{Profile, ProfileSettings};
 
 /// The policy file's name, next to the lock.
 pub const POLICY_FILE: &str = "mcp-lock.toml";
@@ -87,6 +89,20 @@ impl fmt::Display for Rule {
     }
 }
 
+/// What the guard does with a tool whose live definition is not approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Serve {
+    /// The policy fails the change: the tool is hidden and its calls refused.
+    Hide,
+    /// Additive or cosmetic only: the client is given the approved definition, and
+    /// calls that fit its input schema go through.
+    Pinned,
+    /// The policy lets a new tool, or a change beyond additive, through: the client is
+    /// given the live definition (and the audit log says so).
+    Live,
+}
+
 /// The whole policy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
@@ -94,6 +110,11 @@ pub struct Policy {
     /// Rules whose changes `update` accepts without asking.
     pub accept: BTreeSet<Rule>,
     pub target_fields: Vec<String>,
+    /// Exact mode: every difference from the pins fails, whatever `verify` says, so
+    /// verify fails it and the guard hides it (today's strictness, both sides).
+    pub exact: bool,
+    /// The client profiles servers are pinned under.
+    pub profiles: ProfileSettings,
 }
 
 impl Default for Policy {
@@ -119,6 +140,8 @@ impl Default for Policy {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            exact: false,
+            profiles: ProfileSettings::default(),
         }
     }
 }
@@ -148,6 +171,29 @@ struct RawPolicy {
     update: RawUpdate,
     #[serde(default)]
     classify: RawClassify,
+    #[serde(default)]
+    exact: bool,
+    #[serde(default)]
+    profiles: RawProfiles,
+    #[serde(default)]
+    profile: BTreeMap<toml::Spanned<String>, RawProfile>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawProfiles {
+    pin: Option<Vec<toml::Spanned<String>>>,
+    #[serde(default)]
+    server: BTreeMap<String, Vec<toml::Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawProfile {
+    protocol_version: toml::Spanned<String>,
+    #[serde(default)]
+    capabilities: toml::Table,
+    client_info: Option<toml::Table>,
 }
 
 #[derive(Deserialize, Default)]
@@ -213,6 +259,60 @@ impl Policy {
         if let Some(fields) = raw.classify.target_fields {
             policy.target_fields = fields;
         }
+        policy.exact = raw.exact;
+        for (name, p) in raw.profile {
+            let at_name = name.span().start;
+            let name = name.into_inner();
+            if Profile::builtin(&name).is_some() {
+                return Err(at(
+                    at_name,
+                    format!("profile {name:?} is built in; give your own profile another name"),
+                ));
+            }
+            let version = p.protocol_version.get_ref();
+            if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
+                return Err(at(
+                    p.protocol_version.span().start,
+                    format!(
+                        "profile {name:?}: protocol-version {version:?} is not one mcp-lock speaks ({})",
+                        PROTOCOL_VERSIONS.join(", ")
+                    ),
+                ));
+            }
+            let json = |t: toml::Table| serde_json::to_value(t).unwrap_or_default();
+            let client_info = p.client_info.map(json).unwrap_or_else(
+                || serde_json::json!({"name": name, "version": env!("CARGO_PKG_VERSION")}),
+            );
+            policy.profiles.defined.insert(
+                name.clone(),
+                Profile {
+                    name,
+                    protocol_version: version.clone(),
+                    capabilities: json(p.capabilities),
+                    client_info,
+                },
+            );
+        }
+        let mut names = |list: Vec<toml::Spanned<String>>| -> Result<Vec<String>, PolicyError> {
+            list.into_iter()
+                .map(|n| {
+                    let at_n = n.span().start;
+                    let n = n.into_inner();
+                    policy
+                        .profiles
+                        .get(&n)
+                        .map(|_| n)
+                        .map_err(|e| at(at_n, e.to_string()))
+                })
+                .collect()
+        };
+        let pin = raw.profiles.pin.map(&mut names).transpose()?;
+        let mut per_server = BTreeMap::new();
+        for (server, list) in raw.profiles.server {
+            per_server.insert(server, names(list)?);
+        }
+        policy.profiles.pin = pin;
+        policy.profiles.per_server = per_server;
         Ok(policy)
     }
 
@@ -224,6 +324,9 @@ impl Policy {
     }
 
     pub fn action(&self, rule: Rule) -> Action {
+        if self.exact {
+            return Action::Fail;
+        }
         self.verify.get(&rule).copied().unwrap_or(Action::Fail)
     }
 
@@ -236,20 +339,7 @@ impl Policy {
     pub fn evaluate(&self, report: &mut ServerReport) {
         let classifier = self.classifier();
         for change in &mut report.changes {
-            change.findings = match change.change {
-                ChangeKind::Added => change
-                    .live
-                    .as_ref()
-                    .map(|d| classifier.tool_added(d))
-                    .unwrap_or_default(),
-                ChangeKind::Removed => classifier.tool_removed(),
-                ChangeKind::Changed => match (&change.pinned, &change.live) {
-                    (Some(a), Some(b)) => classifier.classify(a, b),
-                    _ => Vec::new(),
-                },
-            };
-            change.class = worst(&change.findings);
-            change.action = self.action_for(change);
+            self.judge_with(&classifier, change);
         }
         for change in &mut report.server_changes {
             change.action = change.class.map(|c| self.action(Rule::Class(c)));
@@ -268,6 +358,49 @@ impl Policy {
         } else {
             worst_change
         };
+    }
+
+    /// Classifies one change and decides what it does: what [`Policy::evaluate`] does
+    /// to each tool change of a report, for the guard's one tool at a time.
+    pub fn judge(&self, change: &mut ToolChange) {
+        self.judge_with(&self.classifier(), change);
+    }
+
+    fn judge_with(&self, classifier: &Classifier, change: &mut ToolChange) {
+        change.findings = match change.change {
+            ChangeKind::Added => change
+                .live
+                .as_ref()
+                .map(|d| classifier.tool_added(d))
+                .unwrap_or_default(),
+            ChangeKind::Removed => classifier.tool_removed(),
+            ChangeKind::Changed => match (&change.pinned, &change.live) {
+                (Some(a), Some(b)) => classifier.classify(a, b),
+                _ => Vec::new(),
+            },
+        };
+        change.class = worst(&change.findings);
+        change.action = self.action_for(change);
+    }
+
+    /// What the guard does with a tool a judged change concerns: the other half of
+    /// the verify/guard invariant. A change verify fails is hidden; one it passes is
+    /// served, as the approved definition when every finding is additive or cosmetic
+    /// (old calls keep working, and the model reads what a person approved), else as
+    /// the live one.
+    pub fn serve(&self, change: &ToolChange) -> Serve {
+        if change.action == Action::Fail {
+            return Serve::Hide;
+        }
+        let compatible = change
+            .findings
+            .iter()
+            .all(|f| matches!(f.class, Class::Additive | Class::Cosmetic));
+        match change.change {
+            ChangeKind::Changed if compatible && change.pinned.is_some() => Serve::Pinned,
+            ChangeKind::Removed => Serve::Hide,
+            _ => Serve::Live,
+        }
     }
 
     /// What a classified change does: its rule's action, or a finding's that

@@ -17,7 +17,8 @@
 use std::path::PathBuf;
 
 use crate::check::{
-    CheckOptions, Progress, no_progress, resolve_all, select_with_lock, verify_servers,
+    CheckOptions, ProfileUse, Progress, Targets, no_progress, plan_targets, resolve_all,
+    select_with_lock, verify_servers,
 };
 use crate::classify::{Class, Finding};
 use crate::config::{ConfigError, ProjectConfig};
@@ -37,6 +38,8 @@ pub enum StartupError {
     NoLock(String),
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    #[error(transparent)]
+    Profile(#[from] crate::profile::UnknownProfile),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -50,6 +53,7 @@ pub struct Verifier {
     lock: Option<PathBuf>,
     policy: Option<PathBuf>,
     servers: Vec<String>,
+    client: Option<String>,
     options: CheckOptions,
     progress: Option<Progress>,
 }
@@ -65,6 +69,7 @@ impl Verifier {
             lock: None,
             policy: None,
             servers: Vec::new(),
+            client: None,
             options: CheckOptions::default(),
             progress: None,
         }
@@ -96,6 +101,13 @@ impl Verifier {
         S: Into<String>,
     {
         self.servers = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Verifies what this client profile sees (`mcp-lock verify --client NAME`): a
+    /// host passes its own profile. By default, every profile the lock pins.
+    pub fn client(mut self, profile: impl Into<String>) -> Self {
+        self.client = Some(profile.into());
         self
     }
 
@@ -137,10 +149,21 @@ impl Verifier {
             .unwrap_or_default(),
         };
         let (selected, gone) = select_with_lock(&project, &lock, &self.servers)?;
-        let targets = resolve_all(&project, &selected, &|v| std::env::var(v).ok())?;
+        let resolved = resolve_all(&project, &selected, &|v| std::env::var(v).ok())?;
+        let using = match &self.client {
+            Some(name) => ProfileUse::Only(name),
+            None => ProfileUse::Pinned,
+        };
+        let Targets { targets, notices } = plan_targets(resolved, &lock, &policy.profiles, using)?;
         let progress = self.progress.clone().unwrap_or_else(no_progress);
-        let reports = verify_servers(&lock, targets, &gone, &self.options, &policy, progress).await;
-        Ok(Verification { reports })
+        let mut options = self.options.clone();
+        options.project_dir = lock_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(&self.project_dir)
+            .to_path_buf();
+        let reports = verify_servers(&lock, targets, &gone, &options, &policy, progress).await;
+        Ok(Verification { reports, notices })
     }
 
     /// [`Verifier::verify`] on a runtime of its own, for hosts without one. Inside a
@@ -160,7 +183,11 @@ impl Verifier {
 /// server text still needs escaping before a terminal shows it.
 #[derive(Debug, Clone)]
 pub struct Verification {
+    /// One per server and client profile it was listed under.
     pub reports: Vec<ServerReport>,
+    /// Profiles the settings select that the lock does not pin yet, and hosts with no
+    /// built-in profile: worth saying, never a failure.
+    pub notices: Vec<String>,
 }
 
 /// A change the policy fails, with where it is.

@@ -6,27 +6,52 @@ use crate::client::{Outcome, ServerSession};
 use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
 use crate::hash::HashedTool;
 use crate::json::Json;
-use crate::lock::{LockedServer, LockedTool, Lockfile, Reached};
+use crate::lock::{LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
 
-/// One change to the lock that needs approval.
+/// One change to the lock that needs approval. Every proposal but `DropServer`
+/// concerns one server under one client profile.
 #[derive(Debug, Clone)]
 pub enum Proposal {
     /// A server seen for the first time: pin all of its pinnable tools at once.
     PinServer {
         server: String,
+        profile: String,
         /// The tools to pin, as additions with their live definitions and findings.
         tools: Vec<ToolChange>,
         /// The server's `instructions`, which the pin's hash will stand for.
         instructions: Option<String>,
     },
+    /// A pinned server listed under a client profile the lock does not pin yet: pin
+    /// that profile's whole listing. `changes` are the definitions no pinned profile
+    /// approves (tools only this client is offered, or offered differently).
+    PinProfile {
+        server: String,
+        profile: String,
+        changes: Vec<ToolChange>,
+        /// Tools in the listing whose definitions are already approved.
+        approved: usize,
+        instructions: Option<String>,
+    },
     /// A tool added, removed or changed on a pinned server.
-    Tool { server: String, change: ToolChange },
+    Tool {
+        server: String,
+        profile: String,
+        change: ToolChange,
+    },
     /// What the server says about itself (or how it is launched) changed.
     Metadata {
         server: String,
+        profile: String,
         changes: Vec<ServerChange>,
         /// The live `instructions` text, shown when they changed.
         instructions: Option<String>,
+    },
+    /// A client profile the settings no longer select for a pinned server. `only`
+    /// counts the tools no other profile approves, which lose their approval.
+    DropProfile {
+        server: String,
+        profile: String,
+        only: usize,
     },
     /// The config no longer has a pinned server.
     DropServer { server: String, tools: usize },
@@ -36,9 +61,23 @@ impl Proposal {
     pub fn server(&self) -> &str {
         match self {
             Proposal::PinServer { server, .. }
+            | Proposal::PinProfile { server, .. }
             | Proposal::Tool { server, .. }
             | Proposal::Metadata { server, .. }
+            | Proposal::DropProfile { server, .. }
             | Proposal::DropServer { server, .. } => server,
+        }
+    }
+
+    /// The client profile it concerns (none for a whole server's removal).
+    pub fn profile(&self) -> Option<&str> {
+        match self {
+            Proposal::PinServer { profile, .. }
+            | Proposal::PinProfile { profile, .. }
+            | Proposal::Tool { profile, .. }
+            | Proposal::Metadata { profile, .. }
+            | Proposal::DropProfile { profile, .. } => Some(profile),
+            Proposal::DropServer { .. } => None,
         }
     }
 }
@@ -47,6 +86,7 @@ impl Proposal {
 #[derive(Debug, Clone)]
 pub struct Held {
     pub server: String,
+    pub profile: String,
     pub verdict: Verdict,
     pub reason: String,
     /// Held because the server sent one of its secrets, which never go in the lock.
@@ -65,16 +105,25 @@ pub struct Plan {
 }
 
 /// The plan for every difference between the lock and the checked servers.
-/// `dropped` names pinned servers the config no longer has.
-pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
+/// `dropped` names pinned servers the config no longer has. With `drop_unselected`,
+/// a checked server's pinned profiles that were not listed this run are proposed
+/// for removal (not when one profile was picked for the run).
+pub fn plan(
+    checked: &[Checked],
+    lock: &Lockfile,
+    dropped: &[String],
+    drop_unselected: bool,
+) -> Plan {
     let mut out = Vec::new();
     let mut held = Vec::new();
     let mut unpinnable = Vec::new();
     for c in checked {
         let name = &c.spec.name;
+        let profile = &c.profile.name;
         let Some((session, tools)) = complete(c) else {
             held.push(Held {
                 server: name.clone(),
+                profile: profile.clone(),
                 verdict: c.report.verdict,
                 reason: c.report.error.clone().unwrap_or_default(),
                 secret: false,
@@ -95,6 +144,7 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
         if let Some((what, var)) = leaked {
             held.push(Held {
                 server: name.clone(),
+                profile: profile.clone(),
                 verdict: c.report.verdict,
                 reason: format!(
                     "it sent the value of {var} in {what}, and secrets never go in the lock"
@@ -103,33 +153,78 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
             });
             continue;
         }
+        let (good, bad): (Vec<&ToolChange>, Vec<&ToolChange>) =
+            c.report.changes.iter().partition(|t| t.is_pinnable());
+        unpinnable.extend(bad.into_iter().map(|t| (name.clone(), t.clone())));
         if !lock.servers.contains_key(name) {
-            let (tools, bad): (Vec<&ToolChange>, Vec<&ToolChange>) =
-                c.report.changes.iter().partition(|t| t.is_pinnable());
             out.push(Proposal::PinServer {
                 server: name.clone(),
-                tools: tools.into_iter().cloned().collect(),
+                profile: profile.clone(),
+                tools: good.into_iter().cloned().collect(),
                 instructions: c.report.instructions.clone(),
             });
-            unpinnable.extend(bad.into_iter().map(|t| (name.clone(), t.clone())));
+            continue;
+        }
+        if !c.report.profile_pinned {
+            let changes: Vec<ToolChange> = good.into_iter().cloned().collect();
+            let named = tools.iter().filter(|t| t.name.is_some()).count();
+            out.push(Proposal::PinProfile {
+                server: name.clone(),
+                profile: profile.clone(),
+                approved: named.saturating_sub(changes.len()),
+                changes,
+                instructions: c.report.instructions.clone(),
+            });
             continue;
         }
         let meta = c.report.server_changes.clone();
         if !meta.is_empty() {
             out.push(Proposal::Metadata {
                 server: name.clone(),
+                profile: profile.clone(),
                 changes: meta,
                 instructions: c.report.instructions.clone(),
             });
         }
-        for change in &c.report.changes {
-            if change.is_pinnable() {
-                out.push(Proposal::Tool {
-                    server: name.clone(),
-                    change: change.clone(),
+        for change in good {
+            out.push(Proposal::Tool {
+                server: name.clone(),
+                profile: profile.clone(),
+                change: change.clone(),
+            });
+        }
+    }
+    if drop_unselected {
+        let mut servers: Vec<&str> = checked.iter().map(|c| c.spec.name.as_str()).collect();
+        servers.dedup();
+        for server in servers {
+            let Some(pins) = lock.servers.get(server) else {
+                continue;
+            };
+            let listed: Vec<&str> = checked
+                .iter()
+                .filter(|c| c.spec.name == server)
+                .map(|c| c.profile.name.as_str())
+                .collect();
+            for (profile, pin) in &pins.profiles {
+                if listed.contains(&profile.as_str()) {
+                    continue;
+                }
+                let others: std::collections::BTreeSet<&str> = pins
+                    .profiles
+                    .iter()
+                    .filter(|(p, _)| *p != profile)
+                    .flat_map(|(_, l)| l.tools.keys().map(String::as_str))
+                    .collect();
+                out.push(Proposal::DropProfile {
+                    server: server.to_string(),
+                    profile: profile.clone(),
+                    only: pin
+                        .tools
+                        .keys()
+                        .filter(|t| !others.contains(t.as_str()))
+                        .count(),
                 });
-            } else {
-                unpinnable.push((name.clone(), change.clone()));
             }
         }
     }
@@ -137,7 +232,7 @@ pub fn plan(checked: &[Checked], lock: &Lockfile, dropped: &[String]) -> Plan {
         if let Some(pin) = lock.servers.get(server) {
             out.push(Proposal::DropServer {
                 server: server.clone(),
-                tools: pin.tools.len(),
+                tools: pin.tool_names().len(),
             });
         }
     }
@@ -155,22 +250,38 @@ fn complete(c: &Checked) -> Option<(&ServerSession, &[HashedTool])> {
     }
 }
 
-/// The lock with the accepted proposals applied.
+/// The lock with the accepted proposals applied. A profile is dropped last, and never
+/// the last one a server has.
 pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Lockfile {
     let mut next = lock.clone();
+    let mut drops = Vec::new();
     for proposal in accepted {
-        let Some(c) = checked.iter().find(|c| c.spec.name == proposal.server()) else {
-            if let Proposal::DropServer { server, .. } = proposal {
+        match proposal {
+            Proposal::DropServer { server, .. } => {
                 next.servers.remove(server);
+                continue;
             }
+            Proposal::DropProfile {
+                server, profile, ..
+            } => {
+                drops.push((server, profile));
+                continue;
+            }
+            _ => {}
+        }
+        let profile = proposal.profile().unwrap_or_default();
+        let Some(c) = checked
+            .iter()
+            .find(|c| c.spec.name == proposal.server() && c.profile.name == profile)
+        else {
             continue;
         };
         let Some((session, tools)) = complete(c) else {
             continue;
         };
         match proposal {
-            Proposal::PinServer { server, .. } => {
-                let mut pin = new_pin(&c.spec, session);
+            Proposal::PinServer { server, .. } | Proposal::PinProfile { server, .. } => {
+                let mut pin = new_pin(c, session);
                 for tool in tools {
                     if let (Some(name), Ok(hash)) = (&tool.name, &tool.hash)
                         && tools
@@ -188,10 +299,26 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                         );
                     }
                 }
-                next.servers.insert(server.clone(), pin);
+                match next.servers.get_mut(server) {
+                    Some(pins) => {
+                        // One launch per server: every profile records the one used now.
+                        for other in pins.profiles.values_mut() {
+                            other.reached = pin.reached.clone();
+                        }
+                        pins.profiles.insert(pin.profile.clone(), pin);
+                    }
+                    None => {
+                        next.servers
+                            .insert(server.clone(), PinnedServer::single(pin));
+                    }
+                }
             }
-            Proposal::Tool { server, change } => {
-                let Some(pin) = next.servers.get_mut(server) else {
+            Proposal::Tool { server, change, .. } => {
+                let Some(pin) = next
+                    .servers
+                    .get_mut(server)
+                    .and_then(|s| s.profiles.get_mut(profile))
+                else {
                     continue;
                 };
                 // The pin is made from the listing as sent, not from the (redacted)
@@ -217,27 +344,38 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 }
             }
             Proposal::Metadata { server, .. } => {
-                if let Some(pin) = next.servers.get_mut(server) {
-                    let fresh = new_pin(&c.spec, session);
-                    *pin = LockedServer {
-                        tools: std::mem::take(&mut pin.tools),
-                        ..fresh
-                    };
+                let fresh = new_pin(c, session);
+                if let Some(pins) = next.servers.get_mut(server) {
+                    for other in pins.profiles.values_mut() {
+                        other.reached = fresh.reached.clone();
+                    }
+                    if let Some(pin) = pins.profiles.get_mut(profile) {
+                        *pin = LockedServer {
+                            tools: std::mem::take(&mut pin.tools),
+                            ..fresh
+                        };
+                    }
                 }
             }
-            Proposal::DropServer { server, .. } => {
-                next.servers.remove(server);
-            }
+            Proposal::DropServer { .. } | Proposal::DropProfile { .. } => {}
+        }
+    }
+    for (server, profile) in drops {
+        if let Some(pins) = next.servers.get_mut(server)
+            && pins.profiles.len() > 1
+        {
+            pins.profiles.remove(profile);
         }
     }
     next
 }
 
-fn new_pin(spec: &crate::config::ServerSpec, session: &ServerSession) -> LockedServer {
+fn new_pin(c: &Checked, session: &ServerSession) -> LockedServer {
     LockedServer {
-        name: spec.name.clone(),
+        name: c.spec.name.clone(),
+        profile: c.profile.name.clone(),
         // Recording the transport used lets verify go straight to it.
-        reached: Reached::as_used(spec, &session.transport),
+        reached: Reached::as_used(&c.spec, &session.transport),
         protocol_version: session.protocol_version.clone(),
         client_info: Json::from_value(&session.client_info),
         client_capabilities: Json::from_value(&session.client_capabilities),

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use mcp_lock::hash::definition_hash;
 use mcp_lock::json::Json;
-use mcp_lock::lock::{LockedServer, LockedTool, Lockfile, Reached, parse_lock, render_lock};
+use mcp_lock::lock::{
+    LockedServer, LockedTool, Lockfile, PinnedServer, Reached, parse_lock, render_lock,
+};
 
 fn tool(definition: &str) -> (String, LockedTool) {
     let definition = Json::parse(definition).unwrap();
@@ -30,8 +32,9 @@ fn awkward_lock() -> Lockfile {
     ]
     .into_iter()
     .collect();
-    let server = |name: &str| LockedServer {
+    let listing = |name: &str, profile: &str| LockedServer {
         name: name.into(),
+        profile: profile.into(),
         reached: Reached::Stdio {
             command: "np\"x".into(),
             args: vec!["-y".into(), "${TOKEN}".into(), "a'b\\c\u{1b}".into()],
@@ -51,7 +54,17 @@ fn awkward_lock() -> Lockfile {
         "with \"quotes\" and 'apostrophes'",
         "ünïcödé\u{2028}",
     ] {
-        lock.servers.insert(name.into(), server(name));
+        let mut pins = PinnedServer::single(listing(name, "bare"));
+        // A second profile that sees one tool differently and one more: the shared
+        // definitions are written once, the differing one twice.
+        let mut other = listing(name, "my \"odd\" profile\u{202e}");
+        other.client_capabilities = Json::parse(r#"{"roots":{"listChanged":true}}"#).unwrap();
+        let (n, t) = tool(r#"{"name":"empty","description":"seen by the other profile"}"#);
+        other.tools.insert(n, t);
+        let (n, t) = tool(r#"{"name":"only-here","inputSchema":{}}"#);
+        other.tools.insert(n, t);
+        pins.profiles.insert(other.profile.clone(), other);
+        lock.servers.insert(name.into(), pins);
     }
     lock
 }
@@ -62,20 +75,66 @@ fn awkward_names_args_and_definitions_round_trip_exactly() {
     let text = render_lock(&lock);
     let back = parse_lock(&text, "mcp.lock").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(render_lock(&back), text, "rendering is deterministic");
-    for (name, server) in &lock.servers {
-        let read = &back.servers[name];
-        assert_eq!(read.reached, server.reached);
-        assert_eq!(read.server_info.canonical(), server.server_info.canonical());
-        for (tool, pinned) in &server.tools {
-            // Member order is not kept (the lock writes RFC 8785 order); the canonical
-            // form, and so the hash, is.
+    for (name, pins) in &lock.servers {
+        assert_eq!(back.servers[name].profiles.len(), 2);
+        for (profile, server) in &pins.profiles {
+            let read = &back.servers[name].profiles[profile];
+            assert_eq!(read.reached, server.reached);
+            assert_eq!(read.server_info.canonical(), server.server_info.canonical());
             assert_eq!(
-                read.tools[tool].definition.canonical(),
-                pinned.definition.canonical()
+                read.client_capabilities.canonical(),
+                server.client_capabilities.canonical()
             );
-            assert_eq!(read.tools[tool].hash, pinned.hash);
+            assert_eq!(read.tools.len(), server.tools.len());
+            for (tool, pinned) in &server.tools {
+                // Member order is not kept (the lock writes RFC 8785 order); the
+                // canonical form, and so the hash, is.
+                assert_eq!(
+                    read.tools[tool].definition.canonical(),
+                    pinned.definition.canonical()
+                );
+                assert_eq!(read.tools[tool].hash, pinned.hash);
+            }
         }
     }
+}
+
+#[test]
+fn a_definition_seen_under_several_profiles_is_written_once() {
+    let text = render_lock(&awkward_lock());
+    let server = text.split("\n[[server]]\n").nth(1).unwrap();
+    // Five shared definitions, plus the other profile's "empty" and "only-here".
+    assert_eq!(server.matches("\n[[server.tool]]\n").count(), 7, "{server}");
+    assert_eq!(server.matches("\n[[server.profile]]\n").count(), 2);
+}
+
+#[test]
+fn a_profile_naming_a_definition_the_lock_lacks_is_a_lock_error() {
+    let text = render_lock(&awkward_lock());
+    let at = text.find("only-here = \"").unwrap() + "only-here = \"".len();
+    let text = format!("{}{}{}", &text[..at], "0".repeat(64), &text[at + 64..]);
+    let err = parse_lock(&text, "mcp.lock").unwrap_err().to_string();
+    assert!(err.contains("has no [[server.tool]] with hash"), "{err}");
+}
+
+#[test]
+fn a_version_1_lock_reads_as_pinned_under_bare() {
+    let text = include_str!("data/mcp.lock.v1");
+    let lock = parse_lock(text, "mcp.lock").unwrap();
+    let memory = &lock.servers["memory"];
+    assert_eq!(memory.profiles.keys().collect::<Vec<_>>(), ["bare"]);
+    assert_eq!(memory.profiles["bare"].tools.len(), 9);
+    assert_eq!(
+        memory.profiles["bare"]
+            .client_capabilities
+            .canonical()
+            .unwrap(),
+        "{}"
+    );
+    // Written again, it is a version-2 lock with the same pins.
+    let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
+    assert_eq!(again, lock);
+    assert!(render_lock(&lock).contains("\nversion = 2\n"));
 }
 
 #[test]
@@ -118,7 +177,7 @@ fn the_example_lock_is_a_valid_lock_pinning_server_memory() {
     let text = include_str!("../mcp.lock.example");
     let lock = parse_lock(text, "mcp.lock.example").unwrap();
     let memory = &lock.servers["memory"];
-    assert_eq!(memory.tools.len(), 9);
+    assert_eq!(memory.tool_names().len(), 9);
     let (comment, written) = text.split_once('\n').unwrap();
     assert!(comment.contains("@modelcontextprotocol/server-memory"));
     assert_eq!(

@@ -18,11 +18,16 @@ const HELP: &str = "\
 fixture_server: an MCP stdio server for mcp-lock's tests
 
 Options:
-  --revision a|b|additive|hostile|long|long-edit
+  --revision a|b|additive|cosmetic|breaking|authority|hostile|long|long-edit
                           tool set to serve (default a; additive: only compatible changes;
+                          cosmetic: only read_ticket's title; breaking: deploy_preview
+                          requires a region; authority: read_ticket turns destructive;
                           hostile: descriptions with terminal escapes and instructions;
                           long: a 20,000-character description; long-edit: one word of
                           it changed)
+  --gated                 list tools only for clients that declare a capability:
+                          summarize (sampling), confirm_deploy (elicitation), and
+                          project_files (roots, and only when roots/list names one)
   --revision-file PATH    read the revision from this file at every tools/list
   --page-size N           tools per tools/list page (default: all in one)
   --list-changed          send notifications/tools/list_changed before the first answer
@@ -72,6 +77,7 @@ struct Options {
     revision_file: Option<String>,
     page_size: usize,
     list_changed: bool,
+    gated: bool,
     notify_on_change: bool,
     action_log: Option<String>,
     ping: bool,
@@ -90,6 +96,7 @@ fn main() {
         revision_file: None,
         page_size: 0,
         list_changed: false,
+        gated: false,
         notify_on_change: false,
         action_log: None,
         ping: false,
@@ -109,6 +116,7 @@ fn main() {
             "--revision-file" => o.revision_file = Some(value()),
             "--page-size" => o.page_size = value().parse().unwrap_or(0),
             "--list-changed" => o.list_changed = true,
+            "--gated" => o.gated = true,
             "--notify-on-change" => o.notify_on_change = true,
             "--action-log" => o.action_log = Some(value()),
             "--ping" => o.ping = true,
@@ -238,8 +246,38 @@ fn serve(o: &Options) {
                 "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"hi\"}}}}"
             );
         }
+        if method == "initialize" {
+            *CLIENT_CAPABILITIES.lock().unwrap() = msg["params"]["capabilities"].clone();
+        }
+        if let Some(caps) = msg["params"]["_meta"].get("io.modelcontextprotocol/clientCapabilities")
+        {
+            *CLIENT_CAPABILITIES.lock().unwrap() = caps.clone();
+        }
         if method == "tools/list" && msg["params"]["cursor"].is_null() {
             FIRST_PAGES.fetch_add(1, Ordering::SeqCst);
+        }
+        if method == "tools/list"
+            && o.gated
+            && ROOTS.load(Ordering::SeqCst) == usize::MAX
+            && !CLIENT_CAPABILITIES.lock().unwrap()["roots"].is_null()
+        {
+            // Ask the client for its roots, as real servers do, and wait for the answer.
+            send(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "id": "fixture-roots", "method": "roots/list"}),
+            );
+            let mut roots = 0;
+            for line in lines.by_ref() {
+                let Ok(line) = line else { break };
+                let Ok(reply) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if reply["id"] == "fixture-roots" {
+                    roots = reply["result"]["roots"].as_array().map_or(0, Vec::len);
+                    break;
+                }
+            }
+            ROOTS.store(roots, Ordering::SeqCst);
         }
         if method == "tools/call" && o.misbehave == "crash-on-call" {
             eprintln!("fixture_server: crashing in the middle of a tools/call");
@@ -473,6 +511,11 @@ fn hand_made_defects(o: &Options, text: String) -> String {
     }
 }
 
+/// What the client declared (initialize, or the modern `_meta`).
+static CLIENT_CAPABILITIES: std::sync::Mutex<Value> = std::sync::Mutex::new(Value::Null);
+/// How many roots the client's `roots/list` named; `usize::MAX` until asked.
+static ROOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
+
 /// Set once a change-mid-listing server has switched to revision B.
 static SWITCHED: AtomicBool = AtomicBool::new(false);
 /// How many listings (first pages) have been asked for.
@@ -515,7 +558,16 @@ fn tools(o: &Options) -> Vec<Value> {
         "limit": {"type": "integer", "description": limit, "minimum": 1.0}
     });
     let mut ticket_title = "Read ticket";
+    let mut ticket_annotations = json!({"readOnlyHint": true});
     match rev.as_str() {
+        "cosmetic" => ticket_title = "Read one ticket",
+        "breaking" => {
+            deploy_props["region"] = json!({"type": "string"});
+            deploy_required = json!(["branch", "region"]);
+        }
+        "authority" => {
+            ticket_annotations = json!({"readOnlyHint": false, "destructiveHint": true});
+        }
         // Only changes old calls survive: an optional input and a new title.
         "additive" => {
             search_props["lang"] = json!({"type": "string", "enum": ["en", "de"]});
@@ -551,7 +603,7 @@ fn tools(o: &Options) -> Vec<Value> {
             "title": ticket_title,
             "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
             "outputSchema": {"type": "object", "properties": {"title": {"type": "string"}}},
-            "annotations": {"readOnlyHint": true},
+            "annotations": ticket_annotations,
         }),
         json!({
             "name": "search_docs",
@@ -566,6 +618,31 @@ fn tools(o: &Options) -> Vec<Value> {
             "inputSchema": {"type": "object", "properties": {"branch": {"type": "string"}}, "required": ["branch"]},
             "annotations": {"destructiveHint": true},
         }));
+    }
+    if o.gated {
+        let caps = CLIENT_CAPABILITIES.lock().unwrap().clone();
+        if !caps["sampling"].is_null() {
+            list.push(json!({
+                "name": "summarize",
+                "description": "Summarize a ticket with the client's model (sampling).",
+                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+            }));
+        }
+        if !caps["elicitation"].is_null() {
+            list.push(json!({
+                "name": "confirm_deploy",
+                "description": "Ask the user to confirm a deployment (elicitation).",
+                "inputSchema": {"type": "object", "properties": {"branch": {"type": "string"}}, "required": ["branch"]},
+            }));
+        }
+        let roots = ROOTS.load(Ordering::SeqCst);
+        if roots != usize::MAX && roots > 0 {
+            list.push(json!({
+                "name": "project_files",
+                "description": "List the files under the client's workspace roots.",
+                "inputSchema": {"type": "object", "properties": {}},
+            }));
+        }
     }
     if o.misbehave == "nameless-tool" {
         list.push(json!({"description": "I have no name", "inputSchema": {"type": "object"}}));

@@ -329,6 +329,7 @@ pub(crate) struct HttpConnection {
     reopened: bool,
     next_id: i64,
     counters: Counters,
+    pub(crate) answers: super::Answers,
     max_message_bytes: usize,
 }
 
@@ -346,6 +347,7 @@ impl HttpConnection {
             reopened: false,
             next_id: 1,
             counters: Counters::default(),
+            answers: super::Answers::of(options),
             max_message_bytes: options.max_message_bytes,
         })
     }
@@ -423,7 +425,7 @@ impl HttpConnection {
                 ))
             })?;
             for message in messages {
-                match classify(message, id, &mut self.counters) {
+                match classify(message, id, &mut self.counters, &self.answers) {
                     Incoming::Answer(answer) => return answer,
                     // A JSON body cannot carry a request we could answer in time.
                     Incoming::ServerRequest(_) | Incoming::Other => {}
@@ -471,7 +473,8 @@ impl HttpConnection {
             };
             let events = parser.feed(&chunk).map_err(|e| RpcError::TooLarge(e.0))?;
             for event in events {
-                let inbound = take_payload(event.data.as_bytes(), id, &mut self.counters);
+                let inbound =
+                    take_payload(event.data.as_bytes(), id, &mut self.counters, &self.answers);
                 for reply in &inbound.replies {
                     self.reply(reply, deadline).await?;
                 }

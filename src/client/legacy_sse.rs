@@ -63,6 +63,7 @@ pub(crate) struct SseConnection {
     _reader: AbortOnDrop,
     next_id: i64,
     counters: Counters,
+    pub(crate) answers: super::Answers,
 }
 
 impl SseConnection {
@@ -144,6 +145,7 @@ impl SseConnection {
             _reader: reader,
             next_id: 1,
             counters: Counters::default(),
+            answers: super::Answers::of(options),
         })
     }
 
@@ -235,7 +237,8 @@ impl Transport for SseConnection {
                 Ok(None) => return Err(RpcError::Closed("the SSE stream ended".into())),
                 Ok(Some(event)) => event?,
             };
-            let inbound = take_payload(event.data.as_bytes(), id, &mut self.counters);
+            let inbound =
+                take_payload(event.data.as_bytes(), id, &mut self.counters, &self.answers);
             for reply in &inbound.replies {
                 self.post(reply, deadline).await?;
             }

@@ -119,6 +119,11 @@ pub struct ClientOptions {
     pub capabilities: Value,
     pub client_info: Value,
     pub protocol: ProtocolChoice,
+    /// The version `initialize` asks for when no exact version is chosen.
+    pub handshake_version: String,
+    /// The answer to `roots/list` (a profile that declares `roots`: the project
+    /// directory); `None` answers that the method is not handled.
+    pub roots: Option<Value>,
     /// Follow HTTP redirects to another origin (scheme, host, port).
     pub allow_cross_origin_redirects: bool,
     /// Where state changes go, for progress display.
@@ -137,6 +142,8 @@ impl Default for ClientOptions {
             capabilities: default_capabilities(),
             client_info: default_client_info(),
             protocol: ProtocolChoice::Newest,
+            handshake_version: LEGACY_VERSION.to_string(),
+            roots: None,
             allow_cross_origin_redirects: false,
             status: StatusSink::default(),
         }
@@ -333,11 +340,16 @@ pub(crate) enum Incoming {
 /// skipped. An answer naming an id never sent is a broken server: waiting longer
 /// cannot bring the answer, so it fails the request at once. An error with a null id
 /// is the server saying it could not read a request, and only one is outstanding.
-pub(crate) fn classify(message: Json, id: i64, counters: &mut Counters) -> Incoming {
+pub(crate) fn classify(
+    message: Json,
+    id: i64,
+    counters: &mut Counters,
+    answers: &Answers,
+) -> Incoming {
     let method_name = message.get("method").and_then(Json::as_str);
     match (method_name, message.get("id")) {
         (Some(m), Some(server_id)) => {
-            Incoming::ServerRequest(answer_server_request(&m, server_id.to_value()))
+            Incoming::ServerRequest(answer_server_request(&m, server_id.to_value(), answers))
         }
         (Some(m), None) => {
             counters.notifications += 1;
@@ -403,7 +415,12 @@ pub(crate) struct Inbound {
 /// Reads one payload while waiting for answer `id`; a payload that is not JSON-RPC is
 /// counted and skipped. One that cannot be read but whose top level says it answers
 /// `id` (or names an id never sent) fails the request with what was wrong with it.
-pub(crate) fn take_payload(bytes: &[u8], id: i64, counters: &mut Counters) -> Inbound {
+pub(crate) fn take_payload(
+    bytes: &[u8],
+    id: i64,
+    counters: &mut Counters,
+    answers: &Answers,
+) -> Inbound {
     let mut inbound = Inbound {
         answer: None,
         replies: Vec::new(),
@@ -419,7 +436,7 @@ pub(crate) fn take_payload(bytes: &[u8], id: i64, counters: &mut Counters) -> In
         }
     };
     for message in messages {
-        match classify(message, id, counters) {
+        match classify(message, id, counters, answers) {
             Incoming::Answer(answer) => inbound.answer = inbound.answer.or(Some(answer)),
             Incoming::ServerRequest(reply) => inbound.replies.push(reply),
             Incoming::Other => {}
@@ -484,14 +501,41 @@ pub(crate) fn messages_in(bytes: &[u8]) -> Result<Vec<Json>, Unreadable> {
     }
 }
 
-fn answer_server_request(method: &str, id: Value) -> Value {
+/// How the client answers what a server asks of it while it is listed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Answers {
+    /// The `roots` of `roots/list`, when the profile declares roots.
+    pub roots: Option<Arc<Value>>,
+}
+
+impl Answers {
+    pub(crate) fn of(options: &ClientOptions) -> Self {
+        Answers {
+            roots: options.roots.clone().map(Arc::new),
+        }
+    }
+}
+
+/// The answer to one request a server sent. Sampling and elicitation are refused at
+/// once: nobody is there to answer them, and a listing must not wait on a person.
+fn answer_server_request(method: &str, id: Value, answers: &Answers) -> Value {
+    let refuse = |code: i64, message: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     match method {
         "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-        "roots/list" => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}),
-        _ => json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32601,
-            "message": format!("mcp-lock does not handle {method}"),
-        }}),
+        "roots/list" => match &answers.roots {
+            Some(roots) => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": **roots}}),
+            None => refuse(
+                -32601,
+                "mcp-lock does not handle roots/list: this client profile declares no roots".into(),
+            ),
+        },
+        "sampling/createMessage" | "elicitation/create" => refuse(
+            -1,
+            format!(
+                "mcp-lock refused {method}: it is only listing the server's definitions for a lock, and no person or model is there to answer"
+            ),
+        ),
+        _ => refuse(-32601, format!("mcp-lock does not handle {method}")),
     }
 }
 
@@ -577,6 +621,7 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
                 };
             }
         };
+        conn.answers = Answers::of(&options);
         let result = open_and_list(&mut conn, &options, deadline).await;
         let seen = conn.counters();
         let stderr_holder = conn.stderr_tail_handle();
@@ -646,7 +691,7 @@ mod tests {
 
     fn take(payload: &str, id: i64) -> (Option<Result<Json, RpcError>>, Counters) {
         let mut counters = Counters::default();
-        let inbound = take_payload(payload.as_bytes(), id, &mut counters);
+        let inbound = take_payload(payload.as_bytes(), id, &mut counters, &Answers::default());
         (inbound.answer, counters)
     }
 

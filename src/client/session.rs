@@ -202,7 +202,7 @@ async fn handshake<T: Transport>(
 ) -> Result<Opened, Opening> {
     options.status.set("initializing");
     let params = json!({
-        "protocolVersion": exact.unwrap_or(LEGACY_VERSION),
+        "protocolVersion": exact.unwrap_or(&options.handshake_version),
         "capabilities": options.capabilities,
         "clientInfo": options.client_info,
     });

@@ -291,6 +291,7 @@ pub struct StdioConnection {
     stderr_task: tokio::task::JoinHandle<()>,
     next_id: i64,
     counters: Counters,
+    pub(crate) answers: super::Answers,
     max_message_bytes: usize,
     /// Ends the server's group if mcp-lock dies without doing so.
     watchdog: Option<Watchdog>,
@@ -328,6 +329,7 @@ impl StdioConnection {
             stderr_task,
             next_id: 1,
             counters: Counters::default(),
+            answers: super::Answers::default(),
             max_message_bytes,
             watchdog,
         })
@@ -433,7 +435,7 @@ impl Transport for StdioConnection {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let inbound = take_payload(&line, id, &mut self.counters);
+            let inbound = take_payload(&line, id, &mut self.counters, &self.answers);
             for reply in &inbound.replies {
                 self.write(reply, deadline).await?;
             }

@@ -5,7 +5,7 @@ use std::io::Read;
 
 use anyhow::Context;
 use mcp_lock::call::{CallVerdict, check_call, checkable_arguments, read_exactly, render_call};
-use mcp_lock::check::{check_servers, resolve_all};
+use mcp_lock::check::{ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all};
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::json::Json;
@@ -20,8 +20,19 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let (lock, _) =
         ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
     let selected = project.select(std::slice::from_ref(&args.server))?;
-    let targets = resolve_all(&project, &selected, &env_lookup)?;
-    let options = check_options(&args.connect, true)?;
+    let resolved = resolve_all(&project, &selected, &env_lookup)?;
+    let using = Workspace::profile_use(&args.connect.client, ProfileUse::Pinned);
+    let Targets { mut targets, .. } = plan_targets(resolved, &lock, &policy.profiles, using)?;
+    // One listing judges the call: the first pinned profile that pins the tool.
+    let pins = lock.servers.get(&args.server);
+    let pinned_under = |t: &Target| {
+        pins.and_then(|p| p.profiles.get(&t.profile.name))
+            .is_some_and(|p| p.tools.contains_key(&args.tool))
+    };
+    let at = targets.iter().position(pinned_under).unwrap_or(0);
+    targets.truncate(at + 1);
+    targets.drain(..at);
+    let options = check_options(&args.connect, true, ws.lock_dir())?;
     let mut checked = check_servers(targets, &lock, &options, progress()).await;
     let mut checked = checked.remove(0);
     policy.evaluate(&mut checked.report);
@@ -31,7 +42,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     };
     let mut report = check_call(
         &checked.report,
-        lock.servers.get(&args.server),
+        pins.and_then(|p| p.profiles.get(&checked.profile.name)),
         listing,
         &args.tool,
         &arguments,

@@ -35,9 +35,15 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
             let project = ws.load_config()?;
             let (lock, ctx) =
                 ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
-            let reports =
-                super::verify::live_reports(&project, &lock, &args.servers, &args.connect, &policy)
-                    .await?;
+            let reports = super::verify::live_reports(
+                ws,
+                &project,
+                &lock,
+                &args.servers,
+                &args.connect,
+                &policy,
+            )
+            .await?;
             (reports, ctx)
         }
     };

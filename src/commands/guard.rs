@@ -7,7 +7,7 @@ use mcp_lock::config::{ProjectConfig, ServerSpec, TransportSpec, match_expansion
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
-use mcp_lock::lock::{LockedServer, Reached, read_lock, read_lock_server};
+use mcp_lock::lock::{PinnedServer, Reached, read_lock, read_lock_server};
 use mcp_lock::secrets::Secrets;
 
 use super::{Workspace, display_path, env_lookup};
@@ -90,7 +90,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         cli::OnDrift::Hide => OnDrift::Hide,
         cli::OnDrift::Fail => OnDrift::Fail,
     };
-    let session = Session::new(&args.server, Pins::from(pinned), on_drift);
+    let session = Session::new(&args.server, Pins::from(&pinned), on_drift);
     eprintln!(
         "mcp-lock guard: enforcing {} of {} from {lock_shown}; audit log {}",
         mcp_lock::text::count(session.pinned_count(), "pinned tool"),
@@ -126,7 +126,7 @@ struct Launched {
 }
 
 /// The server's command: after `--`, or the config's entry.
-fn launch(ws: &Workspace, args: &GuardArgs, pinned: &LockedServer) -> anyhow::Result<Launched> {
+fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Result<Launched> {
     let mut env = BTreeMap::new();
     env.insert(GUARDED.to_string(), args.server.clone());
     let name = &args.server;
@@ -278,13 +278,13 @@ fn entry_secrets(
 }
 
 /// A line when the lock pinned the server launched another way than the config says.
-fn compare_with_lock(spec: &ServerSpec, pinned: &LockedServer, disagreements: &mut Vec<String>) {
+fn compare_with_lock(spec: &ServerSpec, pinned: &PinnedServer, disagreements: &mut Vec<String>) {
     let now = Reached::from_spec(spec);
-    if now != pinned.reached {
+    if now != *pinned.reached() {
         disagreements.push(format!(
             "the lock pinned {:?} launched as `{}`, but the config now launches `{}`; the pins may be of another server: run `mcp-lock verify {}`",
             spec.name,
-            pinned.reached,
+            pinned.reached(),
             now,
             spec.name
         ));

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
-use mcp_lock::check::{CheckOptions, Progress};
+use mcp_lock::check::{CheckOptions, ProfileUse, Progress};
 use mcp_lock::client::ClientOptions;
 use mcp_lock::config::ProjectConfig;
 use mcp_lock::exit_codes::ExitCode;
@@ -109,6 +109,22 @@ impl Workspace {
         )?)
     }
 
+    /// The project directory as profiles see it: the lock's directory.
+    fn lock_dir(&self) -> &Path {
+        self.lock_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(&self.project_dir)
+    }
+
+    /// Which profiles a run lists each server under: `--client`, else `default`.
+    fn profile_use<'a>(client: &'a Option<String>, default: ProfileUse<'a>) -> ProfileUse<'a> {
+        match client {
+            Some(name) => ProfileUse::Only(name),
+            None => default,
+        }
+    }
+
     /// The lock path as the user would write it.
     fn lock_display(&self) -> String {
         display_path(&self.lock_path, &self.project_dir)
@@ -151,6 +167,7 @@ impl Workspace {
             policy.set(&flags.fail, Action::Fail);
             policy.set(&flags.warn, Action::Warn);
             policy.set(&flags.allow, Action::Allow);
+            policy.exact |= flags.exact;
         }
         Ok(policy)
     }
@@ -207,7 +224,13 @@ fn display_path(path: &Path, base: &Path) -> String {
     }
 }
 
-fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result<CheckOptions> {
+/// How to connect: the flags, and the project directory (the lock's), which
+/// `roots/list` is answered with.
+fn check_options(
+    args: &ConnectArgs,
+    identity_from_lock: bool,
+    self_dir: &Path,
+) -> anyhow::Result<CheckOptions> {
     // A day is longer than any listing should take, and keeps deadline arithmetic
     // far from overflow.
     const MAX: Duration = Duration::from_secs(24 * 60 * 60);
@@ -232,6 +255,8 @@ fn check_options(args: &ConnectArgs, identity_from_lock: bool) -> anyhow::Result
         },
         jobs: args.jobs,
         identity_from_lock,
+        project_dir: self_dir.to_path_buf(),
+        protocol: None,
     })
 }
 
@@ -279,6 +304,15 @@ pub fn warning(message: &str) {
     let style = Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold();
     err_out(&format!(
         "{style}warning{style:#}: {}\n",
+        escape_for_terminal(message)
+    ));
+}
+
+/// A note that changes nothing about the outcome.
+pub fn notice(message: &str) {
+    let style = Style::new().fg_color(Some(AnsiColor::Cyan.into())).bold();
+    err_out(&format!(
+        "{style}note{style:#}: {}\n",
         escape_for_terminal(message)
     ));
 }

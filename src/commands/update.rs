@@ -5,12 +5,13 @@ use std::io::IsTerminal;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
-use mcp_lock::check::{check_servers, resolve_all, select_with_lock};
-use mcp_lock::client::ProtocolChoice;
+use mcp_lock::check::{
+    ProfileUse, Targets, check_servers, plan_targets, resolve_all, select_with_lock,
+};
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
-use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, short};
+use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
 use mcp_lock::update::{Proposal, apply, plan};
 
@@ -47,34 +48,40 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let lock = existing.clone().unwrap_or_default();
     // A pinned server the config no longer has, named or not, is proposed for removal.
     let (selected, dropped) = select_with_lock(&project, &lock, &args.servers)?;
-    let targets = resolve_all(&project, &selected, &env_lookup)?;
-    let mut options = check_options(&args.connect, false)?;
-    if let Some(version) = &args.protocol {
-        options.client.protocol = ProtocolChoice::Exactly(version.clone());
+    let resolved = resolve_all(&project, &selected, &env_lookup)?;
+    let using = Workspace::profile_use(&args.connect.client, ProfileUse::Selected);
+    let Targets { targets, notices } = plan_targets(resolved, &lock, &policy.profiles, using)?;
+    for line in &notices {
+        super::notice(line);
     }
+    let mut options = check_options(&args.connect, false, ws.lock_dir())?;
+    options.protocol = args.protocol.clone();
     super::announce(&selected);
     let mut checked = check_servers(targets, &lock, &options, progress()).await;
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }
-    let plan = plan(&checked, &lock, &dropped);
+    let plan = plan(&checked, &lock, &dropped, args.connect.client.is_none());
     let (proposals, held) = (&plan.proposals, &plan.held);
     for h in held {
         if h.secret {
             super::error(&format!(
                 "{}: {}; its pins are unchanged",
-                esc(&h.server),
+                server_label(&h.server, &h.profile),
                 esc(&h.reason)
             ));
             continue;
         }
         warning(&format!(
             "{}: {}: {}; its pins are unchanged",
-            esc(&h.server),
+            server_label(&h.server, &h.profile),
             h.verdict.as_str(),
             escape_cut(&h.reason, SHOWN_LINE_CHARS)
         ));
-        if let Some(c) = checked.iter().find(|c| c.spec.name == h.server) {
+        if let Some(c) = checked
+            .iter()
+            .find(|c| c.spec.name == h.server && c.profile.name == h.profile)
+        {
             for line in c.report.stderr.iter().rev().take(5).rev() {
                 super::err_out(&format!("    | {}\n", esc(line)));
             }
@@ -134,9 +141,13 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let by_policy: Vec<bool> = proposals
         .iter()
         .map(|p| match p {
-            Proposal::Tool { server, change } => {
+            Proposal::Tool { server, change, .. } => {
                 policy.accepts(change) && !doubtful.contains(&server.as_str())
             }
+            // A new profile's listing whose every new definition the policy accepts.
+            Proposal::PinProfile {
+                server, changes, ..
+            } => changes.iter().all(|c| policy.accepts(c)) && !doubtful.contains(&server.as_str()),
             _ => false,
         })
         .collect();
@@ -266,7 +277,8 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
         super::err_out(&format!("\n{}", render_proposal(p)));
         let question = match p {
             Proposal::PinServer { .. } => "Pin these tools?",
-            Proposal::DropServer { .. } => "Drop these pins?",
+            Proposal::PinProfile { .. } => "Pin this profile's listing?",
+            Proposal::DropServer { .. } | Proposal::DropProfile { .. } => "Drop these pins?",
             _ => "Accept this change?",
         };
         let answer: String = dialoguer::Input::new()
@@ -305,12 +317,19 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
 /// One cargo-style line per proposal, after the lock is written.
 fn report_line(p: &Proposal, accepted: bool) {
     let server = esc(p.server());
+    let label = server_label(p.server(), p.profile().unwrap_or_default());
     if !accepted {
         let what = match p {
-            Proposal::Tool { change, .. } => format!("{server}/{}", esc(&change.tool)),
-            Proposal::PinServer { .. } => format!("{server} (not pinned)"),
-            Proposal::Metadata { .. } => format!("{server} server metadata"),
-            Proposal::DropServer { .. } => format!("{server} (pins kept)"),
+            Proposal::Tool {
+                change, profile, ..
+            } => format!("{server}/{} [{}]", esc(&change.tool), esc(profile)),
+            Proposal::PinServer { .. } | Proposal::PinProfile { .. } => {
+                format!("{label} (not pinned)")
+            }
+            Proposal::Metadata { .. } => format!("{label} server metadata"),
+            Proposal::DropServer { .. } | Proposal::DropProfile { .. } => {
+                format!("{label} (pins kept)")
+            }
         };
         status("Rejected", AnsiColor::Yellow, &what);
         return;
@@ -319,10 +338,19 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::PinServer { tools, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!("{server} ({})", count(tools.len(), "tool")),
+            &format!("{label} ({})", count(tools.len(), "tool")),
         ),
-        Proposal::Tool { change, .. } => {
-            let tool = format!("{server}/{}", esc(&change.tool));
+        Proposal::PinProfile {
+            changes, approved, ..
+        } => status(
+            "Pinning",
+            AnsiColor::Green,
+            &format!("{label} ({})", count(changes.len() + approved, "tool")),
+        ),
+        Proposal::Tool {
+            change, profile, ..
+        } => {
+            let tool = format!("{server}/{} [{}]", esc(&change.tool), esc(profile));
             let pinned = short(change.pinned_hash.as_deref().unwrap_or(""));
             let live = short(change.live_hash.as_deref().unwrap_or(""));
             match change.change {
@@ -340,7 +368,12 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::Metadata { .. } => status(
             "Updating",
             AnsiColor::Green,
-            &format!("{server} server metadata"),
+            &format!("{label} server metadata"),
+        ),
+        Proposal::DropProfile { .. } => status(
+            "Removing",
+            AnsiColor::Green,
+            &format!("{label} (client profile no longer selected)"),
         ),
         Proposal::DropServer { tools, .. } => status(
             "Removing",

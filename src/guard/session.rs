@@ -165,12 +165,15 @@ impl From<crate::lock::LockedServer> for Pins {
     }
 }
 
-impl From<&crate::lock::LockedServer> for Pins {
-    fn from(server: &crate::lock::LockedServer) -> Self {
-        Pins {
-            tools: server.tools.clone(),
-            instructions_hash: server.instructions_hash.clone(),
-        }
+impl From<&crate::lock::PinnedServer> for Pins {
+    fn from(server: &crate::lock::PinnedServer) -> Self {
+        Pins::from(server.union(""))
+    }
+}
+
+impl From<crate::lock::PinnedServer> for Pins {
+    fn from(server: crate::lock::PinnedServer) -> Self {
+        Pins::from(&server)
     }
 }
 

@@ -18,19 +18,29 @@ use crate::config::{ServerSpec, TransportSpec};
 use crate::hash::set_hash;
 use crate::json::Json;
 
-/// The lock format this build reads and writes.
-pub const FORMAT_VERSION: i64 = 1;
+/// The lock format this build writes. Version 1 (one listing per server, made with
+/// no client capabilities) still reads, as pinned under the `bare` profile.
+pub const FORMAT_VERSION: i64 = 2;
 
 /// The whole lock: servers by name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lockfile {
-    pub servers: BTreeMap<String, LockedServer>,
+    pub servers: BTreeMap<String, PinnedServer>,
 }
 
-/// One pinned server.
+/// One pinned server: its listing under each client profile it was pinned with
+/// (never none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinnedServer {
+    pub profiles: BTreeMap<String, LockedServer>,
+}
+
+/// One server as listed under one client profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockedServer {
     pub name: String,
+    /// The client profile this listing was made with.
+    pub profile: String,
     pub reached: Reached,
     /// The protocol version the server answered with when pinned.
     pub protocol_version: String,
@@ -129,6 +139,71 @@ pub struct LockedTool {
     pub hash: String,
     /// The definition as the server sent it (its canonical form hashes to `hash`).
     pub definition: std::sync::Arc<Json>,
+}
+
+impl PinnedServer {
+    /// A server pinned under one profile.
+    pub fn single(pin: LockedServer) -> Self {
+        PinnedServer {
+            profiles: BTreeMap::from([(pin.profile.clone(), pin)]),
+        }
+    }
+
+    /// How the server was reached (the same under every profile).
+    pub fn reached(&self) -> &Reached {
+        &self.first().reached
+    }
+
+    /// The listing of the first profile, by name.
+    pub fn first(&self) -> &LockedServer {
+        self.profiles
+            .values()
+            .next()
+            .expect("a pinned server has a profile")
+    }
+
+    /// Whether this definition of a tool is approved under any profile: approval is
+    /// of a definition, whichever client saw it.
+    pub fn approves(&self, tool: &str, hash: &str) -> bool {
+        self.profiles
+            .values()
+            .any(|p| p.tools.get(tool).is_some_and(|t| t.hash == hash))
+    }
+
+    /// Whether any profile pins `instructions` with this hash (or, for `None`, pins
+    /// a server that sent none).
+    pub fn approves_instructions(&self, hash: Option<&str>) -> bool {
+        self.profiles
+            .values()
+            .any(|p| p.instructions_hash.as_deref() == hash)
+    }
+
+    /// Every tool name pinned under any profile.
+    pub fn tool_names(&self) -> std::collections::BTreeSet<&str> {
+        self.profiles
+            .values()
+            .flat_map(|p| p.tools.keys().map(String::as_str))
+            .collect()
+    }
+
+    /// What a client no pinned profile matches is judged against: every approved
+    /// tool (a name pinned with two definitions takes the first profile's), under
+    /// `profile`'s name and with its identity fields.
+    pub fn union(&self, profile: &str) -> LockedServer {
+        let mut view = LockedServer {
+            profile: profile.to_string(),
+            tools: BTreeMap::new(),
+            ..self.first().clone()
+        };
+        for pin in self.profiles.values() {
+            for (name, tool) in &pin.tools {
+                view.tools
+                    .entry(name.clone())
+                    .or_insert_with(|| tool.clone());
+            }
+        }
+        view
+    }
 }
 
 impl LockedServer {

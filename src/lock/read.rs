@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, Reached};
+use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
 use crate::hash::definition_hash;
 use crate::json::Json;
 
@@ -54,15 +54,36 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: Vec<String>,
+    // Version 1 keeps one listing's fields on the server itself.
+    protocol_version: Option<String>,
+    client_info: Option<Spanned<String>>,
+    client_capabilities: Option<Spanned<String>>,
+    server_info: Option<Spanned<String>>,
+    list_changed: Option<bool>,
+    instructions_hash: Option<Spanned<String>>,
+    set_hash: Option<Spanned<String>>,
+    /// Version 2: one listing per client profile.
+    #[serde(default)]
+    profile: Vec<RawProfile>,
+    #[serde(default)]
+    tool: Vec<RawTool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    name: Spanned<String>,
     protocol_version: String,
     client_info: Spanned<String>,
     client_capabilities: Spanned<String>,
+    /// `"project-dir"`: `roots/list` was answered with the lock's directory.
+    roots: Option<Spanned<String>>,
     server_info: Spanned<String>,
     list_changed: bool,
     instructions_hash: Option<Spanned<String>>,
     set_hash: Spanned<String>,
     #[serde(default)]
-    tool: Vec<RawTool>,
+    tools: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -96,13 +117,13 @@ pub fn read_lock_with_text(path: &Path) -> Result<Option<(Lockfile, String)>, Lo
 
 /// Parses and checks lock text; `path` is only for messages.
 pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
-    check_header(text, path)?;
+    let version = check_header(text, path)?;
     let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
     let mut lock = Lockfile::default();
     for server in raw.server {
         let name_at = server.name.span().start;
-        let locked = check_server(server, text, path)?;
-        let name = locked.name.clone();
+        let name = server.name.get_ref().clone();
+        let locked = check_server(server, version, text, path)?;
         if lock.servers.insert(name.clone(), locked).is_some() {
             return Err(invalid(
                 text,
@@ -123,7 +144,7 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
 pub fn read_lock_server(
     path: &Path,
     name: &str,
-) -> Result<Option<Option<LockedServer>>, LockError> {
+) -> Result<Option<Option<PinnedServer>>, LockError> {
     let shown = path.display().to_string();
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -143,8 +164,8 @@ pub fn parse_lock_server(
     text: &str,
     path: &str,
     name: &str,
-) -> Result<Option<LockedServer>, LockError> {
-    check_header(text, path)?;
+) -> Result<Option<PinnedServer>, LockError> {
+    let version = check_header(text, path)?;
     let names: ServerNames = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
     let mut found = None;
     for (index, server) in names.server.iter().enumerate() {
@@ -168,7 +189,7 @@ pub fn parse_lock_server(
     let one =
         OneServer::deserialize_with(deserializer, index).map_err(|e| toml_error(text, path, e))?;
     match one {
-        Some(server) => check_server(server, text, path).map(Some),
+        Some(server) => check_server(server, version, text, path).map(Some),
         None => Ok(None),
     }
 }
@@ -266,8 +287,9 @@ fn toml_error(text: &str, path: &str, e: toml::de::Error) -> LockError {
     )
 }
 
-/// The checks before any server is read: no conflict marker, a version this build reads.
-fn check_header(text: &str, path: &str) -> Result<(), LockError> {
+/// The checks before any server is read: no conflict marker, a version this build
+/// reads. Returns the version.
+fn check_header(text: &str, path: &str) -> Result<i64, LockError> {
     let at = |offset: usize, message: String| invalid(text, path, offset, message);
     if let Some((line, marker)) = conflict_marker(text) {
         return Err(LockError::Invalid {
@@ -288,42 +310,42 @@ fn check_header(text: &str, path: &str) -> Result<(), LockError> {
                 v.get_ref()
             ),
         )),
-        Some(v) if *v.get_ref() != FORMAT_VERSION => Err(at(
+        Some(v) if *v.get_ref() < 1 => Err(at(
             v.span().start,
             format!("unknown lock format version {}", v.get_ref()),
         )),
-        Some(_) => Ok(()),
+        Some(v) => Ok(*v.get_ref()),
     }
 }
 
+/// The listing fields of one profile, however the lock version spells them.
+struct RawListing {
+    profile: Spanned<String>,
+    protocol_version: String,
+    client_info: Spanned<String>,
+    client_capabilities: Spanned<String>,
+    roots: Option<Spanned<String>>,
+    server_info: Spanned<String>,
+    list_changed: bool,
+    instructions_hash: Option<Spanned<String>>,
+    set_hash: Spanned<String>,
+    /// Tool name to hash; `None`: every `[[server.tool]]` (version 1).
+    tools: Option<BTreeMap<String, Spanned<String>>>,
+}
+
+/// The value `roots` is written with: the project directory, never a path.
+pub(crate) const PROJECT_ROOT: &str = "project-dir";
+
 /// One server's entry, checked: its JSON fields read, every pin against its hash.
-fn check_server(server: RawServer, text: &str, path: &str) -> Result<LockedServer, LockError> {
+fn check_server(
+    server: RawServer,
+    version: i64,
+    text: &str,
+    path: &str,
+) -> Result<PinnedServer, LockError> {
     let at = |offset: usize, message: String| invalid(text, path, offset, message);
     let name_at = server.name.span().start;
-    let name = server.name.into_inner();
-    let json = |field: &Spanned<String>, what: &str| {
-        let value = Json::parse(field.get_ref()).map_err(|e| {
-            at(
-                field.span().start,
-                format!("server {name:?}: {what} is not valid JSON: {e}"),
-            )
-        })?;
-        match value.canonical() {
-            Ok(_) => Ok(value),
-            Err(e) => Err(at(
-                field.span().start,
-                format!("server {name:?}: {what} has {e}"),
-            )),
-        }
-    };
-    if let Some(hash) = &server.instructions_hash
-        && !is_sha256_hex(hash.get_ref())
-    {
-        return Err(at(
-            hash.span().start,
-            format!("server {name:?}: instructions_hash is not 64 lowercase hex digits"),
-        ));
-    }
+    let name = server.name.get_ref().clone();
     let reached = match (server.transport.as_str(), server.command, server.url) {
         ("stdio", Some(command), None) => Reached::Stdio {
             command,
@@ -344,7 +366,80 @@ fn check_server(server: RawServer, text: &str, path: &str) -> Result<LockedServe
             ));
         }
     };
-    let mut tools = BTreeMap::new();
+    let listings = if version == 1 {
+        if let Some(profile) = server.profile.first() {
+            return Err(at(
+                profile.name.span().start,
+                format!(
+                    "server {name:?}: [[server.profile]] needs lock format version 2 (this lock says version 1)"
+                ),
+            ));
+        }
+        let missing =
+            |field: &str| at(name_at, format!("server {name:?}: missing field `{field}`"));
+        vec![RawListing {
+            // A version-1 lock was made with no client capabilities: `bare`.
+            profile: Spanned::new(name_at..name_at, crate::profile::BARE.to_string()),
+            protocol_version: server
+                .protocol_version
+                .ok_or_else(|| missing("protocol_version"))?,
+            client_info: server.client_info.ok_or_else(|| missing("client_info"))?,
+            client_capabilities: server
+                .client_capabilities
+                .ok_or_else(|| missing("client_capabilities"))?,
+            roots: None,
+            server_info: server.server_info.ok_or_else(|| missing("server_info"))?,
+            list_changed: server.list_changed.ok_or_else(|| missing("list_changed"))?,
+            instructions_hash: server.instructions_hash,
+            set_hash: server.set_hash.ok_or_else(|| missing("set_hash"))?,
+            tools: None,
+        }]
+    } else {
+        let v1_field = [
+            ("protocol_version", server.protocol_version.is_some()),
+            ("client_info", server.client_info.is_some()),
+            ("client_capabilities", server.client_capabilities.is_some()),
+            ("server_info", server.server_info.is_some()),
+            ("list_changed", server.list_changed.is_some()),
+            ("instructions_hash", server.instructions_hash.is_some()),
+            ("set_hash", server.set_hash.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, present)| *present);
+        if let Some((field, _)) = v1_field {
+            return Err(at(
+                name_at,
+                format!(
+                    "server {name:?}: `{field}` belongs in a [[server.profile]] in lock format version 2"
+                ),
+            ));
+        }
+        if server.profile.is_empty() {
+            return Err(at(
+                name_at,
+                format!("server {name:?}: no [[server.profile]]; run `mcp-lock update` to pin it"),
+            ));
+        }
+        server
+            .profile
+            .into_iter()
+            .map(|p| RawListing {
+                profile: p.name,
+                protocol_version: p.protocol_version,
+                client_info: p.client_info,
+                client_capabilities: p.client_capabilities,
+                roots: p.roots,
+                server_info: p.server_info,
+                list_changed: p.list_changed,
+                instructions_hash: p.instructions_hash,
+                set_hash: p.set_hash,
+                tools: Some(p.tools),
+            })
+            .collect()
+    };
+    // Definitions by (name, hash): a definition seen under several profiles is
+    // written once.
+    let mut definitions: BTreeMap<(String, String), (LockedTool, usize, bool)> = BTreeMap::new();
     for tool in server.tool {
         let tool_name = tool.name.get_ref().clone();
         let hash = tool.hash.get_ref().clone();
@@ -390,42 +485,123 @@ fn check_server(server: RawServer, text: &str, path: &str) -> Result<LockedServe
                 format!("tool {tool_name:?}: the definition's name differs"),
             ));
         }
-        if tools
-            .insert(
-                tool_name.clone(),
-                LockedTool {
-                    hash,
-                    definition: definition.into(),
-                },
-            )
-            .is_some()
-        {
+        let pinned = LockedTool {
+            hash: hash.clone(),
+            definition: definition.into(),
+        };
+        let twice = if version == 1 {
+            definitions.keys().any(|(n, _)| *n == tool_name)
+        } else {
+            definitions.contains_key(&(tool_name.clone(), hash.clone()))
+        };
+        if twice {
             return Err(at(
                 tool.name.span().start,
                 format!("server {name:?} pins tool {tool_name:?} twice"),
             ));
         }
+        definitions.insert((tool_name, hash), (pinned, tool.name.span().start, false));
     }
-    let locked = LockedServer {
-        name: name.clone(),
-        reached,
-        protocol_version: server.protocol_version,
-        client_info: json(&server.client_info, "client_info")?,
-        client_capabilities: json(&server.client_capabilities, "client_capabilities")?,
-        server_info: json(&server.server_info, "server_info")?,
-        list_changed: server.list_changed,
-        instructions_hash: server.instructions_hash.map(Spanned::into_inner),
-        tools,
-    };
-    if locked.set_hash() != *server.set_hash.get_ref() {
+    let mut profiles = BTreeMap::new();
+    for listing in listings {
+        let profile = listing.profile.get_ref().clone();
+        let profile_at = listing.profile.span().start;
+        let label = if version == 1 {
+            format!("server {name:?}")
+        } else {
+            format!("server {name:?} profile {profile:?}")
+        };
+        let json = |field: &Spanned<String>, what: &str| {
+            let value = Json::parse(field.get_ref()).map_err(|e| {
+                at(
+                    field.span().start,
+                    format!("{label}: {what} is not valid JSON: {e}"),
+                )
+            })?;
+            match value.canonical() {
+                Ok(_) => Ok(value),
+                Err(e) => Err(at(field.span().start, format!("{label}: {what} has {e}"))),
+            }
+        };
+        if let Some(hash) = &listing.instructions_hash
+            && !is_sha256_hex(hash.get_ref())
+        {
+            return Err(at(
+                hash.span().start,
+                format!("{label}: instructions_hash is not 64 lowercase hex digits"),
+            ));
+        }
+        if let Some(roots) = &listing.roots
+            && roots.get_ref() != PROJECT_ROOT
+        {
+            return Err(at(
+                roots.span().start,
+                format!(
+                    "{label}: roots is {:?}; the only value is {PROJECT_ROOT:?}",
+                    roots.get_ref()
+                ),
+            ));
+        }
+        let mut tools = BTreeMap::new();
+        match &listing.tools {
+            None => {
+                for ((tool, _), (pin, _, used)) in definitions.iter_mut() {
+                    *used = true;
+                    tools.insert(tool.clone(), pin.clone());
+                }
+            }
+            Some(listed) => {
+                for (tool, hash) in listed {
+                    let Some((pin, _, used)) =
+                        definitions.get_mut(&(tool.clone(), hash.get_ref().clone()))
+                    else {
+                        return Err(at(
+                            hash.span().start,
+                            format!(
+                                "{label}: tool {tool:?} has no [[server.tool]] with hash {}",
+                                hash.get_ref()
+                            ),
+                        ));
+                    };
+                    *used = true;
+                    tools.insert(tool.clone(), pin.clone());
+                }
+            }
+        }
+        let locked = LockedServer {
+            name: name.clone(),
+            profile: profile.clone(),
+            reached: reached.clone(),
+            protocol_version: listing.protocol_version,
+            client_info: json(&listing.client_info, "client_info")?,
+            client_capabilities: json(&listing.client_capabilities, "client_capabilities")?,
+            server_info: json(&listing.server_info, "server_info")?,
+            list_changed: listing.list_changed,
+            instructions_hash: listing.instructions_hash.map(Spanned::into_inner),
+            tools,
+        };
+        if locked.set_hash() != *listing.set_hash.get_ref() {
+            return Err(at(
+                listing.set_hash.span().start,
+                format!(
+                    "{label}: set_hash does not match its tools (edited by hand?); run `mcp-lock update`"
+                ),
+            ));
+        }
+        if profiles.insert(profile.clone(), locked).is_some() {
+            return Err(at(
+                profile_at,
+                format!("server {name:?} lists profile {profile:?} twice"),
+            ));
+        }
+    }
+    if let Some(((tool, _), (_, tool_at, _))) = definitions.iter().find(|(_, (_, _, used))| !used) {
         return Err(at(
-            server.set_hash.span().start,
-            format!(
-                "server {name:?}: set_hash does not match its tools (edited by hand?); run `mcp-lock update`"
-            ),
+            *tool_at,
+            format!("server {name:?}: tool {tool:?} is pinned under no profile"),
         ));
     }
-    Ok(locked)
+    Ok(PinnedServer { profiles })
 }
 
 fn is_sha256_hex(s: &str) -> bool {

@@ -1,12 +1,13 @@
 //! Writing `mcp.lock`: a deterministic, reviewable TOML layout, replaced atomically
 //! under a file lock.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{FORMAT_VERSION, LockedServer, Lockfile, Reached};
+use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
 use crate::json::Json;
 
 const HEADER: &str = "\
@@ -30,10 +31,11 @@ pub fn render_lock(lock: &Lockfile) -> String {
     parts.concat()
 }
 
-fn render_server(server: &LockedServer, out: &mut String, parts: &mut Vec<String>) {
+fn render_server(server: &PinnedServer, out: &mut String, parts: &mut Vec<String>) {
+    let first = server.first();
     let _ = writeln!(out, "\n[[server]]");
-    key(out, "name", &basic(&server.name));
-    match &server.reached {
+    key(out, "name", &basic(&first.name));
+    match &first.reached {
         Reached::Stdio { command, args, env } => {
             key(out, "transport", &basic("stdio"));
             key(out, "command", &basic(command));
@@ -50,27 +52,20 @@ fn render_server(server: &LockedServer, out: &mut String, parts: &mut Vec<String
             }
         }
     }
-    key(out, "protocol_version", &basic(&server.protocol_version));
-    key(out, "client_info", &compact(&server.client_info));
-    key(
-        out,
-        "client_capabilities",
-        &compact(&server.client_capabilities),
-    );
-    key(out, "server_info", &compact(&server.server_info));
-    key(
-        out,
-        "list_changed",
-        if server.list_changed { "true" } else { "false" },
-    );
-    if let Some(hash) = &server.instructions_hash {
-        key(out, "instructions_hash", &basic(hash));
+    for listing in server.profiles.values() {
+        render_profile(listing, out);
     }
-    key(out, "set_hash", &basic(&server.set_hash()));
-    for (name, tool) in &server.tools {
+    // Each definition once, however many profiles list it.
+    let mut definitions: BTreeMap<(&str, &str), &LockedTool> = BTreeMap::new();
+    for listing in server.profiles.values() {
+        for (name, tool) in &listing.tools {
+            definitions.insert((name, &tool.hash), tool);
+        }
+    }
+    for ((name, hash), tool) in definitions {
         let _ = writeln!(out, "\n[[server.tool]]");
         key(out, "name", &basic(name));
-        key(out, "hash", &basic(&tool.hash));
+        key(out, "hash", &basic(hash));
         let pretty = tool
             .definition
             .canonical_pretty()
@@ -80,6 +75,52 @@ fn render_server(server: &LockedServer, out: &mut String, parts: &mut Vec<String
         multiline_into(pretty, parts);
         out.push('\n');
     }
+}
+
+/// One profile's listing: the identity it was made with, what the server said about
+/// itself, and each tool's hash (the definitions follow once per server).
+fn render_profile(listing: &LockedServer, out: &mut String) {
+    let _ = writeln!(out, "\n[[server.profile]]");
+    key(out, "name", &basic(&listing.profile));
+    key(out, "protocol_version", &basic(&listing.protocol_version));
+    key(out, "client_info", &compact(&listing.client_info));
+    key(
+        out,
+        "client_capabilities",
+        &compact(&listing.client_capabilities),
+    );
+    if listing.client_capabilities.get("roots").is_some() {
+        key(out, "roots", &basic(super::read::PROJECT_ROOT));
+    }
+    key(out, "server_info", &compact(&listing.server_info));
+    key(
+        out,
+        "list_changed",
+        if listing.list_changed {
+            "true"
+        } else {
+            "false"
+        },
+    );
+    if let Some(hash) = &listing.instructions_hash {
+        key(out, "instructions_hash", &basic(hash));
+    }
+    key(out, "set_hash", &basic(&listing.set_hash()));
+    if !listing.tools.is_empty() {
+        let _ = writeln!(out, "\n[server.profile.tools]");
+        for (name, tool) in &listing.tools {
+            key(out, &table_key(name), &basic(&tool.hash));
+        }
+    }
+}
+
+/// A table key: bare when TOML allows it, quoted otherwise.
+fn table_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if bare { name.to_string() } else { basic(name) }
 }
 
 fn key(out: &mut String, name: &str, value: &str) {

@@ -39,14 +39,17 @@ impl LockContext {
             pinned: lock
                 .servers
                 .iter()
-                .map(|(name, s)| (name.clone(), s.tools.keys().cloned().collect()))
+                .map(|(name, s)| {
+                    let tools = s.tool_names().into_iter().map(String::from).collect();
+                    (name.clone(), tools)
+                })
                 .collect(),
         }
     }
 }
 
 /// The JSON report's format version; bump on an incompatible change.
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
 
 /// The document `verify --format json` prints.
 #[derive(Debug, Serialize)]
@@ -138,6 +141,15 @@ fn class_style(class: Class) -> Style {
     Style::new().fg_color(Some(color.into()))
 }
 
+/// "github [vscode]": a server as listed under one client profile, escaped.
+pub fn server_label(server: &str, profile: &str) -> String {
+    if profile.is_empty() {
+        esc(server)
+    } else {
+        format!("{} [{}]", esc(server), esc(profile))
+    }
+}
+
 /// The first 12 hex digits, enough to tell pins apart in a report.
 pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
@@ -172,7 +184,7 @@ pub fn render_diff(reports: &[ServerReport]) -> String {
 fn render_reports(reports: &[ServerReport], full: bool) -> String {
     let width = reports
         .iter()
-        .map(|r| esc(&r.name).chars().count())
+        .map(|r| server_label(&r.name, &r.profile).chars().count())
         .max()
         .unwrap_or(0);
     let dim = Style::new().dimmed();
@@ -191,7 +203,7 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         let _ = writeln!(
             out,
             "{:<width$}  {style}{:<12}{style:#}  {}",
-            esc(&r.name),
+            server_label(&r.name, &r.profile),
             r.verdict.as_str(),
             detail
         );
@@ -238,7 +250,7 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
 
 /// "changed  deploy_preview  authority, fail  1a2b… -> 9f8e…", the tool prefixed
 /// with its server when given.
-fn change_header(c: &ToolChange, indent: &str, server: Option<&str>) -> String {
+fn change_header(c: &ToolChange, indent: &str, server: Option<(&str, &str)>) -> String {
     let dim = Style::new().dimmed();
     let rule = match c.change {
         ChangeKind::Changed => c.class.map_or("unclassified", Class::as_str),
@@ -246,7 +258,7 @@ fn change_header(c: &ToolChange, indent: &str, server: Option<&str>) -> String {
     };
     let act = action_style(c.action);
     let tool = match server {
-        Some(server) => format!("{}/{}", esc(server), esc(&c.tool)),
+        Some((server, profile)) => format!("{}/{} [{}]", esc(server), esc(&c.tool), esc(profile)),
         None => esc(&c.tool),
     };
     let mut line = format!(
@@ -616,13 +628,14 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
     match proposal {
         Proposal::PinServer {
             server,
+            profile,
             tools,
             instructions,
         } => {
             let _ = writeln!(
                 out,
                 "{bold}{}{bold:#}: new server, {} to pin",
-                esc(server),
+                server_label(server, profile),
                 count(tools.len(), "tool")
             );
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
@@ -633,20 +646,67 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 out.push_str(&added_definition(tool, "        "));
             }
         }
-        Proposal::Tool { server, change } => {
-            out.push_str(&change_header(change, "", Some(server)));
+        Proposal::PinProfile {
+            server,
+            profile,
+            changes,
+            approved,
+            instructions,
+        } => {
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: client profile {} not pinned yet; pin its listing ({} already approved, {} new or different)",
+                server_label(server, profile),
+                esc(profile),
+                count(*approved, "tool"),
+                changes.len()
+            );
+            out.push_str(&instructions_block(instructions.as_deref(), "    "));
+            for change in changes {
+                out.push_str(&change_header(change, "    ", None));
+                out.push_str(&render_findings(&change.findings, "        "));
+                out.push_str(&added_definition(change, "        "));
+            }
+        }
+        Proposal::DropProfile {
+            server,
+            profile,
+            only,
+        } => {
+            let tail = if *only == 0 {
+                "every tool it pins stays approved under another profile".to_string()
+            } else {
+                format!(
+                    "{} only it approves will no longer be approved",
+                    count(*only, "tool")
+                )
+            };
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: client profile {} is no longer selected; drop its listing ({tail})",
+                server_label(server, profile),
+                esc(profile)
+            );
+        }
+        Proposal::Tool {
+            server,
+            profile,
+            change,
+        } => {
+            out.push_str(&change_header(change, "", Some((server, profile))));
             out.push_str(&render_findings(&change.findings, "    "));
             out.push_str(&added_definition(change, "    "));
         }
         Proposal::Metadata {
             server,
+            profile,
             changes,
             instructions,
         } => {
             let _ = writeln!(
                 out,
                 "{bold}{}{bold:#}: server metadata changed",
-                esc(server)
+                server_label(server, profile)
             );
             for c in changes {
                 out.push_str(&server_change_line(c, "    "));
