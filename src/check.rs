@@ -146,7 +146,8 @@ pub struct Checked {
 
 /// Told what each server is doing and when it finishes, for progress display.
 pub trait ProgressSink: Send + Sync {
-    /// A server entered a new state ("initializing", "listing page 2").
+    /// A server entered a new state ("initializing", "listing page 2"). `server` is
+    /// the server's name and the client profile it is listed under: `name [profile]`.
     fn state(&self, server: &str, state: &str);
     /// A server is done.
     fn finished(&self, report: &ServerReport);
@@ -232,7 +233,7 @@ pub async fn check_servers(
             _ => None,
         };
         let status = progress.clone();
-        let name = spec.name.clone();
+        let name = format!("{} [{}]", spec.name, profile.name);
         client.status = StatusSink::new(move |state| status.state(&name, state));
         let permits = permits.clone();
         let progress = progress.clone();

@@ -168,12 +168,18 @@ pub fn plan(
         if !c.report.profile_pinned {
             let changes: Vec<ToolChange> = good.into_iter().cloned().collect();
             let named = tools.iter().filter(|t| t.name.is_some()).count();
+            // Instructions another profile approved need no second reading.
+            let new_instructions = c
+                .report
+                .server_changes
+                .iter()
+                .any(|change| change.field == "instructions");
             out.push(Proposal::PinProfile {
                 server: name.clone(),
                 profile: profile.clone(),
                 approved: named.saturating_sub(changes.len()),
                 changes,
-                instructions: c.report.instructions.clone(),
+                instructions: c.report.instructions.clone().filter(|_| new_instructions),
             });
             continue;
         }

@@ -44,7 +44,10 @@ fn a_first_pin_shows_the_instructions_and_every_definition_without_a_terminal() 
     for args in [&["update"][..], &["update", "--dry-run"]] {
         let run = p.run(args);
         let err = run.stderr();
-        assert!(err.contains("fixture: new server, 3 tools to pin"), "{err}");
+        assert!(
+            err.contains("fixture [claude-code]: new server, 3 tools to pin"),
+            "{err}"
+        );
         assert!(
             err.contains("| Use previews.\n") && err.contains("| Never deploy main.\n"),
             "{err}"

@@ -262,11 +262,13 @@ fn junit_reports_a_server_level_change_as_a_failing_server_case() {
     run.expect(1);
     let xml = run.stdout();
     assert!(
-        xml.contains("<testcase classname=\"fixture\" name=\"(server)\""),
+        xml.contains("<testcase classname=\"fixture [claude-code]\" name=\"(server)\""),
         "{xml}"
     );
     assert!(
-        xml.contains("<failure type=\"semantic\" message=\"fixture: instructions changed\">"),
+        xml.contains(
+            "<failure type=\"semantic\" message=\"fixture [claude-code]: instructions changed\">"
+        ),
         "{xml}"
     );
     assert!(xml.contains("failures=\"1\""), "{xml}");
@@ -281,7 +283,7 @@ fn github_format_writes_one_workflow_command_per_change_at_its_lock_line() {
     let commands: Vec<&str> = out.lines().filter(|l| l.starts_with("::")).collect();
     assert_eq!(commands.len(), 3, "{out}");
     let deploy = format!(
-        "::error file=mcp.lock,line={},title=mcp-lock authority::fixture/deploy_preview changed (authority)%0A",
+        "::error file=mcp.lock,line={},title=mcp-lock authority::fixture/deploy_preview [claude-code] changed (authority)%0A",
         lock_line(&p, "deploy_preview")
     );
     assert!(commands.iter().any(|c| c.starts_with(&deploy)), "{out}");

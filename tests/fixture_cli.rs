@@ -21,7 +21,8 @@ fn update_then_verify_converges() {
     let run = p.run(&["verify"]);
     run.expect(0);
     assert!(
-        run.stdout().contains("fixture  converged     3 tools"),
+        run.stdout()
+            .contains("fixture [claude-code]  converged     3 tools"),
         "{}",
         run.stdout()
     );
@@ -377,7 +378,7 @@ fn dry_run_shows_the_diff_and_writes_nothing() {
     run.expect(0);
     let err = run.stderr();
     assert!(
-        err.contains("changed  fixture/deploy_preview  authority, fail"),
+        err.contains("changed  fixture/deploy_preview [claude-code]  authority, fail"),
         "{err}"
     );
     assert!(
@@ -654,7 +655,7 @@ fn a_server_that_echoes_a_secret_into_a_definition_is_refused_a_lock() {
     let run = p.run_env(&["update", "--yes"], &env);
     run.expect(2);
     assert!(
-        run.stderr().contains("error: fixture: it sent the value of MCP_LOCK_TEST_SECRET in tool \"search_docs\", and secrets never go in the lock; its pins are unchanged"),
+        run.stderr().contains("error: fixture [claude-code]: it sent the value of MCP_LOCK_TEST_SECRET in tool \"search_docs\", and secrets never go in the lock; its pins are unchanged"),
         "{}",
         run.stderr()
     );
@@ -672,7 +673,8 @@ fn a_server_that_echoes_a_secret_is_held_while_the_others_are_pinned() {
     let run = p.run_env(&["update", "--yes"], &env);
     run.expect(2);
     assert!(
-        run.stderr().contains("error: echoing: it sent the value"),
+        run.stderr()
+            .contains("error: echoing [claude-code]: it sent the value"),
         "{}",
         run.stderr()
     );
@@ -836,7 +838,10 @@ fn first_pin_warns_about_tools_it_cannot_pin() {
         err.contains("fixture/(tool #4 without a name): cannot be pinned: it has no string name"),
         "{err}"
     );
-    assert!(err.contains("Pinning fixture (3 tools)"), "{err}");
+    assert!(
+        err.contains("Pinning fixture [claude-code] (3 tools)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -908,7 +913,15 @@ fn a_modern_server_slower_than_the_protocol_probe_is_started_again_and_pinned_mo
     let p = Project::new(json!({
         "slow": fixture_entry(&["--era", "modern", "--delay-initialize", "1000"]),
     }));
-    let run = p.run(&["update", "--yes", "--probe-timeout", "0.3"]);
+    // `bare` asks for the newest protocol first, as `claude-code` (2025-11-25) does not.
+    let run = p.run(&[
+        "update",
+        "--yes",
+        "--client",
+        "bare",
+        "--probe-timeout",
+        "0.3",
+    ]);
     run.expect(0);
     let lock = p.lock_text().unwrap();
     assert!(lock.contains("protocol_version = \"2026-07-28\""), "{lock}");

@@ -24,17 +24,19 @@ fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
 
     // First pin: one question for the whole server.
     let mut s = update_in_pty(&p);
-    s.exp_string("fixture: new server, 3 tools to pin").unwrap();
+    s.exp_string("fixture [claude-code]: new server, 3 tools to pin")
+        .unwrap();
     s.exp_string("Pin these tools?").unwrap();
     s.send_line("y").unwrap();
-    s.exp_string("Pinning fixture (3 tools)").unwrap();
+    s.exp_string("Pinning fixture [claude-code] (3 tools)")
+        .unwrap();
     s.exp_eof().unwrap();
     let pinned_a = p.lock_text().unwrap();
 
     // Revision B: deploy_preview changed, rollback added, search_docs changed.
     std::fs::write(rev.path(), "b").unwrap();
     let mut s = update_in_pty(&p);
-    s.exp_string("changed  fixture/deploy_preview  authority, ")
+    s.exp_string("changed  fixture/deploy_preview [claude-code]  authority, ")
         .unwrap();
     s.exp_string("/inputSchema/properties/region").unwrap();
     s.exp_string("new required input `region`").unwrap();
@@ -42,11 +44,11 @@ fn accepting_one_change_and_rejecting_others_moves_only_that_pin() {
     s.send_line("maybe").unwrap();
     s.exp_string("answer y, n, a or q").unwrap();
     s.send_line("y").unwrap();
-    s.exp_string("added    fixture/rollback  tool-added")
+    s.exp_string("added    fixture/rollback [claude-code]  tool-added")
         .unwrap();
     s.exp_string("[2/3] Accept this change?").unwrap();
     s.send_line("n").unwrap();
-    s.exp_string("changed  fixture/search_docs  semantic, ")
+    s.exp_string("changed  fixture/search_docs [claude-code]  semantic, ")
         .unwrap();
     s.exp_string("[3/3] Accept this change?").unwrap();
     s.send_line("q").unwrap();
@@ -151,7 +153,7 @@ fn at_a_terminal_the_policy_accepts_its_classes_and_only_the_rest_is_asked() {
     let mut s = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
     let shown = s.exp_string("[1/1] Accept this change?").unwrap();
     assert!(
-        shown.contains("changed  fixture/search_docs  additive, warn"),
+        shown.contains("changed  fixture/search_docs [claude-code]  additive, warn"),
         "{shown}"
     );
     assert!(!shown.contains("read_ticket"), "{shown}");

@@ -48,8 +48,10 @@ fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically
     let first = p.run(&["update", "--yes"]);
     first.expect(0);
     let lock = p.lock_text().unwrap();
+    // Listed as Claude Code lists them (`.mcp.json`): server-everything offers 15 tools
+    // to a client declaring roots and elicitation.
     for (name, tools) in [
-        ("everything", 13),
+        ("everything", 15),
         ("filesystem", 14),
         ("memory", 9),
         ("time", 2),
@@ -57,7 +59,7 @@ fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically
         assert!(
             first
                 .stderr()
-                .contains(&format!("Pinning {name} ({tools} tools)")),
+                .contains(&format!("Pinning {name} [claude-code] ({tools} tools)")),
             "{}",
             first.stderr()
         );
@@ -229,7 +231,8 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
     let lock = p.lock_text().unwrap();
     for name in ["everything-http", "everything-sse", "everything-stdio"] {
         assert!(
-            run.stderr().contains(&format!("Pinning {name} (13 tools)")),
+            run.stderr()
+                .contains(&format!("Pinning {name} [claude-code] (15 tools)")),
             "{}",
             run.stderr()
         );
@@ -238,13 +241,13 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
     assert!(lock.contains("transport = \"sse\""), "{lock}");
     // Same client capabilities, same definitions, whatever the transport.
     let hashes = tool_hashes(&lock);
-    assert_eq!(hashes.len(), 39);
-    assert_eq!(hashes[0..13], hashes[13..26]);
-    assert_eq!(hashes[13..26], hashes[26..39]);
+    assert_eq!(hashes.len(), 45);
+    assert_eq!(hashes[0..15], hashes[15..30]);
+    assert_eq!(hashes[15..30], hashes[30..45]);
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
     for server in doc["servers"].as_array().unwrap() {
         assert_eq!(server["verdict"], "converged", "{server}");
-        assert_eq!(server["tools"], 13, "{server}");
+        assert_eq!(server["tools"], 15, "{server}");
     }
 }
 
@@ -265,7 +268,7 @@ fn python_sdk_server_over_http_is_pinned_in_each_era_with_the_same_hashes() {
     let dual = python_sdk_server(&[]);
     let legacy_only = python_sdk_server(&["--legacy-only"]);
     // The newest era a dual-era server speaks: 2026-07-28, over two pages.
-    let modern = Project::new(json!({"py": {"type": "http", "url": dual.url("/mcp")}}));
+    let modern = Project::bare(json!({"py": {"type": "http", "url": dual.url("/mcp")}}));
     modern.run(&["update", "--yes"]).expect(0);
     let modern_lock = modern.lock_text().unwrap();
     assert!(
@@ -324,7 +327,7 @@ fn python_sdk_server_over_stdio_speaks_the_modern_era() {
         args.extend(extra.iter().map(|s| s.to_string()));
         json!({"command": python.display().to_string(), "args": args})
     };
-    let p = Project::new(json!({"dual": entry(&[]), "old": entry(&["--legacy-only"])}));
+    let p = Project::bare(json!({"dual": entry(&[]), "old": entry(&["--legacy-only"])}));
     p.run(&["update", "--yes"]).expect(0);
     let lock = p.lock_text().unwrap();
     let dual = &lock[lock.find("name = \"dual\"").unwrap()..lock.find("name = \"old\"").unwrap()];

@@ -39,7 +39,7 @@ fn server_report(doc: &Value, name: &str) -> Value {
 
 #[test]
 fn streamable_http_server_is_pinned_and_verified_with_session_and_version_headers() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = logged_fixture(&p, &["--http", "--page-size", "2"]);
     p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
     p.run(&["update", "--yes"]).expect(0);
@@ -54,7 +54,8 @@ fn streamable_http_server_is_pinned_and_verified_with_session_and_version_header
     let run = p.run(&["verify"]);
     run.expect(0);
     assert!(
-        run.stdout().contains("remote  converged     3 tools"),
+        run.stdout()
+            .contains("remote [bare]  converged     3 tools"),
         "{}",
         run.stdout()
     );
@@ -89,12 +90,12 @@ fn streamable_http_server_is_pinned_and_verified_with_session_and_version_header
 
 #[test]
 fn sse_answers_with_bom_comments_crlf_empty_events_and_split_data_are_read() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = logged_fixture(&p, &["--http", "--respond", "sse", "--page-size", "1"]);
     p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
     p.run(&["update", "--yes"]).expect(0);
     let json_pinned = {
-        let q = Project::new(json!({}));
+        let q = Project::bare(json!({}));
         let plain = HttpServer::fixture(&["--http"]);
         q.set_servers(json!({"remote": http_entry(&plain.url("/mcp"))}));
         q.run(&["update", "--yes"]).expect(0);
@@ -107,7 +108,7 @@ fn sse_answers_with_bom_comments_crlf_empty_events_and_split_data_are_read() {
 
 #[test]
 fn http_tools_match_stdio_tools_hash_for_hash() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = HttpServer::fixture(&["--http", "--era", "dual"]);
     p.set_servers(json!({
         "over-http": http_entry(&server.url("/mcp")),
@@ -122,7 +123,7 @@ fn http_tools_match_stdio_tools_hash_for_hash() {
 
 #[test]
 fn modern_era_over_http_uses_discover_meta_and_headers_and_no_session() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = logged_fixture(&p, &["--http", "--era", "modern", "--page-size", "2"]);
     p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
     p.run(&["update", "--yes"]).expect(0);
@@ -153,7 +154,7 @@ fn modern_era_over_http_uses_discover_meta_and_headers_and_no_session() {
 
 #[test]
 fn dual_era_http_server_is_pinned_in_the_modern_era() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = HttpServer::fixture(&["--http", "--era", "dual"]);
     p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
     p.run(&["update", "--yes"]).expect(0);
@@ -171,7 +172,7 @@ fn stdio_servers_are_pinned_in_the_era_they_speak() {
         ("modern", "2026-07-28"),
         ("dual", "2026-07-28"),
     ] {
-        let p = Project::new(json!({"s": fixture_entry(&["--era", era, "--page-size", "1"])}));
+        let p = Project::bare(json!({"s": fixture_entry(&["--era", era, "--page-size", "1"])}));
         p.run(&["update", "--yes"]).expect(0);
         let lock = p.lock_text().unwrap();
         assert!(
@@ -185,7 +186,7 @@ fn stdio_servers_are_pinned_in_the_era_they_speak() {
 #[test]
 fn a_server_that_no_longer_speaks_the_pinned_era_is_unverifiable_not_drifted() {
     // Pinned in the modern era, then the server drops it.
-    let p = Project::new(json!({"s": fixture_entry(&["--era", "dual"])}));
+    let p = Project::bare(json!({"s": fixture_entry(&["--era", "dual"])}));
     p.run(&["update", "--yes"]).expect(0);
     p.set_servers(json!({"s": fixture_entry(&["--era", "legacy"])}));
     let doc = p.run(&["verify", "--format", "json"]).expect(3).json();
@@ -198,7 +199,7 @@ fn a_server_that_no_longer_speaks_the_pinned_era_is_unverifiable_not_drifted() {
     );
     assert!(error.contains("mcp-lock update"), "{error}");
     // Pinned with the handshake, then the server speaks only the modern era.
-    let p = Project::new(json!({"s": fixture_entry(&["--era", "legacy"])}));
+    let p = Project::bare(json!({"s": fixture_entry(&["--era", "legacy"])}));
     p.run(&["update", "--yes"]).expect(0);
     p.set_servers(json!({"s": fixture_entry(&["--era", "modern"])}));
     let doc = p.run(&["verify", "--format", "json"]).expect(3).json();
@@ -222,7 +223,7 @@ fn a_server_that_no_longer_speaks_the_pinned_era_is_unverifiable_not_drifted() {
 
 #[test]
 fn drift_over_http_names_tool_and_part() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let revision = p.path().join("revision");
     std::fs::write(&revision, "a").unwrap();
     let server =
@@ -247,7 +248,7 @@ fn drift_over_http_names_tool_and_part() {
 
 #[test]
 fn a_legacy_sse_server_behind_an_http_entry_is_detected_and_recorded() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = logged_fixture(&p, &["--sse", "--page-size", "2"]);
     p.set_servers(json!({"old": http_entry(&server.url("/sse"))}));
     p.run(&["update", "--yes"]).expect(0);
@@ -280,7 +281,7 @@ fn a_legacy_sse_server_behind_an_http_entry_is_detected_and_recorded() {
 
 #[test]
 fn sse_entries_go_straight_to_the_legacy_transport() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = logged_fixture(&p, &["--sse"]);
     p.set_servers(json!({"old": {"type": "sse", "url": server.url("/sse")}}));
     p.run(&["update", "--yes"]).expect(0);
@@ -290,7 +291,7 @@ fn sse_entries_go_straight_to_the_legacy_transport() {
 
 #[test]
 fn an_expired_session_is_opened_again_once_and_the_listing_completes() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = logged_fixture(
         &p,
         &[
@@ -314,7 +315,7 @@ fn an_expired_session_is_opened_again_once_and_the_listing_completes() {
 
 #[test]
 fn a_session_that_keeps_expiring_leaves_the_listing_incomplete() {
-    let p = Project::new(json!({}));
+    let p = Project::bare(json!({}));
     let server = HttpServer::fixture(&[
         "--http",
         "--page-size",
@@ -360,7 +361,7 @@ fn broken_http_servers_are_unverifiable_with_a_message_that_says_what_happened()
         .zip(&servers)
         .map(|((mode, _), s)| (mode.to_string(), http_entry(&s.url("/mcp"))))
         .collect();
-    let p = Project::new(Value::Object(entries));
+    let p = Project::bare(Value::Object(entries));
     let run = p.run(&[
         "update",
         "--dry-run",
@@ -374,7 +375,7 @@ fn broken_http_servers_are_unverifiable_with_a_message_that_says_what_happened()
     for (mode, message) in cases {
         let line = stderr
             .lines()
-            .find(|l| l.contains(&format!("{mode}: unverifiable")))
+            .find(|l| l.contains(&format!("{mode} [bare]: unverifiable")))
             .unwrap_or_else(|| panic!("no line for {mode}:\n{stderr}"));
         assert!(line.contains(message), "{mode}: {line}");
     }
@@ -384,7 +385,7 @@ fn broken_http_servers_are_unverifiable_with_a_message_that_says_what_happened()
 fn redirects_are_followed_within_the_origin_and_elsewhere_only_when_allowed() {
     let same = HttpServer::fixture(&["--http", "--http-misbehave", "redirect-same-origin"]);
     let other = HttpServer::fixture(&["--http", "--http-misbehave", "redirect-cross-origin"]);
-    let p = Project::new(json!({
+    let p = Project::bare(json!({
         "same": http_entry(&same.url("/mcp")),
         "other": http_entry(&other.url("/mcp")),
     }));
@@ -403,7 +404,7 @@ fn redirects_are_followed_within_the_origin_and_elsewhere_only_when_allowed() {
 fn a_401_names_the_header_and_variable_used_and_never_the_value() {
     let token = "fixture-token-4f9a2c71";
     let server = HttpServer::fixture(&["--http", "--require-token", token]);
-    let p = Project::new(json!({"remote": {
+    let p = Project::bare(json!({"remote": {
         "url": server.url("/mcp"),
         "headers": {"Authorization": "Bearer ${FIXTURE_TOKEN}"}
     }}));
@@ -441,7 +442,7 @@ fn a_401_names_the_header_and_variable_used_and_never_the_value() {
 fn proxy_variables_are_honoured_but_never_capture_loopback() {
     let server = logged_fixture_standalone();
     // A loopback URL with a dead proxy configured: the proxy is bypassed.
-    let p = Project::new(json!({"direct": http_entry(&server.0.url("/mcp"))}));
+    let p = Project::bare(json!({"direct": http_entry(&server.0.url("/mcp"))}));
     let dead_proxy = "http://127.0.0.1:9";
     let env = [
         ("HTTP_PROXY", dead_proxy),
@@ -452,7 +453,7 @@ fn proxy_variables_are_honoured_but_never_capture_loopback() {
     // A remote host name through a proxy (the fixture, on loopback): the request
     // reaches the proxy in absolute form, so the proxy is used.
     let proxy = server.0.url("");
-    let q = Project::new(json!({"far": http_entry("http://mcp.example.invalid/mcp")}));
+    let q = Project::bare(json!({"far": http_entry("http://mcp.example.invalid/mcp")}));
     q.run_env(
         &["update", "--yes"],
         &[("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", "")],
@@ -507,7 +508,7 @@ fn twenty_two_servers_are_verified_in_one_run_and_a_hung_one_delays_only_itself(
         "hung".into(),
         fixture_entry(&["--misbehave", "hang-initialize"]),
     );
-    let p = Project::new(Value::Object(entries));
+    let p = Project::bare(Value::Object(entries));
     let run = p.run(&["update", "--yes", "--timeout", "3", "-j", "4"]);
     run.expect(3);
     let lock = p.lock_text().unwrap();
@@ -535,7 +536,7 @@ fn twenty_two_servers_are_verified_in_one_run_and_a_hung_one_delays_only_itself(
 fn secrets_in_urls_and_echoed_in_error_pages_never_reach_the_output() {
     // A value that percent-encoding changes, in a URL nothing listens on.
     let key = "key with <spaces> 9f3e";
-    let p = Project::new(json!({"r": {"url": "http://127.0.0.1:9/mcp?key=${API_KEY}"}}));
+    let p = Project::bare(json!({"r": {"url": "http://127.0.0.1:9/mcp?key=${API_KEY}"}}));
     let run = p.run_env(&["update", "--dry-run"], &[("API_KEY", key)]);
     run.expect(3);
     let everything = format!("{}{}", run.stdout(), run.stderr());
@@ -549,7 +550,7 @@ fn secrets_in_urls_and_echoed_in_error_pages_never_reach_the_output() {
     // A 500 page that quotes the Authorization header near the cut-off point.
     let token = "tok-5b1e9c0d7a";
     let server = HttpServer::fixture(&["--http", "--http-misbehave", "echo-auth-500"]);
-    let p = Project::new(json!({"r": {
+    let p = Project::bare(json!({"r": {
         "url": server.url("/mcp"),
         "headers": {"Authorization": "Bearer ${API_TOKEN}"}
     }}));
@@ -569,7 +570,7 @@ fn https_goes_through_rustls_and_a_failed_handshake_is_unverifiable() {
     // provider panic) and the failed handshake is reported as such.
     let server = HttpServer::fixture(&["--http"]);
     let url = server.url("/mcp").replace("http://", "https://");
-    let p = Project::new(json!({"tls": {"url": url}}));
+    let p = Project::bare(json!({"tls": {"url": url}}));
     let run = p.run(&["update", "--dry-run"]);
     run.expect(3);
     let stderr = run.stderr();

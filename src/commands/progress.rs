@@ -62,7 +62,7 @@ impl Display {
         };
         let line = format!(
             "{style}{verb:>12}{style:#} {} ({what}, {:.2}s)",
-            esc(&report.name),
+            mcp_lock::report::server_label(&report.name, &report.profile),
             report.elapsed_ms as f64 / 1000.0
         );
         // indicatif writes past anstream, so honour --color / NO_COLOR here.
@@ -105,7 +105,7 @@ impl ProgressSink for Display {
                     .bars
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .remove(&report.name);
+                    .remove(&format!("{} [{}]", report.name, report.profile));
                 if let Some(bar) = bar {
                     bar.finish_and_clear();
                     multi.remove(&bar);

@@ -15,6 +15,7 @@ struct Item {
     rule: &'static str,
     action: Action,
     server: String,
+    profile: String,
     tool: Option<String>,
     /// One line.
     title: String,
@@ -29,12 +30,13 @@ const UNPINNED: &str = "server-not-pinned";
 fn items(reports: &[ServerReport]) -> Vec<Item> {
     let mut out = Vec::new();
     for r in reports {
-        let server = esc(&r.name);
+        let server = super::server_label(&r.name, &r.profile);
         match r.verdict {
             Verdict::Incomplete | Verdict::Unverifiable => out.push(Item {
                 rule: UNVERIFIED,
                 action: Action::Fail,
                 server: r.name.clone(),
+                profile: r.profile.clone(),
                 tool: None,
                 title: format!(
                     "{server}: {}: {}",
@@ -47,6 +49,7 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
                 rule: UNPINNED,
                 action: Action::Fail,
                 server: r.name.clone(),
+                profile: r.profile.clone(),
                 tool: None,
                 title: format!("{server}: not pinned in the lock; run `mcp-lock update`"),
                 detail: String::new(),
@@ -62,6 +65,7 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
                     rule: class.as_str(),
                     action,
                     server: r.name.clone(),
+                    profile: r.profile.clone(),
                     tool: None,
                     title: server_change_title(&server, c),
                     detail: String::new(),
@@ -91,11 +95,13 @@ fn tool_item(r: &ServerReport, c: &ToolChange) -> Item {
         rule,
         action: c.action,
         server: r.name.clone(),
+        profile: r.profile.clone(),
         tool: Some(c.tool.clone()),
         title: format!(
-            "{}/{} {} ({rule})",
+            "{}/{} [{}] {} ({rule})",
             esc(&r.name),
             esc(&c.tool),
+            esc(&r.profile),
             c.change.as_str()
         ),
         detail,
@@ -148,7 +154,7 @@ pub fn render_sarif(reports: &[ServerReport], ctx: &LockContext) -> String {
             } else {
                 format!("{}\n{}", item.title, item.detail.trim_end())
             };
-            let mut properties = json!({"server": item.server});
+            let mut properties = json!({"server": item.server, "profile": item.profile});
             if let Some(tool) = &item.tool {
                 properties["tool"] = json!(tool);
             }
@@ -222,7 +228,11 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
     for r in reports {
         let mut cases = String::new();
         let (mut tests, mut failures, mut errors) = (0, 0, 0);
-        let mut tools: Vec<String> = ctx.pinned.get(&r.name).cloned().unwrap_or_default();
+        let mut tools: Vec<String> = ctx
+            .pinned
+            .get(&(r.name.clone(), r.profile.clone()))
+            .cloned()
+            .unwrap_or_default();
         for c in &r.changes {
             if !tools.contains(&c.tool) {
                 tools.push(c.tool.clone());
@@ -245,7 +255,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
             let _ = write!(
                 cases,
                 "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{line}\">",
-                xml(&r.name),
+                xml(&format!("{} [{}]", r.name, r.profile)),
                 xml(tool),
                 xml(&ctx.path)
             );
@@ -316,7 +326,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
         let _ = write!(
             suites,
             "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"{:.3}\">\n{cases}  </testsuite>\n",
-            xml(&r.name),
+            xml(&format!("{} [{}]", r.name, r.profile)),
             r.elapsed_ms as f64 / 1000.0
         );
     }

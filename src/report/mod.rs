@@ -27,7 +27,8 @@ use crate::text::{
 pub struct LockContext {
     pub path: String,
     pub lines: LockLines,
-    pub pinned: BTreeMap<String, Vec<String>>,
+    /// The tools pinned for each (server, client profile).
+    pub pinned: BTreeMap<(String, String), Vec<String>>,
 }
 
 impl LockContext {
@@ -39,9 +40,11 @@ impl LockContext {
             pinned: lock
                 .servers
                 .iter()
-                .map(|(name, s)| {
-                    let tools = s.tool_names().into_iter().map(String::from).collect();
-                    (name.clone(), tools)
+                .flat_map(|(name, s)| {
+                    s.profiles.iter().map(move |(profile, listing)| {
+                        let tools = listing.tools.keys().cloned().collect();
+                        ((name.clone(), profile.clone()), tools)
+                    })
                 })
                 .collect(),
         }
@@ -583,6 +586,14 @@ fn tail_of(text: &str, n: usize) -> &str {
 pub fn render_summary(reports: &[ServerReport]) -> String {
     let s = Summary::of(reports);
     let total = reports.len();
+    // A server listed under several client profiles counts once per listing.
+    let servers: std::collections::BTreeSet<&str> =
+        reports.iter().map(|r| r.name.as_str()).collect();
+    let noun = if total > servers.len() {
+        "listing"
+    } else {
+        "server"
+    };
     let mut parts = Vec::new();
     for (n, word) in [
         (s.stale, "stale"),
@@ -597,11 +608,14 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
         match total {
             0 => "no servers to check".into(),
             1 => "1 server converged".into(),
-            n => format!("all {n} servers converged"),
+            n => format!("all {n} {noun}s converged"),
         }
     } else {
-        format!("{} of {}", parts.join(", "), count(total, "server"))
+        format!("{} of {}", parts.join(", "), count(total, noun))
     };
+    if noun == "listing" {
+        let _ = write!(line, " ({})", count(servers.len(), "server"));
+    }
     let mut actions = Vec::new();
     for (n, word) in [
         (s.fail, "fail the policy"),

@@ -129,6 +129,19 @@ impl Project {
         project
     }
 
+    /// A project whose servers are pinned under the `bare` client profile (no
+    /// capabilities, the newest protocol first), for tests of protocol eras and
+    /// transports rather than of what a host declares.
+    pub fn bare(servers: Value) -> Self {
+        let project = Project::new(servers);
+        std::fs::write(
+            project.path().join("mcp-lock.toml"),
+            "[profiles]\npin = [\"bare\"]\n",
+        )
+        .unwrap();
+        project
+    }
+
     pub fn set_servers(&self, servers: Value) {
         let config = json!({ "mcpServers": servers });
         std::fs::write(
