@@ -28,6 +28,10 @@ Options:
   --gated                 list tools only for clients that declare a capability:
                           summarize (sampling), confirm_deploy (elicitation), and
                           project_files (roots, and only when roots/list names one)
+  --hide-gated NAME       with --gated: never list that tool
+  --ask METHOD            before the first listing, send this request to the client
+                          (sampling/createMessage, elicitation/create, ...), wait for
+                          the answer and write it to stderr
   --revision-file PATH    read the revision from this file at every tools/list
   --page-size N           tools per tools/list page (default: all in one)
   --list-changed          send notifications/tools/list_changed before the first answer
@@ -78,6 +82,8 @@ struct Options {
     page_size: usize,
     list_changed: bool,
     gated: bool,
+    hide_gated: Vec<String>,
+    ask: Option<String>,
     notify_on_change: bool,
     action_log: Option<String>,
     ping: bool,
@@ -97,6 +103,8 @@ fn main() {
         page_size: 0,
         list_changed: false,
         gated: false,
+        hide_gated: Vec::new(),
+        ask: None,
         notify_on_change: false,
         action_log: None,
         ping: false,
@@ -117,6 +125,8 @@ fn main() {
             "--page-size" => o.page_size = value().parse().unwrap_or(0),
             "--list-changed" => o.list_changed = true,
             "--gated" => o.gated = true,
+            "--hide-gated" => o.hide_gated.push(value()),
+            "--ask" => o.ask = Some(value()),
             "--notify-on-change" => o.notify_on_change = true,
             "--action-log" => o.action_log = Some(value()),
             "--ping" => o.ping = true,
@@ -255,6 +265,22 @@ fn serve(o: &Options) {
         }
         if method == "tools/list" && msg["params"]["cursor"].is_null() {
             FIRST_PAGES.fetch_add(1, Ordering::SeqCst);
+        }
+        if method == "tools/list"
+            && let Some(ask) = o.ask.as_deref()
+            && !ASKED.swap(true, Ordering::SeqCst)
+        {
+            send(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "id": "fixture-ask", "method": ask, "params": {}}),
+            );
+            for line in lines.by_ref() {
+                let Ok(line) = line else { break };
+                if line.contains("fixture-ask") {
+                    eprintln!("fixture_server: {ask} answered: {line}");
+                    break;
+                }
+            }
         }
         if method == "tools/list"
             && o.gated
@@ -411,8 +437,14 @@ fn answer(o: &Options, method: &str, params: &Value) -> Result<Value, Value> {
     match method {
         "initialize" if legacy => {
             std::thread::sleep(Duration::from_millis(o.delay_initialize));
+            // The version asked for when the fixture speaks it, as the spec has it.
+            let asked = params["protocolVersion"].as_str().unwrap_or_default();
+            let version = match asked {
+                "2024-11-05" | "2025-03-26" | "2025-06-18" => asked,
+                _ => "2025-11-25",
+            };
             let mut result = json!({
-                "protocolVersion": "2025-11-25",
+                "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": o.list_changed}},
                 "serverInfo": server_info,
             });
@@ -513,6 +545,8 @@ fn hand_made_defects(o: &Options, text: String) -> String {
 
 /// What the client declared (initialize, or the modern `_meta`).
 static CLIENT_CAPABILITIES: std::sync::Mutex<Value> = std::sync::Mutex::new(Value::Null);
+/// Whether `--ask` was sent.
+static ASKED: AtomicBool = AtomicBool::new(false);
 /// How many roots the client's `roots/list` named; `usize::MAX` until asked.
 static ROOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
 
@@ -643,6 +677,7 @@ fn tools(o: &Options) -> Vec<Value> {
                 "inputSchema": {"type": "object", "properties": {}},
             }));
         }
+        list.retain(|t| !o.hide_gated.iter().any(|h| t["name"] == h.as_str()));
     }
     if o.misbehave == "nameless-tool" {
         list.push(json!({"description": "I have no name", "inputSchema": {"type": "object"}}));

@@ -1,0 +1,368 @@
+//! Client profiles: a lock pins what each agent host actually sees. Servers list
+//! different tools to different capabilities; the lock records each profile's listing,
+//! verify checks each one, and a version-1 lock keeps verifying as `bare`.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Project, fixture_entry};
+use serde_json::{Value, json};
+
+fn servers_dir() -> PathBuf {
+    let dir = common::test_servers_dir();
+    assert!(
+        dir.join("npm/node_modules").is_dir(),
+        "real MCP servers are not installed in {}; run scripts/install-test-servers.sh (bash .ci/run does)",
+        dir.display()
+    );
+    dir
+}
+
+fn npm_entry(package: &str) -> Value {
+    let main = servers_dir()
+        .join("npm/node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    json!({"command": "node", "args": [main.display().to_string()]})
+}
+
+/// (name, profile, verdict, tools) of each listing in a JSON report.
+fn listings(doc: &Value) -> Vec<(String, String, String, u64)> {
+    doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["profile"].as_str().unwrap().to_string(),
+                s["verdict"].as_str().unwrap().to_string(),
+                s["tools"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The tool names a lock pins under one profile of its only server.
+fn pinned_names(lock: &str, profile: &str) -> Vec<String> {
+    let parsed = mcp_lock::lock::parse_lock(lock, "mcp.lock").unwrap();
+    let server = parsed.servers.values().next().unwrap();
+    server.profiles[profile].tools.keys().cloned().collect()
+}
+
+#[test]
+fn server_everything_is_pinned_with_what_each_host_profile_is_offered() {
+    let p = Project::new(json!({"everything": npm_entry("server-everything")}));
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"bare\", \"claude-code\", \"vscode\"]\n",
+    )
+    .unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    let bare = pinned_names(&lock, "bare");
+    let claude = pinned_names(&lock, "claude-code");
+    let vscode = pinned_names(&lock, "vscode");
+    assert_eq!((bare.len(), claude.len(), vscode.len()), (13, 15, 19));
+    for gated in ["get-roots-list", "trigger-elicitation-request"] {
+        assert!(!bare.contains(&gated.to_string()) && claude.contains(&gated.to_string()));
+    }
+    for gated in ["trigger-sampling-request", "trigger-url-elicitation"] {
+        assert!(!claude.contains(&gated.to_string()) && vscode.contains(&gated.to_string()));
+    }
+    // Each definition is written once however many profiles list it.
+    assert_eq!(lock.matches("\n[[server.tool]]\n").count(), 19, "{lock}");
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    assert_eq!(
+        listings(&doc)
+            .into_iter()
+            .map(|(_, profile, verdict, tools)| (profile, verdict, tools))
+            .collect::<Vec<_>>(),
+        [
+            ("bare".to_string(), "converged".to_string(), 13),
+            ("claude-code".to_string(), "converged".to_string(), 15),
+            ("vscode".to_string(), "converged".to_string(), 19),
+        ]
+    );
+}
+
+#[test]
+fn a_tool_gone_under_one_profile_makes_only_that_profile_stale() {
+    let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"claude-code\", \"vscode\"]\n",
+    )
+    .unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(pinned_names(&lock, "vscode").contains(&"summarize".to_string()));
+    assert!(!pinned_names(&lock, "claude-code").contains(&"summarize".to_string()));
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    assert!(listings(&doc).iter().all(|l| l.2 == "converged"), "{doc}");
+
+    // `summarize` is offered to sampling clients only: only vscode declares sampling.
+    p.set_servers(json!({"fixture": fixture_entry(&["--gated", "--hide-gated", "summarize"])}));
+    let run = p.run(&["verify", "--format", "json"]);
+    run.expect(1);
+    let doc = run.json();
+    let verdicts: Vec<(String, String)> = listings(&doc)
+        .into_iter()
+        .map(|(_, profile, verdict, _)| (profile, verdict))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("claude-code".to_string(), "converged".to_string()),
+            ("vscode".to_string(), "stale".to_string())
+        ]
+    );
+    let vscode = &doc["servers"][1];
+    assert_eq!(vscode["changes"][0]["tool"], "summarize");
+    assert_eq!(vscode["changes"][0]["change"], "removed");
+    let human = p.run(&["verify"]);
+    assert!(
+        human.stdout().contains("fixture [vscode]       stale"),
+        "{}",
+        human.stdout()
+    );
+}
+
+#[test]
+fn a_tool_listed_only_when_roots_name_the_project_is_pinned_identically_from_two_checkout_paths() {
+    let entry = json!({"fixture": fixture_entry(&["--gated"])});
+    let one = Project::new(entry.clone());
+    let two = Project::new(entry);
+    one.run(&["update", "--yes"]).expect(0);
+    two.run(&["update", "--yes"]).expect(0);
+    let (a, b) = (one.lock_text().unwrap(), two.lock_text().unwrap());
+    assert_eq!(a, b, "the lock depends on where the project is checked out");
+    assert!(pinned_names(&a, "claude-code").contains(&"project_files".to_string()));
+    for dir in [one.path(), two.path()] {
+        assert!(!a.contains(&dir.display().to_string()), "{a}");
+    }
+    assert!(a.contains("roots = \"project-dir\""), "{a}");
+    // A client with no roots is not offered the tool.
+    one.run(&["update", "--yes", "--client", "bare"]).expect(0);
+    let lock = one.lock_text().unwrap();
+    assert!(!pinned_names(&lock, "bare").contains(&"project_files".to_string()));
+}
+
+#[test]
+fn sampling_and_elicitation_asked_for_while_listing_are_refused_at_once() {
+    for method in ["sampling/createMessage", "elicitation/create"] {
+        let p = Project::new(json!({"fixture": fixture_entry(&["--ask", method])}));
+        let run = p.run(&["update", "--yes", "--client", "vscode", "--timeout", "20"]);
+        run.expect(0);
+        assert!(
+            run.elapsed < std::time::Duration::from_secs(10),
+            "{method} took {:?}",
+            run.elapsed
+        );
+        assert!(p.lock_text().unwrap().contains("name = \"vscode\""));
+    }
+}
+
+#[test]
+fn a_profile_defined_in_mcp_lock_toml_is_pinned_with_its_own_capabilities() {
+    let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"my-agent\"]\n\n[profile.my-agent]\nprotocol-version = \"2025-06-18\"\ncapabilities = { sampling = {} }\nclient-info = { name = \"my-agent\", version = \"3.1\" }\n",
+    )
+    .unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    assert_eq!(
+        pinned_names(&lock, "my-agent"),
+        ["deploy_preview", "read_ticket", "search_docs", "summarize"]
+    );
+    assert!(lock.contains(r#"client_info = '{"name":"my-agent","version":"3.1"}'"#));
+    assert!(lock.contains("protocol_version = \"2025-06-18\""), "{lock}");
+    p.run(&["verify"]).expect(0);
+}
+
+#[test]
+fn an_unknown_profile_is_a_usage_error_naming_the_known_ones() {
+    let p = Project::new(json!({"fixture": fixture_entry(&[])}));
+    let run = p.run(&["update", "--client", "emacs"]);
+    run.expect(2);
+    assert!(
+        run.stderr()
+            .contains("unknown client profile \"emacs\"; the profiles are bare, claude-code, codex, cursor, gemini-cli, vscode"),
+        "{}",
+        run.stderr()
+    );
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"claude-code\", \"vs-code\"]\n",
+    )
+    .unwrap();
+    let run = p.run(&["update"]);
+    run.expect(2);
+    assert!(
+        run.stderr()
+            .contains("mcp-lock.toml:2: unknown client profile \"vs-code\""),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn verify_for_a_profile_the_lock_does_not_pin_judges_it_against_every_approved_definition() {
+    let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
+    p.run(&["update", "--yes"]).expect(0);
+    let run = p.run(&["verify", "--client", "vscode", "--format", "json"]);
+    run.expect(1);
+    let doc = run.json();
+    let server = &doc["servers"][0];
+    assert_eq!(server["profile"], "vscode");
+    assert_eq!(server["profile_pinned"], false);
+    // Only what no pinned profile approves is a change: summarize (sampling).
+    let changes: Vec<(&str, &str)> = server["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["tool"].as_str().unwrap(), c["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(changes, [("summarize", "added")]);
+    assert!(
+        server["error"]
+            .as_str()
+            .unwrap()
+            .contains("`mcp-lock update fixture --client vscode`"),
+        "{server}"
+    );
+}
+
+#[test]
+fn a_server_from_a_host_without_a_profile_is_listed_as_bare_with_a_notice() {
+    let p = Project::new(json!({}));
+    let config = p.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fixture": fixture_entry(&["--gated"])}}).to_string(),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let run = p.run(&["--config", &config, "update", "--yes"]);
+    run.expect(0);
+    assert!(
+        run.stderr().contains("note: server \"fixture\" comes from Claude Desktop's config, which has no built-in client profile; it is listed as `bare`"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(
+        pinned_names(&p.lock_text().unwrap(), "bare"),
+        ["deploy_preview", "read_ticket", "search_docs"]
+    );
+}
+
+/// The lock of `p` written as format version 1 would have written it: one listing on
+/// the server itself (only for a lock pinned under `bare`).
+fn as_version_1(lock: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_tools = false;
+    for line in lock.lines() {
+        if line == "[server.profile.tools]" {
+            in_tools = true;
+            continue;
+        }
+        if in_tools {
+            if line.is_empty() {
+                in_tools = false;
+            } else {
+                continue;
+            }
+        }
+        if line == "[[server.profile]]" || line == "name = \"bare\"" {
+            continue;
+        }
+        out.push(if line == "version = 2" {
+            "version = 1"
+        } else {
+            line
+        });
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    // The profile's blank line before its header is doubled now.
+    text.replace("\n\n\nprotocol_version", "\nprotocol_version")
+}
+
+#[test]
+fn a_version_1_lock_verifies_as_bare_and_update_offers_the_hosts_profile_with_the_tools_it_adds() {
+    let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
+    p.run(&["update", "--yes", "--client", "bare"]).expect(0);
+    let v1 = as_version_1(&p.lock_text().unwrap());
+    assert!(mcp_lock::lock::parse_lock(&v1, "mcp.lock").is_ok(), "{v1}");
+    assert!(v1.contains("\nversion = 1\n") && !v1.contains("[server.profile"));
+    std::fs::write(p.path().join("mcp.lock"), &v1).unwrap();
+
+    // An upgrade never turns a green CI red by itself.
+    let run = p.run(&["verify"]);
+    run.expect(0);
+    assert!(
+        run.stdout().contains("fixture [bare]  converged"),
+        "{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr()
+            .contains("client profile claude-code is not pinned yet (the lock pins bare)"),
+        "{}",
+        run.stderr()
+    );
+
+    // The next update shows the switch and asks about it.
+    let run = p.run(&["update"]);
+    run.expect(4);
+    let err = run.stderr();
+    assert!(
+        err.contains("fixture [claude-code]: client profile claude-code not pinned yet; pin its listing (3 tools already approved, 2 new or different)"),
+        "{err}"
+    );
+    assert!(err.contains("added    confirm_deploy  tool-added"), "{err}");
+    assert!(err.contains("added    project_files  tool-added"), "{err}");
+    assert!(
+        err.contains("fixture [bare]: client profile bare is no longer selected"),
+        "{err}"
+    );
+    assert_eq!(p.lock_text().unwrap(), v1, "nothing was written");
+
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("\nversion = 2\n"));
+    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    assert_eq!(
+        parsed.servers["fixture"]
+            .profiles
+            .keys()
+            .collect::<Vec<_>>(),
+        ["claude-code"]
+    );
+    p.run(&["verify"]).expect(0);
+}
+
+#[test]
+fn the_committed_version_1_example_still_verifies_against_the_real_server_memory() {
+    let p = Project::new(json!({}));
+    let mut memory = npm_entry("server-memory");
+    memory["env"] =
+        json!({"MEMORY_FILE_PATH": p.path().join("memory.jsonl").display().to_string()});
+    p.set_servers(json!({"memory": memory}));
+    std::fs::write(p.path().join("mcp.lock"), include_str!("data/mcp.lock.v1")).unwrap();
+    let run = p.run(&["verify", "--format", "json"]);
+    run.expect(0);
+    let doc = run.json();
+    assert_eq!(
+        listings(&doc),
+        [(
+            "memory".to_string(),
+            "bare".to_string(),
+            "converged".to_string(),
+            9
+        )]
+    );
+}
