@@ -509,6 +509,48 @@ mod tests {
     }
 
     #[test]
+    fn profiles_are_defined_and_chosen_project_wide_and_per_server() {
+        let p = Policy::parse(
+            "exact = true\n[profiles]\npin = [\"vscode\", \"mine\"]\n[profiles.server]\ngithub = [\"codex\"]\n[profile.mine]\nprotocol-version = \"2025-06-18\"\ncapabilities = { roots = { listChanged = true } }\n",
+            "mcp-lock.toml",
+        )
+        .unwrap();
+        assert!(p.exact);
+        assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Fail);
+        let mine = p.profiles.get("mine").unwrap();
+        assert_eq!(mine.capabilities["roots"]["listChanged"], true);
+        assert_eq!(mine.client_info["name"], "mine");
+        let names = |server: &str| -> Vec<String> {
+            p.profiles
+                .for_server(server, &[], None)
+                .unwrap()
+                .profiles
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        assert_eq!(names("github"), ["codex"]);
+        assert_eq!(names("other"), ["mine", "vscode"]);
+        let err = Policy::parse(
+            "[profile.vscode]\nprotocol-version = \"2025-06-18\"\n",
+            "p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("p.toml:1: profile \"vscode\" is built in"),
+            "{err}"
+        );
+        let err = Policy::parse("[profile.x]\nprotocol-version = \"2099-01-01\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("p.toml:2: profile \"x\": protocol-version"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_bad_policy_names_the_line() {
         let err = Policy::parse(
             "[verify]\nauthority = \"fail\"\nsemantik = \"warn\"\n",

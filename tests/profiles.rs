@@ -127,6 +127,52 @@ fn a_tool_gone_under_one_profile_makes_only_that_profile_stale() {
         "{}",
         human.stdout()
     );
+    // Every machine format names the profile of the change.
+    let sarif: Value =
+        serde_json::from_str(&p.run(&["verify", "--format", "sarif"]).stdout()).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["properties"]["profile"], "vscode", "{result}");
+    assert!(
+        result["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("fixture/summarize [vscode] removed"),
+        "{result}"
+    );
+    let github = p.run(&["verify", "--format", "github"]).stdout();
+    assert!(
+        github.contains("::fixture/summarize [vscode] removed (tool-removed)"),
+        "{github}"
+    );
+    let junit = p.run(&["verify", "--format", "junit"]).stdout();
+    assert!(
+        junit.contains("<testsuite name=\"fixture [vscode]\""),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("<testsuite name=\"fixture [claude-code]\""),
+        "{junit}"
+    );
+}
+
+#[test]
+fn the_start_up_api_verifies_what_one_host_profile_sees() {
+    let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
+    p.run(&["update", "--yes", "--client", "vscode"]).expect(0);
+    let verification = mcp_lock::startup::Verifier::new(p.path())
+        .client("vscode")
+        .verify_blocking()
+        .unwrap();
+    assert!(verification.passed(), "{}", verification.summary());
+    assert_eq!(verification.reports[0].profile, "vscode");
+    assert_eq!(verification.reports[0].tools, Some(6));
+    // A host whose profile the lock does not pin sees what it would lose or gain.
+    let verification = mcp_lock::startup::Verifier::new(p.path())
+        .client("bare")
+        .verify_blocking()
+        .unwrap();
+    assert!(verification.passed(), "{}", verification.summary());
+    assert!(!verification.reports[0].profile_pinned);
 }
 
 #[test]

@@ -221,6 +221,31 @@ async fn handshake<T: Transport>(
                 deadline,
             )));
         }
+        Err(RpcError::Remote {
+            code: -32022,
+            message,
+            data,
+        }) if exact.is_none() && options.protocol == ProtocolChoice::HandshakeOnly => {
+            // The version this client asks for is not one the server speaks: say which
+            // it does, as the error's data lists them.
+            let supported = data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .map(|v| {
+                    v.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("; it supports {s}"))
+                .unwrap_or_default();
+            return Err(Opening::Failed(format!(
+                "initialize: the server does not speak protocol {}, which this client asks for (error -32022: {message}){supported}",
+                options.handshake_version
+            )));
+        }
         Err(e @ RpcError::Remote { code, .. })
             if exact.is_none() && MODERN_ERRORS.contains(&code) =>
         {
