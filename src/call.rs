@@ -137,6 +137,8 @@ pub struct SideCheck {
 #[derive(Debug, Clone, Serialize)]
 pub struct CallReport {
     pub server: String,
+    /// The client profile whose listing judged the call.
+    pub profile: String,
     pub tool: String,
     pub verdict: CallVerdict,
     pub pinned: SideCheck,
@@ -257,6 +259,7 @@ pub fn check_call(
     };
     CallReport {
         server: report.name.clone(),
+        profile: report.profile.clone(),
         tool: tool.to_string(),
         verdict,
         pinned: pinned_side,
@@ -270,7 +273,13 @@ pub fn check_call(
 /// The report for people; every server string escaped.
 pub fn render_call(report: &CallReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}/{}", esc(&report.server), esc(&report.tool));
+    let _ = writeln!(
+        out,
+        "{}/{} [{}]",
+        esc(&report.server),
+        esc(&report.tool),
+        esc(&report.profile)
+    );
     let describe = |s: &SideCheck| -> String {
         if !s.present {
             return "no such tool".into();
