@@ -128,11 +128,10 @@ fn a_terminal_shows_each_running_server_with_its_state_and_a_pipe_gets_plain_lin
     assert!(!stderr.contains("initializing"), "{stderr}");
     let listed: Vec<&str> = stderr.lines().filter(|l| l.contains("Listed")).collect();
     assert_eq!(listed.len(), 2, "{stderr}");
-    assert!(
-        listed
-            .iter()
-            .any(|l| l.trim_start().starts_with("Listed slow-one (3 tools, "))
-    );
+    assert!(listed.iter().any(|l| {
+        l.trim_start()
+            .starts_with("Listed slow-one [claude-code] (3 tools, ")
+    }));
 }
 
 #[test]
@@ -240,7 +239,8 @@ fn rejecting_the_only_first_pin_writes_no_lock() {
         let mut s = update_in_pty(&p);
         s.exp_string("[1/1] Pin these tools?").unwrap();
         s.send_line(answer).unwrap();
-        s.exp_string("Rejected fixture (not pinned)").unwrap();
+        s.exp_string("Rejected fixture [claude-code] (not pinned)")
+            .unwrap();
         s.exp_eof().unwrap();
         assert_eq!(exit_code(&s), 0);
         assert_eq!(p.lock_text(), None, "after {answer}");
