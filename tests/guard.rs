@@ -1081,3 +1081,194 @@ fn on_a_full_disk_calls_are_refused_and_no_cut_entry_is_left_when_space_returns(
     agent.close();
     agent.wait_exit(Duration::from_secs(10));
 }
+
+/// Sends a request and waits for its answer, answering the server's own requests on
+/// the way as a host would: `roots/list` with the project directory, anything else
+/// (sampling, elicitation) with an error.
+#[track_caller]
+fn request_as_host(
+    agent: &mut McpPipe,
+    id: i64,
+    method: &str,
+    params: Value,
+    root: &Path,
+) -> Value {
+    agent.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    let mut others = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let answer = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let message = agent
+            .next(left)
+            .unwrap_or_else(|| panic!("no answer to {method}; stderr:\n{}", agent.stderr()));
+        if message["id"] == id && message.get("method").is_none() {
+            break message;
+        }
+        match (message["method"].as_str(), message.get("id")) {
+            (Some("roots/list"), Some(rid)) => {
+                let uri = format!("file://{}", root.display());
+                agent.send(&json!({"jsonrpc": "2.0", "id": rid, "result": {"roots": [{"uri": uri, "name": "project"}]}}));
+            }
+            (Some(_), Some(rid)) => agent.send(
+                &json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not in this test"}}),
+            ),
+            _ => others.push(message),
+        }
+    };
+    agent.held.extend(others);
+    answer
+}
+
+/// initialize with these capabilities, as a host of that profile would, then every
+/// tool of a complete listing.
+#[track_caller]
+fn connect_as(agent: &mut McpPipe, capabilities: &Value, root: &Path) -> Vec<Value> {
+    let init = request_as_host(
+        agent,
+        1001,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "test-host", "version": "1"}}),
+        root,
+    );
+    assert!(init["result"].is_object(), "{init}");
+    agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut tools = Vec::new();
+    let mut params = json!({});
+    for id in 1002.. {
+        let answer = request_as_host(agent, id, "tools/list", params, root);
+        let result = &answer["result"];
+        assert!(result.is_object(), "tools/list failed: {answer}");
+        tools.extend(result["tools"].as_array().unwrap().iter().cloned());
+        match result.get("nextCursor") {
+            Some(Value::String(c)) => params = json!({"cursor": c}),
+            _ => break,
+        }
+    }
+    tools
+}
+
+fn everything_project() -> Project {
+    let dir = common::test_servers_dir();
+    let main = dir.join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        main.exists(),
+        "server-everything is not installed in {}; run scripts/install-test-servers.sh",
+        dir.display()
+    );
+    Project::new(
+        json!({"everything": {"command": "node", "args": [main.display().to_string(), "stdio"]}}),
+    )
+}
+
+fn capabilities_of(profile: &str) -> Value {
+    mcp_lock::profile::Profile::builtin(profile)
+        .unwrap()
+        .capabilities
+}
+
+#[test]
+fn a_host_whose_capabilities_were_pinned_sees_every_tool_server_everything_lists_to_it() {
+    for (profile, count) in [("vscode", 19), ("claude-code", 15)] {
+        let project = everything_project();
+        project
+            .run(&["update", "--yes", "--client", profile])
+            .expect(0);
+        let mut agent = McpPipe::guard(&project, &["everything"]);
+        let tools = connect_as(&mut agent, &capabilities_of(profile), project.path());
+        assert_eq!(
+            tools.len(),
+            count,
+            "{profile}: {:?}; stderr:\n{}",
+            names(&tools),
+            agent.stderr()
+        );
+        // The client is the pinned profile: nothing to warn about.
+        assert!(
+            !agent.stderr().contains("match no client profile"),
+            "{}",
+            agent.stderr()
+        );
+        let matched = audit(&project)
+            .into_iter()
+            .find(|e| e["event"] == "client_profile")
+            .unwrap();
+        assert_eq!(
+            (matched["decision"].as_str(), matched["profile"].as_str()),
+            (Some("matched"), Some(profile))
+        );
+    }
+}
+
+#[test]
+fn a_bare_only_lock_hides_the_gated_tools_from_a_vscode_client_and_the_refusal_names_the_profile() {
+    let project = everything_project();
+    project
+        .run(&["update", "--yes", "--client", "vscode"])
+        .expect(0);
+    let mut agent = McpPipe::guard(&project, &["everything"]);
+    let all: Vec<String> = names(&connect_as(
+        &mut agent,
+        &capabilities_of("vscode"),
+        project.path(),
+    ))
+    .into_iter()
+    .map(String::from)
+    .collect();
+    drop(agent);
+
+    // A lock that pins the server under `bare` only.
+    std::fs::remove_file(project.path().join("mcp.lock")).unwrap();
+    project
+        .run(&["update", "--yes", "--client", "bare"])
+        .expect(0);
+    assert!(!project.lock_text().unwrap().contains("\"vscode\""));
+    let mut agent = McpPipe::guard(&project, &["everything"]);
+    let shown = connect_as(&mut agent, &capabilities_of("vscode"), project.path());
+    assert_eq!(shown.len(), 13, "{:?}", names(&shown));
+    let gated: Vec<&String> = all
+        .iter()
+        .filter(|n| !names(&shown).contains(&n.as_str()))
+        .collect();
+    assert_eq!(gated.len(), 6, "{gated:?}");
+    assert!(
+        gated.iter().any(|n| *n == "trigger-sampling-request"),
+        "{gated:?}"
+    );
+
+    // One warning, with the difference from the closest pinned profile.
+    let stderr = agent.stderr();
+    assert_eq!(
+        stderr.matches("match no client profile").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("+/sampling"), "{stderr}");
+    assert!(
+        stderr.contains("mcp-lock update everything --client vscode"),
+        "{stderr}"
+    );
+
+    let answer = request_as_host(
+        &mut agent,
+        2001,
+        "tools/call",
+        json!({"name": "trigger-sampling-request", "arguments": {"prompt": "hi"}}),
+        project.path(),
+    );
+    let r = refusal(&answer);
+    assert_eq!(r["error_code"], "UNPINNED_TOOL");
+    assert_eq!(r["missing_profile"]["profile"], "vscode");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("vscode") && text.contains("--client vscode"),
+        "{text}"
+    );
+    let entry = audit(&project)
+        .into_iter()
+        .find(|e| e["event"] == "tools/call")
+        .unwrap();
+    assert_eq!(
+        entry["missing_profile"]["pin_with"],
+        "mcp-lock update everything --client vscode"
+    );
+}
