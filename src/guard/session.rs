@@ -302,6 +302,8 @@ pub struct Session {
     /// The `serverInfo.name` the server gave in the handshake answer (outer None:
     /// no answer yet).
     server_name: Option<Option<String>>,
+    /// The server's identity changed and the policy fails that: nothing is served.
+    refuse_all: bool,
     /// Lines already said, so each is said once.
     said: HashSet<String>,
     /// Compiled input schemas by definition hash.
@@ -333,6 +335,7 @@ impl Session {
             hello: None,
             missing: None,
             server_name: None,
+            refuse_all: false,
             said: HashSet::new(),
             schemas: HashMap::new(),
             on_drift,
@@ -375,6 +378,7 @@ impl Session {
             self.view = None;
             self.matched = None;
             self.missing = None;
+            self.refuse_all = false;
             return;
         };
         let matched = keep
@@ -394,6 +398,7 @@ impl Session {
             None => pins.union(UNION),
         });
         self.matched = matched;
+        self.update_refuse_all();
     }
 
     /// The client's handshake: which pinned profile it is. Returns what to say.
@@ -499,9 +504,15 @@ impl Session {
         }
     }
 
-    /// The server answered under another name than pinned, and the policy fails it.
+    /// The server answered under another name than pinned, and the policy fails it
+    /// (worked out once, not for every tool).
     fn identity_refused(&self) -> bool {
-        self.identity_changed() && self.policy.action(Rule::Class(Class::Authority)) == Action::Fail
+        self.refuse_all
+    }
+
+    fn update_refuse_all(&mut self) {
+        self.refuse_all = self.identity_changed()
+            && self.policy.action(Rule::Class(Class::Authority)) == Action::Fail;
     }
 
     fn identity_changed(&self) -> bool {
@@ -606,10 +617,12 @@ impl Session {
 
     /// The compiled input schema of a definition, by its hash.
     fn schema(&mut self, hash: &str, definition: &Arc<Json>) -> Arc<ArgumentSchema> {
-        self.schemas
-            .entry(hash.to_string())
-            .or_insert_with(|| Arc::new(ArgumentSchema::for_tool(definition)))
-            .clone()
+        if let Some(schema) = self.schemas.get(hash) {
+            return schema.clone();
+        }
+        let schema = Arc::new(ArgumentSchema::for_tool(definition));
+        self.schemas.insert(hash.to_string(), schema.clone());
+        schema
     }
 
     /// The first half of [`Session::decide_call`]: whether the client may call the
@@ -642,7 +655,7 @@ impl Session {
         let pinned_anywhere = self
             .pins
             .as_ref()
-            .is_some_and(|p| p.tool_names().contains(tool));
+            .is_some_and(|p| p.profiles.values().any(|l| l.tools.contains_key(tool)));
         let seen = match self.latest(tool) {
             // No checked listing of this generation says anything about the tool.
             None => {
@@ -842,6 +855,7 @@ impl Session {
             .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
             .or_else(|| result.get("serverInfo"));
         self.server_name = Some(info.and_then(|i| i.get("name")).and_then(Json::as_str));
+        self.update_refuse_all();
         if self.identity_changed() {
             let refused = self.identity_refused();
             let pinned = self
