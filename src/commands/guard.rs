@@ -6,7 +6,7 @@ use anyhow::Context;
 use mcp_lock::config::{ProjectConfig, ServerSpec, TransportSpec, match_expansion};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
-use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Pins, Session};
+use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
 use mcp_lock::lock::{PinnedServer, Reached, read_lock, read_lock_server};
 use mcp_lock::secrets::Secrets;
 
@@ -51,6 +51,10 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             }
         );
     };
+    // The policy verify uses, so the guard serves what verify passes.
+    let mut policy = ws.policy(None)?;
+    policy.exact |= args.exact;
+    let exact = policy.exact;
     let Launched {
         launch,
         secrets,
@@ -90,11 +94,14 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         cli::OnDrift::Hide => OnDrift::Hide,
         cli::OnDrift::Fail => OnDrift::Fail,
     };
-    let session = Session::new(&args.server, Pins::from(&pinned), on_drift);
+    let profiles: Vec<String> = pinned.profiles.keys().cloned().collect();
+    let session = Session::new(&args.server, Some(pinned), policy, on_drift);
     eprintln!(
-        "mcp-lock guard: enforcing {} of {} from {lock_shown}; audit log {}",
+        "mcp-lock guard: enforcing {} of {} (client profiles pinned: {}{}) from {lock_shown}; audit log {}",
         mcp_lock::text::count(session.pinned_count(), "pinned tool"),
         mcp_lock::text::escape_for_terminal(&args.server),
+        mcp_lock::text::escape_for_terminal(&profiles.join(", ")),
+        if exact { "; exact mode" } else { "" },
         display_path(&audit_path, &ws.project_dir)
     );
     let setup = GuardSetup {

@@ -3,8 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use super::session::Pins;
-use crate::lock::read_lock_server;
+use crate::lock::{PinnedServer, read_lock_server};
 
 /// Watches the lock file: its identity, size and modification time, looked at only
 /// when inotify says something happened to that name in its directory (every time
@@ -30,8 +29,9 @@ impl PinWatch {
         }
     }
 
-    /// The server's pins when the lock changed since last asked.
-    pub fn changed(&mut self, server: &str) -> Option<Result<Pins, String>> {
+    /// The server's pins when the lock changed since last asked (None inside: the lock
+    /// no longer pins the server).
+    pub fn changed(&mut self, server: &str) -> Option<Result<Option<PinnedServer>, String>> {
         if let Some(events) = &self.events
             && !events.touched()
         {
@@ -43,7 +43,7 @@ impl PinWatch {
         }
         self.stamp = now;
         Some(match read_lock_server(&self.path, server) {
-            Ok(Some(pinned)) => Ok(pinned.map(Pins::from).unwrap_or_default()),
+            Ok(Some(pinned)) => Ok(pinned),
             Ok(None) => Err(format!("{} is gone", self.path.display())),
             Err(e) => Err(e.to_string()),
         })

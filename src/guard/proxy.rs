@@ -15,8 +15,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::audit::{AuditLog, Members};
+use super::client::ClientHello;
 use super::pins::PinWatch;
-use super::session::{Contract, Decision, ErrorCode, Pending, Refusal, RequiredAction, Session};
+use super::session::{
+    Contract, Decision, ErrorCode, Notice, Pending, Refusal, RequiredAction, ServedAs, Session,
+};
 use crate::call::{checkable_arguments, read_exactly};
 use crate::client::stdio::{
     Watchdog, peek_exit, prepare_server, signal_group, start_server, unregister,
@@ -727,7 +730,8 @@ enum Verdict {
 struct Unsent {
     id: Value,
     tool: String,
-    pinned_hash: String,
+    pinned_hash: Option<String>,
+    live_hash: Option<String>,
     modern: bool,
 }
 
@@ -738,9 +742,10 @@ impl Unsent {
             tool: self.tool.clone(),
             required_action: RequiredAction::RetryLater,
             side_effect_started: false,
-            pinned_hash: Some(self.pinned_hash.clone()),
-            live_hash: Some(self.pinned_hash.clone()),
+            pinned_hash: self.pinned_hash.clone(),
+            live_hash: self.live_hash.clone(),
             violations: Vec::new(),
+            missing_profile: None,
         };
         json!({"jsonrpc": "2.0", "id": self.id, "result": refusal.to_result(self.modern)})
     }
@@ -819,7 +824,9 @@ fn decide(
             ),
             generation: state.session.generation(),
         },
-        "initialize" | "server/discover" => Pending::Handshake,
+        "initialize" | "server/discover" => {
+            Pending::Handshake(ClientHello::from_request(&method, params))
+        }
         "tools/call" => {
             reload_pins(&mut state);
             let Some(tool) = params.and_then(|p| p.get("name")).and_then(Json::as_str) else {
@@ -898,9 +905,10 @@ fn decide_call(
             tool: tool.clone(),
             required_action: RequiredAction::FixArguments,
             side_effect_started: false,
-            pinned_hash: Some(contract.pinned_hash.clone()),
-            live_hash: Some(contract.pinned_hash),
+            pinned_hash: contract.pinned_hash,
+            live_hash: contract.live_hash,
             violations: vec![violation.clone()],
+            missing_profile: None,
         }),
         (Ok(contract), Ok(arguments)) => contract.judge(arguments),
         (Err(refusal), _) => Decision::Refuse(refusal),
@@ -914,11 +922,16 @@ fn decide_call(
     match decision {
         Decision::Forward {
             pinned_hash,
+            live_hash,
+            served,
             unvalidated,
         } => {
             members.push(("decision", json!("forwarded")));
             members.push(("pinned_hash", json!(pinned_hash)));
-            members.push(("live_hash", json!(pinned_hash)));
+            members.push(("live_hash", json!(live_hash)));
+            if served != ServedAs::Approved {
+                members.push(("served", json!(served)));
+            }
             if let Some(reason) = &unvalidated {
                 members.push(("arguments_unchecked", json!(reason)));
                 notes.say(&format!(
@@ -931,6 +944,7 @@ fn decide_call(
                 id: id.to_value(),
                 tool: tool.clone(),
                 pinned_hash,
+                live_hash,
                 modern,
             };
             lock(shared)
@@ -945,6 +959,9 @@ fn decide_call(
             members.push(("live_hash", json!(refusal.live_hash)));
             if !refusal.violations.is_empty() {
                 members.push(("violations", json!(refusal.violations)));
+            }
+            if let Some(missing) = &refusal.missing_profile {
+                members.push(("missing_profile", json!(missing)));
             }
             notes.audit("tools/call", members);
             notes.say(&format!("refused {tool}: {}", refusal.error_code.as_str()));
@@ -1216,9 +1233,9 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option
                 }) => Some(check_listing(
                     &mut state, notes, line, id, first_page, generation,
                 )),
-                Some(Pending::Handshake) => {
-                    Some(Out::Text(check_handshake(&mut state, notes, line, id)))
-                }
+                Some(Pending::Handshake(hello)) => Some(Out::Text(check_handshake(
+                    &mut state, notes, line, id, hello,
+                ))),
                 Some(_) => Some(Out::Raw),
                 None => {
                     say(
@@ -1330,23 +1347,39 @@ fn read_strictly(state: &Shared, line: &[u8], id: &Value, what: &str) -> Result<
     })
 }
 
-/// Checks an initialize or server/discover answer: changed instructions are removed.
-fn check_handshake(state: &mut Shared, notes: &mut Notes, line: &[u8], id: &Value) -> String {
+/// Checks an initialize or server/discover answer: the client's profile is picked
+/// from its request, the server's identity and instructions judged.
+fn check_handshake(
+    state: &mut Shared,
+    notes: &mut Notes,
+    line: &[u8],
+    id: &Value,
+    hello: Option<ClientHello>,
+) -> String {
     reload_pins(state);
     let message = match read_strictly(state, line, id, "initialize") {
         Ok(message) => message,
         Err(error) => return error,
     };
-    let (text, removed) = state.session.check_handshake(&message);
-    if removed {
-        let members: Members = vec![("decision", json!("instructions_removed"))];
-        notes.audit("instructions", members);
-        say(
-            state,
-            "the server's instructions differ from mcp.lock; they were removed from what the client sees",
-        );
+    let (text, notices) = state.session.check_handshake(&message, hello);
+    for notice in notices {
+        tell(state, notes, notice);
     }
     text
+}
+
+/// A notice of the session's: its audit entry, and its line on stderr.
+fn tell(state: &Shared, notes: &mut Notes, notice: Notice) {
+    let Notice {
+        event,
+        mut members,
+        message,
+    } = notice;
+    if let Some(line) = &message {
+        members.push(("message", json!(line)));
+        say(state, line);
+    }
+    notes.audit(event, members);
 }
 
 /// Checks a tools/list answer and returns what the client gets instead.
@@ -1377,6 +1410,40 @@ fn check_listing(
         ("hidden", json!(page.hidden)),
     ];
     notes.audit("tools/list", members);
+    for served in &page.served {
+        let event = match served.served {
+            ServedAs::Live => "served_live",
+            _ => "served_pinned",
+        };
+        let members: Members = vec![
+            ("decision", json!(served.served)),
+            ("tool", json!(served.tool)),
+            ("change", json!(served.change)),
+            ("pinned_hash", json!(served.pinned_hash)),
+            ("live_hash", json!(served.live_hash)),
+            ("class", json!(served.class)),
+            ("action", json!(served.action)),
+        ];
+        notes.audit(event, members);
+    }
+    if !page.served.is_empty() {
+        let names: Vec<String> = page
+            .served
+            .iter()
+            .map(|s| match s.served {
+                ServedAs::Live => format!("{} (live)", s.tool),
+                _ => format!("{} (as approved)", s.tool),
+            })
+            .collect();
+        say(
+            state,
+            &format!(
+                "served {} whose live definition is not approved but which the policy passes: {}",
+                crate::text::count(names.len(), "tool"),
+                names.join(", ")
+            ),
+        );
+    }
     if !page.hidden.is_empty() {
         let names: Vec<&str> = page.hidden.iter().map(|h| h.tool.as_str()).collect();
         let verb = if page.refused {
@@ -1413,8 +1480,8 @@ fn reload_pins(state: &mut Shared) {
     };
     match result {
         Ok(pins) => {
-            let count = pins.tools.len();
             let relist = state.session.set_pins(pins);
+            let count = state.session.pinned_count();
             let members: Members = vec![
                 ("decision", json!("pins_reloaded")),
                 ("pinned_tools", json!(count)),
