@@ -387,7 +387,8 @@ impl Policy {
     /// the verify/guard invariant. A change verify fails is hidden; one it passes is
     /// served, as the approved definition when every finding is additive or cosmetic
     /// (old calls keep working, and the model reads what a person approved), else as
-    /// the live one.
+    /// the live one. A removal has nothing to serve (`Hide`); whether calls to the
+    /// removed tool still go through is its action's to say.
     pub fn serve(&self, change: &ToolChange) -> Serve {
         if change.action == Action::Fail {
             return Serve::Hide;
