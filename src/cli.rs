@@ -62,6 +62,8 @@ Examples:
   mcp-lock update memory          only the server named memory
   mcp-lock update --dry-run       show what would change, write nothing
   mcp-lock update --yes           accept everything (first pin in a script)
+  mcp-lock update --client vscode pin what VS Code's agent is offered (also:
+                                  claude-code, cursor, codex, gemini-cli, bare)
   mcp-lock update --protocol 2025-11-25
                                   pin what an agent on 2025-11-25 sees
   mcp-lock update --accept additive,cosmetic
@@ -84,7 +86,10 @@ Examples:
   mcp-lock verify --format sarif > mcp-lock.sarif
   mcp-lock verify --format github      annotations in a GitHub Actions log
   mcp-lock verify --warn semantic      let reworded descriptions through, with a warning
+  mcp-lock verify --client vscode      only what the vscode client profile is offered
+  mcp-lock verify --exact              fail on any difference from the pins
 
+Each server is checked under every client profile the lock pins it with.
 Verdicts: converged (matches the lock), stale (differs), incomplete (listing did
 not finish), unverifiable (could not connect). Each change is classed authority,
 breaking, semantic, additive or cosmetic (or tool-added, tool-removed), and the
@@ -118,12 +123,17 @@ Examples:
   mcp-lock guard github -- npx -y @modelcontextprotocol/server-github
                                         start this command, check it against github's pins
 
-Every tools/list page the agent receives is checked against mcp.lock: a tool that
-differs from its pin, or is not pinned, is hidden (or, with --on-drift fail, the
-listing is refused). A call to such a tool, a call before a checked listing, or a
-call whose arguments do not fit the pinned input schema is answered by the guard
-with a tool error (error_code STALE_TOOL_SCHEMA, UNPINNED_TOOL, INVALID_ARGUMENTS or
-LISTING_NOT_VERIFIED; side_effect_started: false) and never reaches the server.
+The agent's own handshake picks the client profile it is judged under (the pinned
+profile with the same capabilities; a client matching none is told once, with the
+difference). Every tools/list page the agent receives is judged as `mcp-lock verify`
+judges it, under the same policy: what verify passes is served (an additive or
+cosmetic change as the approved definition), what it fails is hidden (or, with
+--on-drift fail, the listing is refused); --exact hides every difference. A call to a
+hidden tool, a call before a checked listing, or a call whose arguments do not fit
+the input schema the agent was given is answered by the guard with a tool error
+(error_code STALE_TOOL_SCHEMA, UNPINNED_TOOL, SERVER_IDENTITY_CHANGED,
+INVALID_ARGUMENTS or LISTING_NOT_VERIFIED; side_effect_started: false) and never
+reaches the server.
 After notifications/tools/list_changed, calls wait for the next complete listing.
 Every decision is appended to the audit log (JSON lines). When the lock changes on
 disk (mcp-lock update), the new pins apply at once.
