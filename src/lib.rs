@@ -40,6 +40,7 @@ pub mod profile;
 pub mod report;
 pub mod secrets;
 pub mod startup;
+pub mod surface;
 pub mod text;
 pub mod update;
 pub mod validate;
