@@ -376,6 +376,9 @@ mod tests {
                 },
             )]
             .into(),
+            prompts: None,
+            resource_templates: None,
+            resources: None,
         }
     }
 
@@ -393,6 +396,7 @@ mod tests {
         let listing = Listing {
             tools: vec![HashedTool::new(d.clone())],
             pages: 1,
+            ..Listing::default()
         };
         let report = check_call(
             &converged(),

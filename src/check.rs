@@ -12,8 +12,9 @@ use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec
 use crate::drift::{Pinned, ServerReport, compare};
 use crate::lock::{Lockfile, Reached};
 use crate::policy::Policy;
-use crate::profile::{Profile, ProfileSettings, UnknownProfile};
+use crate::profile::{Profile, UnknownProfile};
 use crate::secrets::Secrets;
+use crate::surface::Surface;
 
 /// How to check.
 #[derive(Debug, Clone)]
@@ -50,6 +51,8 @@ pub struct Target {
     pub spec: ServerSpec,
     pub resolved: Resolved,
     pub profile: Profile,
+    /// The kinds besides tools that are listed.
+    pub surface: Surface,
 }
 
 /// The targets of a run, and what to tell the user about the profiles chosen.
@@ -77,9 +80,10 @@ pub enum ProfileUse<'a> {
 pub fn plan_targets(
     resolved: Vec<(ServerSpec, Resolved)>,
     lock: &Lockfile,
-    settings: &ProfileSettings,
+    policy: &Policy,
     using: ProfileUse<'_>,
 ) -> Result<Targets, UnknownProfile> {
+    let settings = &policy.profiles;
     let mut out = Targets::default();
     for (spec, resolved) in resolved {
         let pins = lock.servers.get(&spec.name);
@@ -118,11 +122,13 @@ pub fn plan_targets(
             }
             _ => selection.profiles,
         };
+        let surface = policy.surface_for(&spec.name);
         for profile in profiles {
             out.targets.push(Target {
                 spec: spec.clone(),
                 resolved: resolved.clone(),
                 profile,
+                surface,
             });
         }
     }
@@ -192,6 +198,7 @@ pub async fn check_servers(
         spec,
         resolved,
         profile,
+        surface,
     } in targets
     {
         let server_pins = lock.servers.get(&spec.name).cloned();
@@ -201,6 +208,7 @@ pub async fn check_servers(
             .cloned();
         let mut client = options.client.clone();
         profile.apply(&mut client, &options.project_dir);
+        client.surface = surface;
         // A pinned version this build does not speak (edited by hand, or written by a
         // newer mcp-lock) cannot be asked for: the server is not contacted.
         let unknown_version = exact

@@ -12,6 +12,7 @@ use crate::json::Json;
 use crate::lock::{LockedServer, Lockfile, PinnedServer, Reached};
 use crate::policy::Action;
 use crate::secrets::Secrets;
+use crate::surface::Kind;
 use crate::text::count;
 
 /// One verdict per server.
@@ -46,6 +47,10 @@ pub enum ChangeKind {
     Added,
     Removed,
     Changed,
+    /// Removed under one key and added under another with the definition otherwise
+    /// equal (for a resource template, whose key is its `uriTemplate`: the display
+    /// `name` changed and nothing else). Still breaking for old callers.
+    Renamed,
 }
 
 impl ChangeKind {
@@ -54,6 +59,7 @@ impl ChangeKind {
             ChangeKind::Added => "added",
             ChangeKind::Removed => "removed",
             ChangeKind::Changed => "changed",
+            ChangeKind::Renamed => "renamed",
         }
     }
 }
@@ -96,11 +102,19 @@ impl Part {
     }
 }
 
-/// One tool that differs from its pin.
+/// One listed definition (a tool, or a prompt, template or resource) that differs
+/// from its pin.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolChange {
+    /// What kind of definition it is.
+    pub kind: Kind,
+    /// Its key: a tool's or prompt's name, a template's `uriTemplate`, a resource's
+    /// `uri`.
     pub tool: String,
     pub change: ChangeKind,
+    /// For `renamed`: the old key (a template's old display name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_from: Option<String>,
     /// For `changed`: the parts that differ.
     pub parts: Vec<Part>,
     pub pinned_hash: Option<String>,
@@ -121,6 +135,26 @@ pub struct ToolChange {
 }
 
 impl ToolChange {
+    /// A change of this kind to the definition keyed `key`, with nothing else known
+    /// yet (no hashes, definitions, findings).
+    pub fn new(kind: Kind, key: String, change: ChangeKind) -> Self {
+        ToolChange {
+            kind,
+            tool: key,
+            change,
+            renamed_from: None,
+            parts: Vec::new(),
+            pinned_hash: None,
+            live_hash: None,
+            problem: None,
+            class: None,
+            action: Action::default(),
+            findings: Vec::new(),
+            pinned: None,
+            live: None,
+        }
+    }
+
     /// Whether the live side could become a pin (or the change is a removal).
     pub fn is_pinnable(&self) -> bool {
         self.problem.is_none()
@@ -158,6 +192,13 @@ pub struct ServerReport {
     pub verdict: Verdict,
     /// Tools in the live listing, when one was read completely.
     pub tools: Option<usize>,
+    /// Prompts, resource templates and resources in the live listing, when listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_templates: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<usize>,
     pub changes: Vec<ToolChange>,
     pub server_changes: Vec<ServerChange>,
     /// Whether the lock pins this server at all.
@@ -175,9 +216,33 @@ pub struct ServerReport {
     /// only the hashes, as the lock does).
     #[serde(skip)]
     pub instructions: Option<String>,
+    /// Kinds the server lists that the lock does not pin yet for it (a lock from
+    /// before they were pinned): a notice, never a failure, until `update` pins them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_pinned_yet: Vec<Kind>,
+    /// Their definitions, as additions, for `update` to show.
+    #[serde(skip)]
+    pub pending: Vec<ToolChange>,
 }
 
 impl ServerReport {
+    /// "15 tools, 4 prompts, 2 templates": what the live listing held, each kind that
+    /// was listed (none when no listing was read completely).
+    pub fn listed_text(&self) -> Option<String> {
+        let tools = self.tools?;
+        let mut parts = vec![count(tools, "tool")];
+        for (n, kind) in [
+            (self.prompts, Kind::Prompt),
+            (self.resource_templates, Kind::ResourceTemplate),
+            (self.resources, Kind::Resource),
+        ] {
+            if let Some(n) = n.filter(|n| *n > 0) {
+                parts.push(count(n, kind.noun()));
+            }
+        }
+        Some(parts.join(", "))
+    }
+
     /// Replaces this server's secrets inside every string that can carry one: server
     /// text (tool names, definitions, findings, instructions). The
     /// report's own words and structure stay as they are, so every format renders valid
@@ -230,6 +295,9 @@ impl ServerReport {
             transport: transport.into(),
             verdict: Verdict::Unverifiable,
             tools: None,
+            prompts: None,
+            resource_templates: None,
+            resources: None,
             changes: Vec::new(),
             server_changes: Vec::new(),
             pinned: true,
@@ -239,26 +307,25 @@ impl ServerReport {
             ignored_lines: 0,
             elapsed_ms: 0,
             instructions: None,
+            not_pinned_yet: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
     /// A report for a server the lock pins but the config no longer has.
     pub fn dropped_from_config(pinned: &LockedServer, transport: &str) -> Self {
-        let changes = pinned
-            .tools
-            .iter()
-            .map(|(name, tool)| ToolChange {
-                tool: name.clone(),
-                change: ChangeKind::Removed,
-                parts: Vec::new(),
-                pinned_hash: Some(tool.hash.clone()),
-                live_hash: None,
-                problem: None,
-                class: None,
-                action: Action::default(),
-                findings: Vec::new(),
-                pinned: Some(tool.definition.clone()),
-                live: None,
+        let changes = Kind::ALL
+            .into_iter()
+            .flat_map(|kind| {
+                pinned
+                    .items(kind)
+                    .into_iter()
+                    .flatten()
+                    .map(move |(name, item)| ToolChange {
+                        pinned_hash: Some(item.hash.clone()),
+                        pinned: Some(item.definition.clone()),
+                        ..ToolChange::new(kind, name.clone(), ChangeKind::Removed)
+                    })
             })
             .collect();
         ServerReport {
@@ -319,6 +386,9 @@ pub fn compare(
         transport: spec.transport_name().into(),
         verdict: Verdict::Converged,
         tools: None,
+        prompts: None,
+        resource_templates: None,
+        resources: None,
         changes: Vec::new(),
         server_changes: Vec::new(),
         pinned: pinned.is_some(),
@@ -328,6 +398,8 @@ pub fn compare(
         ignored_lines: fetched.ignored_lines,
         elapsed_ms: fetched.elapsed.as_millis() as u64,
         instructions: None,
+        not_pinned_yet: Vec::new(),
+        pending: Vec::new(),
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {
@@ -349,8 +421,23 @@ pub fn compare(
         Outcome::Complete { session, listing } => (session, listing),
     };
     report.tools = Some(listing.tools.len());
+    report.prompts = listing.prompts.as_ref().map(Vec::len);
+    report.resource_templates = listing.resource_templates.as_ref().map(Vec::len);
+    report.resources = listing.resources.as_ref().map(Vec::len);
     report.instructions = session.instructions.clone();
     report.changes = tool_changes(pinned, &listing.tools);
+    for kind in [Kind::Prompt, Kind::ResourceTemplate, Kind::Resource] {
+        let Some(live) = listing.kind(kind) else {
+            continue;
+        };
+        match pinned {
+            Some(p) if p.view.items(kind).is_none() => {
+                report.not_pinned_yet.push(kind);
+                report.pending.extend(item_changes(kind, None, live));
+            }
+            _ => report.changes.extend(item_changes(kind, pinned, live)),
+        }
+    }
     match pinned {
         None => {
             report.error = Some("not pinned yet; run `mcp-lock update` to pin it".into());
@@ -393,53 +480,129 @@ pub fn compare(
 /// Every tool difference between the pins and a complete live listing. A live
 /// definition approved under any profile of the server is no change.
 pub fn tool_changes(pinned: Option<Pinned<'_>>, live: &[HashedTool]) -> Vec<ToolChange> {
+    item_changes(Kind::Tool, pinned, live)
+}
+
+/// Every difference of one kind between the pins and a complete live listing of it
+/// (the pins of that kind must exist: a kind the lock does not pin yet is no change).
+/// Definitions are paired by their kind's key; a removal and an addition whose
+/// definitions are otherwise equal are one rename.
+pub fn item_changes(
+    kind: Kind,
+    pinned: Option<Pinned<'_>>,
+    live: &[HashedTool],
+) -> Vec<ToolChange> {
+    let noun = kind.noun();
     let mut by_name: BTreeMap<&str, Vec<&HashedTool>> = BTreeMap::new();
     let mut changes = Vec::new();
     for (index, tool) in live.iter().enumerate() {
         match &tool.name {
             Some(name) => by_name.entry(name).or_default().push(tool),
             None => changes.push(ToolChange {
-                tool: format!("(tool #{} without a name)", index + 1),
-                change: ChangeKind::Added,
-                parts: Vec::new(),
-                pinned_hash: None,
                 live_hash: tool.hash.as_ref().ok().cloned(),
-                problem: Some("it has no string name, so it cannot be pinned".into()),
-                class: None,
-                action: Action::default(),
-                findings: Vec::new(),
-                pinned: None,
+                problem: Some(format!(
+                    "it has no string {}, so it cannot be pinned",
+                    kind.key_member()
+                )),
                 live: Some(tool.definition.clone()),
+                ..ToolChange::new(
+                    kind,
+                    format!("({noun} #{} without a {})", index + 1, kind.key_member()),
+                    ChangeKind::Added,
+                )
             }),
         }
     }
     let empty = BTreeMap::new();
-    let pins = pinned.map_or(&empty, |p| &p.view.tools);
+    let pins = pinned.and_then(|p| p.view.items(kind)).unwrap_or(&empty);
     let removals = pinned.is_none_or(|p| p.exact);
     for (name, pin) in pins {
         if removals && !by_name.contains_key(name.as_str()) {
             changes.push(ToolChange {
-                tool: name.clone(),
-                change: ChangeKind::Removed,
-                parts: Vec::new(),
                 pinned_hash: Some(pin.hash.clone()),
-                live_hash: None,
-                problem: None,
-                class: None,
-                action: Action::default(),
-                findings: Vec::new(),
                 pinned: Some(pin.definition.clone()),
-                live: None,
+                ..ToolChange::new(kind, name.clone(), ChangeKind::Removed)
             });
         }
     }
     for (name, copies) in by_name {
-        let problem = (copies.len() > 1)
-            .then(|| format!("the server lists {} tools named {name:?}", copies.len()));
-        changes.extend(tool_change(pinned, name, copies[0], problem));
+        let problem = (copies.len() > 1).then(|| {
+            format!(
+                "the server lists {} {} keyed {name:?}",
+                copies.len(),
+                kind.plural()
+            )
+        });
+        changes.extend(item_change(kind, pinned, name, copies[0], problem));
     }
+    pair_renames(kind, &mut changes);
     changes.sort_by(|a, b| a.tool.cmp(&b.tool));
     changes
+}
+
+/// Turns each removal and addition whose definitions are equal but for the key into
+/// one rename; a template whose display `name` alone changed is a rename too.
+fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
+    if kind == Kind::ResourceTemplate {
+        for c in changes.iter_mut() {
+            if let (ChangeKind::Changed, Some(a), Some(b)) = (c.change, &c.pinned, &c.live)
+                && is_template_rename(a, b)
+            {
+                c.renamed_from = a.get("name").and_then(Json::as_str);
+                c.change = ChangeKind::Renamed;
+            }
+        }
+        return;
+    }
+    let mut i = 0;
+    while i < changes.len() {
+        if changes[i].change != ChangeKind::Removed {
+            i += 1;
+            continue;
+        }
+        let partner = changes.iter().position(|c| {
+            c.change == ChangeKind::Added
+                && c.problem.is_none()
+                && matches!((&changes[i].pinned, &c.live), (Some(a), Some(b)) if same_except_key(kind, a, b))
+        });
+        let Some(j) = partner else {
+            i += 1;
+            continue;
+        };
+        let added = changes[j].clone();
+        let removed = &mut changes[i];
+        removed.renamed_from = Some(std::mem::take(&mut removed.tool));
+        removed.tool = added.tool;
+        removed.change = ChangeKind::Renamed;
+        removed.live_hash = added.live_hash;
+        removed.live = added.live;
+        removed.parts = vec![Part::Other];
+        changes.remove(j);
+        if j < i {
+            i -= 1;
+        }
+        i += 1;
+    }
+}
+
+/// Whether two definitions are equal but for one member.
+fn equal_but(a: &Json, b: &Json, member: &str) -> bool {
+    let without = |j: &Json| {
+        let mut j = j.clone();
+        if let Json::Object(members) = &mut j {
+            members.retain(|(k, _)| !k.eq_str(member));
+        }
+        j.canonical().ok()
+    };
+    without(a).is_some() && without(a) == without(b)
+}
+
+fn same_except_key(kind: Kind, a: &Json, b: &Json) -> bool {
+    equal_but(a, b, kind.key_member())
+}
+
+fn is_template_rename(a: &Json, b: &Json) -> bool {
+    a.get("name") != b.get("name") && equal_but(a, b, "name")
 }
 
 /// How one live tool differs from the pins, if it does: the judgement verify makes of
@@ -447,6 +610,17 @@ pub fn tool_changes(pinned: Option<Pinned<'_>>, live: &[HashedTool]) -> Vec<Tool
 /// when the definition is approved (under any profile of the server). `problem` says
 /// why the tool cannot be pinned whatever its definition (listed twice).
 pub fn tool_change(
+    pinned: Option<Pinned<'_>>,
+    name: &str,
+    live: &HashedTool,
+    problem: Option<String>,
+) -> Option<ToolChange> {
+    item_change(Kind::Tool, pinned, name, live, problem)
+}
+
+/// [`tool_change`] for a definition of any kind, by its key.
+pub fn item_change(
+    kind: Kind,
     pinned: Option<Pinned<'_>>,
     name: &str,
     live: &HashedTool,
@@ -465,27 +639,29 @@ pub fn tool_change(
         .filter(|_| problem.is_none())
         .cloned();
     if let (Some(pinned), Some(hash)) = (pinned, &live_hash)
-        && pinned.server.approves(name, hash)
+        && pinned.server.approves_item(kind, name, hash)
     {
         return None;
     }
-    let pin = pinned.and_then(|p| p.view.tools.get(name));
+    let pin = pinned
+        .and_then(|p| p.view.items(kind))
+        .and_then(|items| items.get(name));
     Some(ToolChange {
-        tool: name.to_string(),
-        change: if pin.is_some() {
-            ChangeKind::Changed
-        } else {
-            ChangeKind::Added
-        },
         parts: pin.map_or_else(Vec::new, |p| changed_parts(&p.definition, &live.definition)),
         pinned_hash: pin.map(|p| p.hash.clone()),
         live_hash,
         problem,
-        class: None,
-        action: Action::default(),
-        findings: Vec::new(),
         pinned: pin.map(|p| p.definition.clone()),
         live: Some(live.definition.clone()),
+        ..ToolChange::new(
+            kind,
+            name.to_string(),
+            if pin.is_some() {
+                ChangeKind::Changed
+            } else {
+                ChangeKind::Added
+            },
+        )
     })
 }
 
@@ -663,6 +839,24 @@ fn compare_listing(pinned: Option<&PinnedServer>, listing: &LockedServer) -> Ser
         changes: tool_changes(pins, &live),
         ..ServerReport::unverifiable(name, listing.reached.transport_name(), String::new())
     };
+    for kind in [Kind::Prompt, Kind::ResourceTemplate, Kind::Resource] {
+        let Some(items) = listing.items(kind) else {
+            continue;
+        };
+        let live: Vec<HashedTool> = items
+            .values()
+            .map(|t| HashedTool::shared_keyed(t.definition.clone(), kind.key_member()))
+            .collect();
+        *match kind {
+            Kind::Prompt => &mut report.prompts,
+            Kind::ResourceTemplate => &mut report.resource_templates,
+            _ => &mut report.resources,
+        } = Some(live.len());
+        match pins {
+            Some(p) if p.view.items(kind).is_none() => report.not_pinned_yet.push(kind),
+            _ => report.changes.extend(item_changes(kind, pins, &live)),
+        }
+    }
     match pins {
         None => report.error = Some("new in the newer lock".into()),
         Some(pins) => {
@@ -743,21 +937,14 @@ mod tests {
         let mut report = ServerReport::unverifiable("srv", "stdio", "x".into());
         report.instructions = Some("use k-123456789 over stdio".into());
         report.changes.push(ToolChange {
-            tool: "t-k-123456789".into(),
-            change: ChangeKind::Added,
-            parts: Vec::new(),
-            pinned_hash: None,
             live_hash: Some("ab".into()),
-            problem: None,
-            class: None,
             action: Action::Fail,
-            findings: Vec::new(),
-            pinned: None,
             live: Some(
                 Json::parse(r#"{"name":"t","description":"k-123456789"}"#)
                     .unwrap()
                     .into(),
             ),
+            ..ToolChange::new(Kind::Tool, "t-k-123456789".into(), ChangeKind::Added)
         });
         report.redact(&secrets);
         assert_eq!(report.transport, "stdio");

@@ -49,7 +49,8 @@ pub struct HashedTool {
     /// The definition exactly as sent, shared with the reports and the lock that
     /// hold it too (a definition can be megabytes).
     pub definition: Arc<Json>,
-    /// Its `name`, when that is a string of valid Unicode.
+    /// Its key (`name`, or the member [`HashedTool::keyed`] names), when that is a
+    /// string of valid Unicode.
     pub name: Option<String>,
     /// Its hash, or why it has none.
     pub hash: Result<String, CanonError>,
@@ -60,9 +61,20 @@ impl HashedTool {
         HashedTool::shared(Arc::new(definition))
     }
 
+    /// A definition identified by another member than `name` (a resource template's
+    /// `uriTemplate`, a resource's `uri`), which becomes its `name` here.
+    pub fn keyed(definition: Json, key: &str) -> Self {
+        HashedTool::shared_keyed(Arc::new(definition), key)
+    }
+
     /// [`HashedTool::new`] for a definition held elsewhere too.
     pub fn shared(definition: Arc<Json>) -> Self {
-        let name = definition.get("name").and_then(Json::as_str);
+        HashedTool::shared_keyed(definition, "name")
+    }
+
+    /// [`HashedTool::keyed`] for a definition held elsewhere too.
+    pub fn shared_keyed(definition: Arc<Json>, key: &str) -> Self {
+        let name = definition.get(key).and_then(Json::as_str);
         let hash = definition_hash(&definition);
         HashedTool {
             definition,

@@ -13,6 +13,7 @@ use crate::classify::{Class, Classifier, DEFAULT_TARGET_FIELDS, worst};
 use crate::client::PROTOCOL_VERSIONS;
 use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
 use crate::profile::{Profile, ProfileSettings};
+use crate::surface::{Kind, Surface};
 
 /// The policy file's name, next to the lock.
 pub const POLICY_FILE: &str = "mcp-lock.toml";
@@ -42,30 +43,52 @@ impl Action {
     }
 }
 
-/// What the policy is keyed on: a class, or a tool appearing or disappearing.
+/// What the policy is keyed on: a class, a definition of some kind appearing or
+/// disappearing, or a rename.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Rule {
     Class(Class),
-    ToolAdded,
-    ToolRemoved,
+    Added(Kind),
+    Removed(Kind),
+    /// A definition removed under one key and added under another, otherwise equal.
+    Renamed,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 7] = [
+    pub const ALL: [Rule; 14] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
         Rule::Class(Class::Additive),
         Rule::Class(Class::Cosmetic),
-        Rule::ToolAdded,
-        Rule::ToolRemoved,
+        Rule::Added(Kind::Tool),
+        Rule::Removed(Kind::Tool),
+        Rule::Added(Kind::Prompt),
+        Rule::Removed(Kind::Prompt),
+        Rule::Added(Kind::ResourceTemplate),
+        Rule::Removed(Kind::ResourceTemplate),
+        Rule::Added(Kind::Resource),
+        Rule::Removed(Kind::Resource),
+        Rule::Renamed,
     ];
+
+    /// A tool appearing: the rule named `tool-added`.
+    pub const TOOL_ADDED: Rule = Rule::Added(Kind::Tool);
+    /// A tool disappearing: `tool-removed`.
+    pub const TOOL_REMOVED: Rule = Rule::Removed(Kind::Tool);
 
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::Class(c) => c.as_str(),
-            Rule::ToolAdded => "tool-added",
-            Rule::ToolRemoved => "tool-removed",
+            Rule::Added(Kind::Tool) => "tool-added",
+            Rule::Removed(Kind::Tool) => "tool-removed",
+            Rule::Added(Kind::Prompt) => "prompt-added",
+            Rule::Removed(Kind::Prompt) => "prompt-removed",
+            Rule::Added(Kind::ResourceTemplate) => "resource-template-added",
+            Rule::Removed(Kind::ResourceTemplate) => "resource-template-removed",
+            Rule::Added(Kind::Resource) => "resource-added",
+            Rule::Removed(Kind::Resource) => "resource-removed",
+            Rule::Renamed => "renamed",
         }
     }
 
@@ -73,11 +96,12 @@ impl Rule {
         Rule::ALL.into_iter().find(|r| r.as_str() == name)
     }
 
-    /// The rule a tool change falls under.
+    /// The rule a change falls under.
     pub fn of(change: &ToolChange) -> Rule {
         match change.change {
-            ChangeKind::Added => Rule::ToolAdded,
-            ChangeKind::Removed => Rule::ToolRemoved,
+            ChangeKind::Added => Rule::Added(change.kind),
+            ChangeKind::Removed => Rule::Removed(change.kind),
+            ChangeKind::Renamed => Rule::Renamed,
             ChangeKind::Changed => Rule::Class(change.class.unwrap_or(Class::Breaking)),
         }
     }
@@ -115,6 +139,9 @@ pub struct Policy {
     pub exact: bool,
     /// The client profiles servers are pinned under.
     pub profiles: ProfileSettings,
+    /// Which kinds besides tools are listed and pinned (`[surface]`), and per server.
+    pub surface: Surface,
+    pub surface_per_server: BTreeMap<String, Surface>,
 }
 
 impl Default for Policy {
@@ -142,6 +169,8 @@ impl Default for Policy {
                 .collect(),
             exact: false,
             profiles: ProfileSettings::default(),
+            surface: Surface::default(),
+            surface_per_server: BTreeMap::new(),
         }
     }
 }
@@ -177,6 +206,26 @@ struct RawPolicy {
     profiles: RawProfiles,
     #[serde(default)]
     profile: BTreeMap<toml::Spanned<String>, RawProfile>,
+    #[serde(default)]
+    surface: RawSurface,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawSurface {
+    prompts: Option<bool>,
+    resource_templates: Option<bool>,
+    resources: Option<bool>,
+    #[serde(default)]
+    server: BTreeMap<String, RawSurfaceServer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawSurfaceServer {
+    prompts: Option<bool>,
+    resource_templates: Option<bool>,
+    resources: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -313,6 +362,22 @@ impl Policy {
         }
         policy.profiles.pin = pin;
         policy.profiles.per_server = per_server;
+        let over = |base: Surface, p: Option<bool>, t: Option<bool>, r: Option<bool>| Surface {
+            prompts: p.unwrap_or(base.prompts),
+            resource_templates: t.unwrap_or(base.resource_templates),
+            resources: r.unwrap_or(base.resources),
+        };
+        let surface = raw.surface;
+        policy.surface = over(
+            Surface::default(),
+            surface.prompts,
+            surface.resource_templates,
+            surface.resources,
+        );
+        for (server, s) in surface.server {
+            let each = over(policy.surface, s.prompts, s.resource_templates, s.resources);
+            policy.surface_per_server.insert(server, each);
+        }
         Ok(policy)
     }
 
@@ -330,6 +395,14 @@ impl Policy {
         self.verify.get(&rule).copied().unwrap_or(Action::Fail)
     }
 
+    /// The kinds listed and pinned for one server.
+    pub fn surface_for(&self, server: &str) -> Surface {
+        self.surface_per_server
+            .get(server)
+            .copied()
+            .unwrap_or(self.surface)
+    }
+
     pub fn classifier(&self) -> Classifier {
         Classifier::with_target_fields(&self.target_fields)
     }
@@ -339,6 +412,11 @@ impl Policy {
     pub fn evaluate(&self, report: &mut ServerReport) {
         let classifier = self.classifier();
         for change in &mut report.changes {
+            self.judge_with(&classifier, change);
+        }
+        // Kinds not pinned yet are judged for the person who will pin them; they never
+        // count against the run.
+        for change in &mut report.pending {
             self.judge_with(&classifier, change);
         }
         for change in &mut report.server_changes {
@@ -371,11 +449,20 @@ impl Policy {
             ChangeKind::Added => change
                 .live
                 .as_ref()
-                .map(|d| classifier.tool_added(d))
+                .map(|d| classifier.item_added(change.kind, d))
                 .unwrap_or_default(),
-            ChangeKind::Removed => classifier.tool_removed(),
+            ChangeKind::Removed => classifier.item_removed(change.kind),
+            ChangeKind::Renamed => {
+                let from = change.renamed_from.as_deref().unwrap_or_default();
+                classifier.renamed(change.kind, from, &change.tool)
+            }
             ChangeKind::Changed => match (&change.pinned, &change.live) {
-                (Some(a), Some(b)) => classifier.classify(a, b),
+                (Some(a), Some(b)) => match change.kind {
+                    Kind::Tool => classifier.classify(a, b),
+                    Kind::Prompt => classifier.classify_prompt(a, b),
+                    Kind::ResourceTemplate => classifier.classify_template(a, b),
+                    Kind::Resource => classifier.classify_resource(a, b),
+                },
                 _ => Vec::new(),
             },
         };
@@ -487,23 +574,17 @@ mod tests {
         )
         .unwrap();
         let mut change = ToolChange {
-            tool: "t".into(),
-            change: ChangeKind::Added,
-            parts: Vec::new(),
-            pinned_hash: None,
             live_hash: Some("0".repeat(64)),
-            problem: None,
-            class: None,
             action: Action::Allow,
             findings: Classifier::default().tool_added(&live),
-            pinned: None,
             live: Some(live.into()),
+            ..ToolChange::new(Kind::Tool, "t".into(), ChangeKind::Added)
         };
         change.class = worst(&change.findings);
         let mut policy = Policy::default();
-        policy.set(&[Rule::ToolAdded], Action::Allow);
+        policy.set(&[Rule::TOOL_ADDED], Action::Allow);
         assert_eq!(policy.action_for(&change), Action::Fail);
-        policy.accept.insert(Rule::ToolAdded);
+        policy.accept.insert(Rule::TOOL_ADDED);
         assert!(!policy.accepts(&change));
         policy.accept.insert(Rule::Class(Class::Semantic));
         assert!(policy.accepts(&change));

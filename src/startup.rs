@@ -154,7 +154,7 @@ impl Verifier {
             Some(name) => ProfileUse::Only(name),
             None => ProfileUse::Pinned,
         };
-        let Targets { targets, notices } = plan_targets(resolved, &lock, &policy.profiles, using)?;
+        let Targets { targets, notices } = plan_targets(resolved, &lock, &policy, using)?;
         let progress = self.progress.clone().unwrap_or_else(no_progress);
         let mut options = self.options.clone();
         options.project_dir = lock_path

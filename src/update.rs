@@ -2,11 +2,14 @@
 //! into a new lock. Only approved proposals move a pin.
 
 use crate::check::Checked;
-use crate::client::{Outcome, ServerSession};
+use std::collections::BTreeMap;
+
+use crate::client::{Listing, Outcome, ServerSession};
 use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::lock::{LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
+use crate::surface::Kind;
 
 /// One change to the lock that needs approval. Every proposal but `DropServer`
 /// concerns one server under one client profile.
@@ -32,7 +35,16 @@ pub enum Proposal {
         approved: usize,
         instructions: Option<String>,
     },
-    /// A tool added, removed or changed on a pinned server.
+    /// A kind (prompts, resource templates, resources) the lock does not pin yet for
+    /// a pinned server under this profile: pin all of its listing.
+    PinKind {
+        server: String,
+        profile: String,
+        kind: Kind,
+        /// Its definitions, as additions with their findings.
+        items: Vec<ToolChange>,
+    },
+    /// A definition added, removed, renamed or changed on a pinned server.
     Tool {
         server: String,
         profile: String,
@@ -62,6 +74,7 @@ impl Proposal {
         match self {
             Proposal::PinServer { server, .. }
             | Proposal::PinProfile { server, .. }
+            | Proposal::PinKind { server, .. }
             | Proposal::Tool { server, .. }
             | Proposal::Metadata { server, .. }
             | Proposal::DropProfile { server, .. }
@@ -74,6 +87,7 @@ impl Proposal {
         match self {
             Proposal::PinServer { profile, .. }
             | Proposal::PinProfile { profile, .. }
+            | Proposal::PinKind { profile, .. }
             | Proposal::Tool { profile, .. }
             | Proposal::Metadata { profile, .. }
             | Proposal::DropProfile { profile, .. } => Some(profile),
@@ -120,7 +134,7 @@ pub fn plan(
     for c in checked {
         let name = &c.spec.name;
         let profile = &c.profile.name;
-        let Some((session, tools)) = complete(c) else {
+        let Some((session, listing)) = complete(c) else {
             held.push(Held {
                 server: name.clone(),
                 profile: profile.clone(),
@@ -132,11 +146,18 @@ pub fn plan(
         };
         // Secrets never go in the lock: a server that sends one of its own is left as
         // it is pinned, and the others go on.
+        let items = Kind::ALL.into_iter().flat_map(|kind| {
+            listing
+                .kind(kind)
+                .into_iter()
+                .flatten()
+                .map(move |t| (kind, t))
+        });
         let leaked = std::iter::once(("its server info".to_string(), &session.server_info))
-            .chain(tools.iter().map(|t| {
+            .chain(items.map(|(kind, t)| {
                 let shown = t.name.as_deref().unwrap_or("(no name)");
                 (
-                    format!("tool {:?}", c.secrets.redact(shown)),
+                    format!("{} {:?}", kind.noun(), c.secrets.redact(shown)),
                     &*t.definition,
                 )
             }))
@@ -167,7 +188,11 @@ pub fn plan(
         }
         if !c.report.profile_pinned {
             let changes: Vec<ToolChange> = good.into_iter().cloned().collect();
-            let named = tools.iter().filter(|t| t.name.is_some()).count();
+            let named: usize = Kind::ALL
+                .into_iter()
+                .filter_map(|k| listing.kind(k))
+                .map(|items| items.iter().filter(|t| t.name.is_some()).count())
+                .sum();
             // Instructions another profile approved need no second reading.
             let new_instructions = c
                 .report
@@ -197,6 +222,22 @@ pub fn plan(
                 server: name.clone(),
                 profile: profile.clone(),
                 change: change.clone(),
+            });
+        }
+        // Kinds the lock does not pin yet for this server (a lock from before they
+        // were pinned): shown whole and pinned on approval.
+        for kind in &c.report.not_pinned_yet {
+            out.push(Proposal::PinKind {
+                server: name.clone(),
+                profile: profile.clone(),
+                kind: *kind,
+                items: c
+                    .report
+                    .pending
+                    .iter()
+                    .filter(|p| p.kind == *kind && p.is_pinnable())
+                    .cloned()
+                    .collect(),
             });
         }
     }
@@ -249,11 +290,38 @@ pub fn plan(
     }
 }
 
-fn complete(c: &Checked) -> Option<(&ServerSession, &[HashedTool])> {
+fn complete(c: &Checked) -> Option<(&ServerSession, &Listing)> {
     match &c.fetched.outcome {
-        Outcome::Complete { session, listing } => Some((session, &listing.tools)),
+        Outcome::Complete { session, listing } => Some((session, listing)),
         _ => None,
     }
+}
+
+/// The pins of a listing of one kind: every definition with a key listed once and a
+/// hash.
+fn pins_of(items: &[HashedTool]) -> BTreeMap<String, LockedTool> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for item in items {
+        if let Some(key) = &item.name {
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    items
+        .iter()
+        .filter_map(|item| {
+            let key = item.name.as_ref()?;
+            let hash = item.hash.as_ref().ok()?;
+            (counts[key.as_str()] == 1).then(|| {
+                (
+                    key.clone(),
+                    LockedTool {
+                        hash: hash.clone(),
+                        definition: item.definition.clone(),
+                    },
+                )
+            })
+        })
+        .collect()
 }
 
 /// The lock with the accepted proposals applied. A profile is dropped last, and never
@@ -282,28 +350,15 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
         else {
             continue;
         };
-        let Some((session, tools)) = complete(c) else {
+        let Some((session, listing)) = complete(c) else {
             continue;
         };
         match proposal {
             Proposal::PinServer { server, .. } | Proposal::PinProfile { server, .. } => {
                 let mut pin = new_pin(c, session);
-                for tool in tools {
-                    if let (Some(name), Ok(hash)) = (&tool.name, &tool.hash)
-                        && tools
-                            .iter()
-                            .filter(|t| t.name.as_ref() == Some(name))
-                            .count()
-                            == 1
-                    {
-                        pin.tools.insert(
-                            name.clone(),
-                            LockedTool {
-                                hash: hash.clone(),
-                                definition: tool.definition.clone(),
-                            },
-                        );
-                    }
+                pin.tools = pins_of(&listing.tools);
+                for kind in [Kind::Prompt, Kind::ResourceTemplate, Kind::Resource] {
+                    *pin.items_mut(kind) = listing.kind(kind).map(pins_of);
                 }
                 match next.servers.get_mut(server) {
                     Some(pins) => {
@@ -319,6 +374,16 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                     }
                 }
             }
+            Proposal::PinKind { server, kind, .. } => {
+                if let Some(pin) = next
+                    .servers
+                    .get_mut(server)
+                    .and_then(|s| s.profiles.get_mut(profile))
+                    && let Some(items) = listing.kind(*kind)
+                {
+                    *pin.items_mut(*kind) = Some(pins_of(items));
+                }
+            }
             Proposal::Tool { server, change, .. } => {
                 let Some(pin) = next
                     .servers
@@ -327,22 +392,34 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 else {
                     continue;
                 };
+                let items = match change.kind {
+                    Kind::Tool => &mut pin.tools,
+                    kind => pin.items_mut(kind).get_or_insert_default(),
+                };
                 // The pin is made from the listing as sent, not from the (redacted)
-                // report: the tool the report names, with the hash it shows.
-                let live = tools.iter().find(|t| {
-                    t.name.as_deref() == Some(change.tool.as_str())
-                        && t.hash.as_ref().ok() == change.live_hash.as_ref()
+                // report: the definition the report names, with the hash it shows.
+                let live = listing.kind(change.kind).and_then(|all| {
+                    all.iter().find(|t| {
+                        t.name.as_deref() == Some(change.tool.as_str())
+                            && t.hash.as_ref().ok() == change.live_hash.as_ref()
+                    })
                 });
+                if change.change == ChangeKind::Renamed
+                    && change.kind != Kind::ResourceTemplate
+                    && let Some(old) = &change.renamed_from
+                {
+                    items.remove(old);
+                }
                 match (change.change, live) {
                     (ChangeKind::Removed, _) => {
-                        pin.tools.remove(&change.tool);
+                        items.remove(&change.tool);
                     }
-                    (_, Some(tool)) => {
-                        pin.tools.insert(
+                    (_, Some(item)) => {
+                        items.insert(
                             change.tool.clone(),
                             LockedTool {
                                 hash: change.live_hash.clone().unwrap_or_default(),
-                                definition: tool.definition.clone(),
+                                definition: item.definition.clone(),
                             },
                         );
                     }
@@ -358,6 +435,9 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                     if let Some(pin) = pins.profiles.get_mut(profile) {
                         *pin = LockedServer {
                             tools: std::mem::take(&mut pin.tools),
+                            prompts: pin.prompts.take(),
+                            resource_templates: pin.resource_templates.take(),
+                            resources: pin.resources.take(),
                             ..fresh
                         };
                     }
@@ -389,5 +469,8 @@ fn new_pin(c: &Checked, session: &ServerSession) -> LockedServer {
         list_changed: session.list_changed,
         instructions_hash: session.instructions_hash.clone(),
         tools: Default::default(),
+        prompts: None,
+        resource_templates: None,
+        resources: None,
     }
 }

@@ -47,6 +47,9 @@ fn awkward_lock() -> Lockfile {
         list_changed: true,
         instructions_hash: Some("a".repeat(64)),
         tools: tools.clone(),
+        prompts: None,
+        resource_templates: None,
+        resources: None,
     };
     let mut lock = Lockfile::default();
     for name in [

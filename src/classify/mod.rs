@@ -7,6 +7,7 @@
 //! breaks old readers. Where a precise answer is not possible the finding says so and
 //! is classified as breaking, never as additive.
 
+mod interim;
 mod schema;
 mod text;
 

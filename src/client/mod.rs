@@ -25,6 +25,7 @@ use crate::config::{RemoteKind, Resolved, ResolvedRemote, ResolvedStdio};
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::secrets::Secrets;
+use crate::surface::{Kind, Surface};
 use session::{Opening, open_and_list};
 use stdio::StdioConnection;
 
@@ -124,6 +125,8 @@ pub struct ClientOptions {
     /// The answer to `roots/list` (a profile that declares `roots`: the project
     /// directory); `None` answers that the method is not handled.
     pub roots: Option<Value>,
+    /// Which kinds besides tools are listed.
+    pub surface: Surface,
     /// Follow HTTP redirects to another origin (scheme, host, port).
     pub allow_cross_origin_redirects: bool,
     /// Where state changes go, for progress display.
@@ -144,6 +147,7 @@ impl Default for ClientOptions {
             protocol: ProtocolChoice::Newest,
             handshake_version: LEGACY_VERSION.to_string(),
             roots: None,
+            surface: Surface::default(),
             allow_cross_origin_redirects: false,
             status: StatusSink::default(),
         }
@@ -241,11 +245,40 @@ pub struct ServerSession {
     pub client_info: Value,
 }
 
-/// Every tool a listing returned, in order, over however many pages.
+/// Every tool a listing returned, in order, over however many pages, and the other
+/// kinds the surface covers.
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
     pub tools: Vec<HashedTool>,
+    /// Pages of the tools listing.
     pub pages: usize,
+    /// Each other kind: `None` when not listed (the surface leaves it out), empty when
+    /// the server declares no such capability.
+    pub prompts: Option<Vec<HashedTool>>,
+    pub resource_templates: Option<Vec<HashedTool>>,
+    pub resources: Option<Vec<HashedTool>>,
+}
+
+impl Listing {
+    /// The definitions of one kind, when listed.
+    pub fn kind(&self, kind: Kind) -> Option<&[HashedTool]> {
+        match kind {
+            Kind::Tool => Some(&self.tools),
+            Kind::Prompt => self.prompts.as_deref(),
+            Kind::ResourceTemplate => self.resource_templates.as_deref(),
+            Kind::Resource => self.resources.as_deref(),
+        }
+    }
+
+    /// The slot of a kind other than tools.
+    pub fn kind_mut(&mut self, kind: Kind) -> &mut Option<Vec<HashedTool>> {
+        match kind {
+            Kind::Prompt => &mut self.prompts,
+            Kind::ResourceTemplate => &mut self.resource_templates,
+            Kind::Resource => &mut self.resources,
+            Kind::Tool => unreachable!("tools are always listed"),
+        }
+    }
 }
 
 /// What connecting to one server produced.
@@ -302,6 +335,10 @@ pub struct Counters {
     pub notifications: usize,
     /// `notifications/tools/list_changed` received.
     pub list_changed: usize,
+    /// `notifications/prompts/list_changed` received.
+    pub prompts_changed: usize,
+    /// `notifications/resources/list_changed` received (templates and resources).
+    pub resources_changed: usize,
 }
 
 /// One way of exchanging JSON-RPC messages with a server.
@@ -353,8 +390,11 @@ pub(crate) fn classify(
         }
         (Some(m), None) => {
             counters.notifications += 1;
-            if m == "notifications/tools/list_changed" {
-                counters.list_changed += 1;
+            match m.as_str() {
+                "notifications/tools/list_changed" => counters.list_changed += 1,
+                "notifications/prompts/list_changed" => counters.prompts_changed += 1,
+                "notifications/resources/list_changed" => counters.resources_changed += 1,
+                _ => {}
             }
             Incoming::Other
         }

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::hash::{HashedTool, instructions_hash};
 use crate::json::Json;
+use crate::surface::Kind;
 
 /// Why a conversation could not start.
 #[derive(Debug)]
@@ -49,6 +50,8 @@ struct Opened {
     /// The per-request `_meta` of the modern era; `None` after a handshake.
     meta: Option<Value>,
     declares_tools: bool,
+    /// The server's capabilities: which other kinds it says it lists.
+    capabilities: Option<Json>,
 }
 
 /// Opens a session in the era `options.protocol` asks for and lists every tool.
@@ -127,7 +130,9 @@ async fn discover<T: Transport>(
                 let session = read_discover(&result, version, options, conn.name())
                     .map_err(Opening::Failed)?;
                 let declares_tools = result.get("capabilities").and_then(|c| c.get("tools"));
+                let capabilities = result.get("capabilities").cloned();
                 return Ok(Discovery::Modern(Box::new(Opened {
+                    capabilities,
                     session,
                     meta: Some(meta),
                     declares_tools: declares_tools.is_some(),
@@ -297,7 +302,9 @@ async fn handshake<T: Transport>(
         )));
     }
     let declares_tools = init.get("capabilities").and_then(|c| c.get("tools"));
+    let capabilities = init.get("capabilities").cloned();
     Ok(Opened {
+        capabilities,
         declares_tools: declares_tools.is_some(),
         session,
         meta: None,
@@ -324,16 +331,97 @@ async fn list_all<T: Transport>(
         session,
         meta,
         declares_tools,
+        capabilities,
     } = opened;
+    let tools = list_kind(
+        conn,
+        options,
+        deadline,
+        Kind::Tool,
+        declares_tools,
+        meta.as_ref(),
+    )
+    .await;
+    let mut listing = match tools {
+        Ok(listing) => listing,
+        // Nothing could be read at all.
+        Err((partial, None)) => {
+            return Outcome::Unverifiable {
+                error: partial.error,
+            };
+        }
+        Err((partial, Some(error))) => {
+            return Outcome::Incomplete {
+                session,
+                listing: partial.listing,
+                error,
+            };
+        }
+    };
+    // Then every other kind the surface covers. One the server declares but cannot
+    // list makes the whole listing incomplete: never a silent "nothing there".
+    for kind in options.surface.extra_kinds() {
+        let declared = capabilities
+            .as_ref()
+            .and_then(|c| c.get(kind.capability()))
+            .is_some_and(|c| !matches!(c, Json::Null));
+        let items = if declared {
+            match list_kind(conn, options, deadline, kind, true, meta.as_ref()).await {
+                Ok(other) => other.tools,
+                Err((_, error)) => {
+                    return Outcome::Incomplete {
+                        session,
+                        listing,
+                        error: error.unwrap_or_default(),
+                    };
+                }
+            }
+        } else {
+            // The server offers none of this kind.
+            Vec::new()
+        };
+        *listing.kind_mut(kind) = Some(items);
+    }
+    Outcome::Complete { session, listing }
+}
+
+/// A failed listing of one kind: what was read, and the error.
+struct Partial {
+    listing: Listing,
+    error: String,
+}
+
+/// The list-changed notifications of one kind received so far.
+fn changes_of(counters: crate::client::Counters, kind: Kind) -> usize {
+    match kind {
+        Kind::Tool => counters.list_changed,
+        Kind::Prompt => counters.prompts_changed,
+        Kind::ResourceTemplate | Kind::Resource => counters.resources_changed,
+    }
+}
+
+/// Lists every page of one kind, reading again (up to [`MAX_RESTARTS`] times) when its
+/// list changed midway. Err: what was read, and `Some(error)` when it failed after the
+/// first page or on a later kind; `None` with the error in the partial when nothing
+/// could be read at all.
+async fn list_kind<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+    kind: Kind,
+    declared: bool,
+    meta: Option<&Value>,
+) -> Result<Listing, (Partial, Option<String>)> {
     let mut restarts = 0;
     loop {
-        let pass = list_once(conn, options, deadline, declares_tools, meta.as_ref()).await;
+        let pass = list_once(conn, options, deadline, kind, declared, meta).await;
         let (listing, error) = match pass {
-            Pass::Done(listing) => return Outcome::Complete { session, listing },
-            Pass::Failed { listing, error } if listing.pages == 0 && restarts == 0 => {
-                return Outcome::Unverifiable {
-                    error: describe_pass(error, options, deadline),
-                };
+            Pass::Done(listing) => return Ok(listing),
+            Pass::Failed { listing, error }
+                if listing.pages == 0 && restarts == 0 && kind == Kind::Tool =>
+            {
+                let error = describe_pass(error, options, deadline);
+                return Err((Partial { listing, error }, None));
             }
             Pass::Failed { listing, error } => (listing, describe_pass(error, options, deadline)),
             Pass::ChangedMidway(_) if restarts < MAX_RESTARTS => {
@@ -343,16 +431,19 @@ async fn list_all<T: Transport>(
             Pass::ChangedMidway(listing) => (
                 listing,
                 format!(
-                    "the tool list changed while it was being read, {} times in a row",
+                    "the {} list changed while it was being read, {} times in a row",
+                    kind.noun(),
                     restarts + 1
                 ),
             ),
         };
-        return Outcome::Incomplete {
-            session,
-            listing,
-            error,
-        };
+        return Err((
+            Partial {
+                listing,
+                error: error.clone(),
+            },
+            Some(error),
+        ));
     }
 }
 
@@ -394,9 +485,17 @@ async fn list_once<T: Transport>(
     conn: &mut T,
     options: &ClientOptions,
     deadline: Instant,
+    kind: Kind,
     declares_tools: bool,
     meta: Option<&Value>,
 ) -> Pass {
+    let (method, member) = kind.list_method();
+    // Tools keep their messages as they were; other kinds say which list it was.
+    let prefix = if kind == Kind::Tool {
+        String::new()
+    } else {
+        format!("{method}: ")
+    };
     let mut listing = Listing::default();
     let mut seen_cursors = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -413,14 +512,14 @@ async fn list_once<T: Transport>(
             .status
             .set(&format!("listing page {}", listing.pages + 1));
         let request_deadline = deadline.min(Instant::now() + options.request_timeout);
-        let page = match conn.request("tools/list", params, request_deadline).await {
+        let page = match conn.request(method, params, request_deadline).await {
             Ok(page) => page,
             Err(RpcError::Remote { code: -32601, .. }) if !declares_tools && listing.pages == 0 => {
-                // No tools capability and no tools/list: a server with no tools.
+                // No capability and no list method: a server with none of this kind.
                 return Pass::Done(listing);
             }
             Err(e) => {
-                let what = format!("tools/list page {}", listing.pages + 1);
+                let what = format!("{method} page {}", listing.pages + 1);
                 return Pass::Failed {
                     listing,
                     error: PassError::Rpc(what, e),
@@ -429,30 +528,34 @@ async fn list_once<T: Transport>(
         };
         listing.pages += 1;
         if listing.pages == 1 {
-            changes_at_first_page = conn.counters().list_changed;
+            changes_at_first_page = changes_of(conn.counters(), kind);
         }
         let failed = |listing, message: String| Pass::Failed {
             listing,
             error: PassError::Other(message),
         };
         let mut page = page;
-        let Some(Json::Array(tools)) = page.take("tools") else {
+        let Some(Json::Array(tools)) = page.take(member) else {
             let message = format!(
-                "tools/list page {}: the result has no \"tools\" array",
+                "{method} page {}: the result has no \"{member}\" array",
                 listing.pages
             );
             return failed(listing, message);
         };
         // Each definition is hashed as it is moved into the listing, never copied.
-        listing.tools.extend(tools.into_iter().map(HashedTool::new));
+        listing.tools.extend(
+            tools
+                .into_iter()
+                .map(|d| HashedTool::keyed(d, kind.key_member())),
+        );
         if listing.tools.len() > options.max_tools {
             let message = format!(
-                "runaway listing: more than {} (raise --max-tools if this is real)",
-                crate::text::count(options.max_tools, "tool")
+                "{prefix}runaway listing: more than {} (raise --max-tools if this is real)",
+                crate::text::count(options.max_tools, kind.noun())
             );
             return failed(listing, message);
         }
-        let changed_midway = conn.counters().list_changed > changes_at_first_page;
+        let changed_midway = changes_of(conn.counters(), kind) > changes_at_first_page;
         match page.get("nextCursor") {
             None | Some(Json::Null) if changed_midway && listing.pages > 1 => {
                 return Pass::ChangedMidway(listing);
@@ -462,18 +565,19 @@ async fn list_once<T: Transport>(
             Some(Json::String(next)) => {
                 let Some(next) = next.to_str() else {
                     let message = format!(
-                        "tools/list page {}: \"nextCursor\" is not valid Unicode (a lone surrogate); it cannot be sent back as received",
+                        "{method} page {}: \"nextCursor\" is not valid Unicode (a lone surrogate); it cannot be sent back as received",
                         listing.pages
                     );
                     return failed(listing, message);
                 };
                 if !seen_cursors.insert(next.clone()) {
-                    let message = format!("cursor loop: the server returned cursor {next:?} twice");
+                    let message =
+                        format!("{prefix}cursor loop: the server returned cursor {next:?} twice");
                     return failed(listing, message);
                 }
                 if listing.pages >= options.max_pages {
                     let message = format!(
-                        "runaway listing: more than {} (raise --max-pages if this is real)",
+                        "{prefix}runaway listing: more than {} (raise --max-pages if this is real)",
                         crate::text::count(options.max_pages, "page")
                     );
                     return failed(listing, message);
@@ -482,7 +586,7 @@ async fn list_once<T: Transport>(
             }
             Some(_) => {
                 let message = format!(
-                    "tools/list page {}: \"nextCursor\" is not a string",
+                    "{method} page {}: \"nextCursor\" is not a string",
                     listing.pages
                 );
                 return failed(listing, message);

@@ -22,7 +22,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let selected = project.select(std::slice::from_ref(&args.server))?;
     let resolved = resolve_all(&project, &selected, &env_lookup)?;
     let using = Workspace::profile_use(&args.connect.client, ProfileUse::Pinned);
-    let Targets { mut targets, .. } = plan_targets(resolved, &lock, &policy.profiles, using)?;
+    let Targets { mut targets, .. } = plan_targets(resolved, &lock, &policy, using)?;
     // One listing judges the call: the first pinned profile that pins the tool.
     let pins = lock.servers.get(&args.server);
     let pinned_under = |t: &Target| {

@@ -51,10 +51,9 @@ impl Display {
 
     fn finished_line(report: &ServerReport) -> String {
         let style = verdict_style_for(report.verdict);
-        let what = match report.tools {
-            Some(n) => mcp_lock::text::count(n, "tool"),
-            None => report.verdict.as_str().to_string(),
-        };
+        let what = report
+            .listed_text()
+            .unwrap_or_else(|| report.verdict.as_str().to_string());
         let verb = if report.verdict == Verdict::Unverifiable {
             "Failed"
         } else {

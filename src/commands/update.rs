@@ -50,7 +50,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let (selected, dropped) = select_with_lock(&project, &lock, &args.servers)?;
     let resolved = resolve_all(&project, &selected, &env_lookup)?;
     let using = Workspace::profile_use(&args.connect.client, ProfileUse::Selected);
-    let Targets { targets, notices } = plan_targets(resolved, &lock, &policy.profiles, using)?;
+    let Targets { targets, notices } = plan_targets(resolved, &lock, &policy, using)?;
     for line in &notices {
         super::notice(line);
     }
@@ -278,6 +278,7 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
         let question = match p {
             Proposal::PinServer { .. } => "Pin these tools?",
             Proposal::PinProfile { .. } => "Pin this profile's listing?",
+            Proposal::PinKind { .. } => "Pin these?",
             Proposal::DropServer { .. } | Proposal::DropProfile { .. } => "Drop these pins?",
             _ => "Accept this change?",
         };
@@ -322,10 +323,17 @@ fn report_line(p: &Proposal, accepted: bool) {
         let what = match p {
             Proposal::Tool {
                 change, profile, ..
-            } => format!("{server}/{} [{}]", esc(&change.tool), esc(profile)),
+            } => {
+                let noun = match change.kind {
+                    mcp_lock::surface::Kind::Tool => String::new(),
+                    kind => format!("{} ", kind.noun()),
+                };
+                format!("{server}/{noun}{} [{}]", esc(&change.tool), esc(profile))
+            }
             Proposal::PinServer { .. } | Proposal::PinProfile { .. } => {
                 format!("{label} (not pinned)")
             }
+            Proposal::PinKind { kind, .. } => format!("{label} {} (not pinned)", kind.plural()),
             Proposal::Metadata { .. } => format!("{label} server metadata"),
             Proposal::DropServer { .. } | Proposal::DropProfile { .. } => {
                 format!("{label} (pins kept)")
@@ -338,7 +346,12 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::PinServer { tools, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!("{label} ({})", count(tools.len(), "tool")),
+            &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
+        ),
+        Proposal::PinKind { kind, items, .. } => status(
+            "Pinning",
+            AnsiColor::Green,
+            &format!("{label} ({})", count(items.len(), kind.noun())),
         ),
         Proposal::PinProfile {
             changes, approved, ..
@@ -350,7 +363,11 @@ fn report_line(p: &Proposal, accepted: bool) {
         Proposal::Tool {
             change, profile, ..
         } => {
-            let tool = format!("{server}/{} [{}]", esc(&change.tool), esc(profile));
+            let noun = match change.kind {
+                mcp_lock::surface::Kind::Tool => String::new(),
+                kind => format!("{} ", kind.noun()),
+            };
+            let tool = format!("{server}/{noun}{} [{}]", esc(&change.tool), esc(profile));
             let pinned = short(change.pinned_hash.as_deref().unwrap_or(""));
             let live = short(change.live_hash.as_deref().unwrap_or(""));
             match change.change {
@@ -362,6 +379,14 @@ fn report_line(p: &Proposal, accepted: bool) {
                     "Updating",
                     AnsiColor::Green,
                     &format!("{tool} {pinned} -> {live}"),
+                ),
+                ChangeKind::Renamed => status(
+                    "Renaming",
+                    AnsiColor::Green,
+                    &format!(
+                        "{tool} (was {}) {pinned} -> {live}",
+                        esc(change.renamed_from.as_deref().unwrap_or(""))
+                    ),
                 ),
             }
         }

@@ -21,6 +21,7 @@ use crate::hash::{HashedTool, instructions_hash};
 use crate::json::Json;
 use crate::lock::{LockedServer, PinnedServer};
 use crate::policy::{Action, Policy, Rule, Serve};
+use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
 
@@ -660,7 +661,8 @@ impl Session {
             // No checked listing of this generation says anything about the tool.
             None => {
                 let could_serve = pinned_anywhere
-                    || (self.pins.is_some() && self.policy.action(Rule::ToolAdded) != Action::Fail);
+                    || (self.pins.is_some()
+                        && self.policy.action(Rule::TOOL_ADDED) != Action::Fail);
                 return Err(if could_serve {
                     refuse(
                         ErrorCode::ListingNotVerified,
@@ -757,17 +759,9 @@ impl Session {
         match pin {
             Some(pin) if exact => {
                 let mut change = ToolChange {
-                    tool: tool.to_string(),
-                    change: ChangeKind::Removed,
-                    parts: Vec::new(),
                     pinned_hash: Some(pin.hash.clone()),
-                    live_hash: None,
-                    problem: None,
-                    class: None,
-                    action: Action::default(),
-                    findings: Vec::new(),
                     pinned: Some(pin.definition.clone()),
-                    live: None,
+                    ..ToolChange::new(Kind::Tool, tool.to_string(), ChangeKind::Removed)
                 };
                 self.policy.judge(&mut change);
                 if change.action == Action::Fail {
@@ -1313,6 +1307,9 @@ mod tests {
             list_changed: true,
             instructions_hash: None,
             tools,
+            prompts: None,
+            resource_templates: None,
+            resources: None,
         }
     }
 
@@ -1583,7 +1580,7 @@ mod tests {
         );
         server.profiles.insert("vscode".into(), vscode);
         let mut relaxed = Policy::default();
-        relaxed.set(&[Rule::ToolRemoved], Action::Warn);
+        relaxed.set(&[Rule::TOOL_REMOVED], Action::Warn);
         for (policy, removed) in [
             (Policy::default(), Some(ErrorCode::StaleToolSchema)),
             (relaxed, None),

@@ -17,6 +17,7 @@ pub use write::{FileLock, render_lock, write_atomically, write_lock_atomically};
 use crate::config::{ServerSpec, TransportSpec};
 use crate::hash::set_hash;
 use crate::json::Json;
+use crate::surface::Kind;
 
 /// The lock format this build writes. Version 1 (one listing per server, made with
 /// no client capabilities) still reads, as pinned under the `bare` profile.
@@ -53,6 +54,46 @@ pub struct LockedServer {
     pub instructions_hash: Option<String>,
     /// Pinned tools by name.
     pub tools: BTreeMap<String, LockedTool>,
+    /// Pinned prompts by name; `None`: not pinned yet (a lock from before prompts were
+    /// pinned, or a surface that leaves them out).
+    pub prompts: Option<BTreeMap<String, LockedTool>>,
+    /// Pinned resource templates by `uriTemplate`; `None`: not pinned yet.
+    pub resource_templates: Option<BTreeMap<String, LockedTool>>,
+    /// Pinned resources by `uri`; `None`: not pinned (resources are pinned on request).
+    pub resources: Option<BTreeMap<String, LockedTool>>,
+}
+
+impl LockedServer {
+    /// The pins of one kind, when that kind is pinned.
+    pub fn items(&self, kind: Kind) -> Option<&BTreeMap<String, LockedTool>> {
+        match kind {
+            Kind::Tool => Some(&self.tools),
+            Kind::Prompt => self.prompts.as_ref(),
+            Kind::ResourceTemplate => self.resource_templates.as_ref(),
+            Kind::Resource => self.resources.as_ref(),
+        }
+    }
+
+    /// The slot of one kind's pins (tools are always pinned).
+    pub fn items_mut(&mut self, kind: Kind) -> &mut Option<BTreeMap<String, LockedTool>> {
+        match kind {
+            Kind::Prompt => &mut self.prompts,
+            Kind::ResourceTemplate => &mut self.resource_templates,
+            Kind::Resource => &mut self.resources,
+            Kind::Tool => unreachable!("tools are always pinned"),
+        }
+    }
+
+    /// The set hash over the pinned definitions of one kind (`key:hash` lines).
+    pub fn set_hash_of(&self, kind: Kind) -> Option<String> {
+        self.items(kind).map(|items| {
+            set_hash(
+                items
+                    .iter()
+                    .map(|(key, item)| (key.as_str(), item.hash.as_str())),
+            )
+        })
+    }
 }
 
 /// How a server was reached, without any secret value: command and args as written in
@@ -165,9 +206,22 @@ impl PinnedServer {
     /// Whether this definition of a tool is approved under any profile: approval is
     /// of a definition, whichever client saw it.
     pub fn approves(&self, tool: &str, hash: &str) -> bool {
-        self.profiles
-            .values()
-            .any(|p| p.tools.get(tool).is_some_and(|t| t.hash == hash))
+        self.approves_item(Kind::Tool, tool, hash)
+    }
+
+    /// [`PinnedServer::approves`] for a definition of any kind, by its key.
+    pub fn approves_item(&self, kind: Kind, key: &str, hash: &str) -> bool {
+        self.profiles.values().any(|p| {
+            p.items(kind)
+                .and_then(|items| items.get(key))
+                .is_some_and(|t| t.hash == hash)
+        })
+    }
+
+    /// Whether any profile pins this kind at all (a lock from before a kind was
+    /// pinned does not: that kind is "not pinned yet" for the server).
+    pub fn pins_kind(&self, kind: Kind) -> bool {
+        self.profiles.values().any(|p| p.items(kind).is_some())
     }
 
     /// Whether any profile pins `instructions` with this hash (or, for `None`, pins
@@ -178,7 +232,7 @@ impl PinnedServer {
             .any(|p| p.instructions_hash.as_deref() == hash)
     }
 
-    /// Every tool name pinned under any profile.
+    /// Every tool name pinned under any profile (tools only).
     pub fn tool_names(&self) -> std::collections::BTreeSet<&str> {
         self.profiles
             .values()
@@ -193,13 +247,24 @@ impl PinnedServer {
         let mut view = LockedServer {
             profile: profile.to_string(),
             tools: BTreeMap::new(),
+            prompts: None,
+            resource_templates: None,
+            resources: None,
             ..self.first().clone()
         };
-        for pin in self.profiles.values() {
-            for (name, tool) in &pin.tools {
-                view.tools
-                    .entry(name.clone())
-                    .or_insert_with(|| tool.clone());
+        for kind in Kind::ALL {
+            if kind != Kind::Tool && !self.pins_kind(kind) {
+                continue;
+            }
+            let mut all = BTreeMap::new();
+            for pin in self.profiles.values() {
+                for (key, item) in pin.items(kind).into_iter().flatten() {
+                    all.entry(key.clone()).or_insert_with(|| item.clone());
+                }
+            }
+            match kind {
+                Kind::Tool => view.tools = all,
+                other => *view.items_mut(other) = Some(all),
             }
         }
         view

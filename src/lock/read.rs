@@ -10,6 +10,7 @@ use toml::Spanned;
 use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
 use crate::hash::definition_hash;
 use crate::json::Json;
+use crate::surface::Kind;
 
 /// A lock that cannot be used, with where.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +68,12 @@ struct RawServer {
     profile: Vec<RawProfile>,
     #[serde(default)]
     tool: Vec<RawTool>,
+    #[serde(default)]
+    prompt: Vec<RawTool>,
+    #[serde(default)]
+    resource_template: Vec<RawTool>,
+    #[serde(default)]
+    resource: Vec<RawTool>,
 }
 
 #[derive(Deserialize)]
@@ -82,14 +89,21 @@ struct RawProfile {
     list_changed: bool,
     instructions_hash: Option<Spanned<String>>,
     set_hash: Spanned<String>,
-    #[serde(default)]
-    tools: BTreeMap<String, Spanned<String>>,
+    prompts_set_hash: Option<Spanned<String>>,
+    resource_templates_set_hash: Option<Spanned<String>>,
+    resources_set_hash: Option<Spanned<String>>,
 }
 
+/// One pinned definition of any kind: keyed by `name` (tools, prompts),
+/// `uri_template` (resource templates) or `uri` (resources).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTool {
-    name: Spanned<String>,
+    name: Option<Spanned<String>>,
+    uri_template: Option<Spanned<String>>,
+    uri: Option<Spanned<String>>,
+    /// The profiles it was seen under (version 2; version 1 has one listing).
+    profiles: Option<Spanned<Vec<String>>>,
     hash: Spanned<String>,
     definition: Spanned<String>,
 }
@@ -329,8 +343,8 @@ struct RawListing {
     list_changed: bool,
     instructions_hash: Option<Spanned<String>>,
     set_hash: Spanned<String>,
-    /// Tool name to hash; `None`: every `[[server.tool]]` (version 1).
-    tools: Option<BTreeMap<String, Spanned<String>>>,
+    /// The set hashes of the other kinds this profile pins.
+    other_set_hashes: Vec<(Kind, Spanned<String>)>,
 }
 
 /// The value `roots` is written with: the project directory, never a path.
@@ -392,7 +406,7 @@ fn check_server(
             list_changed: server.list_changed.ok_or_else(|| missing("list_changed"))?,
             instructions_hash: server.instructions_hash,
             set_hash: server.set_hash.ok_or_else(|| missing("set_hash"))?,
-            tools: None,
+            other_set_hashes: Vec::new(),
         }]
     } else {
         let v1_field = [
@@ -433,74 +447,178 @@ fn check_server(
                 list_changed: p.list_changed,
                 instructions_hash: p.instructions_hash,
                 set_hash: p.set_hash,
-                tools: Some(p.tools),
+                other_set_hashes: [
+                    (Kind::Prompt, p.prompts_set_hash),
+                    (Kind::ResourceTemplate, p.resource_templates_set_hash),
+                    (Kind::Resource, p.resources_set_hash),
+                ]
+                .into_iter()
+                .filter_map(|(k, h)| h.map(|h| (k, h)))
+                .collect(),
             })
             .collect()
     };
-    // Definitions by (name, hash): a definition seen under several profiles is
-    // written once.
-    let mut definitions: BTreeMap<(String, String), (LockedTool, usize, bool)> = BTreeMap::new();
-    for tool in server.tool {
-        let tool_name = tool.name.get_ref().clone();
-        let hash = tool.hash.get_ref().clone();
-        if !is_sha256_hex(&hash) {
-            return Err(at(
-                tool.hash.span().start,
-                format!("tool {tool_name:?}: hash is not 64 lowercase hex digits"),
-            ));
-        }
-        let def_at = tool.definition.span().start;
-        let definition = Json::parse(tool.definition.get_ref()).map_err(|e| {
-            // The definition starts on the line after the opening quotes.
-            let line = line_of(text, def_at) + e.line;
-            LockError::Invalid {
-                path: path.to_string(),
-                line,
-                message: format!(
-                    "tool {tool_name:?}: definition is not valid JSON: {}",
-                    e.message
-                ),
-            }
-        })?;
-        match definition_hash(&definition) {
-            Ok(h) if h == hash => {}
-            Ok(_) => {
+    if version == 1
+        && let Some(item) = server.prompt.first().or(server.resource_template.first())
+    {
+        return Err(at(
+            item.hash.span().start,
+            format!("server {name:?}: prompts and resource templates need lock format version 2"),
+        ));
+    }
+    let profile_names: Vec<&str> = listings
+        .iter()
+        .map(|l| l.profile.get_ref().as_str())
+        .collect();
+    // Each kind's definitions, under the profiles that saw them: a definition seen
+    // under several profiles is written once.
+    let mut pinned: BTreeMap<(String, Kind), BTreeMap<String, LockedTool>> = BTreeMap::new();
+    let kinds = [
+        (Kind::Tool, server.tool),
+        (Kind::Prompt, server.prompt),
+        (Kind::ResourceTemplate, server.resource_template),
+        (Kind::Resource, server.resource),
+    ];
+    for (kind, items) in kinds {
+        let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for item in items {
+            let noun = kind.noun();
+            let key_name = kind.lock_key();
+            let (key, others) = match kind {
+                Kind::Tool | Kind::Prompt => (&item.name, [&item.uri_template, &item.uri]),
+                Kind::ResourceTemplate => (&item.uri_template, [&item.name, &item.uri]),
+                Kind::Resource => (&item.uri, [&item.name, &item.uri_template]),
+            };
+            let Some(key_at) = key else {
                 return Err(at(
-                    def_at,
+                    item.hash.span().start,
                     format!(
-                        "tool {tool_name:?} of server {name:?}: the definition does not match its hash (edited by hand?); run `mcp-lock update`"
+                        "server {name:?}: a [[server.{}]] has no `{key_name}`",
+                        kind.lock_table()
+                    ),
+                ));
+            };
+            if others.iter().any(|o| o.is_some()) {
+                return Err(at(
+                    key_at.span().start,
+                    format!(
+                        "{noun} {:?}: only `{key_name}` names a [[server.{}]]",
+                        key_at.get_ref(),
+                        kind.lock_table()
                     ),
                 ));
             }
-            Err(e) => {
+            let key = key_at.get_ref().clone();
+            let hash = item.hash.get_ref().clone();
+            if !is_sha256_hex(&hash) {
                 return Err(at(
-                    def_at,
-                    format!("tool {tool_name:?}: definition has {e}"),
+                    item.hash.span().start,
+                    format!("{noun} {key:?}: hash is not 64 lowercase hex digits"),
                 ));
             }
+            let def_at = item.definition.span().start;
+            let definition = Json::parse(item.definition.get_ref()).map_err(|e| {
+                // The definition starts on the line after the opening quotes.
+                let line = line_of(text, def_at) + e.line;
+                LockError::Invalid {
+                    path: path.to_string(),
+                    line,
+                    message: format!(
+                        "{noun} {key:?}: definition is not valid JSON: {}",
+                        e.message
+                    ),
+                }
+            })?;
+            match definition_hash(&definition) {
+                Ok(h) if h == hash => {}
+                Ok(_) => {
+                    return Err(at(
+                        def_at,
+                        format!(
+                            "{noun} {key:?} of server {name:?}: the definition does not match its hash (edited by hand?); run `mcp-lock update`"
+                        ),
+                    ));
+                }
+                Err(e) => {
+                    return Err(at(def_at, format!("{noun} {key:?}: definition has {e}")));
+                }
+            }
+            if definition
+                .get(kind.key_member())
+                .and_then(Json::as_str)
+                .as_deref()
+                != Some(&key)
+            {
+                return Err(at(
+                    key_at.span().start,
+                    format!(
+                        "{noun} {key:?}: the definition's {} differs",
+                        kind.key_member()
+                    ),
+                ));
+            }
+            let under: Vec<String> = match (&item.profiles, version) {
+                (None, 1) => vec![crate::profile::BARE.to_string()],
+                (Some(p), 1) => {
+                    return Err(at(
+                        p.span().start,
+                        format!("{noun} {key:?}: `profiles` needs lock format version 2"),
+                    ));
+                }
+                (None, _) => {
+                    return Err(at(
+                        key_at.span().start,
+                        format!("{noun} {key:?}: no `profiles`; which client profiles saw it?"),
+                    ));
+                }
+                (Some(p), _) => {
+                    if let Some(unknown) = p
+                        .get_ref()
+                        .iter()
+                        .find(|n| !profile_names.contains(&n.as_str()))
+                    {
+                        return Err(at(
+                            p.span().start,
+                            format!(
+                                "{noun} {key:?}: profile {unknown:?} has no [[server.profile]]"
+                            ),
+                        ));
+                    }
+                    if p.get_ref().is_empty() {
+                        return Err(at(
+                            p.span().start,
+                            format!("{noun} {key:?}: `profiles` is empty"),
+                        ));
+                    }
+                    p.get_ref().clone()
+                }
+            };
+            let twice = if version == 1 {
+                seen.keys().any(|(k, _)| *k == key)
+            } else {
+                seen.contains_key(&(key.clone(), hash.clone()))
+            };
+            if twice {
+                return Err(at(
+                    key_at.span().start,
+                    format!("server {name:?} pins {noun} {key:?} twice"),
+                ));
+            }
+            seen.insert((key.clone(), hash.clone()), key_at.span().start);
+            let locked = LockedTool {
+                hash,
+                definition: definition.into(),
+            };
+            for profile in under {
+                let slot = pinned.entry((profile.clone(), kind)).or_default();
+                if slot.insert(key.clone(), locked.clone()).is_some() {
+                    return Err(at(
+                        key_at.span().start,
+                        format!("server {name:?} profile {profile:?} pins {noun} {key:?} twice"),
+                    ));
+                }
+            }
         }
-        if definition.get("name").and_then(Json::as_str).as_deref() != Some(&tool_name) {
-            return Err(at(
-                tool.name.span().start,
-                format!("tool {tool_name:?}: the definition's name differs"),
-            ));
-        }
-        let pinned = LockedTool {
-            hash: hash.clone(),
-            definition: definition.into(),
-        };
-        let twice = if version == 1 {
-            definitions.keys().any(|(n, _)| *n == tool_name)
-        } else {
-            definitions.contains_key(&(tool_name.clone(), hash.clone()))
-        };
-        if twice {
-            return Err(at(
-                tool.name.span().start,
-                format!("server {name:?} pins tool {tool_name:?} twice"),
-            ));
-        }
-        definitions.insert((tool_name, hash), (pinned, tool.name.span().start, false));
     }
     let mut profiles = BTreeMap::new();
     for listing in listings {
@@ -542,31 +660,15 @@ fn check_server(
                 ),
             ));
         }
-        let mut tools = BTreeMap::new();
-        match &listing.tools {
-            None => {
-                for ((tool, _), (pin, _, used)) in definitions.iter_mut() {
-                    *used = true;
-                    tools.insert(tool.clone(), pin.clone());
-                }
-            }
-            Some(listed) => {
-                for (tool, hash) in listed {
-                    let Some((pin, _, used)) =
-                        definitions.get_mut(&(tool.clone(), hash.get_ref().clone()))
-                    else {
-                        return Err(at(
-                            hash.span().start,
-                            format!(
-                                "{label}: tool {tool:?} has no [[server.tool]] with hash {}",
-                                hash.get_ref()
-                            ),
-                        ));
-                    };
-                    *used = true;
-                    tools.insert(tool.clone(), pin.clone());
-                }
-            }
+        let tools = pinned
+            .remove(&(profile.clone(), Kind::Tool))
+            .unwrap_or_default();
+        let mut others: BTreeMap<Kind, BTreeMap<String, LockedTool>> = BTreeMap::new();
+        for (kind, _) in &listing.other_set_hashes {
+            others.insert(
+                *kind,
+                pinned.remove(&(profile.clone(), *kind)).unwrap_or_default(),
+            );
         }
         let locked = LockedServer {
             name: name.clone(),
@@ -579,6 +681,9 @@ fn check_server(
             list_changed: listing.list_changed,
             instructions_hash: listing.instructions_hash.map(Spanned::into_inner),
             tools,
+            prompts: others.remove(&Kind::Prompt),
+            resource_templates: others.remove(&Kind::ResourceTemplate),
+            resources: others.remove(&Kind::Resource),
         };
         if locked.set_hash() != *listing.set_hash.get_ref() {
             return Err(at(
@@ -588,6 +693,18 @@ fn check_server(
                 ),
             ));
         }
+        for (kind, hash) in &listing.other_set_hashes {
+            if locked.set_hash_of(*kind).as_deref() != Some(hash.get_ref().as_str()) {
+                return Err(at(
+                    hash.span().start,
+                    format!(
+                        "{label}: {} does not match its {} (edited by hand?); run `mcp-lock update`",
+                        kind.set_hash_key(),
+                        kind.plural()
+                    ),
+                ));
+            }
+        }
         if profiles.insert(profile.clone(), locked).is_some() {
             return Err(at(
                 profile_at,
@@ -595,10 +712,16 @@ fn check_server(
             ));
         }
     }
-    if let Some(((tool, _), (_, tool_at, _))) = definitions.iter().find(|(_, (_, _, used))| !used) {
+    // A definition under a profile that does not pin its kind (no set hash for it).
+    if let Some(((profile, kind), items)) = pinned.iter().find(|(_, items)| !items.is_empty()) {
+        let key = items.keys().next().cloned().unwrap_or_default();
         return Err(at(
-            *tool_at,
-            format!("server {name:?}: tool {tool:?} is pinned under no profile"),
+            name_at,
+            format!(
+                "server {name:?}: {} {key:?} is pinned under profile {profile:?}, which has no {}",
+                kind.noun(),
+                kind.set_hash_key()
+            ),
         ));
     }
     Ok(PinnedServer { profiles })

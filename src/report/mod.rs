@@ -17,6 +17,7 @@ use crate::exit_codes::ExitCode;
 use crate::json::Json;
 use crate::lock::{LockLines, Lockfile};
 use crate::policy::{Action, Rule};
+use crate::surface::Kind;
 use crate::text::{
     Folded, count, escape_cut, escape_for_terminal as esc, left_out, split_at_chars,
 };
@@ -144,6 +145,18 @@ fn class_style(class: Class) -> Style {
     Style::new().fg_color(Some(color.into()))
 }
 
+/// "3 tools, 4 prompts, 2 templates": definitions by kind, tools always named.
+pub fn kinds_text(items: &[ToolChange]) -> String {
+    let mut parts = Vec::new();
+    for kind in Kind::ALL {
+        let n = items.iter().filter(|c| c.kind == kind).count();
+        if n > 0 || kind == Kind::Tool {
+            parts.push(count(n, kind.noun()));
+        }
+    }
+    parts.join(", ")
+}
+
 /// "github [vscode]": a server as listed under one client profile, escaped.
 pub fn server_label(server: &str, profile: &str) -> String {
     if profile.is_empty() {
@@ -195,7 +208,7 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
     for r in reports {
         let style = verdict_style_for(r.verdict);
         let detail = match (r.verdict, r.tools) {
-            (Verdict::Converged, Some(n)) => count(n, "tool"),
+            (Verdict::Converged, Some(_)) => r.listed_text().unwrap_or_default(),
             (Verdict::Stale, _) if !r.changes.is_empty() || !r.server_changes.is_empty() => {
                 let n = r.changes.len() + r.server_changes.iter().filter(|c| c.drift).count();
                 count(n, "change")
@@ -263,6 +276,15 @@ fn change_header(c: &ToolChange, indent: &str, server: Option<(&str, &str)>) -> 
     let tool = match server {
         Some((server, profile)) => format!("{}/{} [{}]", esc(server), esc(&c.tool), esc(profile)),
         None => esc(&c.tool),
+    };
+    // Tools read as before; other kinds say what they are.
+    let tool = match c.kind {
+        Kind::Tool => tool,
+        kind => format!("{} {tool}", kind.noun()),
+    };
+    let tool = match &c.renamed_from {
+        Some(from) => format!("{tool} (was {})", esc(from)),
+        None => tool,
     };
     let mut line = format!(
         "{indent}{:<8} {tool}  {rule}, {act}{}{act:#}  {dim}{}{dim:#}\n",
@@ -650,7 +672,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 out,
                 "{bold}{}{bold:#}: new server, {} to pin",
                 server_label(server, profile),
-                count(tools.len(), "tool")
+                kinds_text(tools)
             );
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
             for tool in tools {
@@ -658,6 +680,26 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 let _ = writeln!(out, "    {}  {}", short(hash), esc(&tool.tool));
                 out.push_str(&render_findings(&tool.findings, "        "));
                 out.push_str(&added_definition(tool, "        "));
+            }
+        }
+        Proposal::PinKind {
+            server,
+            profile,
+            kind,
+            items,
+        } => {
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: {} not pinned yet (a lock from before they were); {} to pin",
+                server_label(server, profile),
+                kind.plural(),
+                count(items.len(), kind.noun())
+            );
+            for item in items {
+                let hash = item.live_hash.as_deref().unwrap_or("");
+                let _ = writeln!(out, "    {}  {}", short(hash), esc(&item.tool));
+                out.push_str(&render_findings(&item.findings, "        "));
+                out.push_str(&added_definition(item, "        "));
             }
         }
         Proposal::PinProfile {
