@@ -9,6 +9,7 @@
 
 mod interim;
 mod schema;
+mod surface;
 mod text;
 
 use std::fmt;
@@ -20,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::json::{Json, JsonStr, escape_pointer};
 
+pub use surface::{is_template_rename, same_except_key};
 pub use text::instruction_in;
 
 /// What a change can do to a caller, least to most serious.
