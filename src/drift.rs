@@ -543,6 +543,7 @@ pub fn item_changes(
 /// Turns each removal and addition whose definitions are equal but for the key into
 /// one rename; a template whose display `name` alone changed is a rename too.
 fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
+    use crate::classify::{is_template_rename, same_except_key};
     if kind == Kind::ResourceTemplate {
         for c in changes.iter_mut() {
             if let (ChangeKind::Changed, Some(a), Some(b)) = (c.change, &c.pinned, &c.live)
@@ -583,26 +584,6 @@ fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
         }
         i += 1;
     }
-}
-
-/// Whether two definitions are equal but for one member.
-fn equal_but(a: &Json, b: &Json, member: &str) -> bool {
-    let without = |j: &Json| {
-        let mut j = j.clone();
-        if let Json::Object(members) = &mut j {
-            members.retain(|(k, _)| !k.eq_str(member));
-        }
-        j.canonical().ok()
-    };
-    without(a).is_some() && without(a) == without(b)
-}
-
-fn same_except_key(kind: Kind, a: &Json, b: &Json) -> bool {
-    equal_but(a, b, kind.key_member())
-}
-
-fn is_template_rename(a: &Json, b: &Json) -> bool {
-    a.get("name") != b.get("name") && equal_but(a, b, "name")
 }
 
 /// How one live tool differs from the pins, if it does: the judgement verify makes of

@@ -7,7 +7,6 @@
 //! breaks old readers. Where a precise answer is not possible the finding says so and
 //! is classified as breaking, never as additive.
 
-mod interim;
 mod schema;
 mod surface;
 mod text;
