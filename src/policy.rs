@@ -546,7 +546,14 @@ mod tests {
                 "breaking",
                 "semantic",
                 "tool-added",
-                "tool-removed"
+                "tool-removed",
+                "prompt-added",
+                "prompt-removed",
+                "resource-template-added",
+                "resource-template-removed",
+                "resource-added",
+                "resource-removed",
+                "renamed"
             ]
         );
         assert_eq!(p.action(Rule::Class(Class::Additive)), Action::Warn);

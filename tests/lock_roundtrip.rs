@@ -112,12 +112,14 @@ fn a_definition_seen_under_several_profiles_is_written_once() {
 }
 
 #[test]
-fn a_profile_naming_a_definition_the_lock_lacks_is_a_lock_error() {
+fn a_definition_naming_a_profile_the_lock_lacks_is_a_lock_error() {
     let text = render_lock(&awkward_lock());
-    let at = text.find("only-here = \"").unwrap() + "only-here = \"".len();
-    let text = format!("{}{}{}", &text[..at], "0".repeat(64), &text[at + 64..]);
+    let text = text.replacen("profiles = [\"bare\"]", "profiles = [\"nobody\"]", 1);
     let err = parse_lock(&text, "mcp.lock").unwrap_err().to_string();
-    assert!(err.contains("has no [[server.tool]] with hash"), "{err}");
+    assert!(
+        err.contains("profile \"nobody\" has no [[server.profile]]"),
+        "{err}"
+    );
 }
 
 #[test]

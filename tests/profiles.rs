@@ -305,36 +305,30 @@ fn a_server_from_a_host_without_a_profile_is_listed_as_bare_with_a_notice() {
     );
 }
 
-/// The lock of `p` written as format version 1 would have written it: one listing on
-/// the server itself (only for a lock pinned under `bare`).
+/// A lock written as format version 1 would have written it: one listing on the server
+/// itself, tools only (for a lock pinned under `bare` alone).
 fn as_version_1(lock: &str) -> String {
-    let mut out = Vec::new();
-    let mut in_tools = false;
-    for line in lock.lines() {
-        if line == "[server.profile.tools]" {
-            in_tools = true;
-            continue;
-        }
-        if in_tools {
-            if line.is_empty() {
-                in_tools = false;
+    let dropped = |line: &str| {
+        line == "[[server.profile]]"
+            || line == "name = \"bare\""
+            || line.starts_with("profiles = ")
+            || line.starts_with("prompts_set_hash = ")
+            || line.starts_with("resource_templates_set_hash = ")
+    };
+    let mut text: String = lock
+        .lines()
+        .filter(|line| !dropped(line))
+        .map(|line| {
+            if line == "version = 2" {
+                "version = 1"
             } else {
-                continue;
+                line
             }
-        }
-        if line == "[[server.profile]]" || line == "name = \"bare\"" {
-            continue;
-        }
-        out.push(if line == "version = 2" {
-            "version = 1"
-        } else {
-            line
-        });
-    }
-    let mut text = out.join("\n");
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     text.push('\n');
-    // The profile's blank line before its header is doubled now.
-    text.replace("\n\n\nprotocol_version", "\nprotocol_version")
+    text
 }
 
 #[test]

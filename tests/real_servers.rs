@@ -51,15 +51,15 @@ fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically
     // Listed as Claude Code lists them (`.mcp.json`): server-everything offers 15 tools
     // to a client declaring roots and elicitation.
     for (name, tools) in [
-        ("everything", 15),
-        ("filesystem", 14),
-        ("memory", 9),
-        ("time", 2),
+        ("everything", "15 tools, 4 prompts, 2 templates"),
+        ("filesystem", "14 tools"),
+        ("memory", "9 tools"),
+        ("time", "2 tools"),
     ] {
         assert!(
             first
                 .stderr()
-                .contains(&format!("Pinning {name} [claude-code] ({tools} tools)")),
+                .contains(&format!("Pinning {name} [claude-code] ({tools})")),
             "{}",
             first.stderr()
         );
@@ -231,8 +231,9 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
     let lock = p.lock_text().unwrap();
     for name in ["everything-http", "everything-sse", "everything-stdio"] {
         assert!(
-            run.stderr()
-                .contains(&format!("Pinning {name} [claude-code] (15 tools)")),
+            run.stderr().contains(&format!(
+                "Pinning {name} [claude-code] (15 tools, 4 prompts, 2 templates)"
+            )),
             "{}",
             run.stderr()
         );
@@ -241,9 +242,10 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
     assert!(lock.contains("transport = \"sse\""), "{lock}");
     // Same client capabilities, same definitions, whatever the transport.
     let hashes = tool_hashes(&lock);
-    assert_eq!(hashes.len(), 45);
-    assert_eq!(hashes[0..15], hashes[15..30]);
-    assert_eq!(hashes[15..30], hashes[30..45]);
+    // 15 tools, 4 prompts and 2 templates each.
+    assert_eq!(hashes.len(), 63);
+    assert_eq!(hashes[0..21], hashes[21..42]);
+    assert_eq!(hashes[21..42], hashes[42..63]);
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
     for server in doc["servers"].as_array().unwrap() {
         assert_eq!(server["verdict"], "converged", "{server}");

@@ -37,7 +37,7 @@ pub async fn live_reports(
     let (selected, gone) = select_with_lock(project, lock, servers)?;
     let resolved = resolve_all(project, &selected, &env_lookup)?;
     let using = Workspace::profile_use(&connect.client, ProfileUse::Pinned);
-    let Targets { targets, notices } = plan_targets(resolved, lock, &policy, using)?;
+    let Targets { targets, notices } = plan_targets(resolved, lock, policy, using)?;
     for line in &notices {
         super::notice(line);
     }
