@@ -11,6 +11,8 @@ npm_pkgs=(
   "@modelcontextprotocol/server-memory@2026.8.31"
   # An older release under another name, for real drift between two releases.
   "server-filesystem-2025.7.1@npm:@modelcontextprotocol/server-filesystem@2025.7.1"
+  # Prompts and resource templates that changed between two releases.
+  "server-everything-2025.7.1@npm:@modelcontextprotocol/server-everything@2025.7.1"
 )
 pip_pkgs=("mcp-server-time==2026.10.19" "mcp==2.3.0")
 # The official OASIS SARIF 2.1.0 schema (errata01), shipped byte for byte in this

@@ -756,11 +756,12 @@ fn conflict_marker(text: &str) -> Option<(usize, &'static str)> {
     })
 }
 
-/// Where each server and tool is in a lock's text, for reports that point at lines.
+/// Where each server and definition is in a lock's text, for reports that point at
+/// lines.
 #[derive(Debug, Clone, Default)]
 pub struct LockLines {
     servers: BTreeMap<String, usize>,
-    tools: BTreeMap<(String, String), usize>,
+    items: BTreeMap<(String, Kind, String), usize>,
 }
 
 impl LockLines {
@@ -775,10 +776,17 @@ impl LockLines {
         struct ServerNames {
             name: Spanned<String>,
             #[serde(default)]
-            tool: Vec<ToolName>,
+            tool: Vec<KeyName>,
+            #[serde(default)]
+            prompt: Vec<KeyName>,
+            #[serde(default)]
+            resource_template: Vec<KeyName>,
+            #[serde(default)]
+            resource: Vec<KeyName>,
         }
         #[derive(Deserialize)]
-        struct ToolName {
+        struct KeyName {
+            #[serde(alias = "uri_template", alias = "uri")]
             name: Spanned<String>,
         }
         let mut lines = LockLines::default();
@@ -788,11 +796,21 @@ impl LockLines {
         for server in names.server {
             let line = line_of(text, server.name.span().start);
             let name = server.name.into_inner();
-            for tool in server.tool {
-                let at = line_of(text, tool.name.span().start);
-                lines
-                    .tools
-                    .insert((name.clone(), tool.name.into_inner()), at);
+            let kinds = [
+                (Kind::Tool, server.tool),
+                (Kind::Prompt, server.prompt),
+                (Kind::ResourceTemplate, server.resource_template),
+                (Kind::Resource, server.resource),
+            ];
+            for (kind, items) in kinds {
+                for item in items {
+                    let at = line_of(text, item.name.span().start);
+                    // A key pinned with two definitions points at the first.
+                    lines
+                        .items
+                        .entry((name.clone(), kind, item.name.into_inner()))
+                        .or_insert(at);
+                }
             }
             lines.servers.insert(name, line);
         }
@@ -801,7 +819,12 @@ impl LockLines {
 
     /// The line naming a tool, else its server, else 1.
     pub fn line(&self, server: &str, tool: Option<&str>) -> usize {
-        tool.and_then(|t| self.tools.get(&(server.to_string(), t.to_string())))
+        self.line_of(server, Kind::Tool, tool)
+    }
+
+    /// The line keying a definition of any kind, else its server's, else 1.
+    pub fn line_of(&self, server: &str, kind: Kind, key: Option<&str>) -> usize {
+        key.and_then(|k| self.items.get(&(server.to_string(), kind, k.to_string())))
             .or_else(|| self.servers.get(server))
             .copied()
             .unwrap_or(1)

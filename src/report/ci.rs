@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::{LockContext, Summary};
 use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::policy::{Action, Rule};
+use crate::surface::Kind;
 use crate::text::escape_for_terminal as esc;
 
 /// Something a CI format shows: a change, a server problem, with where in the lock.
@@ -16,12 +17,16 @@ struct Item {
     action: Action,
     server: String,
     profile: String,
+    kind: Kind,
     tool: Option<String>,
     /// One line.
     title: String,
     /// The findings, one per line.
     detail: String,
 }
+
+/// The JUnit test case that stands for the server itself.
+const SERVER_CASE: &str = "(server)";
 
 /// Rules beyond the policy's: a server that could not be checked, or is not pinned.
 const UNVERIFIED: &str = "unverified";
@@ -37,6 +42,7 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
                 action: Action::Fail,
                 server: r.name.clone(),
                 profile: r.profile.clone(),
+                kind: Kind::Tool,
                 tool: None,
                 title: format!(
                     "{server}: {}: {}",
@@ -50,6 +56,7 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
                 action: Action::Fail,
                 server: r.name.clone(),
                 profile: r.profile.clone(),
+                kind: Kind::Tool,
                 tool: None,
                 title: format!("{server}: not pinned in the lock; run `mcp-lock update`"),
                 detail: String::new(),
@@ -66,6 +73,7 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
                     action,
                     server: r.name.clone(),
                     profile: r.profile.clone(),
+                    kind: Kind::Tool,
                     tool: None,
                     title: server_change_title(&server, c),
                     detail: String::new(),
@@ -96,11 +104,20 @@ fn tool_item(r: &ServerReport, c: &ToolChange) -> Item {
         action: c.action,
         server: r.name.clone(),
         profile: r.profile.clone(),
+        kind: c.kind,
         tool: Some(c.tool.clone()),
         title: format!(
-            "{}/{} [{}] {} ({rule})",
+            "{}/{}{}{} [{}] {} ({rule})",
             esc(&r.name),
+            match c.kind {
+                Kind::Tool => String::new(),
+                kind => format!("{} ", kind.noun()),
+            },
             esc(&c.tool),
+            c.renamed_from
+                .as_deref()
+                .map(|f| format!(" (was {})", esc(f)))
+                .unwrap_or_default(),
             esc(&r.profile),
             c.change.as_str()
         ),
@@ -148,7 +165,9 @@ pub fn render_sarif(reports: &[ServerReport], ctx: &LockContext) -> String {
     let results: Vec<Value> = items(reports)
         .into_iter()
         .map(|item| {
-            let line = ctx.lines.line(&item.server, item.tool.as_deref());
+            let line = ctx
+                .lines
+                .line_of(&item.server, item.kind, item.tool.as_deref());
             let text = if item.detail.is_empty() {
                 item.title.clone()
             } else {
@@ -156,7 +175,7 @@ pub fn render_sarif(reports: &[ServerReport], ctx: &LockContext) -> String {
             };
             let mut properties = json!({"server": item.server, "profile": item.profile});
             if let Some(tool) = &item.tool {
-                properties["tool"] = json!(tool);
+                properties[item.kind.as_str()] = json!(tool);
             }
             json!({
                 "ruleId": item.rule,
@@ -228,14 +247,15 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
     for r in reports {
         let mut cases = String::new();
         let (mut tests, mut failures, mut errors) = (0, 0, 0);
-        let mut tools: Vec<String> = ctx
+        let mut tools: Vec<(Kind, String)> = ctx
             .pinned
             .get(&(r.name.clone(), r.profile.clone()))
             .cloned()
             .unwrap_or_default();
         for c in &r.changes {
-            if !tools.contains(&c.tool) {
-                tools.push(c.tool.clone());
+            let key = (c.kind, c.tool.clone());
+            if !tools.contains(&key) {
+                tools.push(key);
             }
         }
         tools.sort();
@@ -247,16 +267,21 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
             .filter(|i| i.tool.is_none() && i.rule != UNVERIFIED)
             .collect();
         if tools.is_empty() || !server_items.is_empty() {
-            tools.insert(0, "(server)".into());
+            tools.insert(0, (Kind::Tool, SERVER_CASE.into()));
         }
-        for tool in &tools {
+        for (kind, tool) in &tools {
+            let (kind, tool) = (*kind, tool.as_str());
             tests += 1;
-            let line = ctx.lines.line(&r.name, Some(tool));
+            let line = ctx.lines.line_of(&r.name, kind, Some(tool));
+            let shown = match kind {
+                Kind::Tool => tool.to_string(),
+                kind => format!("{} {tool}", kind.noun()),
+            };
             let _ = write!(
                 cases,
                 "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{line}\">",
                 xml(&format!("{} [{}]", r.name, r.profile)),
-                xml(tool),
+                xml(&shown),
                 xml(&ctx.path)
             );
             if unverified {
@@ -272,7 +297,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                     r.verdict.as_str(),
                     xml(&message)
                 );
-            } else if tool == "(server)" && !server_items.is_empty() {
+            } else if tool == SERVER_CASE && !server_items.is_empty() {
                 let text: Vec<&str> = server_items.iter().map(|i| i.title.as_str()).collect();
                 let text = text.join("\n");
                 let worst = server_items
@@ -296,7 +321,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                         xml_lines(&text)
                     );
                 }
-            } else if let Some(c) = r.changes.iter().find(|c| &c.tool == tool) {
+            } else if let Some(c) = r.changes.iter().find(|c| c.kind == kind && c.tool == tool) {
                 let item = tool_item(r, c);
                 let text = format!("{}\n{}", item.title, item.detail);
                 if c.action == Action::Fail {
@@ -367,7 +392,9 @@ pub fn render_github(reports: &[ServerReport], ctx: &LockContext) -> String {
             Action::Warn => "warning",
             Action::Allow => "notice",
         };
-        let line = ctx.lines.line(&item.server, item.tool.as_deref());
+        let line = ctx
+            .lines
+            .line_of(&item.server, item.kind, item.tool.as_deref());
         let message = if item.detail.is_empty() {
             item.title.clone()
         } else {

@@ -28,8 +28,8 @@ use crate::text::{
 pub struct LockContext {
     pub path: String,
     pub lines: LockLines,
-    /// The tools pinned for each (server, client profile).
-    pub pinned: BTreeMap<(String, String), Vec<String>>,
+    /// The definitions pinned for each (server, client profile), by kind and key.
+    pub pinned: BTreeMap<(String, String), Vec<(Kind, String)>>,
 }
 
 impl LockContext {
@@ -43,8 +43,15 @@ impl LockContext {
                 .iter()
                 .flat_map(|(name, s)| {
                     s.profiles.iter().map(move |(profile, listing)| {
-                        let tools = listing.tools.keys().cloned().collect();
-                        ((name.clone(), profile.clone()), tools)
+                        let items = Kind::ALL
+                            .into_iter()
+                            .flat_map(|kind| {
+                                listing.items(kind).into_iter().flat_map(move |items| {
+                                    items.keys().map(move |k| (kind, k.clone()))
+                                })
+                            })
+                            .collect();
+                        ((name.clone(), profile.clone()), items)
                     })
                 })
                 .collect(),
@@ -225,6 +232,15 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         );
         if let Some(error) = &r.error {
             let _ = writeln!(out, "    {}", escape_cut(error, SHOWN_LINE_CHARS));
+        }
+        if !r.not_pinned_yet.is_empty() {
+            let kinds: Vec<&str> = r.not_pinned_yet.iter().map(|k| k.plural()).collect();
+            let _ = writeln!(
+                out,
+                "    {dim}note: {} not pinned yet (the lock is from before they were); `mcp-lock update {}` shows and pins them{dim:#}",
+                kinds.join(" and "),
+                esc(&r.name)
+            );
         }
         if full && !r.pinned && r.instructions.is_some() {
             out.push_str(&instructions_block(r.instructions.as_deref(), "    "));
