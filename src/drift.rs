@@ -541,7 +541,9 @@ pub fn item_changes(
 }
 
 /// Turns each removal and addition whose definitions are equal but for the key into
-/// one rename; a template whose display `name` alone changed is a rename too.
+/// one rename (for a template, a `uriTemplate` moved with all else equal, which its
+/// findings judge: authority when it widens); a template whose display `name` alone
+/// changed is a rename too.
 fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
     use crate::classify::{is_template_rename, same_except_key};
     if kind == Kind::ResourceTemplate {
@@ -553,7 +555,6 @@ fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
                 c.change = ChangeKind::Renamed;
             }
         }
-        return;
     }
     let mut i = 0;
     while i < changes.len() {
