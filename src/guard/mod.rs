@@ -8,6 +8,8 @@
 //! structured tool error, validates arguments against the input schema of the
 //! definition the agent was given, treats everything as unchecked after
 //! `notifications/tools/list_changed`, and appends every decision to an audit log.
+//! Prompts, resource templates and (when pinned) resources are judged the same way
+//! page by page, and `prompts/get` and `resources/read` of what was hidden refused.
 //!
 //! [`session`] holds the decisions and no I/O; [`client`] matches the client to a
 //! pinned profile; [`proxy`] runs the server and the two directions; [`audit`] writes
@@ -22,4 +24,7 @@ pub mod session;
 pub use audit::AuditLog;
 pub use client::{ClientHello, MissingProfile};
 pub use proxy::{Ended, GuardSetup, Launch, run};
-pub use session::{Decision, ErrorCode, OnDrift, Refusal, RequiredAction, ServedAs, Session};
+pub use session::{
+    Decision, ErrorCode, ItemDecision, ItemRefusal, OnDrift, Refusal, RequiredAction, ServedAs,
+    Session,
+};

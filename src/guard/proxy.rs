@@ -18,13 +18,15 @@ use super::audit::{AuditLog, Members};
 use super::client::ClientHello;
 use super::pins::PinWatch;
 use super::session::{
-    Contract, Decision, ErrorCode, Notice, Pending, Refusal, RequiredAction, ServedAs, Session,
+    Contract, Decision, ErrorCode, ItemDecision, Notice, Pending, Refusal, RequiredAction,
+    ServedAs, Session,
 };
 use crate::call::{checkable_arguments, read_exactly};
 use crate::client::stdio::{
     Watchdog, peek_exit, prepare_server, signal_group, start_server, unregister,
 };
 use crate::json::Json;
+use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
 
@@ -827,6 +829,48 @@ fn decide(
         "initialize" | "server/discover" => {
             Pending::Handshake(ClientHello::from_request(&method, params))
         }
+        "prompts/list" | "resources/templates/list" | "resources/list" => {
+            let kind = match method.as_str() {
+                "prompts/list" => Kind::Prompt,
+                "resources/templates/list" => Kind::ResourceTemplate,
+                _ => Kind::Resource,
+            };
+            Pending::ItemList {
+                kind,
+                first_page: matches!(
+                    params.and_then(|p| p.get("cursor")),
+                    None | Some(Json::Null)
+                ),
+                generation: state.session.item_generation(kind),
+            }
+        }
+        "prompts/get" | "resources/read" => {
+            reload_pins(&mut state);
+            let member = if method == "prompts/get" {
+                "name"
+            } else {
+                "uri"
+            };
+            let Some(item) = params.and_then(|p| p.get(member)).and_then(Json::as_str) else {
+                drop(state);
+                notes.refuse(&format!("a {method} without a {member}"));
+                return Verdict::Answer(rpc_error(
+                    &id.to_value(),
+                    -32602,
+                    &format!("mcp-lock guard: {method} without a {member}; not forwarded"),
+                ));
+            };
+            let decision = if method == "prompts/get" {
+                state.session.decide_prompt(&item)
+            } else {
+                state.session.decide_read(&item)
+            };
+            if matches!(decision, ItemDecision::Forward { .. }) {
+                state.session.expect(key, Pending::Other);
+            }
+            drop(state);
+            return decide_item_use(&method, id, member, &item, decision, notes);
+        }
         "tools/call" => {
             reload_pins(&mut state);
             let Some(tool) = params.and_then(|p| p.get("name")).and_then(Json::as_str) else {
@@ -869,6 +913,63 @@ fn decide(
     };
     state.session.expect(key, pending);
     Verdict::Forward
+}
+
+/// A `prompts/get` or `resources/read` decided: its audit entry, and the refusal
+/// the client gets when it is not forwarded.
+fn decide_item_use(
+    method: &str,
+    id: &Json,
+    member: &str,
+    key: &str,
+    decision: ItemDecision,
+    notes: &mut Notes,
+) -> Verdict {
+    let subject = if member == "name" { "prompt" } else { "uri" };
+    let mut members: Members = vec![("request_id", id.to_value()), (subject, json!(key))];
+    match decision {
+        ItemDecision::Forward {
+            kind,
+            key: item,
+            pinned_hash,
+            live_hash,
+            served,
+            unenforced,
+        } => {
+            members.push(("decision", json!("forwarded")));
+            if unenforced {
+                members.push(("reason", json!(format!("{} not pinned yet", kind.plural()))));
+            } else {
+                if subject == "uri" {
+                    members.push(("kind", json!(kind)));
+                    members.push((kind.as_str(), json!(item)));
+                }
+                members.push(("pinned_hash", json!(pinned_hash)));
+                members.push(("live_hash", json!(live_hash)));
+                if item.is_some() && served != ServedAs::Approved {
+                    members.push(("served", json!(served)));
+                }
+            }
+            notes.audit(method, members);
+            Verdict::Forward
+        }
+        ItemDecision::Refuse(refusal) => {
+            members.push(("decision", json!("refused")));
+            members.push(("error_code", json!(refusal.error_code)));
+            if subject == "uri" {
+                members.push(("kind", json!(refusal.kind)));
+                members.push((refusal.kind.as_str(), json!(refusal.key)));
+            }
+            members.push(("pinned_hash", json!(refusal.pinned_hash)));
+            members.push(("live_hash", json!(refusal.live_hash)));
+            notes.audit(method, members);
+            notes.say(&format!(
+                "refused {method} {key}: {}",
+                refusal.error_code.as_str()
+            ));
+            Verdict::Answer(refusal.to_error(&id.to_value()).to_string())
+        }
+    }
 }
 
 /// One `tools/call` as the client sent it.
@@ -1067,13 +1168,16 @@ fn audit(state: &mut Shared, event: &str, members: Members) {
 #[derive(Default)]
 struct ListChangedRun {
     count: u64,
+    /// Which lists they were about: `tools`, `prompts`, `resources`.
+    lists: std::collections::BTreeSet<&'static str>,
     /// When the first of them came, and its time for the entry.
     since: Option<(Instant, String)>,
 }
 
 /// One more list_changed in the current run.
-fn count_list_changed(state: &mut Shared) {
+fn count_list_changed(state: &mut Shared, list: &'static str) {
     let run = &mut state.list_changed;
+    run.lists.insert(list);
     if run.count == 0 {
         run.since = Some((Instant::now(), super::audit::now_rfc3339()));
     }
@@ -1087,6 +1191,7 @@ fn end_list_changed(state: &mut Shared) {
         let members: Members = vec![
             ("decision", json!("listing_stale")),
             ("count", json!(run.count)),
+            ("lists", json!(run.lists)),
             ("since", json!(run.since.map(|(_, time)| time))),
         ];
         let line = state.audit.entry("list_changed", members);
@@ -1218,7 +1323,21 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option
         (Some(method), None) if method == "notifications/tools/list_changed" => {
             let mut state = lock(shared);
             state.session.list_changed();
-            count_list_changed(&mut state);
+            count_list_changed(&mut state, "tools");
+            Some(Out::Raw)
+        }
+        (Some(method), None)
+            if method == "notifications/prompts/list_changed"
+                || method == "notifications/resources/list_changed" =>
+        {
+            let mut state = lock(shared);
+            state.session.items_list_changed(method);
+            let list = if method.contains("prompts") {
+                "prompts"
+            } else {
+                "resources"
+            };
+            count_list_changed(&mut state, list);
             Some(Out::Raw)
         }
         // Other notifications and the server's own requests.
@@ -1232,6 +1351,13 @@ fn from_server(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Option
                     generation,
                 }) => Some(check_listing(
                     &mut state, notes, line, id, first_page, generation,
+                )),
+                Some(Pending::ItemList {
+                    kind,
+                    first_page,
+                    generation,
+                }) => Some(check_item_listing(
+                    &mut state, notes, line, id, kind, first_page, generation,
                 )),
                 Some(Pending::Handshake(hello)) => Some(Out::Text(check_handshake(
                     &mut state, notes, line, id, hello,
@@ -1471,6 +1597,127 @@ fn check_listing(
     }
 }
 
+/// Checks a prompts/list, resources/templates/list or resources/list answer and
+/// returns what the client gets instead.
+fn check_item_listing(
+    state: &mut Shared,
+    notes: &mut Notes,
+    line: &[u8],
+    id: &Value,
+    kind: Kind,
+    first_page: bool,
+    generation: u64,
+) -> Out {
+    reload_pins(state);
+    let (method, _) = kind.list_method();
+    let message = match read_strictly(state, line, id, method) {
+        Ok(message) => message,
+        Err(error) => return Out::Text(error),
+    };
+    let page = state
+        .session
+        .check_item_page(kind, message, first_page, generation);
+    if page.unenforced {
+        if state.session.first_unenforced(kind) {
+            let line = format!(
+                "mcp.lock does not pin the {} of {} yet: passed on unenforced until `mcp-lock update` pins them",
+                kind.plural(),
+                state.session.server()
+            );
+            say(state, &line);
+            let members: Members = vec![
+                ("decision", json!("not_pinned_yet")),
+                ("kind", json!(kind)),
+                ("message", json!(line)),
+            ];
+            notes.audit(method, members);
+        }
+        return Out::Text(page.message);
+    }
+    let decision = match (page.refused, page.hidden.is_empty()) {
+        (true, _) => "refused",
+        (false, true) => "passed",
+        (false, false) => "filtered",
+    };
+    let members: Members = vec![
+        ("decision", json!(decision)),
+        ("kind", json!(kind)),
+        ("first_page", json!(first_page)),
+        ("complete", json!(page.complete)),
+        ("shown", json!(page.shown)),
+        ("hidden", json!(page.hidden)),
+    ];
+    notes.audit(method, members);
+    for served in &page.served {
+        let event = match served.served {
+            ServedAs::Live => "served_live",
+            _ => "served_pinned",
+        };
+        let mut members: Members = vec![
+            ("decision", json!(served.served)),
+            ("kind", json!(kind)),
+            (kind.as_str(), json!(served.key)),
+            ("change", json!(served.change)),
+        ];
+        if let Some(from) = &served.renamed_from {
+            members.push(("renamed_from", json!(from)));
+        }
+        members.extend([
+            ("pinned_hash", json!(served.pinned_hash)),
+            ("live_hash", json!(served.live_hash)),
+            ("class", json!(served.class)),
+            ("action", json!(served.action)),
+        ]);
+        notes.audit(event, members);
+    }
+    let noun = kind.noun();
+    if !page.served.is_empty() {
+        let names: Vec<String> = page
+            .served
+            .iter()
+            .map(|s| match s.served {
+                ServedAs::Live => format!("{} (live)", s.key),
+                _ => format!("{} (as approved)", s.key),
+            })
+            .collect();
+        say(
+            state,
+            &format!(
+                "served {} whose live definition is not approved but which the policy passes: {}",
+                crate::text::count(names.len(), noun),
+                names.join(", ")
+            ),
+        );
+    }
+    if !page.hidden.is_empty() {
+        let names: Vec<&str> = page.hidden.iter().map(|h| h.key.as_str()).collect();
+        let verb = if page.refused {
+            "refused a listing with"
+        } else {
+            "hid"
+        };
+        say(
+            state,
+            &format!(
+                "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
+                crate::text::count(names.len(), noun),
+                names.join(", "),
+                state.session.server()
+            ),
+        );
+    }
+    Out::Checked {
+        text: page.message,
+        instead: rpc_error(
+            id,
+            -32603,
+            &format!(
+                "mcp-lock guard: the check of this {method} answer could not be written to the audit log; nothing was forwarded"
+            ),
+        ),
+    }
+}
+
 /// Re-reads the lock when it changed on disk, so `mcp-lock update` takes effect in a
 /// running session; tells the client to list again when that changes what it may use.
 fn reload_pins(state: &mut Shared) {
@@ -1480,7 +1727,7 @@ fn reload_pins(state: &mut Shared) {
     };
     match result {
         Ok(pins) => {
-            let relist = state.session.set_pins(pins);
+            let moved = state.session.set_pins_of_every_kind(pins);
             let count = state.session.pinned_count();
             let members: Members = vec![
                 ("decision", json!("pins_reloaded")),
@@ -1494,8 +1741,14 @@ fn reload_pins(state: &mut Shared) {
                     crate::text::count(count, "pinned tool")
                 ),
             );
-            if relist {
-                let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            let mut told = Vec::new();
+            for kind in moved {
+                let method = kind.list_changed_notification();
+                if told.contains(&method) {
+                    continue;
+                }
+                told.push(method);
+                let note = json!({"jsonrpc": "2.0", "method": method});
                 state
                     .client_notes
                     .extend_from_slice(note.to_string().as_bytes());

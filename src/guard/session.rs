@@ -25,6 +25,12 @@ use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
 
+mod surface;
+
+pub use surface::{
+    CheckedItems, ItemDecision, ItemHidden, ItemRefusal, ItemServed, template_matches,
+};
+
 /// What to do with a listing that holds a drifted or unpinned tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnDrift {
@@ -56,6 +62,30 @@ pub enum ErrorCode {
     /// The call would have been forwarded, but its audit entry could not be written
     /// (a full disk, a file size limit): no call goes unrecorded.
     AuditLogUnwritable,
+    /// The prompt's live definition differs from its pin in a way the policy fails
+    /// (or it was renamed, listed twice, or is no longer listed and removals fail).
+    StalePrompt,
+    /// No pinned profile approves a prompt of that name, and the policy fails new
+    /// prompts.
+    UnpinnedPrompt,
+    /// The prompt list changed (or was never listed) and no checked listing confirms
+    /// the prompt since.
+    PromptsNotVerified,
+    /// The URI matches only resource templates whose live definition the policy fails
+    /// (changed, renamed, or no longer listed).
+    StaleResourceTemplate,
+    /// The URI matches only resource templates no pinned profile approves.
+    UnpinnedResourceTemplate,
+    /// The resource list changed (or the templates were never listed) and no checked
+    /// listing confirms a template the URI matches.
+    ResourceTemplatesNotVerified,
+    /// A pinned resource whose listing drifted in a way the policy fails.
+    StaleResource,
+    /// A resource no pinned profile approves (resources pinned on request only).
+    UnpinnedResource,
+    /// The resource list changed (or was never listed) and no checked listing confirms
+    /// the pinned resource since.
+    ResourcesNotVerified,
 }
 
 impl ErrorCode {
@@ -67,6 +97,15 @@ impl ErrorCode {
             ErrorCode::ListingNotVerified => "LISTING_NOT_VERIFIED",
             ErrorCode::ServerIdentityChanged => "SERVER_IDENTITY_CHANGED",
             ErrorCode::AuditLogUnwritable => "AUDIT_LOG_UNWRITABLE",
+            ErrorCode::StalePrompt => "STALE_PROMPT",
+            ErrorCode::UnpinnedPrompt => "UNPINNED_PROMPT",
+            ErrorCode::PromptsNotVerified => "PROMPTS_NOT_VERIFIED",
+            ErrorCode::StaleResourceTemplate => "STALE_RESOURCE_TEMPLATE",
+            ErrorCode::UnpinnedResourceTemplate => "UNPINNED_RESOURCE_TEMPLATE",
+            ErrorCode::ResourceTemplatesNotVerified => "RESOURCE_TEMPLATES_NOT_VERIFIED",
+            ErrorCode::StaleResource => "STALE_RESOURCE",
+            ErrorCode::UnpinnedResource => "UNPINNED_RESOURCE",
+            ErrorCode::ResourcesNotVerified => "RESOURCES_NOT_VERIFIED",
         }
     }
 }
@@ -84,6 +123,12 @@ pub enum RequiredAction {
     /// Nothing is wrong with the call: try again once the problem (the audit log
     /// cannot be written) is fixed.
     RetryLater,
+    /// List the prompts again (prompts/list) and use what is offered.
+    RefreshPrompts,
+    /// List the resource templates again (resources/templates/list).
+    RefreshResourceTemplates,
+    /// List the resources again (resources/list).
+    RefreshResources,
 }
 
 /// A call the guard answers itself: it never reaches the server.
@@ -226,6 +271,13 @@ pub enum Pending {
     Call {
         tool: String,
     },
+    /// `prompts/list`, `resources/templates/list` or `resources/list`: a page of a
+    /// listing of that kind, asked for in that kind's generation.
+    ItemList {
+        kind: Kind,
+        first_page: bool,
+        generation: u64,
+    },
     Other,
 }
 
@@ -315,6 +367,8 @@ pub struct Session {
     complete: Option<Listing>,
     partial: Option<Listing>,
     pending: HashMap<String, Pending>,
+    /// What was checked of prompts, resource templates and resources.
+    items: HashMap<Kind, surface::ItemState>,
 }
 
 /// The name a view of every approved tool goes by in messages.
@@ -344,6 +398,7 @@ impl Session {
             complete: None,
             partial: None,
             pending: HashMap::new(),
+            items: HashMap::new(),
         };
         session.choose_view(None);
         session
@@ -439,12 +494,30 @@ impl Session {
     /// matched profile is kept by name. True when a tool the client was shown, or kept
     /// from, would now be treated differently: the client should list again.
     pub fn set_pins(&mut self, pins: Option<PinnedServer>) -> bool {
+        self.set_pins_of_every_kind(pins).contains(&Kind::Tool)
+    }
+
+    /// [`Session::set_pins`], saying for every kind (tools, prompts, templates,
+    /// resources) whether what the client was shown of it, or kept from, would now be
+    /// treated differently.
+    pub fn set_pins_of_every_kind(&mut self, pins: Option<PinnedServer>) -> Vec<Kind> {
         let before = self.visible();
+        let before_items = self.visible_items();
         self.pins = pins;
         self.choose_view(self.matched.clone());
         self.schemas.clear();
         self.judge_again();
-        before != self.visible()
+        let mut moved = Vec::new();
+        if before != self.visible() {
+            moved.push(Kind::Tool);
+        }
+        let after_items = self.visible_items();
+        for kind in surface::ITEM_KINDS {
+            if before_items.get(&kind) != after_items.get(&kind) {
+                moved.push(kind);
+            }
+        }
+        moved
     }
 
     /// Judges every tool of the listings seen again, after the pins or the view moved.
@@ -458,6 +531,7 @@ impl Session {
         }
         self.complete = complete;
         self.partial = partial;
+        self.judge_items_again();
     }
 
     /// A tool seen before, judged with the current pins and view.
@@ -1223,6 +1297,19 @@ impl Refusal {
             ),
             ErrorCode::AuditLogUnwritable => format!(
                 "mcp-lock guard did not run `{tool}`: its audit log cannot be written (is the disk full?), and no call goes unrecorded. The call was not sent and nothing was started. Tell the user; the same call can be sent again once the log can be written."
+            ),
+            // Codes of prompts, templates and resources never answer a tools/call.
+            code @ (ErrorCode::StalePrompt
+            | ErrorCode::UnpinnedPrompt
+            | ErrorCode::PromptsNotVerified
+            | ErrorCode::StaleResourceTemplate
+            | ErrorCode::UnpinnedResourceTemplate
+            | ErrorCode::ResourceTemplatesNotVerified
+            | ErrorCode::StaleResource
+            | ErrorCode::UnpinnedResource
+            | ErrorCode::ResourcesNotVerified) => format!(
+                "mcp-lock guard did not run `{tool}` ({}). The call was not sent and nothing was started.",
+                code.as_str()
             ),
             ErrorCode::InvalidArguments => {
                 let problems: Vec<String> = self

@@ -609,3 +609,24 @@ pub fn pids_of(program: &str, needle: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+impl McpPipe {
+    /// Every item of a complete prompts/list, resources/templates/list or
+    /// resources/list (`member`: prompts, resourceTemplates, resources), following
+    /// cursors.
+    #[track_caller]
+    pub fn list_items(&mut self, method: &str, member: &str) -> Vec<Value> {
+        let mut items = Vec::new();
+        let mut params = json!({});
+        loop {
+            let answer = self.request(method, params);
+            let result = &answer["result"];
+            assert!(result.is_object(), "{method} failed: {answer}");
+            items.extend(result[member].as_array().unwrap().iter().cloned());
+            match result.get("nextCursor") {
+                Some(Value::String(c)) => params = json!({"cursor": c}),
+                _ => return items,
+            }
+        }
+    }
+}
