@@ -828,6 +828,16 @@ impl Session {
         if !self.kind_pinned(kind) {
             return ItemDecision::unenforced(kind);
         }
+        // A client that never listed templates in this session was shown none: the
+        // model planned with no template text, so there is nothing to hold it to (a
+        // read of a URI a tool returned, say). Once it has listed, its reads wait for
+        // a checked listing after every list_changed.
+        let never_listed = self.items.get(&kind).is_none_or(|state| {
+            state.generation == 0 && state.complete.is_none() && state.partial.is_none()
+        });
+        if never_listed {
+            return ItemDecision::unenforced(kind);
+        }
         let mut templates: Vec<&String> = self
             .view
             .as_ref()
