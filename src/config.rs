@@ -69,6 +69,21 @@ pub struct ProjectConfig {
     pub files: Vec<PathBuf>,
     /// Every server, sorted by name.
     pub servers: Vec<ServerSpec>,
+    /// Every entry read, where it was, and why it was skipped when it was (disabled):
+    /// what `mcp-lock servers` shows.
+    pub found: Vec<Found>,
+}
+
+/// One server entry as a config file has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub name: String,
+    pub file: PathBuf,
+    /// The line its entry starts on (1 when the reader cannot tell).
+    pub line: usize,
+    pub host: Host,
+    /// Why the entry is not used (`disabled: true`, `enabled: false`), when it is not.
+    pub skipped: Option<String>,
 }
 
 /// One server entry, unexpanded: `${VAR}` stays as written until it is connected to.
@@ -79,6 +94,34 @@ pub struct ServerSpec {
     /// The hosts whose config files define this entry (the same entry in two files
     /// has both), which pick its default client profiles.
     pub hosts: Vec<Host>,
+    /// Tools the host's config hides from its agent (`includeTools`, `disabled_tools`,
+    /// …): they are not pinned, and their drift is "filtered by the host".
+    pub filter: ToolFilter,
+}
+
+/// Which tools a host's config lets its agent see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    /// Only these (`includeTools`, `enabled_tools`, `available_tools`, `tools`), when
+    /// given.
+    pub include: Option<Vec<String>>,
+    /// Never these (`excludeTools`, `disabled_tools`, `disabledTools`).
+    pub exclude: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the host's agent is shown a tool of this name.
+    pub fn shows(&self, tool: &str) -> bool {
+        self.include
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == tool))
+            && !self.exclude.iter().any(|n| n == tool)
+    }
+
+    /// Whether the filter hides anything at all.
+    pub fn is_empty(&self) -> bool {
+        self.include.is_none() && self.exclude.is_empty()
+    }
 }
 
 /// The agent host a config file belongs to, told by where the file is (or, for a file
@@ -278,6 +321,7 @@ impl ProjectConfig {
             project_dir: project_dir.to_path_buf(),
             files,
             servers,
+            found: Vec::new(),
         })
     }
 
@@ -504,6 +548,7 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
         name: name.to_string(),
         transport,
         hosts: Vec::new(),
+        filter: ToolFilter::default(),
     })
 }
 
