@@ -182,6 +182,17 @@ is gone or not pinned), 5 the contract holds but the arguments do not fit it,
     )]
     CheckCall(CheckCallArgs),
 
+    /// List every server the client configs define: where, how, under which client
+    /// profiles, and whether the lock pins it
+    #[command(after_help = "\
+Examples:
+  mcp-lock servers                 a table of every server found
+  mcp-lock servers --format json   the same, for scripts
+
+Nothing is started: this reads the configs and the lock only. Skipped entries
+(disabled: true, enabled: false) are listed with why.")]
+    Servers(ServersArgs),
+
     /// Print the hash of tool definitions: a definition, a listing or a tools/list result
     #[command(after_help = "\
 Examples:
@@ -456,6 +467,13 @@ pub enum CallFormat {
     Human,
     /// One JSON document (docs/json-report.md)
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ServersArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CallFormat::Human)]
+    pub format: CallFormat,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ mod diff;
 mod guard;
 mod hash;
 mod progress;
+mod servers;
 mod update;
 mod verify;
 mod wrap;
@@ -52,6 +53,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wrap(args) => wrap::run(&ctx, args, wrap::Direction::Wrap),
         Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
+        Command::Servers(args) => servers::run(&ctx, args),
         Command::Completions { shell } => {
             use std::io::Write;
             let script = completions(shell);
