@@ -560,9 +560,9 @@ impl ProjectConfig {
                 dir: project_dir.display().to_string(),
             });
         }
-        // Each server with the file and scope it was taken from.
-        let mut servers: Vec<(ServerSpec, PathBuf, Option<Scope>)> = Vec::new();
-        let mut found = Vec::new();
+        // Each server with the file, scope and `found` entry it was taken from.
+        let mut servers: Vec<(ServerSpec, PathBuf, Option<Scope>, usize)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         for file in &files {
             let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
                 path: file.display().to_string(),
@@ -577,37 +577,31 @@ impl ProjectConfig {
                     host: read.host,
                     skipped: entry.read.as_ref().err().cloned(),
                 });
+                let here = found.len() - 1;
                 let Ok(spec) = entry.read else { continue };
-                let at = servers.iter().position(|(s, _, _)| s.name == spec.name);
+                let at = servers.iter().position(|(s, ..)| s.name == spec.name);
                 let Some(at) = at else {
-                    servers.push((spec, file.clone(), entry.scope));
+                    servers.push((spec, file.clone(), entry.scope, here));
                     continue;
                 };
-                let (existing, first, scope) = &mut servers[at];
+                let (existing, first, scope, taken) = &mut servers[at];
                 // Claude Code's own scopes: local > project > user.
                 if let (Some(old), Some(new)) = (*scope, entry.scope)
                     && old != new
                 {
-                    let (winner, loser, loser_file) = if new > old {
-                        let loser_file = std::mem::replace(first, file.clone());
+                    let (winner, loser, shadowed) = if new > old {
                         *existing = spec;
+                        *first = file.clone();
                         *scope = Some(new);
-                        (new, old, loser_file)
+                        (new, old, std::mem::replace(taken, here))
                     } else {
-                        (old, new, file.clone())
+                        (old, new, here)
                     };
-                    let name = existing.name.clone();
-                    if let Some(f) = found
-                        .iter_mut()
-                        .rev()
-                        .find(|f| f.name == name && f.file == loser_file && f.skipped.is_none())
-                    {
-                        f.skipped = Some(format!(
-                            "{} scope, overridden by the {} scope",
-                            loser.as_str(),
-                            winner.as_str()
-                        ));
-                    }
+                    found[shadowed].skipped = Some(format!(
+                        "{} scope, overridden by the {} scope",
+                        loser.as_str(),
+                        winner.as_str()
+                    ));
                     continue;
                 }
                 if existing.transport != spec.transport {
@@ -626,7 +620,7 @@ impl ProjectConfig {
                 existing.personal &= spec.personal;
             }
         }
-        let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, _, _)| s).collect();
+        let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, ..)| s).collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(ProjectConfig {
             project_dir: project_dir.to_path_buf(),
