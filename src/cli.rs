@@ -25,10 +25,15 @@ Exit codes: 0 converged (or drift the policy allows), 1 drift the policy fails,
 #[derive(Debug, Parser)]
 #[command(name = "mcp-lock", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// Read servers from this client config (.mcp.json, .vscode/mcp.json, .cursor/mcp.json
-    /// or Claude Desktop's) instead of discovering them in the current directory
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Read servers from this client config (any client's shape, told from its content)
+    /// instead of discovering them in the current directory
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "user")]
     pub config: Option<PathBuf>,
+
+    /// Read servers from this client's user-level config (~/.claude.json,
+    /// ~/.codex/config.toml, ...): the user's own servers, not the project's
+    #[arg(long, global = true, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(mcp_lock::config::USER_CLIENTS))]
+    pub user: Option<String>,
 
     /// The lock file [default: mcp.lock in the current directory]
     #[arg(long, global = true, value_name = "PATH")]

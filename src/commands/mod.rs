@@ -35,9 +35,17 @@ use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let user_config = match &cli.user {
+        Some(client) => Some(
+            mcp_lock::config::user_config_path(client, &|v| std::env::var(v).ok()).with_context(
+                || format!("cannot tell where {client} keeps its config: HOME is not set"),
+            )?,
+        ),
+        None => None,
+    };
     let ctx = Workspace {
         project_dir: project_dir.clone(),
-        config: cli.config.clone(),
+        config: cli.config.clone().or(user_config),
         lock_path: cli
             .lock
             .clone()
