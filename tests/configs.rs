@@ -56,7 +56,27 @@ fn pin_and_verify(project: &Project, extra: &[&str], home: Option<&Path>) -> Str
     let mut verify = extra.to_vec();
     verify.push("verify");
     project.run_env(&verify, &env).expect(0);
+    if extra.contains(&"--user") {
+        // Personal servers go in the user's own lock, never the project's mcp.lock.
+        assert!(
+            project.lock_text().is_none(),
+            "a personal server reached mcp.lock"
+        );
+        return user_lock(home.as_deref().map(Path::new).expect("a home"));
+    }
     project.lock_text().expect("a lock was written")
+}
+
+/// The one lock under a home's `.config/mcp-lock/locks/`.
+fn user_lock(home: &Path) -> String {
+    let dir = home.join(".config/mcp-lock/locks");
+    let locks: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("no user locks in {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "lock"))
+        .collect();
+    assert_eq!(locks.len(), 1, "{locks:?}");
+    std::fs::read_to_string(&locks[0]).unwrap()
 }
 
 #[test]
@@ -172,6 +192,28 @@ fn disabled_entries_are_skipped_and_listed_where_they_are() {
 }
 
 #[test]
+fn a_tool_the_host_filters_out_is_neither_pinned_nor_judged() {
+    let project = project_with(".gemini/settings.json", "gemini.settings.json");
+    let lock = pin_and_verify(&project, &[], None);
+    // includeTools search_docs and deploy_preview, excludeTools deploy_preview.
+    assert!(lock.contains("name = \"search_docs\""), "{lock}");
+    assert!(!lock.contains("name = \"deploy_preview\""), "{lock}");
+    assert!(!lock.contains("name = \"read_ticket\""), "{lock}");
+    let run = project.run_env(&["verify", "--format", "json"], &[("SAMPLE_SECRET", VALUE)]);
+    run.expect(0);
+    assert_eq!(
+        run.json()["servers"][0]["filtered"],
+        serde_json::json!(["deploy_preview", "read_ticket"])
+    );
+    let human = project.run_env(&["verify"], &[("SAMPLE_SECRET", VALUE)]);
+    assert!(
+        human.stdout().contains("2 tools filtered by the host's config (not shown to its agent, not pinned): deploy_preview, read_ticket"),
+        "{}",
+        human.stdout()
+    );
+}
+
+#[test]
 fn tool_filters_are_read_from_each_hosts_keys() {
     let filter_of = |rel: &str, name: &str| {
         let project = project_with(rel, name);
@@ -182,19 +224,25 @@ fn tool_filters_are_read_from_each_hosts_keys() {
     let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
         filter_of(".gemini/settings.json", "gemini.settings.json"),
-        (Some(names(&["echo", "add"])), names(&["add"]))
+        (
+            Some(names(&["search_docs", "deploy_preview"])),
+            names(&["deploy_preview"])
+        )
     );
     assert_eq!(
         filter_of(".codex/config.toml", "codex.config.toml"),
-        (Some(names(&["echo", "add"])), names(&["add"]))
+        (
+            Some(names(&["search_docs", "deploy_preview"])),
+            names(&["deploy_preview"])
+        )
     );
     assert_eq!(
         filter_of(".roo/mcp.json", "roo.mcp.json"),
-        (None, names(&["add"]))
+        (None, names(&["deploy_preview"]))
     );
     assert_eq!(
         filter_of(".kiro/settings/mcp.json", "kiro.mcp.json"),
-        (None, names(&["add"]))
+        (None, names(&["deploy_preview"]))
     );
     // alwaysAllow / autoApprove hide nothing.
     assert_eq!(

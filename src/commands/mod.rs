@@ -43,14 +43,30 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
+    // Servers from a user-level file are personal: pinned in a lock of the user's own
+    // (one per project), never in the project's committed mcp.lock, unless --lock says.
+    let personal_config = user_config.is_some()
+        || cli
+            .config
+            .as_deref()
+            .is_some_and(|p| mcp_lock::config::is_user_file(p, &|v| std::env::var(v).ok()));
+    let personal = personal_config && cli.lock.is_none();
+    let lock_path = match &cli.lock {
+        Some(path) => path.clone(),
+        None if personal => user_lock_path(&project_dir)?,
+        None => project_dir.join("mcp.lock"),
+    };
+    // The project's own mcp-lock.toml still applies to its personal servers.
+    let policy_path = cli.policy.clone().or_else(|| {
+        let project_policy = project_dir.join(POLICY_FILE);
+        (personal && project_policy.is_file()).then_some(project_policy)
+    });
     let ctx = Workspace {
         project_dir: project_dir.clone(),
         config: cli.config.clone().or(user_config),
-        lock_path: cli
-            .lock
-            .clone()
-            .unwrap_or_else(|| project_dir.join("mcp.lock")),
-        policy_path: cli.policy.clone(),
+        lock_path,
+        policy_path,
+        personal,
     };
     match cli.command {
         Command::Update(args) => update::run(&ctx, args).await,
@@ -109,6 +125,29 @@ pub struct Workspace {
     pub lock_path: PathBuf,
     /// `--policy`; otherwise mcp-lock.toml beside the lock, if present.
     pub policy_path: Option<PathBuf>,
+    /// The lock is the user's own lock for this project (servers from user-level
+    /// files): the project directory, not the lock's, is what roots name.
+    pub personal: bool,
+}
+
+/// The user's own lock for a project's personal servers:
+/// `$XDG_CONFIG_HOME/mcp-lock/locks/<directory name>-<hash of its path>.lock`.
+fn user_lock_path(project_dir: &Path) -> anyhow::Result<PathBuf> {
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .context("cannot tell where the user's lock goes: neither XDG_CONFIG_HOME nor HOME is set; pass --lock PATH")?;
+    let key = mcp_lock::config::project_key(project_dir);
+    let name = project_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    let hash = &mcp_lock::hash::sha256_hex(key.as_bytes())[..12];
+    Ok(config_home
+        .join("mcp-lock")
+        .join("locks")
+        .join(format!("{name}-{hash}.lock")))
 }
 
 impl Workspace {
@@ -119,8 +158,12 @@ impl Workspace {
         )?)
     }
 
-    /// The project directory as profiles see it: the lock's directory.
+    /// The project directory as profiles see it: the lock's directory (the project's
+    /// own for a user's lock of its personal servers).
     fn lock_dir(&self) -> &Path {
+        if self.personal {
+            return &self.project_dir;
+        }
         self.lock_path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

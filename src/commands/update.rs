@@ -22,6 +22,12 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let display = ws.lock_display();
     // Held from reading the lock to writing it, so a concurrent update never loses ours.
+    if ws.personal
+        && !args.dry_run
+        && let Some(dir) = ws.lock_path.parent()
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     let _file_lock = if args.dry_run {
         None
     } else {
