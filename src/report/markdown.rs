@@ -108,46 +108,50 @@ pub fn render_markdown(reports: &[ServerReport], ctx: &LockContext, code: ExitCo
 /// A listing's section: its error or notes, then its changes as a table. Nothing for
 /// one that converged with nothing to say.
 fn server_section(r: &ServerReport) -> String {
-    let mut out = String::new();
     let unverified = matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable);
-    if r.changes.is_empty() && r.server_changes.is_empty() && r.error.is_none() && r.pinned {
-        if !r.not_pinned_yet.is_empty() {
-            let _ = writeln!(out, "\n### {}\n", label(&r.name, &r.profile));
-            out.push_str(&not_pinned_yet(r));
-        }
-        return out;
+    let quiet =
+        r.changes.is_empty() && r.server_changes.is_empty() && r.error.is_none() && r.pinned;
+    if quiet && r.not_pinned_yet.is_empty() {
+        return String::new();
     }
-    let _ = writeln!(
-        out,
-        "\n### {}: {}",
-        label(&r.name, &r.profile),
-        verdict_text(r.verdict)
-    );
+    // Blocks, a blank line between each.
+    let mut blocks = vec![if quiet {
+        format!("### {}\n", label(&r.name, &r.profile))
+    } else {
+        format!(
+            "### {}: {}\n",
+            label(&r.name, &r.profile),
+            verdict_text(r.verdict)
+        )
+    }];
     if let Some(error) = &r.error {
         let what = if unverified { "Error" } else { "Note" };
-        let _ = writeln!(out, "{what}: {}", cell(error));
+        blocks.push(format!("{what}: {}\n", cell(error)));
     } else if !r.pinned {
-        out.push_str("Not pinned in the lock; run `mcp-lock update`.\n");
+        blocks.push("Not pinned in the lock; run `mcp-lock update`.\n".into());
     }
     if unverified && !r.stderr.is_empty() {
-        out.push_str("\nLast stderr lines:\n\n");
+        let mut block = String::from("Last stderr lines:\n\n");
         for line in r.stderr.iter().rev().take(5).rev() {
-            let _ = writeln!(out, "> {}", cell(line));
+            let _ = writeln!(block, "- {}", cell(line));
         }
-        out.push('\n');
+        blocks.push(block);
     }
     if !r.changes.is_empty() || !r.server_changes.is_empty() {
-        out.push_str("\n| Change | Kind | Key | Class | Action | Reason |\n");
-        out.push_str("| --- | --- | --- | --- | --- | --- |\n");
+        let mut table = String::from("| Change | Kind | Key | Class | Action | Reason |\n");
+        table.push_str("| --- | --- | --- | --- | --- | --- |\n");
         for c in &r.changes {
-            out.push_str(&change_row(c));
+            table.push_str(&change_row(c));
         }
         for c in &r.server_changes {
-            out.push_str(&server_change_row(c));
+            table.push_str(&server_change_row(c));
         }
+        blocks.push(table);
     }
-    out.push_str(&not_pinned_yet(r));
-    out
+    if !r.not_pinned_yet.is_empty() {
+        blocks.push(not_pinned_yet(r));
+    }
+    format!("\n{}", blocks.join("\n"))
 }
 
 fn not_pinned_yet(r: &ServerReport) -> String {
@@ -156,7 +160,7 @@ fn not_pinned_yet(r: &ServerReport) -> String {
     }
     let kinds: Vec<&str> = r.not_pinned_yet.iter().map(|k| k.plural()).collect();
     format!(
-        "\nNote: {} not pinned yet (the lock is from before they were); `mcp-lock update` pins them.\n",
+        "Note: {} not pinned yet (the lock is from before they were); `mcp-lock update` pins them.\n",
         kinds.join(" and ")
     )
 }
