@@ -255,16 +255,24 @@ pub async fn check_servers(
                 }
             };
             refuse_repeated_names(&mut fetched);
+            // Tools the host's config hides from its agent are neither pinned nor
+            // judged: the agent never sees them.
+            let filtered = filter_listing(&spec.filter, &mut fetched);
             let union = server_pins
                 .as_ref()
                 .filter(|_| exact.is_none())
                 .map(|s| s.union(&profile.name));
+            let mut view = exact.clone().or(union);
+            if let Some(view) = &mut view {
+                view.tools.retain(|name, _| spec.filter.shows(name));
+            }
             let pinned = server_pins.as_ref().map(|server| Pinned {
-                view: exact.as_ref().or(union.as_ref()).expect("one of the two"),
+                view: view.as_ref().expect("one of the two"),
                 server,
                 exact: exact.is_some(),
             });
             let mut report = compare(&spec, pinned, &profile.name, &fetched);
+            report.filtered = filtered;
             report.redact(resolved.secrets());
             let checked = Checked {
                 spec,
@@ -326,6 +334,28 @@ pub fn select_with_lock(
         project.select(&in_config)?
     };
     Ok((specs, gone))
+}
+
+/// Takes the tools a host's filter hides out of a listing, and returns their names.
+fn filter_listing(filter: &crate::config::ToolFilter, fetched: &mut Fetched) -> Vec<String> {
+    if filter.is_empty() {
+        return Vec::new();
+    }
+    let listing = match &mut fetched.outcome {
+        Outcome::Complete { listing, .. } | Outcome::Incomplete { listing, .. } => listing,
+        Outcome::Unverifiable { .. } => return Vec::new(),
+    };
+    let mut hidden = Vec::new();
+    listing.tools.retain(|tool| match &tool.name {
+        Some(name) if !filter.shows(name) => {
+            hidden.push(name.clone());
+            false
+        }
+        _ => true,
+    });
+    hidden.sort();
+    hidden.dedup();
+    hidden
 }
 
 /// A listing that names a tool more than once says nothing certain about that tool:

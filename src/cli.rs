@@ -25,10 +25,15 @@ Exit codes: 0 converged (or drift the policy allows), 1 drift the policy fails,
 #[derive(Debug, Parser)]
 #[command(name = "mcp-lock", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// Read servers from this client config (.mcp.json, .vscode/mcp.json, .cursor/mcp.json
-    /// or Claude Desktop's) instead of discovering them in the current directory
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Read servers from this client config (any client's shape, told from its content)
+    /// instead of discovering them in the current directory
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "user")]
     pub config: Option<PathBuf>,
+
+    /// Read servers from this client's user-level config (~/.claude.json,
+    /// ~/.codex/config.toml, ...): the user's own servers, not the project's
+    #[arg(long, global = true, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(mcp_lock::config::USER_CLIENTS))]
+    pub user: Option<String>,
 
     /// The lock file [default: mcp.lock in the current directory]
     #[arg(long, global = true, value_name = "PATH")]
@@ -194,6 +199,17 @@ is gone or not pinned), 5 the contract holds but the arguments do not fit it,
 3 the server could not be checked, 2 usage, config or lock error."
     )]
     CheckCall(CheckCallArgs),
+
+    /// List every server the client configs define: where, how, under which client
+    /// profiles, and whether the lock pins it
+    #[command(after_help = "\
+Examples:
+  mcp-lock servers                 a table of every server found
+  mcp-lock servers --format json   the same, for scripts
+
+Nothing is started: this reads the configs and the lock only. Skipped entries
+(disabled: true, enabled: false) are listed with why.")]
+    Servers(ServersArgs),
 
     /// Print the hash of tool definitions: a definition, a listing or a tools/list result
     #[command(after_help = "\
@@ -489,6 +505,13 @@ pub enum CallFormat {
     Human,
     /// One JSON document (docs/json-report.md)
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ServersArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CallFormat::Human)]
+    pub format: CallFormat,
 }
 
 #[derive(Debug, Args)]

@@ -223,6 +223,10 @@ pub struct ServerReport {
     /// Their definitions, as additions, for `update` to show.
     #[serde(skip)]
     pub pending: Vec<ToolChange>,
+    /// Tools the server lists that the host's config hides from its agent
+    /// (`includeTools`, `disabled_tools`, …): not pinned, never judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub filtered: Vec<String>,
 }
 
 impl ServerReport {
@@ -256,8 +260,14 @@ impl ServerReport {
         if let Some(text) = &mut self.instructions {
             secrets.redact_in_place(text);
         }
-        for change in &mut self.changes {
+        for name in &mut self.filtered {
+            secrets.redact_in_place(name);
+        }
+        for change in self.changes.iter_mut().chain(self.pending.iter_mut()) {
             secrets.redact_in_place(&mut change.tool);
+            if let Some(from) = &mut change.renamed_from {
+                secrets.redact_in_place(from);
+            }
             if let Some(problem) = &mut change.problem {
                 secrets.redact_in_place(problem);
             }
@@ -309,6 +319,7 @@ impl ServerReport {
             instructions: None,
             not_pinned_yet: Vec::new(),
             pending: Vec::new(),
+            filtered: Vec::new(),
         }
     }
 
@@ -400,6 +411,7 @@ pub fn compare(
         instructions: None,
         not_pinned_yet: Vec::new(),
         pending: Vec::new(),
+        filtered: Vec::new(),
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {

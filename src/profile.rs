@@ -158,7 +158,19 @@ pub fn for_host(host: Host) -> Option<&'static str> {
         Host::ClaudeCode => Some("claude-code"),
         Host::VsCode => Some("vscode"),
         Host::Cursor => Some("cursor"),
-        Host::ClaudeDesktop | Host::Unknown => None,
+        Host::Codex => Some("codex"),
+        Host::GeminiCli => Some("gemini-cli"),
+        Host::ClaudeDesktop
+        | Host::Zed
+        | Host::Windsurf
+        | Host::Cline
+        | Host::RooCode
+        | Host::Continue
+        | Host::Goose
+        | Host::OpenCode
+        | Host::Kiro
+        | Host::AmazonQ
+        | Host::Unknown => None,
     }
 }
 

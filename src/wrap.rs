@@ -2,7 +2,10 @@
 //! (`wrap`), and back (`unwrap`).
 //!
 //! The config is edited as text, never re-serialized: a small span-aware JSONC scanner
-//! finds each entry's `command` and `args`, and only those bytes change. Comments, key
+//! (or, for Codex's TOML, toml_edit's spans) finds each entry's `command` and `args`,
+//! and only those bytes change. YAML configs (Goose, Continue) are refused: there is
+//! no reader here that keeps their bytes, and a rewrite that loses comments or layout
+//! could not be undone byte for byte. Comments, key
 //! order and indentation stay as the user wrote them, and unwrapping is the exact
 //! inverse of wrapping. A wrapped entry keeps the original command's JSON token
 //! verbatim after `--`:
@@ -15,7 +18,10 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, ConfigError, TransportSpec, launches_guard, unwrapped_command};
+use crate::config::jsonc::{Kind, Node, Scanner, skip_trivia};
+use crate::config::{
+    self, ConfigError, Format, Shape, TransportSpec, launches_guard, unwrapped_command,
+};
 
 /// How wrapped entries start the guard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,15 +89,40 @@ pub fn backup_path(config: &Path) -> PathBuf {
 /// is `text` itself on a first wrap. A later one (a server was added since) would
 /// otherwise save a half-wrapped config over the original, so the entries wrapped
 /// before get their bytes from the existing `backup`, as [`unwrap`] gives them back.
-pub fn backup_text(text: &str, backup: Option<&[u8]>, path: &str) -> Result<String, ConfigError> {
-    Ok(unwrap(text, backup, path, &[])?.text)
+pub fn backup_text(
+    text: &str,
+    backup: Option<&[u8]>,
+    file: &ConfigPath,
+) -> Result<String, ConfigError> {
+    Ok(unwrap(text, backup, file, &[])?.text)
+}
+
+/// Which file a text is, for telling its shape and host, and the project whose
+/// local-scope servers a `~/.claude.json` holds.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigPath<'a> {
+    /// The path as messages show it.
+    pub shown: &'a str,
+    pub file: &'a Path,
+    pub project_dir: &'a Path,
+}
+
+impl<'a> ConfigPath<'a> {
+    /// A file shown as its path, in the current directory's project.
+    pub fn new(shown: &'a str, project_dir: &'a Path) -> Self {
+        ConfigPath {
+            shown,
+            file: Path::new(shown),
+            project_dir,
+        }
+    }
 }
 
 /// Makes the selected stdio servers (all when `only` is empty) launch through the
 /// guard. Entries that already do are left as they are.
 pub fn wrap(
     text: &str,
-    path: &str,
+    path: &ConfigPath,
     launch: &GuardLaunch,
     only: &[String],
 ) -> Result<Rewrite, ConfigError> {
@@ -109,13 +140,13 @@ pub fn wrap(
 pub fn unwrap(
     text: &str,
     backup: Option<&[u8]>,
-    path: &str,
+    path: &ConfigPath,
     only: &[String],
 ) -> Result<Rewrite, ConfigError> {
     let backup = backup.and_then(|b| std::str::from_utf8(b).ok());
     let mut originals = Originals {
         backup,
-        path,
+        path: *path,
         by_launch: Vec::new(),
     };
     let mut rewrite = rewrite(text, path, only, |entry, stdio, edits| {
@@ -144,7 +175,7 @@ pub fn unwrap(
 /// the lock and guard command they were wrapped with).
 struct Originals<'a> {
     backup: Option<&'a str>,
-    path: &'a str,
+    path: ConfigPath<'a>,
     by_launch: Vec<(GuardLaunch, Vec<Original>)>,
 }
 
@@ -163,7 +194,7 @@ impl Originals<'_> {
             Some(index) => index,
             None => {
                 // A backup that no longer parses has nothing to give back.
-                let found = wrapped_entries(backup, self.path, launch).unwrap_or_default();
+                let found = wrapped_entries(backup, &self.path, launch).unwrap_or_default();
                 self.by_launch.push((launch.clone(), found));
                 self.by_launch.len() - 1
             }
@@ -178,7 +209,7 @@ impl Originals<'_> {
 
 fn wrapped_entries(
     backup: &str,
-    path: &str,
+    path: &ConfigPath,
     launch: &GuardLaunch,
 ) -> Result<Vec<Original>, ConfigError> {
     let wrapped = wrap(backup, path, launch, &[])?;
@@ -201,7 +232,7 @@ fn wrapped_entries(
 /// Runs `edit` on each selected stdio entry and applies the edits it asks for.
 fn rewrite(
     text: &str,
-    path: &str,
+    path: &ConfigPath,
     only: &[String],
     mut edit: impl FnMut(&Entry, &Stdio, &mut Vec<Edit>) -> Outcome,
 ) -> Result<Rewrite, ConfigError> {
@@ -250,7 +281,7 @@ fn wrap_entry(
     if launches_guard(&command, &args) {
         return Outcome::Unchanged;
     }
-    let mut prefix = vec!["\"guard\"", entry.key];
+    let mut prefix = vec!["\"guard\"", entry.key.as_str()];
     let lock = launch.lock.as_deref().map(json_string);
     if let Some(lock) = &lock {
         prefix.extend(["\"--lock\"", lock.as_str()]);
@@ -258,6 +289,18 @@ fn wrap_entry(
     let config = launch.config.as_deref().map(json_string);
     if let Some(config) = &config {
         prefix.extend(["\"--config\"", config.as_str()]);
+    }
+    if stdio.argv {
+        // opencode's `command: [program, args...]`: the guard goes in front.
+        prefix.insert(0, "");
+        let launch_command = json_string(&launch.command);
+        prefix[0] = &launch_command;
+        prefix.push("\"--\"");
+        edits.push(Edit {
+            range: stdio.command.span.start..stdio.command.span.start,
+            text: format!("{}, ", prefix.join(", ")),
+        });
+        return Outcome::Changed { command, args };
     }
     // The original command's token, escapes and all, so unwrap can put it back as is.
     prefix.extend(["\"--\"", &text[stdio.command.span.clone()]]);
@@ -285,7 +328,7 @@ fn wrap_entry(
         }),
         None => edits.push(Edit {
             range: stdio.command.span.end..stdio.command.span.end,
-            text: format!(", \"args\": [{prefix}]"),
+            text: format!("{}[{prefix}]", stdio.new_args),
         }),
     }
     Outcome::Changed { command, args }
@@ -309,6 +352,17 @@ fn unwrap_entry(text: &str, stdio: &Stdio, edits: &mut Vec<Edit>) -> Outcome {
     };
     let inner_ix = items.len() - inner_args.len() - 1;
     let inner_node = &items[inner_ix];
+    if stdio.argv {
+        // The guard's words in front of the program, whatever their layout.
+        edits.push(Edit {
+            range: stdio.command.span.start..inner_node.span.start,
+            text: String::new(),
+        });
+        return Outcome::Changed {
+            command: inner,
+            args: inner_args,
+        };
+    }
     edits.push(Edit {
         range: stdio.command.span.clone(),
         text: match inner_node.kind {
@@ -331,7 +385,7 @@ fn unwrap_entry(text: &str, stdio: &Stdio, edits: &mut Vec<Edit>) -> Outcome {
         // The member wrap added when the entry had no args.
         None if wrap_form
             && command_end <= array.start
-            && text[command_end..=array.start] == *", \"args\": [" =>
+            && text[command_end..=array.start] == format!("{}[", stdio.new_args) =>
         {
             command_end..array.end
         }
@@ -361,10 +415,10 @@ fn json_string(s: &str) -> String {
 }
 
 /// One server entry, as found in the text.
-struct Entry<'t> {
+struct Entry {
     name: String,
-    /// The name's token as written.
-    key: &'t str,
+    /// The name as a JSON string token: as written in a JSON config.
+    key: String,
     /// The span of the entry's object.
     object: Range<usize>,
     /// `None` for a remote server.
@@ -373,27 +427,42 @@ struct Entry<'t> {
 
 /// The values a stdio entry is launched from.
 struct Stdio {
+    /// The program: `command` (Zed's older `command.path`), or the first element
+    /// of opencode's argv array.
     command: Node,
+    /// `args`, or the rest of opencode's argv array (whose span is the whole array).
     args: Option<Node>,
+    /// opencode's argv form.
+    argv: bool,
+    /// What starts an `args` member written right after the command value.
+    new_args: String,
 }
 
 impl Stdio {
     /// `command` and `args` decoded, as the client launches them.
     fn launch(&self, text: &str) -> (String, Vec<String>) {
+        decode_launch(&self.command, self.args.as_ref(), text)
+    }
+}
+
+fn decode_launch(command: &Node, args: Option<&Node>, text: &str) -> (String, Vec<String>) {
+    {
         let decode = |node: &Node| match &node.kind {
             Kind::String(s) => s.clone(),
             _ => text[node.span.clone()].to_string(),
         };
-        let args = match &self.args {
+        let args = match args {
             Some(Node {
                 kind: Kind::Array(items),
                 ..
             }) => items.iter().map(decode).collect(),
             _ => Vec::new(),
         };
-        (decode(&self.command), args)
+        (decode(command), args)
     }
+}
 
+impl Stdio {
     /// How this entry starts the guard, when wrap could have written it.
     fn guard_launch(&self, text: &str) -> Option<GuardLaunch> {
         let (command, args) = self.launch(text);
@@ -416,46 +485,139 @@ impl Stdio {
     }
 }
 
-/// The entries of the config's server table (the last of a repeated name, as for
-/// every other reader). Shapes are checked by [`config::parse_config`] first, so
-/// this reads the same servers, with the same transports, every command does.
-fn entries<'t>(text: &'t str, path: &str) -> Result<Vec<Entry<'t>>, ConfigError> {
-    let specs = config::parse_config(text, path)?;
-    let root = Scanner { text, path, pos: 0 }.document()?;
-    let shape = |message: &str| ConfigError::Shape {
-        path: path.to_string(),
+/// The entries of the config's server tables (the last of a repeated name, as for
+/// every other reader). Shapes are checked by [`config::read_file`] first, so this
+/// reads the same servers, with the same transports, every command does.
+fn entries(text: &str, path: &ConfigPath) -> Result<Vec<Entry>, ConfigError> {
+    let shown = path.shown;
+    let read = config::read_file(text, shown, path.file, path.project_dir)?;
+    let shape_error = |message: String| ConfigError::Shape {
+        path: shown.to_string(),
+        message,
+    };
+    let Some(shape) = read.shape else {
+        return Ok(Vec::new());
+    };
+    let format = shape.format();
+    if format == Format::Yaml {
+        return Err(shape_error(refuse_yaml(shape)));
+    }
+    let root = config::shape::parse(text, format, shown)?;
+    let tables = shape.tables(&config::project_key(path.project_dir));
+    let mut entries = Vec::new();
+    for (table_path, _) in &tables {
+        let Some(values) = config::shape::at(&root, table_path).and_then(|t| t.as_object()) else {
+            continue;
+        };
+        let stdio_names: Vec<&String> = values
+            .iter()
+            .filter(|(name, value)| {
+                match config::entry::read_entry(name, value, read.host) {
+                    Ok(config::entry::Read::Server(spec)) => {
+                        matches!(spec.transport, TransportSpec::Stdio { .. })
+                    }
+                    // A disabled entry is wrapped too, for when it is enabled again.
+                    Ok(config::entry::Read::Skipped(_)) => {
+                        value.get("command").is_some() && value.get("url").is_none()
+                    }
+                    Err(_) => false,
+                }
+            })
+            .map(|(name, _)| name)
+            .collect();
+        let found = match format {
+            Format::Json => json_entries(text, path, table_path, &stdio_names)?,
+            Format::Toml => toml_entries(text, table_path, &stdio_names)?,
+            Format::Yaml => unreachable!("refused above"),
+        };
+        entries.extend(found);
+    }
+    Ok(entries)
+}
+
+/// Why a YAML config is not rewritten, and what to do instead.
+fn refuse_yaml(shape: Shape) -> String {
+    let (client, command) = match shape {
+        Shape::Goose => ("Goose", "cmd"),
+        _ => ("Continue", "command"),
+    };
+    format!(
+        "mcp-lock does not rewrite YAML configs ({client}): YAML cannot be edited here without losing comments or layout, so the change could not be undone byte for byte. Edit it by hand: set {command} to mcp-lock and put guard NAME --config PATH -- before the original command and its args"
+    )
+}
+
+fn json_entries(
+    text: &str,
+    path: &ConfigPath,
+    table_path: &[String],
+    stdio_names: &[&String],
+) -> Result<Vec<Entry>, ConfigError> {
+    let root = Scanner {
+        text,
+        path: path.shown,
+        pos: 0,
+    }
+    .document()?;
+    let shape_error = |message: &str| ConfigError::Shape {
+        path: path.shown.to_string(),
         message: message.to_string(),
     };
-    let table = root
-        .member("mcpServers")
-        .or_else(|| root.member("servers"))
-        .or_else(|| root.member("mcp").and_then(|m| m.member("servers")));
+    let table = table_path.iter().try_fold(&root, |n, key| n.member(key));
     let Some(Node {
         kind: Kind::Object(table),
         ..
     }) = table
     else {
-        return Err(shape("no server table"));
+        return Err(shape_error("no server table"));
     };
     let mut entries = Vec::new();
     for (i, member) in table.iter().enumerate() {
         if table[i + 1..].iter().any(|later| later.key == member.key) {
             continue;
         }
-        let remote = specs
-            .iter()
-            .any(|s| s.name == member.key && matches!(s.transport, TransportSpec::Remote { .. }));
-        let stdio = match member.value.member("command") {
-            _ if remote => None,
-            Some(command) => Some(Stdio {
-                command: command.clone(),
-                args: member.value.member("args").cloned(),
-            }),
-            None => return Err(shape("a stdio entry has no \"command\"")),
+        let stdio = if stdio_names.contains(&&member.key) {
+            let command = member
+                .value
+                .member("command")
+                .ok_or_else(|| shape_error("a stdio entry has no \"command\""))?;
+            Some(match &command.kind {
+                Kind::Array(items) => {
+                    let (first, rest) = items
+                        .split_first()
+                        .ok_or_else(|| shape_error("a stdio entry's command is empty"))?;
+                    Stdio {
+                        command: first.clone(),
+                        args: Some(Node {
+                            span: command.span.clone(),
+                            kind: Kind::Array(rest.to_vec()),
+                        }),
+                        argv: true,
+                        new_args: String::new(),
+                    }
+                }
+                // Zed's older `command: {path, args, env}`.
+                Kind::Object(_) => Stdio {
+                    command: command
+                        .member("path")
+                        .cloned()
+                        .ok_or_else(|| shape_error("\"command\" has no \"path\""))?,
+                    args: command.member("args").cloned(),
+                    argv: false,
+                    new_args: ", \"args\": ".into(),
+                },
+                _ => Stdio {
+                    command: command.clone(),
+                    args: member.value.member("args").cloned(),
+                    argv: false,
+                    new_args: ", \"args\": ".into(),
+                },
+            })
+        } else {
+            None
         };
         entries.push(Entry {
             name: member.key.clone(),
-            key: &text[member.key_span.clone()],
+            key: text[member.key_span.clone()].to_string(),
             object: member.value.span.clone(),
             stdio,
         });
@@ -463,224 +625,117 @@ fn entries<'t>(text: &'t str, path: &str) -> Result<Vec<Entry<'t>>, ConfigError>
     Ok(entries)
 }
 
-/// Where the next token starts at or after `pos`: past whitespace and comments.
-fn skip_trivia(text: &str, pos: usize) -> usize {
-    let mut scanner = Scanner {
-        text,
-        path: "",
-        pos,
-    };
-    // Only called between tokens of a document that scanned, so comments are closed.
-    let _ = scanner.trivia();
-    scanner.pos
-}
-
-/// A JSON value and the bytes it spans.
-#[derive(Debug, Clone)]
-struct Node {
-    span: Range<usize>,
-    kind: Kind,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Object(Vec<Member>),
-    Array(Vec<Node>),
-    /// Decoded.
-    String(String),
-    /// A number, `true`, `false` or `null`, as written.
-    Scalar,
-}
-
-#[derive(Debug, Clone)]
-struct Member {
-    key: String,
-    key_span: Range<usize>,
-    value: Node,
-}
-
-impl Node {
-    /// The value of an object's member; the last one when the name repeats.
-    fn member(&self, key: &str) -> Option<&Node> {
-        match &self.kind {
-            Kind::Object(members) => members
-                .iter()
-                .rev()
-                .find(|m| m.key == key)
-                .map(|m| &m.value),
-            _ => None,
-        }
-    }
-}
-
-/// Reads JSON with comments and trailing commas (what VS Code accepts), keeping the
-/// byte span of every value.
-struct Scanner<'t> {
-    text: &'t str,
-    path: &'t str,
-    pos: usize,
-}
-
-/// Deeper than serde_json goes, so nothing it accepts is refused here.
-const MAX_DEPTH: usize = 256;
-
-impl Scanner<'_> {
-    fn document(&mut self) -> Result<Node, ConfigError> {
-        let root = self.value(0)?;
-        self.trivia()?;
-        if self.pos < self.text.len() {
-            return Err(self.error("trailing characters"));
-        }
-        Ok(root)
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
-    }
-
-    fn trivia(&mut self) -> Result<(), ConfigError> {
-        loop {
-            let rest = &self.text.as_bytes()[self.pos..];
-            match rest {
-                [b' ' | b'\t' | b'\n' | b'\r', ..] => self.pos += 1,
-                [b'/', b'/', ..] => {
-                    self.pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
-                }
-                [b'/', b'*', ..] => match self.text[self.pos + 2..].find("*/") {
-                    Some(end) => self.pos += end + 4,
-                    None => return Err(self.error("unclosed comment")),
-                },
-                _ => return Ok(()),
-            }
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Result<Node, ConfigError> {
-        if depth > MAX_DEPTH {
-            return Err(self.error("nested too deeply"));
-        }
-        self.trivia()?;
-        let start = self.pos;
-        let kind = match self.peek() {
-            Some(b'{') => {
-                self.pos += 1;
-                Kind::Object(self.members(depth)?)
-            }
-            Some(b'[') => {
-                self.pos += 1;
-                Kind::Array(self.items(depth)?)
-            }
-            Some(b'"') => Kind::String(self.string()?),
-            Some(b) if b.is_ascii_alphanumeric() || b == b'-' => {
-                while self
-                    .peek()
-                    .is_some_and(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-                {
-                    self.pos += 1;
-                }
-                Kind::Scalar
-            }
-            _ => return Err(self.error("expected a value")),
-        };
-        Ok(Node {
-            span: start..self.pos,
-            kind,
-        })
-    }
-
-    /// After `{`: members up to and including `}`.
-    fn members(&mut self, depth: usize) -> Result<Vec<Member>, ConfigError> {
-        let mut members = Vec::new();
-        loop {
-            self.trivia()?;
-            match self.peek() {
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(members);
-                }
-                Some(b'"') => {}
-                _ => return Err(self.error("expected a member name or '}'")),
-            }
-            let key_start = self.pos;
-            let key = self.string()?;
-            let key_span = key_start..self.pos;
-            self.trivia()?;
-            if self.peek() != Some(b':') {
-                return Err(self.error("expected ':'"));
-            }
-            self.pos += 1;
-            let value = self.value(depth + 1)?;
-            members.push(Member {
-                key,
-                key_span,
-                value,
-            });
-            self.separator(b'}')?;
-        }
-    }
-
-    /// After `[`: elements up to and including `]`.
-    fn items(&mut self, depth: usize) -> Result<Vec<Node>, ConfigError> {
-        let mut items = Vec::new();
-        loop {
-            self.trivia()?;
-            if self.peek() == Some(b']') {
-                self.pos += 1;
-                return Ok(items);
-            }
-            items.push(self.value(depth + 1)?);
-            self.separator(b']')?;
-        }
-    }
-
-    /// A comma (a trailing one is allowed), or the closing bracket left for the caller.
-    fn separator(&mut self, close: u8) -> Result<(), ConfigError> {
-        self.trivia()?;
-        match self.peek() {
-            Some(b',') => {
-                self.pos += 1;
-                Ok(())
-            }
-            Some(b) if b == close => Ok(()),
-            _ => Err(self.error(&format!("expected ',' or '{}'", close as char))),
-        }
-    }
-
-    /// A string token, decoded by serde_json so escapes mean what they mean to clients.
-    fn string(&mut self) -> Result<String, ConfigError> {
-        let start = self.pos;
-        self.pos += 1;
-        loop {
-            match self.peek() {
-                None => return Err(self.error("unclosed string")),
-                Some(b'\\') => self.pos += 2,
-                Some(b'"') => break,
-                Some(_) => self.pos += 1,
-            }
-        }
-        self.pos += 1;
-        serde_json::from_str(&self.text[start..self.pos])
-            .map_err(|e| self.error(&format!("invalid string: {e}")))
-    }
-
-    fn error(&self, message: &str) -> ConfigError {
-        let before = &self.text.as_bytes()[..self.pos.min(self.text.len())];
-        let line_start = before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |p| p + 1);
+/// Codex's `[mcp_servers.NAME]` tables (or inline tables), from toml_edit's spans.
+fn toml_entries(
+    text: &str,
+    table_path: &[String],
+    stdio_names: &[&String],
+) -> Result<Vec<Entry>, ConfigError> {
+    let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
+        let (line, column) = e
+            .span()
+            .map_or((1, 1), |s| config::shape::line_and_column(text, s.start));
         ConfigError::Syntax {
-            path: self.path.to_string(),
-            line: before.iter().filter(|&&b| b == b'\n').count() + 1,
-            column: before.len() - line_start + 1,
-            message: message.to_string(),
+            path: String::new(),
+            line,
+            column,
+            language: "TOML",
+            message: e.message().to_string(),
         }
+    })?;
+    let table = table_path
+        .iter()
+        .try_fold(doc.as_item(), |item, key| item.get(key.as_str()))
+        .and_then(|item| item.as_table_like());
+    let Some(table) = table else {
+        return Ok(Vec::new());
+    };
+    let node = |value: &toml_edit::Value| -> Option<Node> {
+        let span = value.span()?;
+        let kind = match value {
+            toml_edit::Value::String(s) => Kind::String(s.value().clone()),
+            toml_edit::Value::Array(items) => {
+                let mut nodes = Vec::new();
+                for item in items.iter() {
+                    let span = item.span()?;
+                    nodes.push(Node {
+                        span,
+                        kind: match item {
+                            toml_edit::Value::String(s) => Kind::String(s.value().clone()),
+                            _ => Kind::Scalar,
+                        },
+                    });
+                }
+                Kind::Array(nodes)
+            }
+            _ => Kind::Scalar,
+        };
+        Some(Node { span, kind })
+    };
+    let mut entries = Vec::new();
+    for (name, item) in table.iter() {
+        let Some(server) = item.as_table_like() else {
+            continue;
+        };
+        let stdio = if stdio_names.iter().any(|n| n.as_str() == name) {
+            let command = server
+                .get("command")
+                .and_then(|c| c.as_value())
+                .and_then(node);
+            let args = server.get("args").and_then(|a| a.as_value()).and_then(node);
+            command.map(|command| {
+                let inline = item.as_inline_table().is_some()
+                    || item.as_value().is_some_and(|v| v.is_inline_table());
+                let new_args = if inline {
+                    ", args = ".to_string()
+                } else {
+                    let line_start = text[..command.span.start].rfind('\n').map_or(0, |p| p + 1);
+                    let indent: String = text[line_start..]
+                        .chars()
+                        .take_while(|c| *c == ' ' || *c == '\t')
+                        .collect();
+                    format!("\n{indent}args = ")
+                };
+                Stdio {
+                    command,
+                    args,
+                    argv: false,
+                    new_args,
+                }
+            })
+        } else {
+            None
+        };
+        let object = match &stdio {
+            Some(s) => {
+                let args = s.args.as_ref().map(|a| a.span.clone());
+                let start = args
+                    .as_ref()
+                    .map_or(s.command.span.start, |a| a.start.min(s.command.span.start));
+                let end = args
+                    .as_ref()
+                    .map_or(s.command.span.end, |a| a.end.max(s.command.span.end));
+                start..end
+            }
+            None => 0..0,
+        };
+        entries.push(Entry {
+            name: name.to_string(),
+            key: json_string(name),
+            object,
+            stdio,
+        });
     }
+    Ok(entries)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn t() -> ConfigPath<'static> {
+        ConfigPath::new("t.json", Path::new("/p"))
+    }
 
     fn launch() -> GuardLaunch {
         GuardLaunch {
@@ -690,61 +745,10 @@ mod tests {
         }
     }
 
-    fn scan(text: &str) -> Node {
-        Scanner {
-            text,
-            path: "t",
-            pos: 0,
-        }
-        .document()
-        .unwrap()
-    }
-
-    #[test]
-    fn scanner_spans_cover_each_value_as_written() {
-        let text = "{ // c\n \"a\": [ \"x\\u00e9\" , 12, /* ] */ true, ], \"b\": {\"c\": null,},}";
-        let root = scan(text);
-        let a = root.member("a").unwrap();
-        assert_eq!(
-            &text[a.span.clone()],
-            "[ \"x\\u00e9\" , 12, /* ] */ true, ]"
-        );
-        let Kind::Array(items) = &a.kind else {
-            panic!("an array")
-        };
-        let spans: Vec<&str> = items.iter().map(|n| &text[n.span.clone()]).collect();
-        assert_eq!(spans, ["\"x\\u00e9\"", "12", "true"]);
-        assert!(matches!(&items[0].kind, Kind::String(s) if s == "xé"));
-        let c = root.member("b").and_then(|b| b.member("c")).unwrap();
-        assert_eq!(&text[c.span.clone()], "null");
-    }
-
-    #[test]
-    fn scanner_errors_point_at_line_and_column() {
-        let err = Scanner {
-            text: "{\n  \"a\": [1 2]\n}",
-            path: "f.json",
-            pos: 0,
-        }
-        .document()
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "f.json:2:11: not valid JSON: expected ',' or ']'"
-        );
-    }
-
-    #[test]
-    fn scanner_keeps_comment_markers_inside_strings() {
-        let text = r#"{"a": "// not /* a comment", "b": "\"*/"}"#;
-        let root = scan(text);
-        assert!(matches!(&root.member("b").unwrap().kind, Kind::String(s) if s == "\"*/"));
-    }
-
     #[test]
     fn wrap_inserts_the_prefix_and_keeps_the_command_token_verbatim() {
         let text = r#"{"mcpServers": {"gh": {"command": "np\u0078", "args": ["-y", "pkg"]}}}"#;
-        let out = wrap(text, "t", &launch(), &[]).unwrap();
+        let out = wrap(text, &t(), &launch(), &[]).unwrap();
         assert_eq!(
             out.text,
             r#"{"mcpServers": {"gh": {"command": "mcp-lock", "args": ["guard", "gh", "--", "np\u0078", "-y", "pkg"]}}}"#
@@ -756,7 +760,7 @@ mod tests {
                 args: vec!["-y".into(), "pkg".into()]
             }
         );
-        assert_eq!(unwrap(&out.text, None, "t", &[]).unwrap().text, text);
+        assert_eq!(unwrap(&out.text, None, &t(), &[]).unwrap().text, text);
     }
 
     #[test]
@@ -766,19 +770,19 @@ mod tests {
             lock: Some("/p/mcp.lock".into()),
             ..launch()
         };
-        let out = wrap(text, "t", &lock, &[]).unwrap();
+        let out = wrap(text, &t(), &lock, &[]).unwrap();
         assert_eq!(
             out.text,
             "{\"servers\": {\"m\": {\n  \"command\": \"mcp-lock\", \"args\": [\"guard\", \"m\", \"--lock\", \"/p/mcp.lock\", \"--\", \"srv\"]\n}}}"
         );
-        assert_eq!(unwrap(&out.text, None, "t", &[]).unwrap().text, text);
+        assert_eq!(unwrap(&out.text, None, &t(), &[]).unwrap().text, text);
     }
 
     #[test]
     fn wrapping_a_wrapped_entry_changes_nothing() {
         let text = r#"{"mcpServers": {"a": {"command": "/bin/mcp-lock", "args": ["guard", "a", "--", "x"]},
                        "b": {"command": "mcp-lock", "args": ["guard", "b"]}}}"#;
-        let out = wrap(text, "t", &launch(), &[]).unwrap();
+        let out = wrap(text, &t(), &launch(), &[]).unwrap();
         assert_eq!(out.text, text);
         assert_eq!(out.changed(), 0);
     }
@@ -786,7 +790,7 @@ mod tests {
     #[test]
     fn unwrap_in_place_follows_a_reformatted_array() {
         let wrapped = "{\"mcpServers\": {\"a\": {\"command\": \"mcp-lock\", \"args\": [\n    \"guard\",\n    \"a\",\n    \"--\",\n    \"srv\",\n    \"--flag\"\n  ]}, \"b\": {\"command\": \"mcp-lock\", \"args\": [ \"guard\", \"b\", \"--\", \"srv\", ]}}}";
-        let out = unwrap(wrapped, None, "t", &[]).unwrap();
+        let out = unwrap(wrapped, None, &t(), &[]).unwrap();
         assert_eq!(
             out.text,
             "{\"mcpServers\": {\"a\": {\"command\": \"srv\", \"args\": [\n    \"--flag\"\n  ]}, \"b\": {\"command\": \"srv\", \"args\": []}}}"
@@ -796,26 +800,26 @@ mod tests {
     #[test]
     fn unwrap_restores_the_backup_only_when_it_wraps_to_the_current_text() {
         let original = r#"{"mcpServers": {"a": {"command": "srv", "args": []}}}"#;
-        let wrapped = wrap(original, "t", &launch(), &[]).unwrap().text;
+        let wrapped = wrap(original, &t(), &launch(), &[]).unwrap().text;
         // In place, "args": [] right after the command reads as the member wrap added.
-        let in_place = unwrap(&wrapped, None, "t", &[]).unwrap();
+        let in_place = unwrap(&wrapped, None, &t(), &[]).unwrap();
         assert_eq!(
             in_place.text,
             r#"{"mcpServers": {"a": {"command": "srv"}}}"#
         );
-        let restored = unwrap(&wrapped, Some(original.as_bytes()), "t", &[]).unwrap();
+        let restored = unwrap(&wrapped, Some(original.as_bytes()), &t(), &[]).unwrap();
         assert!(restored.restored_backup);
         assert_eq!(restored.text, original);
-        let stale = unwrap(&wrapped, Some(b"{\"mcpServers\": {}}"), "t", &[]).unwrap();
+        let stale = unwrap(&wrapped, Some(b"{\"mcpServers\": {}}"), &t(), &[]).unwrap();
         assert!(!stale.restored_backup);
     }
 
     #[test]
     fn unwrap_takes_untouched_entries_from_the_backup_and_inverts_edited_ones() {
         let original = r#"{"mcpServers": {"a": {"command": "x", "args": []}, "b": {"command": "y", "args": []}}}"#;
-        let wrapped = wrap(original, "t", &launch(), &[]).unwrap().text;
+        let wrapped = wrap(original, &t(), &launch(), &[]).unwrap().text;
         let edited = wrapped.replace(r#""--", "y"]"#, r#""--", "y"], "cwd": "sub""#);
-        let out = unwrap(&edited, Some(original.as_bytes()), "t", &[]).unwrap();
+        let out = unwrap(&edited, Some(original.as_bytes()), &t(), &[]).unwrap();
         assert_eq!(
             out.text,
             r#"{"mcpServers": {"a": {"command": "x", "args": []}, "b": {"command": "y", "cwd": "sub"}}}"#
@@ -827,21 +831,21 @@ mod tests {
     #[test]
     fn the_backup_of_a_partly_wrapped_config_has_nothing_wrapped() {
         let original = r#"{"mcpServers": {"a": {"command": "x", "args": []}}}"#;
-        let wrapped = wrap(original, "t", &launch(), &[]).unwrap().text;
+        let wrapped = wrap(original, &t(), &launch(), &[]).unwrap().text;
         let added = wrapped.replace("}}}", r#"}, "b": {"command": "y"}}}"#);
         let expected =
             r#"{"mcpServers": {"a": {"command": "x", "args": []}, "b": {"command": "y"}}}"#;
         assert_eq!(
-            backup_text(&added, Some(original.as_bytes()), "t").unwrap(),
+            backup_text(&added, Some(original.as_bytes()), &t()).unwrap(),
             expected
         );
-        assert_eq!(backup_text(original, None, "t").unwrap(), original);
+        assert_eq!(backup_text(original, None, &t()).unwrap(), original);
     }
 
     #[test]
     fn remote_and_unselected_entries_are_left_alone() {
         let text = r#"{"mcpServers": {"r": {"url": "https://h/mcp"}, "s": {"command": "x"}, "t": {"command": "y"}}}"#;
-        let out = wrap(text, "t", &launch(), &["r".into(), "t".into()]).unwrap();
+        let out = wrap(text, &t(), &launch(), &["r".into(), "t".into()]).unwrap();
         assert_eq!(
             out.text,
             r#"{"mcpServers": {"r": {"url": "https://h/mcp"}, "s": {"command": "x"}, "t": {"command": "mcp-lock", "args": ["guard", "t", "--", "y"]}}}"#

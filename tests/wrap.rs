@@ -535,3 +535,259 @@ fn a_config_the_guard_would_not_discover_is_named_with_config() {
     assert_eq!(args[4], "--config", "{text}");
     assert_eq!(Path::new(args[5].as_str().unwrap()), config);
 }
+
+/// The other clients' JSON shapes and Codex's TOML, each with comments and the
+/// launch forms that client has.
+const SHAPES: [(&str, &str); 6] = [
+    (
+        ".zed/settings.json",
+        r#"// Zed settings
+{
+  "theme": "One Dark",
+  "context_servers": {
+    "fs": { "command": "npx", "args": ["-y", "server-fs"] }, // current form
+    "old": {
+      /* the older nested form */
+      "command": { "path": "srv", "args": ["--x"], "env": {} }
+    },
+    "bare": { "command": "srv2" }
+  }
+}
+"#,
+    ),
+    (
+        "opencode.jsonc",
+        r#"{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    // an argv array
+    "fs": { "type": "local", "command": ["npx", "-y", "server-fs"], "enabled": true },
+    "one": {
+      "type": "local",
+      "command": [
+        "srv"
+      ]
+    },
+    "web": { "type": "remote", "url": "https://example.com/mcp" }
+  }
+}
+"#,
+    ),
+    (
+        ".gemini/settings.json",
+        r#"{
+  // Gemini CLI
+  "mcpServers": {
+    "fs": { "command": "npx", "args": ["-y", "server-fs"], "env": { "T": "$TOKEN" }, "trust": false },
+    "web": { "httpUrl": "https://example.com/mcp" }
+  }
+}
+"#,
+    ),
+    (
+        ".roo/mcp.json",
+        r#"{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"], "disabled": true, "alwaysAllow": []}}}
+"#,
+    ),
+    (
+        ".kiro/settings/mcp.json",
+        r#"{
+  "mcpServers": {
+    "fs": { "command": "npx", "args": ["-y", "server-fs"], "disabledTools": ["write"] }
+  }
+}
+"#,
+    ),
+    (
+        ".codex/config.toml",
+        r#"# Codex CLI settings
+model = "o3"
+
+[mcp_servers]
+x = { command = "srv3" }
+
+[mcp_servers.fs]
+# the file system
+command = "npx"  # from npm
+args = ["-y", "server-fs"]
+env_vars = ["TOKEN"]
+
+[mcp_servers.literal]
+args = [
+  '--x',
+]
+command = 'srv'
+
+[mcp_servers.bare]
+command = "srv2"
+startup_timeout_sec = 20
+
+[mcp_servers.web]
+url = "https://example.com/mcp"
+bearer_token_env_var = "TOKEN"
+"#,
+    ),
+];
+
+/// The servers mcp-lock reads from a project, with the hosts and transports.
+fn read_servers(project: &Project) -> Vec<(String, String, String)> {
+    mcp_lock::config::ProjectConfig::load(project.path(), None)
+        .unwrap()
+        .servers
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.transport_name().to_string(),
+                format!("{:?}", s.transport),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn wrap_then_unwrap_restores_every_json_shape_and_codex_toml_byte_for_byte() {
+    for (rel, text) in SHAPES {
+        let project = project_with(rel, text);
+        let before = read_servers(&project);
+        project.run(&["wrap"]).expect(0);
+        let wrapped = read(&project, rel);
+        assert_ne!(wrapped, text, "{rel}: nothing wrapped");
+        assert!(wrapped.contains("\"guard\""), "{rel}:\n{wrapped}");
+        // Comments and other settings stay; the entries read as the same servers.
+        for line in text.lines().filter(|l| l.contains("//") || l.contains('#')) {
+            let comment = line.split("//").nth(1).or_else(|| line.split('#').nth(1));
+            if let Some(comment) = comment {
+                assert!(
+                    wrapped.contains(comment),
+                    "{rel}: lost {comment:?}\n{wrapped}"
+                );
+            }
+        }
+        assert_eq!(read_servers(&project), before, "{rel}:\n{wrapped}");
+
+        project.run(&["unwrap"]).expect(0);
+        assert_eq!(read(&project, rel), text, "{rel}: unwrap from the backup");
+
+        // Without the backup, the in-place inverse gives the same bytes.
+        project.run(&["wrap"]).expect(0);
+        std::fs::remove_file(project.path().join(format!("{rel}.mcp-lock.bak"))).unwrap();
+        project.run(&["unwrap"]).expect(0);
+        assert_eq!(read(&project, rel), text, "{rel}: unwrap in place");
+    }
+}
+
+#[test]
+fn codex_toml_is_wrapped_as_toml_with_the_original_command_token_kept() {
+    let (rel, text) = SHAPES[5];
+    let project = project_with(rel, text);
+    project.run(&["wrap"]).expect(0);
+    let wrapped = read(&project, rel);
+    for fragment in [
+        "command = \"mcp-lock\"  # from npm\nargs = [\"guard\", \"fs\", \"--\", \"npx\", \"-y\", \"server-fs\"]",
+        "args = [\"guard\", \"literal\", \"--\", 'srv', \n  '--x',\n]\ncommand = \"mcp-lock\"",
+        "command = \"mcp-lock\"\nargs = [\"guard\", \"bare\", \"--\", \"srv2\"]\nstartup_timeout_sec = 20",
+        "x = { command = \"mcp-lock\", args = [\"guard\", \"x\", \"--\", \"srv3\"] }",
+        "url = \"https://example.com/mcp\"",
+    ] {
+        assert!(wrapped.contains(fragment), "{fragment}\nnot in\n{wrapped}");
+    }
+    toml::from_str::<toml::Table>(&wrapped).expect("still TOML");
+}
+
+#[test]
+fn opencode_argv_commands_get_the_guard_in_front() {
+    let (rel, text) = SHAPES[1];
+    let project = project_with(rel, text);
+    project.run(&["wrap"]).expect(0);
+    let wrapped = read(&project, rel);
+    assert!(
+        wrapped.contains(
+            r#""command": ["mcp-lock", "guard", "fs", "--", "npx", "-y", "server-fs"], "enabled": true"#
+        ),
+        "{wrapped}"
+    );
+    assert!(
+        wrapped.contains(
+            "\"command\": [\n        \"mcp-lock\", \"guard\", \"one\", \"--\", \"srv\"\n      ]"
+        ),
+        "{wrapped}"
+    );
+}
+
+#[test]
+fn wrapping_claude_json_changes_only_the_user_and_this_projects_entries() {
+    let home = tempfile::tempdir().unwrap();
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let key = std::fs::canonicalize(project.path()).unwrap();
+    let text = format!(
+        r#"{{
+  "numStartups": 3,
+  "mcpServers": {{ "mine": {{ "command": "srv-user" }} }},
+  "projects": {{
+    {key}: {{ "mcpServers": {{ "here": {{ "command": "srv-local", "args": [] }} }} }},
+    "/other/project": {{ "mcpServers": {{ "there": {{ "command": "srv-other" }} }} }}
+  }}
+}}
+"#,
+        key = json!(key.display().to_string())
+    );
+    let claude = home.path().join(".claude.json");
+    std::fs::write(&claude, &text).unwrap();
+    let home_text = home.path().display().to_string();
+    let env = [("HOME", home_text.as_str())];
+    project
+        .run_env(&["--user", "claude-code", "wrap"], &env)
+        .expect(0);
+    let wrapped = std::fs::read_to_string(&claude).unwrap();
+    let doc: Value = serde_json::from_str(&wrapped).unwrap();
+    assert_eq!(doc["mcpServers"]["mine"]["command"], "mcp-lock");
+    let here = &doc["projects"][key.display().to_string()]["mcpServers"]["here"];
+    assert_eq!(here["command"], "mcp-lock");
+    assert_eq!(
+        doc["projects"]["/other/project"]["mcpServers"]["there"]["command"],
+        "srv-other"
+    );
+    // The guard is told which file to read.
+    assert!(
+        here["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str() == claude.to_str()),
+        "{wrapped}"
+    );
+    project
+        .run_env(&["--user", "claude-code", "unwrap"], &env)
+        .expect(0);
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), text);
+}
+
+#[test]
+fn yaml_configs_are_refused_saying_what_to_do_by_hand() {
+    let goose = "extensions:\n  fs:\n    type: stdio\n    cmd: npx\n    args: [-y, server-fs]\n";
+    let project = project_with("goose.yaml", goose);
+    let run = project.run(&["--config", "goose.yaml", "wrap"]);
+    run.expect(2);
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("does not rewrite YAML configs (Goose)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("set cmd to mcp-lock"), "{stderr}");
+    assert_eq!(read(&project, "goose.yaml"), goose);
+
+    let cont = "mcpServers:\n  - name: fs\n    command: npx\n";
+    let project = project_with(".continue/mcpServers/fs.yaml", cont);
+    let run = project.run(&["wrap"]);
+    run.expect(2);
+    assert!(
+        run.stderr()
+            .contains("does not rewrite YAML configs (Continue)"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(read(&project, ".continue/mcpServers/fs.yaml"), cont);
+}

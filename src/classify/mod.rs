@@ -602,6 +602,14 @@ fn annotations(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Find
             } else {
                 ""
             };
+            // The member itself did not change (it follows another): show what it
+            // effectively was and is, not "(absent)" twice.
+            let (shown_was, shown_now) = (Value::Bool(was), Value::Bool(now));
+            let (x, y) = if x == y {
+                (Some(&shown_was), Some(&shown_now))
+            } else {
+                (x, y)
+            };
             let finding = if now == danger {
                 Finding::new(
                     Class::Authority,
@@ -771,6 +779,24 @@ mod tests {
         });
         edit(&mut tool);
         Json::from_value(&tool)
+    }
+
+    #[test]
+    fn a_hint_that_follows_another_shows_its_effective_values_not_absent_twice() {
+        let tool = |annotations: Value| {
+            Json::from_value(&serde_json::json!({"name": "t", "annotations": annotations}))
+        };
+        let findings = Classifier::default().classify(
+            &tool(serde_json::json!({"readOnlyHint": true})),
+            &tool(serde_json::json!({"readOnlyHint": false})),
+        );
+        let destructive = findings
+            .iter()
+            .find(|f| f.pointer == "/annotations/destructiveHint")
+            .expect("destructiveHint follows readOnlyHint");
+        assert_eq!(destructive.before, Some(Value::Bool(false)));
+        assert_eq!(destructive.after, Some(Value::Bool(true)));
+        assert!(destructive.reason.contains("(it follows readOnlyHint)"));
     }
 
     #[test]

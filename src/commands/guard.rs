@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use mcp_lock::config::{ProjectConfig, ServerSpec, TransportSpec, match_expansion};
+use mcp_lock::config::{ProjectConfig, ServerSpec, ToolFilter, TransportSpec, match_expansion};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
@@ -59,6 +59,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         launch,
         secrets,
         disagreements,
+        filter,
     } = launch(ws, &args, &pinned)?;
     let audit_path = args.audit_log.clone().unwrap_or_else(|| {
         ws.lock_path
@@ -95,7 +96,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         cli::OnDrift::Fail => OnDrift::Fail,
     };
     let profiles: Vec<String> = pinned.profiles.keys().cloned().collect();
-    let session = Session::new(&args.server, Some(pinned), policy, on_drift);
+    let session = Session::new(&args.server, Some(pinned), policy, on_drift).with_filter(filter);
     if !super::quiet() {
         eprintln!(
             "mcp-lock guard: enforcing {} of {} (client profiles pinned: {}{}) from {lock_shown}; audit log {}",
@@ -132,6 +133,8 @@ struct Launched {
     secrets: Secrets,
     /// One line each, for stderr and the audit log.
     disagreements: Vec<String>,
+    /// The tools the entry's host hides from its agent.
+    filter: ToolFilter,
 }
 
 /// The server's command: after `--`, or the config's entry.
@@ -144,6 +147,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         // sees only values. The config entry says which of them are secrets.
         let mut secrets = Secrets::default();
         let mut disagreements = Vec::new();
+        let mut filter = ToolFilter::default();
         match ProjectConfig::load(&ws.project_dir, ws.config.as_deref()) {
             Err(e) => disagreements.push(format!(
                 "cannot read the config that defines {name:?} ({e}); only the values the lock names can be hidden, and the launch cannot be compared with the lock"
@@ -154,6 +158,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                     shown_files(ws, &project)
                 )),
                 Some(spec) => {
+                    filter = spec.filter.clone();
                     let launched: Vec<&str> = std::iter::once(command.as_str())
                         .chain(rest.iter().map(String::as_str))
                         .collect();
@@ -172,6 +177,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
             launch,
             secrets,
             disagreements,
+            filter,
         });
     }
     if std::env::var(GUARDED).is_ok_and(|s| &s == name) {
@@ -200,6 +206,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         launch,
         secrets: resolved.secrets,
         disagreements,
+        filter: spec.filter.clone(),
     })
 }
 

@@ -5,6 +5,7 @@ mod diff;
 mod guard;
 mod hash;
 mod progress;
+mod servers;
 mod update;
 mod verify;
 mod wrap;
@@ -44,9 +45,17 @@ pub fn quiet() -> bool {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     QUIET.store(cli.quiet, Ordering::Relaxed);
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let user_config = match &cli.user {
+        Some(client) => Some(
+            mcp_lock::config::user_config_path(client, &|v| std::env::var(v).ok()).with_context(
+                || format!("cannot tell where {client} keeps its config: HOME is not set"),
+            )?,
+        ),
+        None => None,
+    };
     let ctx = Workspace {
         project_dir: project_dir.clone(),
-        config: cli.config.clone(),
+        config: cli.config.clone().or(user_config),
         lock_path: cli
             .lock
             .clone()
@@ -62,6 +71,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wrap(args) => wrap::run(&ctx, args, wrap::Direction::Wrap),
         Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
+        Command::Servers(args) => servers::run(&ctx, args),
         Command::Completions { shell } => {
             write_stdout(completions(shell).as_bytes(), "the completion script")
         }

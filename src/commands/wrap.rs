@@ -8,7 +8,7 @@ use anyhow::Context;
 use mcp_lock::config::{self, ConfigError, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::text::escape_for_terminal;
-use mcp_lock::wrap::{self, GuardLaunch, Outcome, Rewrite};
+use mcp_lock::wrap::{self, ConfigPath, GuardLaunch, Outcome, Rewrite};
 
 use super::{Workspace, display_path, err_out, out, status, warning};
 use crate::cli::WrapArgs;
@@ -43,31 +43,18 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
             Direction::Wrap => lock_argument(ws, config_arg.is_some())?,
             Direction::Unwrap => None,
         };
-        let backup = std::fs::read(wrap::backup_path(&config.path)).ok();
-        let (rewrite, new_backup) = match direction {
-            Direction::Wrap => {
-                let launch = GuardLaunch {
-                    command: guard_command(ws, &args.guard_command)?,
-                    lock: lock.clone(),
-                    config: config_arg,
-                };
-                let rewrite = wrap::wrap(&config.text, &config.shown, &launch, &args.servers)?;
-                let new_backup = wrap::backup_text(&config.text, backup.as_deref(), &config.shown)?;
-                (rewrite, Some(new_backup))
-            }
-            Direction::Unwrap => {
-                let rewrite = wrap::unwrap(
-                    &config.text,
-                    backup.as_deref(),
-                    &config.shown,
-                    &args.servers,
-                )?;
-                (rewrite, None)
-            }
+        let launch = match direction {
+            Direction::Wrap => Some(GuardLaunch {
+                command: guard_command(ws, &args.guard_command)?,
+                lock: lock.clone(),
+                config: config_arg,
+            }),
+            Direction::Unwrap => None,
         };
-        planned.push((config, lock, rewrite, new_backup));
+        let (rewrite, new_backup) = plan(ws, config, &config.text, launch.as_ref(), &args.servers)?;
+        planned.push((config, lock, launch, rewrite, new_backup));
     }
-    for (config, lock, rewrite, new_backup) in planned {
+    for (config, lock, launch, rewrite, new_backup) in planned {
         // Without --lock the guard looks for mcp.lock where the client starts it.
         report_servers(config, &rewrite, direction, lock.is_none());
         if rewrite.changed() == 0 {
@@ -76,23 +63,54 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
         }
         if args.dry_run {
             print_diff(&config.shown, &config.text, &rewrite.text);
-        } else {
-            write(config, &rewrite, new_backup.as_deref())?;
+            summarize(config, &rewrite, direction, args.dry_run);
+            continue;
         }
+        // Another program may write this file too (Claude Code keeps its state in
+        // ~/.claude.json): read it again right before writing, and make the same
+        // change to what is there now, so only the entries concerned change.
+        let (rewrite, new_backup) = match std::fs::read_to_string(&config.path) {
+            Ok(now) if now != config.text => {
+                plan(ws, config, &now, launch.as_ref(), &args.servers)?
+            }
+            _ => (rewrite, new_backup),
+        };
+        write(config, &rewrite, new_backup.as_deref())?;
         summarize(config, &rewrite, direction, args.dry_run);
     }
     Ok(ExitCode::Success)
+}
+
+/// The rewrite of `text` (config's content), wrapping with `launch` or unwrapping
+/// when it is `None`, and for wrap the backup to save.
+fn plan(
+    ws: &Workspace,
+    config: &Config,
+    text: &str,
+    launch: Option<&GuardLaunch>,
+    servers: &[String],
+) -> anyhow::Result<(Rewrite, Option<String>)> {
+    let path = ConfigPath {
+        shown: &config.shown,
+        file: &config.path,
+        project_dir: &ws.project_dir,
+    };
+    let backup = std::fs::read(wrap::backup_path(&config.path)).ok();
+    Ok(match launch {
+        Some(launch) => {
+            let rewrite = wrap::wrap(text, &path, launch, servers)?;
+            let new_backup = wrap::backup_text(text, backup.as_deref(), &path)?;
+            (rewrite, Some(new_backup))
+        }
+        None => (wrap::unwrap(text, backup.as_deref(), &path, servers)?, None),
+    })
 }
 
 /// `--config`, or every discovered config in the project directory.
 fn read_configs(ws: &Workspace) -> anyhow::Result<Vec<Config>> {
     let paths: Vec<PathBuf> = match &ws.config {
         Some(path) => vec![ws.project_dir.join(path)],
-        None => config::DISCOVERED
-            .iter()
-            .map(|rel| ws.project_dir.join(rel))
-            .filter(|p| p.is_file())
-            .collect(),
+        None => config::discover(&ws.project_dir),
     };
     if paths.is_empty() {
         return Err(ConfigError::NotFound {
@@ -110,7 +128,10 @@ fn read_configs(ws: &Workspace) -> anyhow::Result<Vec<Config>> {
         let text = String::from_utf8(bytes)
             .ok()
             .with_context(|| format!("{shown}: not UTF-8 text; is this an MCP client config?"))?;
-        let specs = config::parse_config(&text, &shown)?;
+        let specs = config::read_file(&text, &shown, &path, &ws.project_dir)?
+            .servers()
+            .cloned()
+            .collect();
         configs.push(Config {
             path,
             shown,
@@ -179,14 +200,13 @@ fn guard_command(ws: &Workspace, command: &str) -> anyhow::Result<String> {
 }
 
 /// The `--config` a wrapped entry needs: none for a config the guard discovers in the
-/// project directory by itself (`.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`);
-/// the absolute path of any other.
+/// project directory by itself (`.mcp.json`, `.vscode/mcp.json`, … see
+/// [`config::discover`]); the absolute path of any other.
 fn config_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<String>> {
     let config = normalize(&ws.project_dir.join(config));
-    let project = normalize(&ws.project_dir);
-    if mcp_lock::config::DISCOVERED
+    if config::discover(&ws.project_dir)
         .iter()
-        .any(|found| config == project.join(found))
+        .any(|found| config == normalize(found))
     {
         return Ok(None);
     }

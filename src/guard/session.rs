@@ -62,6 +62,9 @@ pub enum ErrorCode {
     /// The call would have been forwarded, but its audit entry could not be written
     /// (a full disk, a file size limit): no call goes unrecorded.
     AuditLogUnwritable,
+    /// The host's own config hides the tool from its agent (`includeTools`,
+    /// `disabled_tools`, …): it is neither pinned nor served.
+    FilteredByHost,
     /// The prompt's live definition differs from its pin in a way the policy fails
     /// (or it was renamed, listed twice, or is no longer listed and removals fail).
     StalePrompt,
@@ -97,6 +100,7 @@ impl ErrorCode {
             ErrorCode::ListingNotVerified => "LISTING_NOT_VERIFIED",
             ErrorCode::ServerIdentityChanged => "SERVER_IDENTITY_CHANGED",
             ErrorCode::AuditLogUnwritable => "AUDIT_LOG_UNWRITABLE",
+            ErrorCode::FilteredByHost => "FILTERED_BY_HOST",
             ErrorCode::StalePrompt => "STALE_PROMPT",
             ErrorCode::UnpinnedPrompt => "UNPINNED_PROMPT",
             ErrorCode::PromptsNotVerified => "PROMPTS_NOT_VERIFIED",
@@ -369,6 +373,7 @@ pub struct Session {
     pending: HashMap<String, Pending>,
     /// What was checked of prompts, resource templates and resources.
     items: HashMap<Kind, surface::ItemState>,
+    filter: crate::config::ToolFilter,
 }
 
 /// The name a view of every approved tool goes by in messages.
@@ -399,9 +404,17 @@ impl Session {
             partial: None,
             pending: HashMap::new(),
             items: HashMap::new(),
+            filter: crate::config::ToolFilter::default(),
         };
         session.choose_view(None);
         session
+    }
+
+    /// The tools the host's own config hides from its agent: hidden, as the host
+    /// would, and never judged (verify does not pin them either).
+    pub fn with_filter(mut self, filter: crate::config::ToolFilter) -> Self {
+        self.filter = filter;
+        self
     }
 
     pub fn server(&self) -> &str {
@@ -608,6 +621,9 @@ impl Session {
     ) -> (Served, Option<ToolChange>) {
         if self.identity_refused() {
             return (Served::Hidden(ErrorCode::ServerIdentityChanged), None);
+        }
+        if !self.filter.shows(name) {
+            return (Served::Hidden(ErrorCode::FilteredByHost), None);
         }
         let pinned = self.pinned();
         let Some(mut change) = tool_change(pinned, name, tool, problem) else {
@@ -1298,6 +1314,9 @@ impl Refusal {
             ErrorCode::AuditLogUnwritable => format!(
                 "mcp-lock guard did not run `{tool}`: its audit log cannot be written (is the disk full?), and no call goes unrecorded. The call was not sent and nothing was started. Tell the user; the same call can be sent again once the log can be written."
             ),
+            ErrorCode::FilteredByHost => format!(
+                "mcp-lock guard did not run `{tool}`: the client's own MCP config leaves this tool out of what the agent may use. The call was not sent and nothing was started. Use only the tools listed."
+            ),
             // Codes of prompts, templates and resources never answer a tools/call.
             code @ (ErrorCode::StalePrompt
             | ErrorCode::UnpinnedPrompt
@@ -1493,6 +1512,29 @@ mod tests {
         assert_eq!(r.error_code, ErrorCode::StaleToolSchema);
         assert_eq!(r.live_hash, Some(definition_hash(&v2).unwrap()));
         assert!(!r.side_effect_started);
+    }
+
+    #[test]
+    fn a_tool_the_hosts_config_filters_out_is_hidden_and_never_judged() {
+        let deploy = tool("deploy", &["branch"]);
+        let rollback = tool("rollback", &["branch"]);
+        let filter = crate::config::ToolFilter {
+            include: None,
+            exclude: vec!["rollback".into()],
+        };
+        let mut s = session(pins(std::slice::from_ref(&deploy)), OnDrift::Hide).with_filter(filter);
+        let checked = s.check_page(page(1, &[deploy, rollback], None), true, 0);
+        assert_eq!(checked.shown, 1);
+        let codes: Vec<_> = checked.hidden.iter().map(|h| h.error_code).collect();
+        assert_eq!(codes, [ErrorCode::FilteredByHost]);
+        assert_eq!(
+            code(&s.decide_call("rollback", &json!({"branch": "x"}))),
+            Some(ErrorCode::FilteredByHost)
+        );
+        assert_eq!(
+            code(&s.decide_call("deploy", &json!({"branch": "x"}))),
+            None
+        );
     }
 
     #[test]

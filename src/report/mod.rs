@@ -235,6 +235,15 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         if let Some(error) = &r.error {
             let _ = writeln!(out, "    {}", escape_cut(error, SHOWN_LINE_CHARS));
         }
+        if !r.filtered.is_empty() {
+            let names: Vec<String> = r.filtered.iter().map(|n| esc(n)).collect();
+            let _ = writeln!(
+                out,
+                "    {dim}note: {} filtered by the host's config (not shown to its agent, not pinned): {}{dim:#}",
+                count(r.filtered.len(), "tool"),
+                names.join(", ")
+            );
+        }
         if !r.not_pinned_yet.is_empty() {
             let kinds: Vec<&str> = r.not_pinned_yet.iter().map(|k| k.plural()).collect();
             let _ = writeln!(

@@ -1,25 +1,76 @@
-//! The project's existing MCP client configs: discovery, parsing, `${VAR}` expansion.
+//! The MCP client configs users already have: discovery, parsing, `${VAR}` expansion.
 //!
-//! Users already describe their servers for Claude Code (`.mcp.json`), VS Code
-//! (`.vscode/mcp.json`), Cursor (`.cursor/mcp.json`) and Claude Desktop; mcp-lock reads
-//! those rather than asking for a second copy.
+//! Users already describe their servers for Claude Code, VS Code, Cursor, Codex,
+//! Gemini CLI, Zed, Roo Code, opencode, Kiro, Amazon Q, Continue (and, at user level,
+//! Windsurf, Cline and Goose); mcp-lock reads those rather than asking for a second
+//! copy. Each client's variable syntax is translated into `${VAR}` templates
+//! ([`vars`]), expanded only when a server is contacted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+pub(crate) mod entry;
+pub(crate) mod jsonc;
+pub mod shape;
+pub mod user;
+pub mod vars;
 
-use crate::json::Json;
+pub use shape::{Format, Scope, Shape};
+pub use user::{USER_CLIENTS, is_user_file, user_config_path};
+
 use crate::secrets::Secrets;
+use entry::Read;
 
-/// Config files looked for in the project directory, in this order.
-pub const DISCOVERED: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"];
+/// Config files looked for in the project directory, in this order (then
+/// [`CONTINUE_DIR`]'s files).
+pub const DISCOVERED: [&str; 11] = [
+    ".mcp.json",
+    ".vscode/mcp.json",
+    ".cursor/mcp.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".zed/settings.json",
+    ".roo/mcp.json",
+    "opencode.json",
+    "opencode.jsonc",
+    ".kiro/settings/mcp.json",
+    ".amazonq/mcp.json",
+];
+
+/// Continue keeps one file per server (or several) in this folder of the project.
+pub const CONTINUE_DIR: &str = ".continue/mcpServers";
+
+/// The config files found in `project_dir`, in [`DISCOVERED`] order, then Continue's
+/// `*.yaml`, `*.yml` and `*.json` files by name.
+pub fn discover(project_dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = DISCOVERED
+        .iter()
+        .map(|rel| project_dir.join(rel))
+        .filter(|p| p.is_file())
+        .collect();
+    let mut continued: Vec<PathBuf> = std::fs::read_dir(project_dir.join(CONTINUE_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml" | "json")
+                )
+        })
+        .collect();
+    continued.sort();
+    files.extend(continued);
+    files
+}
 
 /// A config problem, with the file it concerns.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error(
-        "no MCP client config found in {dir} (looked for .mcp.json, .vscode/mcp.json, .cursor/mcp.json); pass --config PATH"
+        "no MCP client config found in {dir} (looked for .mcp.json, .vscode/mcp.json, .cursor/mcp.json, .codex/config.toml, .gemini/settings.json and the other clients' files); pass --config PATH or --user CLIENT"
     )]
     NotFound { dir: String },
     #[error("cannot read {path}: {source}")]
@@ -27,11 +78,13 @@ pub enum ConfigError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path}:{line}:{column}: not valid JSON: {message}")]
+    #[error("{path}:{line}:{column}: not valid {language}: {message}")]
     Syntax {
         path: String,
         line: usize,
         column: usize,
+        /// JSON, TOML or YAML.
+        language: &'static str,
         message: String,
     },
     #[error("{path}: {message}")]
@@ -97,6 +150,9 @@ pub struct ServerSpec {
     /// Tools the host's config hides from its agent (`includeTools`, `disabled_tools`,
     /// …): they are not pinned, and their drift is "filtered by the host".
     pub filter: ToolFilter,
+    /// Read from a user-level file (`--user CLIENT`, `~/.claude.json`, or a file at a
+    /// place `--user` reads): the user's own server, not the project's.
+    pub personal: bool,
 }
 
 /// Which tools a host's config lets its agent see.
@@ -122,16 +178,47 @@ impl ToolFilter {
     pub fn is_empty(&self) -> bool {
         self.include.is_none() && self.exclude.is_empty()
     }
+
+    /// The filter of one server that two hosts define: a tool is shown when either
+    /// host shows it, since the lock pins what any of them sees.
+    pub fn union(&self, other: &ToolFilter) -> ToolFilter {
+        let include = match (&self.include, &other.include) {
+            (Some(a), Some(b)) => {
+                let mut all = a.clone();
+                all.extend(b.iter().filter(|n| !a.contains(n)).cloned());
+                Some(all)
+            }
+            _ => None,
+        };
+        let exclude = self
+            .exclude
+            .iter()
+            .filter(|n| other.exclude.contains(n))
+            .cloned()
+            .collect();
+        ToolFilter { include, exclude }
+    }
 }
 
-/// The agent host a config file belongs to, told by where the file is (or, for a file
-/// named with `--config`, by its name and shape).
+/// The agent host a config file belongs to, told by where the file is or, failing
+/// that, by its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Host {
     ClaudeCode,
     VsCode,
     Cursor,
     ClaudeDesktop,
+    Codex,
+    GeminiCli,
+    Zed,
+    Windsurf,
+    Cline,
+    RooCode,
+    Continue,
+    Goose,
+    OpenCode,
+    Kiro,
+    AmazonQ,
     /// A file whose host cannot be told.
     Unknown,
 }
@@ -144,28 +231,70 @@ impl Host {
             Host::VsCode => "VS Code",
             Host::Cursor => "Cursor",
             Host::ClaudeDesktop => "Claude Desktop",
+            Host::Codex => "Codex CLI",
+            Host::GeminiCli => "Gemini CLI",
+            Host::Zed => "Zed",
+            Host::Windsurf => "Windsurf",
+            Host::Cline => "Cline",
+            Host::RooCode => "Roo Code",
+            Host::Continue => "Continue",
+            Host::Goose => "Goose",
+            Host::OpenCode => "opencode",
+            Host::Kiro => "Kiro",
+            Host::AmazonQ => "Amazon Q",
             Host::Unknown => "an unknown host",
         }
     }
 
-    /// The host of a config file: `.mcp.json` is Claude Code's, `.vscode/…` (or a
-    /// `servers` table) VS Code's, `.cursor/mcp.json` Cursor's and
-    /// `claude_desktop_config.json` Claude Desktop's.
-    pub fn of_file(path: &Path, vscode_shape: bool) -> Host {
+    /// The host of a config file: by where it is (`.mcp.json` is Claude Code's,
+    /// `.vscode/…` VS Code's, `.gemini/settings.json` Gemini CLI's, …), else by its
+    /// shape (`[mcp_servers]` is Codex's, `context_servers` Zed's, …).
+    pub fn of_file(path: &Path, shape: Shape) -> Host {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let parent = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-            .unwrap_or("");
-        match (parent, name) {
-            (".vscode", _) | ("User", "settings.json") => Host::VsCode,
-            (".cursor", "mcp.json") => Host::Cursor,
-            (_, ".mcp.json") => Host::ClaudeCode,
-            (_, "claude_desktop_config.json") => Host::ClaudeDesktop,
-            _ if vscode_shape => Host::VsCode,
-            _ => Host::Unknown,
-        }
+        let dir = |depth: usize| {
+            path.ancestors()
+                .nth(depth)
+                .and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+        };
+        let by_place = match (dir(1), name) {
+            (".vscode", _) | ("User", "settings.json") => Some(Host::VsCode),
+            (".cursor", "mcp.json") => Some(Host::Cursor),
+            (_, ".mcp.json") | (_, ".claude.json") => Some(Host::ClaudeCode),
+            (_, "claude_desktop_config.json") => Some(Host::ClaudeDesktop),
+            (".codex", _) => Some(Host::Codex),
+            (".gemini", "settings.json") => Some(Host::GeminiCli),
+            (".zed", _) | ("zed", "settings.json") => Some(Host::Zed),
+            (".roo", "mcp.json") | (_, "mcp_settings.json") => Some(Host::RooCode),
+            ("settings", "mcp.json") if dir(2) == ".kiro" => Some(Host::Kiro),
+            (".amazonq" | "amazonq", "mcp.json") => Some(Host::AmazonQ),
+            ("windsurf", "mcp_config.json") => Some(Host::Windsurf),
+            (_, "cline_mcp_settings.json") => Some(Host::Cline),
+            ("mcpServers", _) if dir(2) == ".continue" => Some(Host::Continue),
+            ("goose", "config.yaml") => Some(Host::Goose),
+            (_, "opencode.json" | "opencode.jsonc") => Some(Host::OpenCode),
+            _ => None,
+        };
+        by_place.unwrap_or(match shape {
+            Shape::VsCode | Shape::VsCodeSettings => Host::VsCode,
+            Shape::ClaudeUser => Host::ClaudeCode,
+            Shape::Zed => Host::Zed,
+            Shape::OpenCode => Host::OpenCode,
+            Shape::Codex => Host::Codex,
+            Shape::Goose => Host::Goose,
+            Shape::Continue => Host::Continue,
+            Shape::McpServers => Host::Unknown,
+        })
+    }
+
+    /// Files whose servers table may be missing: settings files that hold other
+    /// things too.
+    fn shares_its_file(self) -> bool {
+        matches!(
+            self,
+            Host::Codex | Host::GeminiCli | Host::Zed | Host::OpenCode | Host::Goose
+        )
     }
 }
 
@@ -269,59 +398,235 @@ pub struct ResolvedStdio {
     pub secrets: Secrets,
 }
 
+/// One config file, read: its shape, host and entries.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    /// `None` for a settings file with no servers in it.
+    pub shape: Option<Shape>,
+    pub host: Host,
+    pub entries: Vec<Entry>,
+}
+
+/// One entry of a config file.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub name: String,
+    pub line: usize,
+    /// The server, or why the entry is skipped.
+    pub read: Result<ServerSpec, String>,
+    /// Claude Code's scope of the entry, in Claude Code's files.
+    pub scope: Option<Scope>,
+}
+
+impl ConfigFile {
+    /// The servers used (entries not skipped).
+    pub fn servers(&self) -> impl Iterator<Item = &ServerSpec> {
+        self.entries.iter().filter_map(|e| e.read.as_ref().ok())
+    }
+}
+
+/// The key `~/.claude.json` gives a project directory under `projects`.
+pub fn project_key(project_dir: &Path) -> String {
+    std::fs::canonicalize(project_dir)
+        .unwrap_or_else(|_| project_dir.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Reads one config file of any supported shape. `file` tells the host (with the
+/// shape); `project_dir` picks the local-scope servers of a `~/.claude.json`.
+pub fn read_file(
+    text: &str,
+    shown: &str,
+    file: &Path,
+    project_dir: &Path,
+) -> Result<ConfigFile, ConfigError> {
+    let format = shape::format_of(text, file);
+    let root = shape::parse(text, format, shown)?;
+    let detected = shape::detect(&root, format);
+    let place_host = Host::of_file(file, detected.unwrap_or(Shape::McpServers));
+    let Some(shape) = detected else {
+        if place_host.shares_its_file() {
+            return Ok(ConfigFile {
+                shape: None,
+                host: place_host,
+                entries: Vec::new(),
+            });
+        }
+        return Err(ConfigError::Shape {
+            path: shown.to_string(),
+            message: "no \"mcpServers\" or \"servers\" object (nor \"context_servers\", \"mcp\", [mcp_servers] or extensions:); is this an MCP client config?".into(),
+        });
+    };
+    let host = Host::of_file(file, shape);
+    let shape_error = |message: String| ConfigError::Shape {
+        path: shown.to_string(),
+        message,
+    };
+    let mut key = project_key(project_dir);
+    if shape == Shape::ClaudeUser {
+        // Claude Code names the directory as it was opened; try it as given too.
+        let given = project_dir.display().to_string();
+        let projects = root.get("projects");
+        if projects.and_then(|p| p.get(&key)).is_none()
+            && projects.and_then(|p| p.get(&given)).is_some()
+        {
+            key = given;
+        }
+    }
+    let tables = shape.tables(&key);
+    if format == Format::Json {
+        let paths: Vec<Vec<String>> = tables.iter().map(|(p, _)| p.clone()).collect();
+        shape::check_repeats(&jsonc::strip_jsonc(text), &paths, shown)?;
+    }
+    let personal = shape == Shape::ClaudeUser || is_user_file(file, &|v| std::env::var(v).ok());
+    let mut entries = Vec::new();
+    for (table_path, scope) in tables {
+        let Some(table) = shape::at(&root, &table_path) else {
+            continue;
+        };
+        let scope = scope.or((host == Host::ClaudeCode).then_some(Scope::Project));
+        let items: Vec<(String, &serde_json::Value)> = match (shape, table) {
+            (Shape::Continue, serde_json::Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, item)| match item.get("name").and_then(serde_json::Value::as_str) {
+                        Some(name) => Ok((name.to_string(), item)),
+                        None => Err(shape_error(format!(
+                            "mcpServers item {} has no \"name\"",
+                            i + 1
+                        ))),
+                    },
+                )
+                .collect::<Result<_, _>>()?,
+            (_, serde_json::Value::Object(map)) => {
+                map.iter().map(|(name, v)| (name.clone(), v)).collect()
+            }
+            (_, serde_json::Value::Null) => Vec::new(),
+            _ => {
+                return Err(shape_error(format!(
+                    "the servers member \"{}\" is not {}",
+                    table_path.join("."),
+                    if shape == Shape::Continue {
+                        "a list"
+                    } else {
+                        "an object"
+                    }
+                )));
+            }
+        };
+        let names: Vec<String> = items.iter().map(|(n, _)| n.clone()).collect();
+        let lines = shape::entry_lines(text, format, &table_path, &names);
+        for ((name, value), line) in items.into_iter().zip(lines) {
+            let read = match entry::read_entry(&name, value, host)
+                .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
+            {
+                Read::Server(spec) => Ok(ServerSpec { personal, ..spec }),
+                Read::Skipped(why) => Err(why),
+            };
+            entries.push(Entry {
+                name,
+                line,
+                read,
+                scope,
+            });
+        }
+    }
+    Ok(ConfigFile {
+        shape: Some(shape),
+        host,
+        entries,
+    })
+}
+
+/// Parses one config file of any supported shape and returns its servers (disabled
+/// entries left out), with the current directory as the project directory.
+pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigError> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let file = read_file(text, path, Path::new(path), &cwd)?;
+    Ok(file.servers().cloned().collect())
+}
+
 impl ProjectConfig {
     /// Reads the configs found in `project_dir`, or only `explicit` when given.
     pub fn load(project_dir: &Path, explicit: Option<&Path>) -> Result<Self, ConfigError> {
         let files: Vec<PathBuf> = match explicit {
             Some(path) => vec![path.to_path_buf()],
-            None => DISCOVERED
-                .iter()
-                .map(|rel| project_dir.join(rel))
-                .filter(|p| p.is_file())
-                .collect(),
+            None => discover(project_dir),
         };
         if files.is_empty() {
             return Err(ConfigError::NotFound {
                 dir: project_dir.display().to_string(),
             });
         }
-        let mut servers: Vec<(ServerSpec, PathBuf)> = Vec::new();
+        // Each server with the file, scope and `found` entry it was taken from.
+        let mut servers: Vec<(ServerSpec, PathBuf, Option<Scope>, usize)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         for file in &files {
             let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
                 path: file.display().to_string(),
                 source,
             })?;
-            for spec in parse_config(&text, &file.display().to_string())? {
-                let spec = ServerSpec {
-                    hosts: vec![Host::of_file(file, spec.hosts.contains(&Host::VsCode))],
-                    ..spec
+            let read = read_file(&text, &file.display().to_string(), file, project_dir)?;
+            for entry in read.entries {
+                found.push(Found {
+                    name: entry.name.clone(),
+                    file: file.clone(),
+                    line: entry.line,
+                    host: read.host,
+                    skipped: entry.read.as_ref().err().cloned(),
+                });
+                let here = found.len() - 1;
+                let Ok(spec) = entry.read else { continue };
+                let at = servers.iter().position(|(s, ..)| s.name == spec.name);
+                let Some(at) = at else {
+                    servers.push((spec, file.clone(), entry.scope, here));
+                    continue;
                 };
-                match servers.iter_mut().find(|(s, _)| s.name == spec.name) {
-                    Some((existing, _)) if existing.transport == spec.transport => {
-                        for host in spec.hosts {
-                            if !existing.hosts.contains(&host) {
-                                existing.hosts.push(host);
-                            }
-                        }
-                    }
-                    Some((_, first)) => {
-                        return Err(ConfigError::Conflict {
-                            name: spec.name,
-                            first: first.display().to_string(),
-                            second: file.display().to_string(),
-                        });
-                    }
-                    None => servers.push((spec, file.clone())),
+                let (existing, first, scope, taken) = &mut servers[at];
+                // Claude Code's own scopes: local > project > user.
+                if let (Some(old), Some(new)) = (*scope, entry.scope)
+                    && old != new
+                {
+                    let (winner, loser, shadowed) = if new > old {
+                        *existing = spec;
+                        *first = file.clone();
+                        *scope = Some(new);
+                        (new, old, std::mem::replace(taken, here))
+                    } else {
+                        (old, new, here)
+                    };
+                    found[shadowed].skipped = Some(format!(
+                        "{} scope, overridden by the {} scope",
+                        loser.as_str(),
+                        winner.as_str()
+                    ));
+                    continue;
                 }
+                if existing.transport != spec.transport {
+                    return Err(ConfigError::Conflict {
+                        name: spec.name,
+                        first: first.display().to_string(),
+                        second: file.display().to_string(),
+                    });
+                }
+                for host in spec.hosts {
+                    if !existing.hosts.contains(&host) {
+                        existing.hosts.push(host);
+                    }
+                }
+                existing.filter = existing.filter.union(&spec.filter);
+                existing.personal &= spec.personal;
             }
         }
-        let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, _)| s).collect();
+        let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, ..)| s).collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(ProjectConfig {
             project_dir: project_dir.to_path_buf(),
             files,
             servers,
-            found: Vec::new(),
+            found,
         })
     }
 
@@ -359,199 +664,6 @@ impl ProjectConfig {
     }
 }
 
-/// Parses one config file of any supported shape: `mcpServers` (Claude Code, Claude
-/// Desktop, Cursor), `servers` (VS Code) or `mcp.servers` (VS Code settings). Comments
-/// and trailing commas, which VS Code allows, are accepted.
-pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigError> {
-    let cleaned = strip_jsonc(text);
-    let root: Value = serde_json::from_str(&cleaned).map_err(|e| ConfigError::Syntax {
-        path: path.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: e
-            .to_string()
-            .split(" at line")
-            .next()
-            .unwrap_or("")
-            .to_string(),
-    })?;
-    let shape = |message: String| ConfigError::Shape {
-        path: path.to_string(),
-        message,
-    };
-    let (table, table_path): (_, &[&str]) = if let Some(t) = root.get("mcpServers") {
-        (t, &["mcpServers"])
-    } else if let Some(t) = root.get("servers") {
-        (t, &["servers"])
-    } else if let Some(t) = root.get("mcp").and_then(|m| m.get("servers")) {
-        (t, &["mcp", "servers"])
-    } else {
-        return Err(shape(
-            "no \"mcpServers\" or \"servers\" object; is this an MCP client config?".into(),
-        ));
-    };
-    // serde_json keeps the last of a repeated member: a server defined twice would be
-    // taken silently as its second definition. The strict reader sees every copy; a
-    // repeat counts where it changes what is read (the servers table, or the members
-    // leading to it), not elsewhere in a settings file.
-    let table_path: Vec<String> = table_path.iter().map(|s| s.to_string()).collect();
-    let mut repeats = Vec::new();
-    if let Ok(strict) = Json::parse(&cleaned) {
-        repeated_members(&strict, &mut Vec::new(), &mut repeats);
-    }
-    let relevant = repeats.into_iter().find(|(at, name)| {
-        at.starts_with(&table_path)
-            || (table_path.starts_with(at) && table_path.get(at.len()) == Some(name))
-    });
-    if let Some((at, name)) = relevant {
-        let message = match at.strip_prefix(table_path.as_slice()) {
-            Some([]) => format!("server {name:?} is defined more than once; keep one"),
-            Some([server, inner @ ..]) => {
-                let member: Vec<&str> = inner.iter().chain([&name]).map(String::as_str).collect();
-                format!(
-                    "server {server:?}: \"{}\" is given more than once; keep one",
-                    member.join(".")
-                )
-            }
-            None => {
-                let member: Vec<&str> = at.iter().chain([&name]).map(String::as_str).collect();
-                format!("\"{}\" is given more than once; keep one", member.join("."))
-            }
-        };
-        return Err(shape(message));
-    }
-    let table = table
-        .as_object()
-        .ok_or_else(|| shape("the servers member is not an object".into()))?;
-    // Only VS Code's files keep servers under `servers`.
-    let hosts = if table_path[0] == "mcpServers" {
-        vec![Host::Unknown]
-    } else {
-        vec![Host::VsCode]
-    };
-    let mut specs = Vec::new();
-    for (name, entry) in table {
-        let spec = parse_entry(name, entry).map_err(|m| shape(format!("server {name:?}: {m}")))?;
-        specs.push(ServerSpec {
-            hosts: hosts.clone(),
-            ..spec
-        });
-    }
-    Ok(specs)
-}
-
-/// Every member named twice in one object, in document order: the path of that object
-/// (member names and array indexes) and the name.
-fn repeated_members(value: &Json, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
-    let children: Vec<(String, &Json)> = match value {
-        Json::Object(members) => {
-            let mut seen = std::collections::BTreeSet::new();
-            for (name, _) in members {
-                if !seen.insert(name) {
-                    out.push((path.clone(), name.to_string_lossy()));
-                }
-            }
-            members
-                .iter()
-                .map(|(name, v)| (name.to_string_lossy(), v))
-                .collect()
-        }
-        Json::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i.to_string(), v))
-            .collect(),
-        _ => return,
-    };
-    for (name, child) in children {
-        path.push(name);
-        repeated_members(child, path, out);
-        path.pop();
-    }
-}
-
-fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, String> {
-    let obj = entry.as_object().ok_or("entry is not an object")?;
-    let string = |key: &str| -> Result<Option<String>, String> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("\"{key}\" is not a string")),
-        }
-    };
-    let string_map = |key: &str| -> Result<BTreeMap<String, String>, String> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(BTreeMap::new()),
-            Some(Value::Object(map)) => map
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => Ok((k.clone(), s.clone())),
-                    // Clients differ on what they make of these; say it as meant.
-                    Value::Number(_) | Value::Bool(_) => Err(format!(
-                        "\"{key}.{k}\" is not a string; write it in quotes: \"{v}\""
-                    )),
-                    _ => Err(format!("\"{key}.{k}\" is not a string")),
-                })
-                .collect(),
-            Some(_) => Err(format!("\"{key}\" is not an object")),
-        }
-    };
-    let kind = string("type")?;
-    let url = string("url")?;
-    let command = string("command")?;
-    if command.is_some() && url.is_some() {
-        return Err(
-            "has both \"command\" and \"url\"; a stdio server has a command, a remote one a url"
-                .into(),
-        );
-    }
-    let remote = match kind.as_deref() {
-        Some("stdio") => None,
-        None if url.is_some() && command.is_none() => Some(RemoteKind::StreamableHttp),
-        None => None,
-        Some(other) => match RemoteKind::parse(other) {
-            Some(kind) => Some(kind),
-            None => return Err(format!("unknown transport type {other:?}")),
-        },
-    };
-    let transport = if let Some(kind) = remote {
-        TransportSpec::Remote {
-            kind,
-            url: url.ok_or("remote entry has no \"url\"")?,
-            headers: string_map("headers")?,
-        }
-    } else {
-        let args = match obj.get("args") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|a| match a {
-                    Value::String(s) => Ok(s.clone()),
-                    Value::Number(n) => Ok(n.to_string()),
-                    _ => Err("\"args\" holds a value that is not a string".to_string()),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err("\"args\" is not an array".into()),
-        };
-        let command = command.ok_or("stdio entry has no \"command\"")?;
-        // An entry `mcp-lock wrap` rewrote launches the guard, which starts the real
-        // server: read it as that server, so wrapping never moves a pin.
-        let (command, args) = unwrapped_command(&command, &args).unwrap_or((command, args));
-        TransportSpec::Stdio {
-            command,
-            args,
-            env: string_map("env")?,
-            cwd: string("cwd")?,
-        }
-    };
-    Ok(ServerSpec {
-        name: name.to_string(),
-        transport,
-        hosts: Vec::new(),
-        filter: ToolFilter::default(),
-    })
-}
-
 /// Whether a stdio entry launches `mcp-lock guard`: the command's file name starts
 /// with `mcp-lock` and the first argument is `guard`.
 pub fn launches_guard(command: &str, args: &[String]) -> bool {
@@ -570,66 +682,6 @@ pub fn unwrapped_command(command: &str, args: &[String]) -> Option<(String, Vec<
     let dashes = 2 + args.get(2..)?.iter().position(|a| a == "--")?;
     let (inner, rest) = args[dashes + 1..].split_first()?;
     Some((inner.clone(), rest.to_vec()))
-}
-
-/// Removes `//` and `/* */` comments, then trailing commas, outside strings.
-fn strip_jsonc(text: &str) -> String {
-    remove_trailing_commas(&remove_comments(text))
-}
-
-/// Copies `text`, asking `skip` at each char outside JSON strings how many chars to
-/// drop there (0 keeps it).
-fn filter_outside_strings(text: &str, mut skip: impl FnMut(&[char], usize) -> usize) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let mut in_string = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if in_string {
-            out.push(c);
-            if c == '\\' && i + 1 < chars.len() {
-                out.push(chars[i + 1]);
-                i += 1;
-            } else if c == '"' {
-                in_string = false;
-            }
-            i += 1;
-            continue;
-        }
-        let n = skip(&chars, i);
-        if n > 0 {
-            // Keep line breaks so error positions still point at the right line.
-            out.extend(chars[i..i + n].iter().filter(|&&c| c == '\n'));
-            i += n;
-            continue;
-        }
-        in_string = c == '"';
-        out.push(c);
-        i += 1;
-    }
-    out
-}
-
-fn remove_comments(text: &str) -> String {
-    filter_outside_strings(text, |chars, i| match (chars[i], chars.get(i + 1)) {
-        ('/', Some('/')) => chars[i..]
-            .iter()
-            .position(|&c| c == '\n')
-            .unwrap_or(chars.len() - i),
-        ('/', Some('*')) => chars[i + 2..]
-            .windows(2)
-            .position(|w| w == ['*', '/'])
-            .map_or(chars.len() - i, |p| p + 4),
-        _ => 0,
-    })
-}
-
-fn remove_trailing_commas(text: &str) -> String {
-    filter_outside_strings(text, |chars, i| {
-        let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-        usize::from(chars[i] == ',' && matches!(next, Some('}' | ']')))
-    })
 }
 
 /// Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in one
