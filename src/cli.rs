@@ -47,6 +47,11 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
 
+    /// No progress, status or summary lines on stderr: only errors, warnings and the
+    /// report itself
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -93,14 +98,22 @@ Examples:
   mcp-lock verify --warn semantic      let reworded descriptions through, with a warning
   mcp-lock verify --client vscode      only what the vscode client profile is offered
   mcp-lock verify --exact              fail on any difference from the pins
+  mcp-lock verify --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  mcp-lock verify --no-connect         offline, in milliseconds (a pre-commit hook)
 
 Each server is checked under every client profile the lock pins it with.
 Verdicts: converged (matches the lock), stale (differs), incomplete (listing did
 not finish), unverifiable (could not connect). Each change is classed authority,
 breaking, semantic, additive or cosmetic (or tool-added, tool-removed), and the
 policy (mcp-lock.toml, then --fail/--warn/--allow) says whether it fails the run.
+With --no-connect no server is started and no request made: the lock is read, every
+configured server must be pinned with the launch (command, args, env names, URL,
+header names) the config has, and the lock must pin no server the config dropped.
+Listings are not checked (marked skipped in the output).
 Exit codes: 0 nothing the policy fails, 1 a change the policy fails, 3 nothing
-failed but some server incomplete or unverifiable, 2 usage, config or lock error.")]
+failed but some server incomplete or unverifiable, 2 usage, config or lock error.
+With --no-connect: 0 all pinned as configured, 1 a server not pinned, launched
+differently or dropped from the config, 2 usage, config or lock error.")]
     Verify(VerifyArgs),
 
     /// Show what changed, classified: between the lock and live servers, or between
@@ -220,6 +233,18 @@ Examples:
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
+
+    /// Print the man page (roff), generated from these definitions
+    #[command(after_help = "\
+Examples:
+  mcp-lock man > ~/.local/share/man/man1/mcp-lock.1
+  mcp-lock man verify > ~/.local/share/man/man1/mcp-lock-verify.1
+  mcp-lock man | man -l -")]
+    Man {
+        /// A subcommand's own page (mcp-lock-SUBCOMMAND(1)) [default: mcp-lock(1)]
+        #[arg(value_name = "SUBCOMMAND")]
+        subcommand: Option<String>,
+    },
 }
 
 /// Below this no server's first answer fits.
@@ -321,6 +346,11 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
+    /// Check offline: start no server and make no request; the lock against the
+    /// config only (human, json or markdown output)
+    #[arg(long)]
+    pub no_connect: bool,
+
     #[command(flatten)]
     pub policy: PolicyArgs,
 
@@ -386,6 +416,9 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow commands (::error file=mcp.lock,line=N::...)
     Github,
+    /// GitHub-flavoured Markdown: a table of findings per server, for job summaries
+    /// and pull-request comments
+    Markdown,
 }
 
 #[derive(Debug, Args)]

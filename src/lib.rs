@@ -7,7 +7,8 @@
 //! new lock. [`startup`] is the start-up check an agent host runs; [`call`] judges one
 //! planned call ([`validate`] checks arguments against a schema). [`guard`] enforces
 //! the lock for a whole agent session, and [`wrap`] rewrites a client config so its
-//! stdio servers launch through the guard.
+//! stdio servers launch through the guard. [`offline`] is `verify --no-connect`: the
+//! lock against the config, without starting anything.
 //!
 //! An agent host refusing to start on drift:
 //!
@@ -35,6 +36,7 @@ pub mod guard;
 pub mod hash;
 pub mod json;
 pub mod lock;
+pub mod offline;
 pub mod policy;
 pub mod profile;
 pub mod report;

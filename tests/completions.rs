@@ -77,7 +77,7 @@ fn bash_completes_the_flags_of_a_subcommand() {
 fn bash_completes_the_values_of_a_subcommand_flag() {
     assert_eq!(
         bash_completes("mcp-lock verify --format "),
-        ["human", "json", "sarif", "junit", "github"]
+        ["human", "json", "sarif", "junit", "github", "markdown"]
     );
     assert_eq!(bash_completes("mcp-lock guard --on-drift f"), ["fail"]);
 }

@@ -97,14 +97,16 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     };
     let profiles: Vec<String> = pinned.profiles.keys().cloned().collect();
     let session = Session::new(&args.server, Some(pinned), policy, on_drift).with_filter(filter);
-    eprintln!(
-        "mcp-lock guard: enforcing {} of {} (client profiles pinned: {}{}) from {lock_shown}; audit log {}",
-        mcp_lock::text::count(session.pinned_count(), "pinned tool"),
-        mcp_lock::text::escape_for_terminal(&args.server),
-        mcp_lock::text::escape_for_terminal(&profiles.join(", ")),
-        if exact { "; exact mode" } else { "" },
-        display_path(&audit_path, &ws.project_dir)
-    );
+    if !super::quiet() {
+        eprintln!(
+            "mcp-lock guard: enforcing {} of {} (client profiles pinned: {}{}) from {lock_shown}; audit log {}",
+            mcp_lock::text::count(session.pinned_count(), "pinned tool"),
+            mcp_lock::text::escape_for_terminal(&args.server),
+            mcp_lock::text::escape_for_terminal(&profiles.join(", ")),
+            if exact { "; exact mode" } else { "" },
+            display_path(&audit_path, &ws.project_dir)
+        );
+    }
     let setup = GuardSetup {
         session,
         audit,

@@ -13,6 +13,7 @@ mod wrap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
@@ -27,13 +28,22 @@ use mcp_lock::drift::{ServerReport, Verdict};
 use mcp_lock::lock::{Lockfile, read_lock_with_text};
 use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::report::{
-    LockContext, render_github, render_human, render_json, render_junit, render_sarif,
-    render_summary,
+    LockContext, render_github, render_human, render_json, render_junit, render_markdown,
+    render_sarif, render_summary,
 };
 
 use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};
 
+/// `--quiet`: progress, status and summary lines are not printed.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Whether `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    QUIET.store(cli.quiet, Ordering::Relaxed);
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
     let user_config = match &cli.user {
         Some(client) => Some(
@@ -79,17 +89,59 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
         Command::Servers(args) => servers::run(&ctx, args),
         Command::Completions { shell } => {
-            use std::io::Write;
-            let script = completions(shell);
-            match std::io::stdout().lock().write_all(script.as_bytes()) {
-                // `mcp-lock completions bash | head` is no error.
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(anyhow::Error::new(e).context("cannot write the completion script"))
-                }
-                _ => Ok(ExitCode::Success),
-            }
+            write_stdout(completions(shell).as_bytes(), "the completion script")
+        }
+        Command::Man { subcommand } => {
+            write_stdout(&man_page(subcommand.as_deref())?, "the man page")
         }
     }
+}
+
+/// Writes generated text to stdout; `mcp-lock man | head` is no error.
+fn write_stdout(bytes: &[u8], what: &str) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context(format!("cannot write {what}")))
+        }
+        _ => Ok(ExitCode::Success),
+    }
+}
+
+/// The roff man page of mcp-lock, or of one subcommand (`mcp-lock-verify(1)`).
+fn man_page(subcommand: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    let page = match subcommand {
+        None => command,
+        Some(name) => {
+            let Some(sub) = command.find_subcommand(name) else {
+                let names: Vec<&str> = command
+                    .get_subcommands()
+                    .map(|c| c.get_name())
+                    .filter(|n| *n != "help")
+                    .collect();
+                anyhow::bail!(
+                    "no subcommand named {:?}; the pages are: {}",
+                    escape_for_terminal(name),
+                    names.join(", ")
+                );
+            };
+            // clap names are 'static; the process prints one page and ends.
+            let full: &'static str =
+                Box::leak(format!("mcp-lock-{}", sub.get_name()).into_boxed_str());
+            sub.clone()
+                .name(full)
+                .bin_name(full)
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .context("cannot render the man page")?;
+    Ok(out)
 }
 
 /// The completion script for `shell`.
@@ -255,10 +307,14 @@ fn print_reports(
         Format::Sarif => out(&format!("{}\n", render_sarif(reports, ctx))),
         Format::Junit => out(&render_junit(reports, ctx)),
         Format::Github => out(&render_github(reports, ctx)),
+        Format::Markdown => out(&render_markdown(reports, ctx, code)),
         Format::Human => {
             out(&render_human(reports));
             let summary = render_summary(reports);
             match code {
+                // The closing line is a summary: --quiet leaves it out, the report
+                // above says the same.
+                _ if quiet() && code == ExitCode::Success => {}
                 ExitCode::Success if reports.iter().all(|r| r.verdict == Verdict::Converged) => {
                     status(verb, AnsiColor::Green, &summary)
                 }
@@ -315,7 +371,7 @@ fn check_options(
 
 /// On a terminal, says what is about to be contacted: servers can take a while.
 fn announce(servers: &[mcp_lock::config::ServerSpec]) {
-    if std::io::stderr().is_terminal() && !servers.is_empty() {
+    if std::io::stderr().is_terminal() && !servers.is_empty() && !quiet() {
         let names: Vec<String> = servers
             .iter()
             .map(|s| escape_for_terminal(&s.name))
@@ -332,6 +388,9 @@ fn announce(servers: &[mcp_lock::config::ServerSpec]) {
 
 /// Per-server progress: spinners on a terminal, plain lines otherwise.
 fn progress() -> Progress {
+    if quiet() {
+        return mcp_lock::check::no_progress();
+    }
     Arc::new(progress::Display::new(std::io::stderr().is_terminal()))
 }
 
@@ -348,6 +407,9 @@ pub fn err_out(text: &str) {
 
 /// A cargo-style status line on stderr: a right-aligned bold verb, then the message.
 pub fn status(verb: &str, color: AnsiColor, message: &str) {
+    if quiet() {
+        return;
+    }
     let style = Style::new().fg_color(Some(color.into())).bold();
     err_out(&format!("{style}{verb:>12}{style:#} {message}\n"));
 }
@@ -363,6 +425,9 @@ pub fn warning(message: &str) {
 
 /// A note that changes nothing about the outcome.
 pub fn notice(message: &str) {
+    if quiet() {
+        return;
+    }
     let style = Style::new().fg_color(Some(AnsiColor::Cyan.into())).bold();
     err_out(&format!(
         "{style}note{style:#}: {}\n",

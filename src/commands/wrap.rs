@@ -417,6 +417,9 @@ fn command_line(command: &str, args: &[String]) -> String {
 }
 
 fn note(message: &str) {
+    if super::quiet() {
+        return;
+    }
     let style = Style::new().bold();
     err_out(&format!("{style}note{style:#}: {message}\n"));
 }

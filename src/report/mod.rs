@@ -2,6 +2,7 @@
 //! server string escaped) and as one JSON document for machines.
 
 mod ci;
+mod markdown;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,6 +11,7 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 pub use ci::{render_github, render_junit, render_sarif};
+pub use markdown::{md as escape_markdown, render_markdown, render_offline_markdown};
 
 use crate::classify::{Class, Finding};
 use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
