@@ -142,6 +142,9 @@ pub struct Policy {
     /// Which kinds besides tools are listed and pinned (`[surface]`), and per server.
     pub surface: Surface,
     pub surface_per_server: BTreeMap<String, Surface>,
+    /// `[config] prefer`: for a server defined differently in two config files, the
+    /// file (relative to the project directory) to take it from.
+    pub prefer: BTreeMap<String, std::path::PathBuf>,
 }
 
 impl Default for Policy {
@@ -171,6 +174,7 @@ impl Default for Policy {
             profiles: ProfileSettings::default(),
             surface: Surface::default(),
             surface_per_server: BTreeMap::new(),
+            prefer: BTreeMap::new(),
         }
     }
 }
@@ -208,6 +212,15 @@ struct RawPolicy {
     profile: BTreeMap<toml::Spanned<String>, RawProfile>,
     #[serde(default)]
     surface: RawSurface,
+    #[serde(default)]
+    config: RawConfigPrefs,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfigPrefs {
+    #[serde(default)]
+    prefer: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -367,6 +380,12 @@ impl Policy {
             resource_templates: t.unwrap_or(base.resource_templates),
             resources: r.unwrap_or(base.resources),
         };
+        policy.prefer = raw
+            .config
+            .prefer
+            .into_iter()
+            .map(|(name, file)| (name, std::path::PathBuf::from(file)))
+            .collect();
         let surface = raw.surface;
         policy.surface = over(
             Surface::default(),

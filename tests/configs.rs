@@ -334,6 +334,56 @@ fn a_server_defined_differently_in_two_clients_files_is_an_error_naming_both() {
 }
 
 #[test]
+fn mcp_lock_toml_picks_which_file_a_differently_defined_server_comes_from() {
+    let project = project_with(".mcp.json", "claude-code.mcp.json");
+    place(
+        project.path(),
+        ".codex/config.toml",
+        &sample("codex.config.toml", project.path()),
+    );
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        "[config]\nprefer = { fixture = \".codex/config.toml\" }\n",
+    )
+    .unwrap();
+    let run = project.run_env(
+        &["servers", "--format", "json"],
+        &[("SAMPLE_SECRET", VALUE)],
+    );
+    run.expect(0);
+    let doc = run.json();
+    let rows: Vec<(String, Option<String>)> = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"] == "fixture")
+        .map(|r| {
+            (
+                r["file"].as_str().unwrap().to_string(),
+                r["skipped"].as_str().map(String::from),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 2, "{doc}");
+    assert!(
+        rows[0].0.ends_with(".mcp.json")
+            && rows[0].1.as_deref().is_some_and(
+                |w| w.contains("prefers this one") || w.contains("defined differently")
+            ),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].0.ends_with(".codex/config.toml") && rows[1].1.is_none(),
+        "{rows:?}"
+    );
+    let lock = pin_and_verify(&project, &[], None);
+    assert!(
+        lock.contains("name = \"codex\""),
+        "pinned under Codex's profile: {lock}"
+    );
+}
+
+#[test]
 fn config_is_read_by_its_shape_whatever_the_file_is_called() {
     let cases = [
         ("codex.config.toml", Host::Codex),

@@ -204,9 +204,11 @@ fn user_lock_path(project_dir: &Path) -> anyhow::Result<PathBuf> {
 
 impl Workspace {
     fn load_config(&self) -> anyhow::Result<ProjectConfig> {
-        Ok(ProjectConfig::load(
+        let prefer = self.policy(None)?.prefer;
+        Ok(ProjectConfig::load_preferring(
             &self.project_dir,
             self.config.as_deref(),
+            &prefer,
         )?)
     }
 

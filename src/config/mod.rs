@@ -90,7 +90,7 @@ pub enum ConfigError {
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
     #[error(
-        "server {name:?} is defined differently in {first} and {second}; keep one or pass --config"
+        "server {name:?} is defined differently in {first} and {second}; keep one, pass --config, or pick one in mcp-lock.toml: [config] prefer = {{ {name} = \"FILE\" }}"
     )]
     Conflict {
         name: String,
@@ -551,6 +551,17 @@ pub fn parse_config(text: &str, path: &str) -> Result<Vec<ServerSpec>, ConfigErr
 impl ProjectConfig {
     /// Reads the configs found in `project_dir`, or only `explicit` when given.
     pub fn load(project_dir: &Path, explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        ProjectConfig::load_preferring(project_dir, explicit, &BTreeMap::new())
+    }
+
+    /// [`ProjectConfig::load`], taking a server defined differently in two files from
+    /// the file `prefer` names for it (`[config] prefer` in mcp-lock.toml, paths
+    /// relative to the project directory).
+    pub fn load_preferring(
+        project_dir: &Path,
+        explicit: Option<&Path>,
+        prefer: &BTreeMap<String, PathBuf>,
+    ) -> Result<Self, ConfigError> {
         let files: Vec<PathBuf> = match explicit {
             Some(path) => vec![path.to_path_buf()],
             None => discover(project_dir),
@@ -605,11 +616,35 @@ impl ProjectConfig {
                     continue;
                 }
                 if existing.transport != spec.transport {
-                    return Err(ConfigError::Conflict {
-                        name: spec.name,
-                        first: first.display().to_string(),
-                        second: file.display().to_string(),
-                    });
+                    let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
+                    let same = |a: &Path, b: &Path| {
+                        std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+                    };
+                    match preferred {
+                        Some(p) if same(&p, file) => {
+                            found[*taken].skipped = Some(format!(
+                                "defined differently in {}; mcp-lock.toml prefers this one",
+                                file.display()
+                            ));
+                            *existing = spec;
+                            *first = file.clone();
+                            *taken = here;
+                        }
+                        Some(p) if same(&p, first) => {
+                            found[here].skipped = Some(format!(
+                                "defined differently in {}; mcp-lock.toml prefers that one",
+                                first.display()
+                            ));
+                        }
+                        _ => {
+                            return Err(ConfigError::Conflict {
+                                name: spec.name,
+                                first: first.display().to_string(),
+                                second: file.display().to_string(),
+                            });
+                        }
+                    }
+                    continue;
                 }
                 for host in spec.hosts {
                     if !existing.hosts.contains(&host) {
