@@ -262,14 +262,17 @@ pub async fn check_servers(
                 .as_ref()
                 .filter(|_| exact.is_none())
                 .map(|s| s.union(&profile.name));
-            let mut view = exact.clone().or(union);
-            if let Some(view) = &mut view {
+            let is_exact = exact.is_some();
+            let mut view = exact.or(union);
+            if let Some(view) = &mut view
+                && !spec.filter.is_empty()
+            {
                 view.tools.retain(|name, _| spec.filter.shows(name));
             }
             let pinned = server_pins.as_ref().map(|server| Pinned {
                 view: view.as_ref().expect("one of the two"),
                 server,
-                exact: exact.is_some(),
+                exact: is_exact,
             });
             let mut report = compare(&spec, pinned, &profile.name, &fetched);
             report.filtered = filtered;

@@ -250,20 +250,7 @@ impl Classifier {
                 )),
             }
         }
-        if out.is_empty() && pinned.canonical().ok() != live.canonical().ok() {
-            // Only member order or number spelling differs in the parsed view, yet
-            // the hashes differ: say so rather than report nothing.
-            out.push(Finding::new(
-                Class::Breaking,
-                "",
-                None,
-                None,
-                "the definitions differ in a way that cannot be read back (repeated member names or invalid text); treated as breaking".into(),
-            ));
-        }
-        // Worst first; within a class, in the order the definition was walked.
-        out.sort_by_key(|f| std::cmp::Reverse(f.class));
-        out
+        finish(pinned, live, out)
     }
 
     /// The finding for a tool the lock does not pin.
@@ -472,6 +459,24 @@ impl Finding {
             instructs_model: false,
         }
     }
+}
+
+/// Findings worst first (within a class, in the order the definition was walked),
+/// and never none for two definitions that differ: when only member order or number
+/// spelling differs in the parsed view, yet the hashes differ, that is said rather
+/// than nothing.
+pub(crate) fn finish(pinned: &Json, live: &Json, mut out: Vec<Finding>) -> Vec<Finding> {
+    if out.is_empty() && pinned.canonical().ok() != live.canonical().ok() {
+        out.push(Finding::new(
+            Class::Breaking,
+            "",
+            None,
+            None,
+            "the definitions differ in a way that cannot be read back (repeated member names or invalid text); treated as breaking".into(),
+        ));
+    }
+    out.sort_by_key(|f| std::cmp::Reverse(f.class));
+    out
 }
 
 /// The worst class among findings.

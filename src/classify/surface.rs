@@ -262,18 +262,7 @@ fn compare_members(
             ));
         }
     }
-    if out.is_empty() && pinned.canonical().ok() != live.canonical().ok() {
-        out.push(Finding::new(
-            Class::Breaking,
-            "",
-            None,
-            None,
-            "the definitions differ in a way that cannot be read back (repeated member names or invalid text); treated as breaking".into(),
-        ));
-    }
-    // Worst first; within a class, in the order the definition was walked.
-    out.sort_by_key(|f| std::cmp::Reverse(f.class));
-    out
+    super::finish(pinned, live, out)
 }
 
 fn kind_name(kind: Kind) -> &'static str {

@@ -410,6 +410,50 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 
 /// One line on the guard's stderr (which the client usually logs), redacted and
 /// escaped.
+/// One stderr line each for the items of a checked page served though not approved,
+/// and for those hidden (or the listing refused).
+fn say_page<'a>(
+    state: &Shared,
+    noun: &str,
+    served: impl Iterator<Item = (&'a str, ServedAs)>,
+    hidden: impl Iterator<Item = &'a str>,
+    refused: bool,
+) {
+    let served: Vec<String> = served
+        .map(|(name, how)| match how {
+            ServedAs::Live => format!("{name} (live)"),
+            _ => format!("{name} (as approved)"),
+        })
+        .collect();
+    if !served.is_empty() {
+        say(
+            state,
+            &format!(
+                "served {} whose live definition is not approved but which the policy passes: {}",
+                crate::text::count(served.len(), noun),
+                served.join(", ")
+            ),
+        );
+    }
+    let hidden: Vec<&str> = hidden.collect();
+    if !hidden.is_empty() {
+        let verb = if refused {
+            "refused a listing with"
+        } else {
+            "hid"
+        };
+        say(
+            state,
+            &format!(
+                "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
+                crate::text::count(hidden.len(), noun),
+                hidden.join(", "),
+                state.session.server()
+            ),
+        );
+    }
+}
+
 fn say(state: &Shared, message: &str) {
     let line = state.audit.redact(&escape_for_terminal(message));
     let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
@@ -1552,41 +1596,9 @@ fn check_listing(
         ];
         notes.audit(event, members);
     }
-    if !page.served.is_empty() {
-        let names: Vec<String> = page
-            .served
-            .iter()
-            .map(|s| match s.served {
-                ServedAs::Live => format!("{} (live)", s.tool),
-                _ => format!("{} (as approved)", s.tool),
-            })
-            .collect();
-        say(
-            state,
-            &format!(
-                "served {} whose live definition is not approved but which the policy passes: {}",
-                crate::text::count(names.len(), "tool"),
-                names.join(", ")
-            ),
-        );
-    }
-    if !page.hidden.is_empty() {
-        let names: Vec<&str> = page.hidden.iter().map(|h| h.tool.as_str()).collect();
-        let verb = if page.refused {
-            "refused a listing with"
-        } else {
-            "hid"
-        };
-        say(
-            state,
-            &format!(
-                "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
-                crate::text::count(names.len(), "tool"),
-                names.join(", "),
-                state.session.server()
-            ),
-        );
-    }
+    let served = page.served.iter().map(|s| (s.tool.as_str(), s.served));
+    let hidden = page.hidden.iter().map(|h| h.tool.as_str());
+    say_page(state, "tool", served, hidden, page.refused);
     Out::Checked {
         text: page.message,
         instead: rpc_error(
@@ -1670,42 +1682,9 @@ fn check_item_listing(
         ]);
         notes.audit(event, members);
     }
-    let noun = kind.noun();
-    if !page.served.is_empty() {
-        let names: Vec<String> = page
-            .served
-            .iter()
-            .map(|s| match s.served {
-                ServedAs::Live => format!("{} (live)", s.key),
-                _ => format!("{} (as approved)", s.key),
-            })
-            .collect();
-        say(
-            state,
-            &format!(
-                "served {} whose live definition is not approved but which the policy passes: {}",
-                crate::text::count(names.len(), noun),
-                names.join(", ")
-            ),
-        );
-    }
-    if !page.hidden.is_empty() {
-        let names: Vec<&str> = page.hidden.iter().map(|h| h.key.as_str()).collect();
-        let verb = if page.refused {
-            "refused a listing with"
-        } else {
-            "hid"
-        };
-        say(
-            state,
-            &format!(
-                "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
-                crate::text::count(names.len(), noun),
-                names.join(", "),
-                state.session.server()
-            ),
-        );
-    }
+    let served = page.served.iter().map(|s| (s.key.as_str(), s.served));
+    let hidden = page.hidden.iter().map(|h| h.key.as_str());
+    say_page(state, kind.noun(), served, hidden, page.refused);
     Out::Checked {
         text: page.message,
         instead: rpc_error(
