@@ -580,3 +580,66 @@ fn https_goes_through_rustls_and_a_failed_handshake_is_unverifiable() {
     );
     assert!(stderr.to_lowercase().contains("tls"), "{stderr}");
 }
+
+#[test]
+fn no_configured_header_follows_a_redirect_to_another_origin() {
+    let p = Project::bare(json!({}));
+    let server = logged_fixture(&p, &["--http", "--http-misbehave", "redirect-cross-origin"]);
+    let key = "api-key-5d2e91c3";
+    p.set_servers(json!({"other": {
+        "url": server.url("/mcp"),
+        "headers": {"X-Api-Key": "${FIXTURE_KEY}"}
+    }}));
+    p.run_env(
+        &["update", "--yes", "--allow-redirects"],
+        &[("FIXTURE_KEY", key)],
+    )
+    .expect(0);
+    let log = log_lines(&p);
+    let moved: Vec<&String> = log.iter().filter(|l| l.contains("/mcp-moved")).collect();
+    let first: Vec<&String> = log.iter().filter(|l| l.contains(" /mcp ")).collect();
+    assert!(!moved.is_empty() && !first.is_empty(), "{log:#?}");
+    assert!(
+        first.iter().all(|l| l.ends_with(&format!("api-key={key}"))),
+        "{log:#?}"
+    );
+    assert!(moved.iter().all(|l| l.ends_with("api-key=-")), "{log:#?}");
+}
+
+#[test]
+fn the_typescript_sdks_no_valid_session_id_is_an_expired_session_opened_again_once() {
+    let p = Project::bare(json!({}));
+    let server = logged_fixture(
+        &p,
+        &[
+            "--http",
+            "--page-size",
+            "1",
+            "--http-misbehave",
+            "expire-session-ts",
+        ],
+    );
+    p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
+    p.run(&["update", "--yes", "--probe-timeout", "5"])
+        .expect(0);
+    assert!(p.lock_text().unwrap().contains("name = \"search_docs\""));
+    let initializes = log_lines(&p)
+        .iter()
+        .filter(|l| l.contains(" initialize "))
+        .count();
+    assert_eq!(initializes, 2, "{:#?}", log_lines(&p));
+}
+
+#[test]
+fn a_302_answer_to_a_post_is_reported_as_a_redirect() {
+    let server = HttpServer::fixture(&["--http", "--http-misbehave", "redirect-post-302"]);
+    let p = Project::bare(json!({"moved": http_entry(&server.url("/mcp"))}));
+    let run = p.run(&["update", "--yes", "--probe-timeout", "5"]);
+    run.expect(3);
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("HTTP 302 redirect to /mcp-moved, which turns a POST into a GET"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("405"), "{stderr}");
+}

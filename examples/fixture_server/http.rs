@@ -175,7 +175,7 @@ fn handle(state: &State, stream: TcpStream, request: Request) {
     let session = request.headers.get("mcp-session-id").cloned();
     let version = request.headers.get("mcp-protocol-version");
     state.log(&format!(
-        "{} {} {} session={} version={} method-header={}",
+        "{} {} {} session={} version={} method-header={} api-key={}",
         request.method,
         request.path,
         if rpc_method.is_empty() {
@@ -189,6 +189,7 @@ fn handle(state: &State, stream: TcpStream, request: Request) {
             .headers
             .get("mcp-method")
             .map_or("-", String::as_str),
+        request.headers.get("x-api-key").map_or("-", String::as_str),
     ));
     if o.http.misbehave == "huge-challenge" {
         // A 60 KB challenge on one header line.
@@ -231,7 +232,15 @@ fn handle_streamable(
             respond(stream, "307 Temporary Redirect", &[("Location", to)], b"");
             return;
         }
-        (_, "/mcp") | ("redirect-cross-origin" | "redirect-same-origin", "/mcp-moved") => {}
+        ("redirect-post-302", "/mcp") => {
+            // A move a POST cannot follow: clients turn it into a GET.
+            let to = "/mcp-moved".to_string();
+            respond(stream, "302 Found", &[("Location", to)], b"");
+            return;
+        }
+        (_, "/mcp")
+        | ("redirect-cross-origin" | "redirect-same-origin" | "redirect-post-302", "/mcp-moved") => {
+        }
         _ => {
             respond(stream, "404 Not Found", &[], b"not found");
             return;
@@ -299,6 +308,19 @@ fn handle_streamable(
                     id.as_ref().unwrap(),
                     -32000,
                     "Bad Request: no valid session ID provided",
+                );
+                respond(stream, "400 Bad Request", &json_headers(), &body);
+                return;
+            }
+            Some(s)
+                if o.http.misbehave == "expire-session-ts"
+                    && !state.sessions.lock().unwrap().contains(s) =>
+            {
+                // What the TypeScript SDK's examples answer for a session they forgot.
+                let body = error_body(
+                    &Value::Null,
+                    -32000,
+                    "Bad Request: No valid session ID provided",
                 );
                 respond(stream, "400 Bad Request", &json_headers(), &body);
                 return;
@@ -375,14 +397,23 @@ fn handle_streamable(
             "expire-always" => {
                 state.sessions.lock().unwrap().clear();
             }
-            "expire-session"
+            "expire-session" | "expire-session-ts"
                 if message["params"]["cursor"].is_string()
                     && !EXPIRED.swap(true, Ordering::SeqCst) =>
             {
                 // Forget every session once, in the middle of a listing.
                 state.sessions.lock().unwrap().clear();
-                let body = error_body(&id, -32001, "Session not found");
-                respond(stream, "404 Not Found", &json_headers(), &body);
+                if o.http.misbehave == "expire-session-ts" {
+                    let body = error_body(
+                        &Value::Null,
+                        -32000,
+                        "Bad Request: No valid session ID provided",
+                    );
+                    respond(stream, "400 Bad Request", &json_headers(), &body);
+                } else {
+                    let body = error_body(&id, -32001, "Session not found");
+                    respond(stream, "404 Not Found", &json_headers(), &body);
+                }
                 return;
             }
             "slow-sse" => {

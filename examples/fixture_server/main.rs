@@ -104,7 +104,8 @@ HTTP (instead of stdio; listens on 127.0.0.1 only):
                           use CRLF and split the JSON over several data lines
   --require-token T       answer 401 unless the request has Authorization: Bearer T
   --http-misbehave MODE   slow-sse | drop-mid-stream | status-500 | echo-auth-500 | wrong-content-type |
-                          oversized-body | expire-session | expire-always |
+                          oversized-body | expire-session | expire-session-ts |
+                          expire-always | redirect-post-302 |
                           redirect-cross-origin | redirect-same-origin |
                           huge-challenge (401 with a 60 KB WWW-Authenticate)";
 

@@ -17,8 +17,8 @@ use tokio::time::{Instant, timeout_at};
 use super::session::{Opening, open_and_list};
 use super::sse::Parser;
 use super::{
-    ClientOptions, Counters, Incoming, Outcome, RpcError, Transport, classify, messages_in,
-    notification, request_message, take_payload,
+    ClientOptions, Counters, Incoming, Outcome, RedirectKind, RpcError, Transport, classify,
+    messages_in, notification, request_message, take_payload,
 };
 use crate::config::ResolvedRemote;
 use crate::json::Json;
@@ -28,6 +28,8 @@ use crate::secrets::Secrets;
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 /// Characters of a `WWW-Authenticate` challenge kept in an error message.
 const CHALLENGE_CHARS: usize = 200;
+/// Redirects followed for one request, within and across origins together.
+const MAX_REDIRECTS: usize = 10;
 /// How long the closing DELETE may take.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -59,20 +61,23 @@ pub(crate) fn build_client(url: &Url, options: &ClientOptions) -> Result<Client,
         // Fails only if another provider was installed first, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+    // Only a same-origin 307/308 is followed by reqwest: it keeps the method and body.
+    // A 301/302/303 would turn a POST into a GET, so it is reported instead; another
+    // origin is followed by the connection itself, without the configured headers.
     let origin = url.origin();
-    let policy = if options.allow_cross_origin_redirects {
-        reqwest::redirect::Policy::limited(10)
-    } else {
-        reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 10 {
-                attempt.error("more than 10 redirects")
-            } else if attempt.url().origin() == origin {
-                attempt.follow()
-            } else {
-                attempt.stop()
-            }
-        })
-    };
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        let keeps_method = matches!(
+            attempt.status(),
+            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
+        );
+        if attempt.previous().len() >= MAX_REDIRECTS {
+            attempt.error("more than 10 redirects")
+        } else if keeps_method && attempt.url().origin() == origin {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
     let mut builder = Client::builder()
         .redirect(policy)
         .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
@@ -230,9 +235,18 @@ pub(crate) async fn check_status(
             .get(LOCATION)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .unwrap_or_else(|| "(no Location)".into());
+        let keeps_method = matches!(
+            status,
+            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
+        );
         return Err(RpcError::Redirect {
             status: status.as_u16(),
             location,
+            kind: if keeps_method {
+                RedirectKind::CrossOrigin
+            } else {
+                RedirectKind::ChangesMethod
+            },
         });
     }
     let body = read_body_prefix(response, ERROR_BODY_BYTES, deadline).await;
@@ -327,6 +341,7 @@ pub(crate) struct HttpConnection {
     /// What `initialize` sent, to open an expired session again.
     init_params: Option<Value>,
     reopened: bool,
+    allow_cross_origin_redirects: bool,
     next_id: i64,
     counters: Counters,
     pub(crate) answers: super::Answers,
@@ -345,6 +360,7 @@ impl HttpConnection {
             protocol_version: None,
             init_params: None,
             reopened: false,
+            allow_cross_origin_redirects: options.allow_cross_origin_redirects,
             next_id: 1,
             counters: Counters::default(),
             answers: super::Answers::of(options),
@@ -355,34 +371,56 @@ impl HttpConnection {
     async fn post(&self, body: &Value, deadline: Instant) -> Result<Response, RpcError> {
         let method = body.get("method").and_then(Value::as_str).unwrap_or("");
         let modern = body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
-        let mut request = self
-            .client
-            .post(self.url.clone())
-            .headers(self.headers.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(serde_json::to_vec(body).expect("a Value always serializes"));
-        match modern {
-            Some(version) => {
-                request = request
-                    .header("MCP-Protocol-Version", version)
-                    .header("Mcp-Method", method);
+        let mut target = self.url.clone();
+        let mut hops = 0;
+        loop {
+            // The configured headers (and a login's token) go to the configured origin only.
+            let own_origin = target.origin() == self.url.origin();
+            let mut request = self
+                .client
+                .post(target.clone())
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json")
+                .body(serde_json::to_vec(body).expect("a Value always serializes"));
+            if own_origin {
+                request = request.headers(self.headers.clone());
             }
-            None => {
-                if let Some(session) = &self.session_id {
-                    request = request.header("Mcp-Session-Id", session.clone());
+            match modern {
+                Some(version) => {
+                    request = request
+                        .header("MCP-Protocol-Version", version)
+                        .header("Mcp-Method", method);
                 }
-                if let Some(version) = &self.protocol_version {
-                    request = request.header("MCP-Protocol-Version", version.as_str());
+                None => {
+                    if let Some(session) = &self.session_id {
+                        request = request.header("Mcp-Session-Id", session.clone());
+                    }
+                    if let Some(version) = &self.protocol_version {
+                        request = request.header("MCP-Protocol-Version", version.as_str());
+                    }
                 }
+            }
+            let response = match timeout_at(deadline, request.send()).await {
+                Err(_) => return Err(RpcError::Timeout),
+                Ok(Err(e)) => return Err(send_error(e, &self.peer)),
+                Ok(Ok(response)) => response,
+            };
+            match check_status(response, deadline, &self.peer).await {
+                Err(RpcError::Redirect {
+                    location,
+                    kind: RedirectKind::CrossOrigin,
+                    status,
+                }) if self.allow_cross_origin_redirects && hops < MAX_REDIRECTS => {
+                    target = target.join(&location).map_err(|_| RpcError::Redirect {
+                        status,
+                        location: location.clone(),
+                        kind: RedirectKind::Unreadable,
+                    })?;
+                    hops += 1;
+                }
+                other => return other,
             }
         }
-        let response = match timeout_at(deadline, request.send()).await {
-            Err(_) => return Err(RpcError::Timeout),
-            Ok(Err(e)) => return Err(send_error(e, &self.peer)),
-            Ok(Ok(response)) => response,
-        };
-        check_status(response, deadline, &self.peer).await
     }
 
     /// Posts a request and reads its answer, once.
@@ -528,6 +566,24 @@ impl HttpConnection {
     }
 }
 
+/// Whether an error says the server forgot the session: a 404 as the spec says, or
+/// the TypeScript SDK's 400 "No valid session ID provided".
+fn session_expired(e: &RpcError) -> bool {
+    match e {
+        RpcError::Http { status: 404, .. } => true,
+        RpcError::Http {
+            status: 400,
+            rpc,
+            body,
+        } => {
+            let text = rpc.as_ref().map_or(body.as_str(), |(_, m, _)| m.as_str());
+            text.to_ascii_lowercase()
+                .contains("no valid session id provided")
+        }
+        _ => false,
+    }
+}
+
 impl Transport for HttpConnection {
     async fn request(
         &mut self,
@@ -539,8 +595,11 @@ impl Transport for HttpConnection {
         self.next_id += 1;
         let body = request_message(id, method, params);
         match self.exchange(&body, id, deadline).await {
-            Err(RpcError::Http { status: 404, .. })
-                if self.session_id.is_some() && !self.reopened && method != "initialize" =>
+            Err(e)
+                if session_expired(&e)
+                    && self.session_id.is_some()
+                    && !self.reopened
+                    && method != "initialize" =>
             {
                 // The server forgot the session (restart, expiry): open one again, once.
                 self.reopened = true;

@@ -16,8 +16,8 @@ use super::http::{
 use super::session::{Opening, open_and_list};
 use super::sse::{Event, Parser};
 use super::{
-    ClientOptions, Counters, Outcome, ProtocolChoice, RpcError, Transport, notification,
-    request_message, take_payload,
+    ClientOptions, Counters, Outcome, ProtocolChoice, RedirectKind, RpcError, Transport,
+    notification, request_message, take_payload,
 };
 use crate::config::ResolvedRemote;
 use crate::json::Json;
@@ -84,18 +84,35 @@ impl SseConnection {
             ),
             e => format!("GET (HTTP+SSE): {e}"),
         };
-        let request = client
-            .get(url.clone())
-            .headers(headers.clone())
-            .header(ACCEPT, "text/event-stream");
-        let response = match timeout_at(until, request.send()).await {
-            Err(_) => return Err(opening(RpcError::Timeout)),
-            Ok(Err(e)) => return Err(opening(send_error(e, &peer))),
-            Ok(Ok(r)) => r,
+        let mut target = url.clone();
+        let mut hops = 0;
+        let response = loop {
+            // The configured headers go to the configured origin only.
+            let mut request = client
+                .get(target.clone())
+                .header(ACCEPT, "text/event-stream");
+            if target.origin() == url.origin() {
+                request = request.headers(headers.clone());
+            }
+            let response = match timeout_at(until, request.send()).await {
+                Err(_) => return Err(opening(RpcError::Timeout)),
+                Ok(Err(e)) => return Err(opening(send_error(e, &peer))),
+                Ok(Ok(r)) => r,
+            };
+            match check_status(response, until, &peer).await {
+                Err(RpcError::Redirect {
+                    location,
+                    kind: RedirectKind::CrossOrigin,
+                    ..
+                }) if options.allow_cross_origin_redirects && hops < 10 => {
+                    target = target.join(&location).map_err(|e| {
+                        format!("GET (HTTP+SSE): the redirect to {location:?} is not a URL: {e}")
+                    })?;
+                    hops += 1;
+                }
+                other => break other.map_err(opening)?,
+            }
         };
-        let response = check_status(response, until, &peer)
-            .await
-            .map_err(opening)?;
         let kind = response
             .headers()
             .get(CONTENT_TYPE)
@@ -136,6 +153,12 @@ impl SseConnection {
                 "GET (HTTP+SSE): the endpoint {endpoint} is on another origin; not used (pass --allow-redirects to use it)"
             ));
         }
+        // An endpoint elsewhere (allowed above) gets none of the configured headers.
+        let headers = if endpoint.origin() == url.origin() {
+            headers
+        } else {
+            HeaderMap::new()
+        };
         Ok(SseConnection {
             client,
             endpoint,

@@ -188,10 +188,35 @@ pub enum RpcError {
         challenge: Option<String>,
     },
     /// A redirect mcp-lock would not follow.
-    #[error(
-        "HTTP {status} redirect to {location}, another origin; not followed (pass --allow-redirects to follow it)"
-    )]
-    Redirect { status: u16, location: String },
+    #[error("HTTP {status} redirect to {location}{}", redirect_suffix(*.kind))]
+    Redirect {
+        status: u16,
+        location: String,
+        kind: RedirectKind,
+    },
+}
+
+/// Why a redirect was not followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectKind {
+    /// A 307/308 to another origin, without --allow-redirects.
+    CrossOrigin,
+    /// A 301/302/303, which would turn a POST into a GET.
+    ChangesMethod,
+    /// A Location that is not a URL.
+    Unreadable,
+}
+
+fn redirect_suffix(kind: RedirectKind) -> &'static str {
+    match kind {
+        RedirectKind::CrossOrigin => {
+            ", another origin; not followed (pass --allow-redirects to follow it)"
+        }
+        RedirectKind::ChangesMethod => {
+            ", which turns a POST into a GET; not followed (point the config's url at the new address)"
+        }
+        RedirectKind::Unreadable => ", which is not a URL; not followed",
+    }
 }
 
 fn rpc_suffix(rpc: &Option<(i64, String, Option<Value>)>, body: &str) -> String {
