@@ -643,3 +643,36 @@ fn a_302_answer_to_a_post_is_reported_as_a_redirect() {
     );
     assert!(!stderr.contains("405"), "{stderr}");
 }
+
+#[test]
+fn a_variable_in_the_url_query_is_percent_encoded_and_one_that_moves_the_host_is_refused() {
+    let p = Project::bare(json!({}));
+    let server = logged_fixture(&p, &["--http"]);
+    p.set_servers(json!({"remote": http_entry(&format!("{}?key=${{KEY}}", server.url("/mcp")))}));
+    p.run_env(&["update", "--yes"], &[("KEY", "a&b c#d")])
+        .expect(0);
+    let log = log_lines(&p);
+    assert!(
+        log.iter()
+            .all(|l| l.starts_with("POST /mcp?key=a%26b%20c%23d ") || l.starts_with("DELETE")),
+        "{log:#?}"
+    );
+    let port = server
+        .url("/")
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    p.set_servers(
+        json!({"remote": http_entry(&format!("http://${{TENANT}}.localhost:{port}/mcp"))}),
+    );
+    let run = p.run_env(&["update", "--yes"], &[("TENANT", "evil.com/x?")]);
+    assert_ne!(run.code(), 0);
+    assert!(
+        run.stderr()
+            .contains("the value of ${TENANT} would change the URL's host"),
+        "{}",
+        run.stderr()
+    );
+}

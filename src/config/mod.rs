@@ -787,6 +787,43 @@ pub fn expand(
     Ok(out)
 }
 
+/// Expands a remote entry's URL: each variable is expanded as by [`expand`], then
+/// percent-encoded for the URL component it lands in ([`vars::expand_url`]).
+fn expand_url(
+    template: &str,
+    server: &str,
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    secrets: &mut Secrets,
+) -> Result<String, ConfigError> {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        parts.push(vars::UrlPart::Text(rest[..start].to_string()));
+        let after = &rest[start..];
+        // An unclosed "${" is reported by `expand`.
+        let end = after.find('}').map_or(after.len(), |e| e + 1);
+        let reference = &after[..end];
+        let value = expand(reference, server, "url", project_dir, lookup, secrets)?;
+        let name = reference[2..end - 1].to_string();
+        parts.push(vars::UrlPart::Var { name, value });
+        rest = &after[end..];
+    }
+    parts.push(vars::UrlPart::Text(rest.to_string()));
+    let (url, inserted) = vars::expand_url(&parts).map_err(|message| ConfigError::Variable {
+        server: server.into(),
+        field: "url".into(),
+        message,
+    })?;
+    // The encoded forms are as secret as the values.
+    for (name, text) in inserted {
+        let name = name.strip_prefix("env:").unwrap_or(&name);
+        let name = name.split_once(":-").map_or(name, |(n, _)| n);
+        secrets.add_variable(name, &text);
+    }
+    Ok(url)
+}
+
 /// The values a client gave the variables of `template` when it expanded it to
 /// `actual`: for a wrapped entry, whose guard receives only the expanded arguments.
 /// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
@@ -874,7 +911,7 @@ impl ServerSpec {
                 let mut secrets = Secrets::default();
                 let name = &self.name;
                 let written_url = url.clone();
-                let url = expand(url, name, "url", project_dir, lookup, &mut secrets)?;
+                let url = expand_url(url, name, project_dir, lookup, &mut secrets)?;
                 let mut resolved = Vec::new();
                 for (key, value) in headers {
                     let field = format!("headers.{key}");

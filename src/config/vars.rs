@@ -1,6 +1,8 @@
 //! Each client's variable syntax, translated into the `${VAR}` templates that
 //! [`super::expand`] expands at connect time, so secrets handling is the same for all.
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
 use super::Host;
 
 /// A value as written in `host`'s file, as a `${VAR}` template.
@@ -100,6 +102,198 @@ fn continue_secrets(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A piece of a URL template: literal text, or an expanded `${VAR}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlPart {
+    Text(String),
+    Var { name: String, value: String },
+}
+
+/// Where in a URL the text read so far ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Component {
+    Scheme,
+    Authority,
+    Path,
+    Query,
+    Fragment,
+}
+
+/// Characters kept as they are in a path value: unreserved, sub-delims, `:`, `@`, `/`.
+const PATH_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b':')
+    .remove(b'@')
+    .remove(b'/');
+/// Characters kept as they are in a userinfo, query or fragment value: unreserved only.
+const UNRESERVED_ONLY: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Joins a URL template's parts, each variable percent-encoded for the component it
+/// lands in, so that a value can never move the scheme, userinfo, host or port.
+///
+/// A variable standing for the whole URL, or starting it (an origin such as
+/// `${BASE}/mcp`), or for the whole host, is taken as written; a host value may not
+/// hold `@`, `/`, `?`, `#` or `\\`. A variable inside the scheme, part of a host or a
+/// port is refused unless its value is a plain host label or a number.
+///
+/// Returns the URL and, per variable, the text it became (to redact in that form too).
+pub fn expand_url(parts: &[UrlPart]) -> Result<(String, Vec<(String, String)>), String> {
+    let mut url = UrlState::default();
+    let mut inserted = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        match part {
+            UrlPart::Text(text) => url.literal(text),
+            UrlPart::Var { name, value } => {
+                let next_text = match parts.get(i + 1) {
+                    Some(UrlPart::Text(t)) => Some(t.as_str()),
+                    _ => None,
+                };
+                let start = url.out.len();
+                url.variable(name, value, &parts[i + 1..], next_text)?;
+                inserted.push((name.clone(), url.out[start..].to_string()));
+            }
+        }
+    }
+    Ok((url.out, inserted))
+}
+
+#[derive(Default)]
+struct UrlState {
+    out: String,
+    component: Option<Component>,
+    /// Where the host starts in `out`, once in the authority.
+    host_start: usize,
+    in_port: bool,
+    in_brackets: bool,
+}
+
+impl UrlState {
+    fn component(&self) -> Component {
+        self.component.unwrap_or(Component::Scheme)
+    }
+
+    fn literal(&mut self, text: &str) {
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            let mut len = c.len_utf8();
+            match (self.component(), c) {
+                (Component::Scheme, ':') => {
+                    if rest.starts_with("://") {
+                        len = 3;
+                        self.component = Some(Component::Authority);
+                        self.host_start = self.out.len() + 3;
+                    } else {
+                        self.component = Some(Component::Path);
+                    }
+                }
+                (Component::Authority, '/') => self.component = Some(Component::Path),
+                (Component::Authority, '?') | (Component::Path, '?') => {
+                    self.component = Some(Component::Query)
+                }
+                (Component::Authority | Component::Path | Component::Query, '#') => {
+                    self.component = Some(Component::Fragment)
+                }
+                (Component::Authority, '@') => {
+                    self.host_start = self.out.len() + 1;
+                    self.in_port = false;
+                }
+                (Component::Authority, '[') => self.in_brackets = true,
+                (Component::Authority, ']') => self.in_brackets = false,
+                (Component::Authority, ':') if !self.in_brackets => self.in_port = true,
+                _ => {}
+            }
+            self.out.push_str(&rest[..len]);
+            rest = &rest[len..];
+        }
+    }
+
+    fn variable(
+        &mut self,
+        name: &str,
+        value: &str,
+        after: &[UrlPart],
+        next_text: Option<&str>,
+    ) -> Result<(), String> {
+        let refuse = |what: &str| {
+            Err(format!(
+                "the value of ${{{name}}} would change the URL's {what}; only a variable standing for the whole URL or the whole host may do that"
+            ))
+        };
+        match self.component() {
+            Component::Scheme if self.out.is_empty() => self.literal(value),
+            Component::Scheme => return refuse("scheme"),
+            Component::Authority if userinfo_follows(after) => {
+                self.out.extend(utf8_percent_encode(value, UNRESERVED_ONLY));
+            }
+            Component::Authority if self.in_port => {
+                if !value.chars().all(|c| c.is_ascii_digit()) {
+                    return refuse("port");
+                }
+                self.out.push_str(value);
+            }
+            Component::Authority => {
+                let whole_host = self.out.len() == self.host_start
+                    && next_text.is_none_or(|t| t.starts_with([':', '/', '?', '#']));
+                if whole_host {
+                    if value.is_empty() || value.contains(['@', '/', '?', '#', '\\']) {
+                        return refuse("authority");
+                    }
+                    self.literal(value);
+                } else {
+                    let label = !value.is_empty()
+                        && value
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+                    if !label {
+                        return refuse("host");
+                    }
+                    self.out.push_str(value);
+                }
+            }
+            Component::Path => self.out.extend(utf8_percent_encode(value, PATH_VALUE)),
+            Component::Query | Component::Fragment => {
+                self.out.extend(utf8_percent_encode(value, UNRESERVED_ONLY));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether an `@` comes later in the authority's literal text: then a variable here
+/// is in the userinfo.
+fn userinfo_follows(after: &[UrlPart]) -> bool {
+    for part in after {
+        if let UrlPart::Text(text) = part {
+            for c in text.chars() {
+                match c {
+                    '@' => return true,
+                    '/' | '?' | '#' => return false,
+                    _ => {}
+                }
+            }
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +331,102 @@ mod tests {
             translate("$HOME ${X}", Host::ClaudeCode).unwrap(),
             "$HOME ${X}"
         );
+    }
+
+    fn url(parts: &[(&str, Option<&str>)]) -> Result<String, String> {
+        let parts: Vec<UrlPart> = parts
+            .iter()
+            .map(|(text, value)| match value {
+                None => UrlPart::Text(text.to_string()),
+                Some(v) => UrlPart::Var {
+                    name: text.to_string(),
+                    value: v.to_string(),
+                },
+            })
+            .collect();
+        expand_url(&parts).map(|(url, _)| url)
+    }
+
+    #[test]
+    fn a_variable_in_a_query_or_path_is_percent_encoded_for_its_component() {
+        assert_eq!(
+            url(&[
+                ("https://api.example.com/", None),
+                ("ORG", Some("a b?c#d")),
+                ("/mcp?key=", None),
+                ("KEY", Some("k&x=1#f+g")),
+            ])
+            .unwrap(),
+            "https://api.example.com/a%20b%3Fc%23d/mcp?key=k%26x%3D1%23f%2Bg"
+        );
+    }
+
+    #[test]
+    fn a_variable_in_the_userinfo_cannot_move_the_host() {
+        assert_eq!(
+            url(&[
+                ("https://", None),
+                ("USER", Some("me@evil.com:1/")),
+                ("@api.example.com/mcp", None),
+            ])
+            .unwrap(),
+            "https://me%40evil.com%3A1%2F@api.example.com/mcp"
+        );
+    }
+
+    #[test]
+    fn whole_url_origin_and_whole_host_variables_are_taken_as_written() {
+        assert_eq!(
+            url(&[("URL", Some("https://x.example/mcp?a=b"))]).unwrap(),
+            "https://x.example/mcp?a=b"
+        );
+        assert_eq!(
+            url(&[("BASE", Some("https://x.example:8443")), ("/mcp", None)]).unwrap(),
+            "https://x.example:8443/mcp"
+        );
+        assert_eq!(
+            url(&[
+                ("https://", None),
+                ("HOST", Some("x.example:8443")),
+                ("/mcp", None)
+            ])
+            .unwrap(),
+            "https://x.example:8443/mcp"
+        );
+        assert_eq!(
+            url(&[
+                ("https://", None),
+                ("TENANT", Some("acme")),
+                (".example.com/mcp", None)
+            ])
+            .unwrap(),
+            "https://acme.example.com/mcp"
+        );
+    }
+
+    #[test]
+    fn a_value_that_would_move_the_authority_is_refused() {
+        let cases: [&[(&str, Option<&str>)]; 4] = [
+            &[
+                ("https://", None),
+                ("TENANT", Some("evil.com/x?")),
+                (".example.com/mcp", None),
+            ],
+            &[
+                ("https://", None),
+                ("HOST", Some("evil.com@x")),
+                ("/mcp", None),
+            ],
+            &[
+                ("https://api.example.com:", None),
+                ("PORT", Some("80@evil.com")),
+                ("/mcp", None),
+            ],
+            &[("http", None), ("S", Some("s://evil.com")), ("://x/", None)],
+        ];
+        for case in cases {
+            let err = url(case).unwrap_err();
+            assert!(err.contains("would change the URL's"), "{err}");
+        }
     }
 }
