@@ -1,0 +1,202 @@
+//! The token cache: one JSON file per (canonical server URL, issuer) under the user's
+//! config directory (`$XDG_CONFIG_HOME/mcp-lock/oauth/`, else `~/.config/mcp-lock/oauth/`).
+//! The directory is 0700 and every file 0600; files are replaced atomically, and every
+//! read-refresh-write happens under one `flock` so two runs never lose a rotated
+//! refresh token.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// What a login left behind for one server and issuer. Never printed or logged.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct TokenRecord {
+    /// The canonical server URL the token is for (the RFC 8707 resource).
+    pub resource: String,
+    pub issuer: String,
+    pub token_endpoint: String,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    pub access_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    /// Unix seconds; `None` when the server gave no lifetime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// The cache directory.
+#[derive(Debug, Clone)]
+pub struct TokenStore {
+    dir: PathBuf,
+}
+
+/// Held while the cache is read and written; released on drop.
+pub struct StoreLock {
+    _file: File,
+}
+
+impl TokenStore {
+    /// The cache under `$XDG_CONFIG_HOME` (or `$HOME/.config`) as `lookup` gives them.
+    pub fn from_env(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let base = lookup("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                lookup("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|h| PathBuf::from(h).join(".config"))
+            })
+            .ok_or("neither XDG_CONFIG_HOME nor HOME is set: no place for the token cache")?;
+        Ok(TokenStore {
+            dir: base.join("mcp-lock").join("oauth"),
+        })
+    }
+
+    pub fn at(dir: PathBuf) -> Self {
+        TokenStore { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file for one server and issuer.
+    pub fn path_for(&self, resource: &str, issuer: &str) -> PathBuf {
+        let digest = Sha256::digest(format!("{resource}\n{issuer}").as_bytes());
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{hex}.json"))
+    }
+
+    fn ensure_dir(&self) -> Result<(), String> {
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot make {} private: {e}", self.dir.display()))
+    }
+
+    /// Takes the cache's lock, creating the directory if need be.
+    pub fn lock(&self) -> Result<StoreLock, String> {
+        self.ensure_dir()?;
+        let path = self.dir.join(".lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        // SAFETY: flock on a descriptor this function owns; it blocks until granted.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc != 0 {
+            return Err(format!(
+                "cannot lock {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(StoreLock { _file: file })
+    }
+
+    /// Every record for `resource`, whatever the issuer, with its file.
+    pub fn find(&self, resource: &str, _lock: &StoreLock) -> Vec<(PathBuf, TokenRecord)> {
+        self.scan(resource)
+    }
+
+    fn scan(&self, resource: &str) -> Vec<(PathBuf, TokenRecord)> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(PathBuf, TokenRecord)> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(&p).ok()?;
+                let record: TokenRecord = serde_json::from_str(&text).ok()?;
+                (record.resource == resource).then_some((p, record))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+    }
+
+    /// Like [`Self::find`] without the lock: files are replaced atomically, so each is
+    /// read whole, though it may be replaced just after.
+    pub fn find_unlocked(&self, resource: &str) -> Vec<TokenRecord> {
+        self.scan(resource).into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// Writes a record atomically (a 0600 temporary file renamed over the old one).
+    pub fn save(&self, record: &TokenRecord, _lock: &StoreLock) -> Result<PathBuf, String> {
+        self.ensure_dir()?;
+        let path = self.path_for(&record.resource, &record.issuer);
+        let mut file = tempfile::Builder::new()
+            .prefix(".token-")
+            .permissions(std::fs::Permissions::from_mode(0o600))
+            .tempfile_in(&self.dir)
+            .map_err(|e| format!("cannot write in {}: {e}", self.dir.display()))?;
+        let text = serde_json::to_string_pretty(record).expect("a record serializes");
+        file.write_all(text.as_bytes())
+            .and_then(|_| file.as_file().sync_all())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        file.persist(&path)
+            .map_err(|e| format!("cannot write {}: {}", path.display(), e.error))?;
+        Ok(path)
+    }
+
+    /// Removes every record for `resource`; returns how many there were.
+    pub fn remove(&self, resource: &str, lock: &StoreLock) -> Result<usize, String> {
+        let found = self.find(resource, lock);
+        for (path, _) in &found {
+            std::fs::remove_file(path)
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
+        Ok(found.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(resource: &str) -> TokenRecord {
+        TokenRecord {
+            resource: resource.into(),
+            issuer: "https://as.example/".into(),
+            token_endpoint: "https://as.example/token".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: "at".into(),
+            refresh_token: Some("rt".into()),
+            expires_at: Some(1),
+            scope: None,
+        }
+    }
+
+    #[test]
+    fn records_are_private_files_in_a_private_directory_and_found_by_resource() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = TokenStore::at(tmp.path().join("oauth"));
+        let lock = store.lock().unwrap();
+        let path = store.save(&record("https://a.example/mcp"), &lock).unwrap();
+        store.save(&record("https://b.example/mcp"), &lock).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(store.dir()), 0o700);
+        let found = store.find("https://a.example/mcp", &lock);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, path);
+        assert_eq!(store.remove("https://a.example/mcp", &lock).unwrap(), 1);
+        assert!(store.find("https://a.example/mcp", &lock).is_empty());
+        assert_eq!(store.find("https://b.example/mcp", &lock).len(), 1);
+    }
+}

@@ -1,0 +1,72 @@
+"""A real OAuth-protected MCP server on loopback for the login tests: fastmcp's
+in-memory authorization server (dynamic registration, auto-approval, refresh-token
+rotation) in front of one tool.
+
+Usage: python oauth_server.py [--token-lifetime SECONDS] [--log PATH]
+Listens on 127.0.0.1 on a free port, written to $MCP_LOCK_PORT_FILE once bound.
+Every request line (method, path, whether it carried a bearer token) goes to --log.
+"""
+
+import argparse
+import os
+import socket
+
+import uvicorn
+from fastmcp import FastMCP
+from fastmcp.server.auth.auth import ClientRegistrationOptions
+from fastmcp.server.auth.providers import in_memory
+from fastmcp.server.auth.providers.in_memory import InMemoryOAuthProvider
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--token-lifetime", type=int, default=3600)
+parser.add_argument("--log")
+parser.add_argument("--scopes", default="mcp:read")
+args = parser.parse_args()
+in_memory.DEFAULT_ACCESS_TOKEN_EXPIRY_SECONDS = args.token_lifetime
+
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+port = sock.getsockname()[1]
+base = f"http://127.0.0.1:{port}"
+scopes = args.scopes.split(",")
+
+auth = InMemoryOAuthProvider(
+    base_url=base,
+    client_registration_options=ClientRegistrationOptions(
+        enabled=True, valid_scopes=scopes, default_scopes=scopes
+    ),
+    required_scopes=scopes,
+)
+mcp = FastMCP("oauth-fixture", auth=auth)
+
+
+@mcp.tool
+def whoami() -> str:
+    """Says which client the token was issued to."""
+    return "an authorized client"
+
+
+app = mcp.http_app(path="/mcp")
+
+
+class Log:
+    def __init__(self, inner):
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and args.log:
+            headers = dict(scope["headers"])
+            auth = headers.get(b"authorization", b"").decode()
+            with open(args.log, "a") as f:
+                f.write(f"{scope['method']} {scope['path']} auth={auth or '-'}\n")
+        await self.inner(scope, receive, send)
+
+
+port_file = os.environ.get("MCP_LOCK_PORT_FILE")
+config = uvicorn.Config(Log(app), log_level="warning")
+server = uvicorn.Server(config)
+if port_file:
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(port))
+    os.replace(port_file + ".tmp", port_file)
+server.run(sockets=[sock])
