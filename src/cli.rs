@@ -200,6 +200,29 @@ is gone or not pinned), 5 the contract holds but the arguments do not fit it,
     )]
     CheckCall(CheckCallArgs),
 
+    /// Log in to a remote server that asks for OAuth, and cache its tokens
+    #[command(after_help = "\
+Examples:
+  mcp-lock login linear                    opens the browser, waits for the callback
+  mcp-lock login linear --no-browser       prints the address; paste back where it ends
+
+Follows the MCP authorization spec: discovery from the server's 401, a client
+registered on the fly (or the entry's \"oauth\": {\"clientId\": ...}), PKCE, and a
+callback on 127.0.0.1. Tokens are cached per server URL and issuer in
+$XDG_CONFIG_HOME/mcp-lock/oauth/ (else ~/.config/mcp-lock/oauth/), files 0600;
+update, verify, diff, check-call and guard use them and refresh them. The lock
+records only that OAuth was used and by which issuer.
+Exit codes: 0 logged in, 2 usage or config error, 3 the login failed.")]
+    Login(LoginArgs),
+
+    /// Forget the tokens `mcp-lock login` cached for a server
+    #[command(after_help = "\
+Examples:
+  mcp-lock logout linear
+
+Exit codes: 0 removed (or there was nothing to remove), 2 usage or config error.")]
+    Logout(LogoutArgs),
+
     /// List every server the client configs define: where, how, under which client
     /// profiles, and whether the lock pins it
     #[command(after_help = "\
@@ -505,6 +528,33 @@ pub enum CallFormat {
     Human,
     /// One JSON document (docs/json-report.md)
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The remote server, by config name
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+
+    /// Do not open a browser: print the address, then read the address the browser
+    /// ended on from standard input (the callback listener still works too)
+    #[arg(long)]
+    pub no_browser: bool,
+
+    /// The callback listener's port on 127.0.0.1 [default: any free port]
+    #[arg(long, value_name = "PORT")]
+    pub callback_port: Option<u16>,
+
+    /// How long to wait for the login, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The remote server, by config name
+    #[arg(value_name = "SERVER")]
+    pub server: String,
 }
 
 #[derive(Debug, Args)]

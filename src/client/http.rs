@@ -128,7 +128,16 @@ pub(crate) fn header_map(remote: &ResolvedRemote) -> Result<HeaderMap, String> {
 /// "header Authorization (from $TOKEN)": what an authentication error points at.
 pub(crate) fn credentials_used(remote: &ResolvedRemote) -> String {
     if remote.headers.is_empty() {
-        return "no headers were sent; add one (e.g. \"Authorization\": \"Bearer ${TOKEN}\") under \"headers\" in the config".into();
+        return format!(
+            "no headers were sent; run `mcp-lock login {}` if the server uses OAuth, or add one (e.g. \"Authorization\": \"Bearer ${{TOKEN}}\") under \"headers\" in the config",
+            remote.name
+        );
+    }
+    if let Some(issuer) = &remote.oauth_issuer {
+        return format!(
+            "sent the token from `mcp-lock login {}` (issuer {issuer}); run it again to log in afresh",
+            remote.name
+        );
     }
     let names: Vec<String> = remote
         .headers

@@ -336,6 +336,8 @@ pub struct Fetched {
     pub notifications: usize,
     /// From spawn or first request to the last page (or the failure).
     pub elapsed: Duration,
+    /// The issuer of the `mcp-lock login` token sent, when one was.
+    pub oauth_issuer: Option<String>,
 }
 
 impl Fetched {
@@ -343,6 +345,7 @@ impl Fetched {
     pub fn unverifiable(error: String) -> Self {
         Fetched {
             outcome: Outcome::Unverifiable { error },
+            oauth_issuer: None,
             stderr_tail: Vec::new(),
             ignored_lines: 0,
             notifications: 0,
@@ -626,8 +629,108 @@ pub async fn fetch_remote(
         RemoteKind::StreamableHttp => pinned_transport.unwrap_or(remote.kind),
         RemoteKind::Sse => RemoteKind::Sse,
     };
-    let secrets = &remote.secrets;
-    let result = match kind {
+    // A login's token goes where the config sets no Authorization of its own: a
+    // static header (CI) always wins.
+    let configured = remote
+        .headers
+        .iter()
+        .any(|(name, _, _)| name.eq_ignore_ascii_case("authorization"));
+    let store = crate::auth::TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
+    let mut bearer = None;
+    if !configured && let Some(store) = &store {
+        match crate::auth::cached_bearer(store, &remote.url, false).await {
+            Ok(found) => bearer = found,
+            Err(e) => {
+                let mut fetched = Fetched::unverifiable(format!(
+                    "{e}; run `mcp-lock login {}` again",
+                    remote.name
+                ));
+                fetched.elapsed = started.elapsed();
+                return fetched;
+            }
+        }
+    }
+    let mut result = connect_remote(
+        &with_bearer(remote, bearer.as_ref()),
+        options,
+        kind,
+        pinned_transport,
+        deadline,
+    )
+    .await;
+    if let (Some(store), Some(used)) = (&store, &bearer)
+        && matches!(&result, Err(Opening::Failed(m)) if m.contains(UNAUTHORIZED))
+    {
+        // Rejected before its expiry (revoked, rotated elsewhere): refresh once.
+        match crate::auth::cached_bearer(store, &remote.url, true).await {
+            Ok(Some(fresh)) if fresh.access_token != used.access_token => {
+                result = connect_remote(
+                    &with_bearer(remote, Some(&fresh)),
+                    options,
+                    kind,
+                    pinned_transport,
+                    deadline,
+                )
+                .await;
+                bearer = Some(fresh);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                result = Err(Opening::Failed(format!(
+                    "{e}; run `mcp-lock login {}` again",
+                    remote.name
+                )))
+            }
+        }
+    }
+    let mut secrets = remote.secrets.clone();
+    if let Some(b) = &bearer {
+        secrets.add_header("Authorization", &format!("Bearer {}", b.access_token));
+    }
+    let (outcome, counters) = match result {
+        Ok(done) => done,
+        Err(opening) => (
+            Outcome::Unverifiable {
+                error: opening.message(),
+            },
+            Counters::default(),
+        ),
+    };
+    Fetched {
+        outcome: redact_outcome(outcome, &secrets),
+        stderr_tail: Vec::new(),
+        ignored_lines: counters.ignored,
+        notifications: counters.notifications,
+        elapsed: started.elapsed(),
+        oauth_issuer: bearer.map(|b| b.issuer),
+    }
+}
+
+/// How an authentication error with a 401 starts (see [`RpcError::Auth`]).
+const UNAUTHORIZED: &str = "authentication failed (HTTP 401)";
+
+/// The entry with a login's token as its Authorization header, kept secret.
+fn with_bearer(remote: &ResolvedRemote, bearer: Option<&crate::auth::Bearer>) -> ResolvedRemote {
+    let mut remote = remote.clone();
+    if let Some(b) = bearer {
+        let value = format!("Bearer {}", b.access_token);
+        remote.secrets.add_header("Authorization", &value);
+        remote
+            .headers
+            .push(("Authorization".into(), value, Vec::new()));
+        remote.oauth_issuer = Some(b.issuer.clone());
+    }
+    remote
+}
+
+async fn connect_remote(
+    remote: &ResolvedRemote,
+    options: &ClientOptions,
+    kind: RemoteKind,
+    pinned_transport: Option<RemoteKind>,
+    deadline: Instant,
+) -> Result<(Outcome, Counters), Opening> {
+    match kind {
         RemoteKind::Sse => legacy_sse::fetch(remote, options, deadline).await,
         RemoteKind::StreamableHttp => {
             match http::fetch(remote, options, deadline).await {
@@ -647,22 +750,6 @@ pub async fn fetch_remote(
                 other => other,
             }
         }
-    };
-    let (outcome, counters) = match result {
-        Ok(done) => done,
-        Err(opening) => (
-            Outcome::Unverifiable {
-                error: opening.message(),
-            },
-            Counters::default(),
-        ),
-    };
-    Fetched {
-        outcome: redact_outcome(outcome, secrets),
-        stderr_tail: Vec::new(),
-        ignored_lines: counters.ignored,
-        notifications: counters.notifications,
-        elapsed: started.elapsed(),
     }
 }
 
@@ -725,6 +812,7 @@ pub async fn fetch_stdio(resolved: &ResolvedStdio, options: &ClientOptions) -> F
         ignored_lines: counters.ignored,
         notifications: counters.notifications,
         elapsed: started.elapsed(),
+        oauth_issuer: None,
     }
 }
 

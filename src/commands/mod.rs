@@ -4,6 +4,7 @@ mod check_call;
 mod diff;
 mod guard;
 mod hash;
+mod login;
 mod progress;
 mod servers;
 mod update;
@@ -88,6 +89,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
         Command::Servers(args) => servers::run(&ctx, args),
+        Command::Login(args) => login::login(&ctx, args).await,
+        Command::Logout(args) => login::logout(&ctx, args),
         Command::Completions { shell } => {
             write_stdout(completions(shell).as_bytes(), "the completion script")
         }

@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Host, RemoteKind, ServerSpec, ToolFilter, TransportSpec, unwrapped_command, vars};
+use super::{
+    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, unwrapped_command,
+    vars,
+};
 
 /// What an entry is.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +135,47 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         hosts: vec![host],
         filter: filter(obj)?,
         personal: false,
+        oauth_client: oauth_client(obj)?,
+    }))
+}
+
+/// `"oauth": {"clientId": ..., "clientSecret": ..., "callbackPort": N}` (Claude Code's
+/// spelling; `client_id` / `client_secret` / `callback_port` too).
+fn oauth_client(obj: &Map<String, Value>) -> Result<Option<OAuthClientSpec>, String> {
+    let Some(oauth) = obj.get("oauth") else {
+        return Ok(None);
+    };
+    let Some(oauth) = oauth.as_object() else {
+        return Err("\"oauth\" must be an object".into());
+    };
+    let text = |keys: [&str; 2]| {
+        keys.iter()
+            .find_map(|k| oauth.get(*k))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("\"oauth.{}\" must be a string", keys[0]))
+            })
+            .transpose()
+    };
+    let Some(client_id) = text(["clientId", "client_id"])? else {
+        return Ok(None);
+    };
+    let callback_port = match ["callbackPort", "callback_port"]
+        .iter()
+        .find_map(|k| oauth.get(*k))
+    {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|p| u16::try_from(p).ok())
+                .ok_or("\"oauth.callbackPort\" must be a port number")?,
+        ),
+    };
+    Ok(Some(OAuthClientSpec {
+        client_id,
+        client_secret: text(["clientSecret", "client_secret"])?,
+        callback_port,
     }))
 }
 

@@ -153,6 +153,18 @@ pub struct ServerSpec {
     /// Read from a user-level file (`--user CLIENT`, `~/.claude.json`, or a file at a
     /// place `--user` reads): the user's own server, not the project's.
     pub personal: bool,
+    /// A client registered with the server's authorization server beforehand
+    /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
+    pub oauth_client: Option<OAuthClientSpec>,
+}
+
+/// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthClientSpec {
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    /// The callback port the client was registered with, if fixed.
+    pub callback_port: Option<u16>,
 }
 
 /// Which tools a host's config lets its agent see.
@@ -358,6 +370,8 @@ impl ServerSpec {
 /// A remote entry with every variable expanded, ready to connect.
 #[derive(Debug, Clone)]
 pub struct ResolvedRemote {
+    /// The entry's name in the config, for messages (`mcp-lock login NAME`).
+    pub name: String,
     pub kind: RemoteKind,
     pub url: String,
     /// The URL as written in the config, variables unexpanded: what messages show.
@@ -367,6 +381,8 @@ pub struct ResolvedRemote {
     pub headers: Vec<(String, String, Vec<String>)>,
     /// Values that must never be shown, logged or written.
     pub secrets: Secrets,
+    /// Set when the Authorization header is a token from `mcp-lock login`: its issuer.
+    pub oauth_issuer: Option<String>,
 }
 
 /// A server entry ready to contact.
@@ -921,6 +937,8 @@ impl ServerSpec {
                     resolved.push((key.clone(), expanded, variables_in(value)));
                 }
                 Ok(Resolved::Remote(ResolvedRemote {
+                    name: name.clone(),
+                    oauth_issuer: None,
                     kind: *kind,
                     url,
                     written_url,

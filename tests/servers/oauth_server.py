@@ -26,6 +26,8 @@ in_memory.DEFAULT_ACCESS_TOKEN_EXPIRY_SECONDS = args.token_lifetime
 
 sock = socket.socket()
 sock.bind(("127.0.0.1", 0))
+# Listening before the port is announced: early connections wait in the backlog.
+sock.listen(128)
 port = sock.getsockname()[1]
 base = f"http://127.0.0.1:{port}"
 scopes = args.scopes.split(",")

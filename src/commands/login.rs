@@ -1,0 +1,120 @@
+//! `mcp-lock login` / `mcp-lock logout`: OAuth tokens for remote servers.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::bail;
+use mcp_lock::auth::{self, LoginOptions, TokenStore};
+use mcp_lock::config::{Resolved, ServerSpec, TransportSpec};
+use mcp_lock::exit_codes::ExitCode;
+
+use super::{Workspace, env_lookup};
+use crate::cli::{LoginArgs, LogoutArgs};
+
+/// The remote entry named `server`, with its URL expanded.
+fn remote_url(ws: &Workspace, server: &str) -> anyhow::Result<(ServerSpec, String)> {
+    let project = ws.load_config()?;
+    let spec = project
+        .select(std::slice::from_ref(&server.to_string()))?
+        .remove(0);
+    if !matches!(spec.transport, TransportSpec::Remote { .. }) {
+        bail!("server {server:?} is a stdio server; login is for remote (http or sse) servers");
+    }
+    match spec.resolve(&project.project_dir, &env_lookup)? {
+        Resolved::Remote(remote) => Ok((spec, remote.url)),
+        Resolved::Stdio(_) => unreachable!("a remote entry resolves to a remote server"),
+    }
+}
+
+/// The entry's pre-registered client, its secret expanded.
+fn client_config(ws: &Workspace, spec: &ServerSpec) -> anyhow::Result<Option<auth::ClientConfig>> {
+    let Some(client) = &spec.oauth_client else {
+        return Ok(None);
+    };
+    let client_secret = match &client.client_secret {
+        None => None,
+        Some(template) => Some(mcp_lock::config::expand(
+            template,
+            &spec.name,
+            "oauth.clientSecret",
+            &ws.project_dir,
+            &env_lookup,
+            &mut mcp_lock::secrets::Secrets::default(),
+        )?),
+    };
+    Ok(Some(auth::ClientConfig {
+        client_id: client.client_id.clone(),
+        client_secret,
+    }))
+}
+
+fn store() -> anyhow::Result<TokenStore> {
+    TokenStore::from_env(&env_lookup).map_err(anyhow::Error::msg)
+}
+
+pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> {
+    let (spec, url) = remote_url(ws, &args.server)?;
+    let store = store()?;
+    let interactive = std::io::stderr().is_terminal() && env_lookup("CI").is_none();
+    let options = LoginOptions {
+        open_browser: interactive && !args.no_browser,
+        paste_back: args.no_browser,
+        callback_port: args
+            .callback_port
+            .or(spec.oauth_client.as_ref().and_then(|c| c.callback_port))
+            .unwrap_or(0),
+        client: client_config(ws, &spec)?,
+        timeout: Duration::from_secs(args.timeout),
+    };
+    let say = |line: &str| eprintln!("{line}");
+    match auth::login(&url, &store, &options, &say).await {
+        Ok(done) => {
+            let scope = done
+                .scope
+                .map(|s| format!(", scope {s}"))
+                .unwrap_or_default();
+            let client = if done.registered {
+                " (client registered)"
+            } else {
+                ""
+            };
+            super::status(
+                "Logged in",
+                anstyle::AnsiColor::Green,
+                &format!(
+                    "to {} with issuer {}{scope}{client}; tokens cached in {}",
+                    args.server,
+                    done.issuer,
+                    done.path.display()
+                ),
+            );
+            Ok(ExitCode::Success)
+        }
+        Err(e) => {
+            super::error(&format!("login to {} failed: {e}", args.server));
+            Ok(ExitCode::Unverified)
+        }
+    }
+}
+
+pub fn logout(ws: &Workspace, args: LogoutArgs) -> anyhow::Result<ExitCode> {
+    let (_, url) = remote_url(ws, &args.server)?;
+    let resource = auth::canonical_resource(&url).map_err(anyhow::Error::msg)?;
+    let store = store()?;
+    let lock = store.lock().map_err(anyhow::Error::msg)?;
+    let removed = store.remove(&resource, &lock).map_err(anyhow::Error::msg)?;
+    if removed == 0 {
+        super::status(
+            "Logged out",
+            anstyle::AnsiColor::Green,
+            &format!("{}: no cached tokens to remove", args.server),
+        );
+    } else {
+        super::status(
+            "Logged out",
+            anstyle::AnsiColor::Green,
+            &format!("{}: removed its cached tokens", args.server),
+        );
+    }
+    Ok(ExitCode::Success)
+}

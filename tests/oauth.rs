@@ -1,0 +1,250 @@
+//! `mcp-lock login` / `logout` and the cached tokens, against a real OAuth
+//! authorization server on loopback: fastmcp's in-memory provider (dynamic
+//! registration, auto-approval, refresh-token rotation), installed by
+//! scripts/install-test-servers.sh.
+
+mod common;
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+
+use common::{HttpServer, Project, bin};
+use serde_json::{Value, json};
+
+fn oauth_server(args: &[&str], log: &Path) -> HttpServer {
+    let dir = common::test_servers_dir();
+    let python = dir.join("venv-oauth/bin/python");
+    assert!(
+        python.exists(),
+        "the OAuth test server is not installed: run scripts/install-test-servers.sh"
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/oauth_server.py");
+    let log = log.display().to_string();
+    let mut all = vec![script.to_str().unwrap(), "--log", log.as_str()];
+    all.extend_from_slice(args);
+    HttpServer::start(&python, &all, &[], None)
+}
+
+/// The environment every run gets: a private config home, and `CI` so nothing may
+/// prompt or open a browser.
+fn env(home: &Path) -> Vec<(String, String)> {
+    vec![
+        ("XDG_CONFIG_HOME".into(), home.display().to_string()),
+        ("CI".into(), "1".into()),
+    ]
+}
+
+fn run(p: &Project, home: &Path, args: &[&str]) -> common::Run {
+    let env = env(home);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    p.run_env(args, &env)
+}
+
+/// A GET on loopback without following redirects: the Location it answers.
+fn location_of(address: &str) -> String {
+    let url = url::Url::parse(address).unwrap();
+    let mut stream =
+        std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\n\r\n",
+        url.host_str().unwrap(),
+        url.port().unwrap()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("location")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no redirect from the authorization endpoint:\n{answer}"))
+}
+
+/// Runs `mcp-lock login remote --no-browser`, plays the browser (the in-memory
+/// provider approves at once) and pastes the callback address back. Returns stderr.
+fn login(p: &Project, home: &Path) -> String {
+    let mut child = std::process::Command::new(bin())
+        .args(["login", "remote", "--no-browser", "--timeout", "60"])
+        .current_dir(p.path())
+        .envs(env(home))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let address = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "login printed no address:\n{seen}"
+        );
+        seen.push_str(&line);
+        if let Some(address) = line.trim().strip_prefix("http") {
+            break format!("http{address}");
+        }
+    };
+    let callback = location_of(&address);
+    assert!(callback.contains("code="), "{callback}");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{callback}").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    seen.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "login failed:\n{seen}");
+    seen
+}
+
+fn token_files(home: &Path) -> Vec<PathBuf> {
+    let dir = home.join("mcp-lock/oauth");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "json"));
+    files
+}
+
+fn token_record(home: &Path) -> Value {
+    let files = token_files(home);
+    assert_eq!(files.len(), 1, "{files:?}");
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap()
+}
+
+fn secrets_of(record: &Value) -> Vec<String> {
+    ["access_token", "refresh_token"]
+        .iter()
+        .filter_map(|k| record[*k].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn login_caches_a_private_token_that_update_and_verify_use_and_logout_forgets() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = oauth_server(&[], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+
+    // Without a login, a CI run is unverifiable and says what to do.
+    let run_before = run(&p, &home, &["update", "--yes"]);
+    run_before.expect(3);
+    assert!(
+        run_before.stderr().contains("mcp-lock login remote"),
+        "{}",
+        run_before.stderr()
+    );
+
+    let login_output = login(&p, &home);
+    assert!(login_output.contains("Logged in"), "{login_output}");
+    assert!(login_output.contains("client registered"), "{login_output}");
+    let files = token_files(&home);
+    assert_eq!(files.len(), 1);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600);
+    assert_eq!(mode(&home.join("mcp-lock/oauth")), 0o700);
+    let record = token_record(&home);
+    assert_eq!(record["resource"], server.url("/mcp"));
+    assert_eq!(record["issuer"], server.url("/"));
+
+    let update = run(&p, &home, &["update", "--yes"]);
+    update.expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("name = \"whoami\""), "{lock}");
+    let verify = run(&p, &home, &["verify", "--format", "json"]);
+    verify.expect(0);
+    let log = std::fs::read_to_string(p.path().join("server.log")).unwrap();
+    let token = record["access_token"].as_str().unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("POST /mcp ") && l.ends_with(&format!("Bearer {token}"))),
+        "{log}"
+    );
+
+    let mut outputs = vec![login_output, lock];
+    for r in [&run_before, &update, &verify] {
+        outputs.push(r.stdout());
+        outputs.push(r.stderr());
+    }
+    for secret in secrets_of(&record) {
+        for text in &outputs {
+            assert!(!text.contains(&secret), "a token leaked:\n{text}");
+        }
+    }
+
+    let logout = run(&p, &home, &["logout", "remote"]);
+    logout.expect(0);
+    assert!(token_files(&home).is_empty());
+    let after = run(&p, &home, &["verify"]);
+    after.expect(3);
+    let said = format!("{}{}", after.stdout(), after.stderr());
+    assert!(
+        said.contains("authentication failed (HTTP 401)") && said.contains("mcp-lock login remote"),
+        "{said}"
+    );
+}
+
+#[test]
+fn an_expiring_token_is_refreshed_and_the_rotated_refresh_token_is_kept() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    // Tokens live 5 s: less than the refresh margin, so every run refreshes first.
+    let server = oauth_server(&["--token-lifetime", "5"], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    login(&p, &home);
+    let first = token_record(&home);
+    let update = run(&p, &home, &["update", "--yes"]);
+    update.expect(0);
+    let second = token_record(&home);
+    assert_ne!(first["access_token"], second["access_token"]);
+    assert_ne!(first["refresh_token"], second["refresh_token"]);
+    // The provider revoked the first refresh token when it rotated it: a second
+    // refresh works only if the rotated one was saved.
+    let verify = run(&p, &home, &["verify"]);
+    verify.expect(0);
+    let third = token_record(&home);
+    assert_ne!(second["refresh_token"], third["refresh_token"]);
+    for secret in secrets_of(&first)
+        .into_iter()
+        .chain(secrets_of(&second))
+        .chain(secrets_of(&third))
+    {
+        for text in [
+            update.stderr(),
+            update.stdout(),
+            verify.stderr(),
+            verify.stdout(),
+        ] {
+            assert!(!text.contains(&secret), "a token leaked:\n{text}");
+        }
+        assert!(!p.lock_text().unwrap().contains(&secret));
+    }
+}
+
+#[test]
+fn a_token_the_server_rejects_before_its_expiry_is_refreshed_once_on_401() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = oauth_server(&[], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    login(&p, &home);
+    // The server no longer knows this access token, though it has not expired.
+    let file = token_files(&home).remove(0);
+    let mut record = token_record(&home);
+    record["access_token"] = json!("revoked-access-token");
+    std::fs::write(&file, record.to_string()).unwrap();
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    let refreshed = token_record(&home);
+    assert_ne!(refreshed["access_token"], "revoked-access-token");
+    assert_ne!(refreshed["refresh_token"], record["refresh_token"]);
+}
