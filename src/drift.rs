@@ -470,7 +470,7 @@ pub fn compare(
                     spec.name
                 ));
             }
-            let launch = Reached::as_used(spec, &session.transport);
+            let launch = Reached::as_used(spec, session);
             if launch != pinned.view.reached {
                 report.server_changes.push(ServerChange {
                     field: "launch",
@@ -870,6 +870,10 @@ fn compare_listing(pinned: Option<&PinnedServer>, listing: &LockedServer) -> Ser
                 instructions: None,
                 client_capabilities: listing.client_capabilities.to_value(),
                 client_info: listing.client_info.to_value(),
+                oauth_issuer: match &listing.reached {
+                    Reached::Remote { oauth_issuer, .. } => oauth_issuer.clone(),
+                    Reached::Stdio { .. } => None,
+                },
             };
             report.server_changes = server_changes(pins, &session);
             if pins.view.reached != listing.reached {

@@ -115,6 +115,8 @@ pub fn check(lock: &Lockfile, selected: &[ServerSpec], gone: &[String]) -> Vec<O
 /// pinned as `sse` (the server turned out to be a legacy HTTP+SSE one): verify
 /// accepts that when the server still is one, which only a connection can tell.
 fn same_launch(pinned: &Reached, config: &Reached, spec: &ServerSpec) -> bool {
+    // How the pin authenticated is no part of the launch a config names.
+    let pinned = &pinned.without_auth();
     if pinned == config {
         return true;
     }
@@ -127,7 +129,9 @@ fn same_launch(pinned: &Reached, config: &Reached, spec: &ServerSpec) -> bool {
     );
     match (pinned, config) {
         (
-            Reached::Remote { kind, url, headers },
+            Reached::Remote {
+                kind, url, headers, ..
+            },
             Reached::Remote {
                 url: u, headers: h, ..
             },

@@ -461,7 +461,7 @@ fn new_pin(c: &Checked, session: &ServerSession) -> LockedServer {
         name: c.spec.name.clone(),
         profile: c.profile.name.clone(),
         // Recording the transport used lets verify go straight to it.
-        reached: Reached::as_used(&c.spec, &session.transport),
+        reached: Reached::as_used(&c.spec, session),
         protocol_version: session.protocol_version.clone(),
         client_info: Json::from_value(&session.client_info),
         client_capabilities: Json::from_value(&session.client_capabilities),

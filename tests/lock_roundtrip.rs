@@ -139,7 +139,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // Written again, it is a version-2 lock with the same pins.
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 2\n"));
+    assert!(render_lock(&lock).contains("\nversion = 3\n"));
 }
 
 #[test]

@@ -182,6 +182,36 @@ fn login_caches_a_private_token_that_update_and_verify_use_and_logout_forgets() 
         }
     }
 
+    assert!(
+        p.lock_text()
+            .unwrap()
+            .contains(&format!("oauth_issuer = \"{}\"", server.url("/"))),
+        "{}",
+        p.lock_text().unwrap()
+    );
+    // A CI run with a static header verifies the lock pinned after login: how the
+    // server was authenticated is a note, not drift.
+    p.set_servers(json!({"remote": {
+        "type": "http",
+        "url": server.url("/mcp"),
+        "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}
+    }}));
+    let mut static_env = env(&home);
+    static_env.push(("REMOTE_TOKEN".into(), token.to_string()));
+    let static_env: Vec<(&str, &str)> = static_env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let with_header = p.run_env(&["verify", "--format", "json"], &static_env);
+    with_header.expect(0);
+    assert!(
+        with_header.stdout().contains("OAuth login, issuer"),
+        "{}",
+        with_header.stdout()
+    );
+    assert!(!with_header.stdout().contains(token));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+
     let logout = run(&p, &home, &["logout", "remote"]);
     logout.expect(0);
     assert!(token_files(&home).is_empty());

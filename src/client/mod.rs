@@ -268,6 +268,8 @@ pub struct ServerSession {
     /// The client capabilities and clientInfo this session declared.
     pub client_capabilities: Value,
     pub client_info: Value,
+    /// The issuer of the `mcp-lock login` token sent, when one was.
+    pub oauth_issuer: Option<String>,
 }
 
 /// Every tool a listing returned, in order, over however many pages, and the other
@@ -696,6 +698,10 @@ pub async fn fetch_remote(
             Counters::default(),
         ),
     };
+    let mut outcome = outcome;
+    if let (Some(b), Outcome::Complete { session, .. }) = (&bearer, &mut outcome) {
+        session.oauth_issuer = Some(b.issuer.clone());
+    }
     Fetched {
         outcome: redact_outcome(outcome, &secrets),
         stderr_tail: Vec::new(),

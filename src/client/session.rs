@@ -646,6 +646,7 @@ fn read_session(
         instructions,
         client_capabilities: options.capabilities.clone(),
         client_info: options.client_info.clone(),
+        oauth_issuer: None,
     })
 }
 
@@ -687,5 +688,6 @@ fn read_discover(
         instructions,
         client_capabilities: options.capabilities.clone(),
         client_info: options.client_info.clone(),
+        oauth_issuer: None,
     })
 }

@@ -14,14 +14,16 @@ pub use read::{
 };
 pub use write::{FileLock, render_lock, write_atomically, write_lock_atomically};
 
+use crate::client::ServerSession;
 use crate::config::{ServerSpec, TransportSpec};
 use crate::hash::set_hash;
 use crate::json::Json;
 use crate::surface::Kind;
 
 /// The lock format this build writes. Version 1 (one listing per server, made with
-/// no client capabilities) still reads, as pinned under the `bare` profile.
-pub const FORMAT_VERSION: i64 = 2;
+/// no client capabilities) still reads, as pinned under the `bare` profile; version 2
+/// is version 3 without `oauth_issuer`.
+pub const FORMAT_VERSION: i64 = 3;
 
 /// The whole lock: servers by name.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -109,6 +111,9 @@ pub enum Reached {
         kind: String,
         url: String,
         headers: Vec<String>,
+        /// The issuer of the `mcp-lock login` token used, when one was (never the
+        /// token): a note in reports when it differs, never drift.
+        oauth_issuer: Option<String>,
     },
 }
 
@@ -126,7 +131,23 @@ impl Reached {
                 kind: kind.as_str().to_string(),
                 url: url.clone(),
                 headers: headers.keys().cloned().collect(),
+                oauth_issuer: None,
             },
+        }
+    }
+
+    /// The launch without how it authenticated: what a config alone can say.
+    pub fn without_auth(&self) -> Reached {
+        match self {
+            Reached::Remote {
+                kind, url, headers, ..
+            } => Reached::Remote {
+                kind: kind.clone(),
+                url: url.clone(),
+                headers: headers.clone(),
+                oauth_issuer: None,
+            },
+            stdio => stdio.clone(),
         }
     }
 }
@@ -134,12 +155,14 @@ impl Reached {
 impl Reached {
     /// How a server was reached in a session: the config's entry, with the transport
     /// actually used (an `http` entry may turn out to be a legacy HTTP+SSE server).
-    pub fn as_used(spec: &ServerSpec, transport: &str) -> Self {
+    /// and the login token's issuer, if one was sent.
+    pub fn as_used(spec: &ServerSpec, session: &ServerSession) -> Self {
         match Reached::from_spec(spec) {
             Reached::Remote { url, headers, .. } => Reached::Remote {
-                kind: transport.to_string(),
+                kind: session.transport.clone(),
                 url,
                 headers,
+                oauth_issuer: session.oauth_issuer.clone(),
             },
             stdio => stdio,
         }
@@ -161,7 +184,9 @@ impl std::fmt::Display for Reached {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (head, rest, label, names) = match self {
             Reached::Stdio { command, args, env } => (command, args.join(" "), "env", env),
-            Reached::Remote { kind, url, headers } => (kind, url.clone(), "headers", headers),
+            Reached::Remote {
+                kind, url, headers, ..
+            } => (kind, url.clone(), "headers", headers),
         };
         write!(f, "{head}")?;
         if !rest.is_empty() {
@@ -169,6 +194,13 @@ impl std::fmt::Display for Reached {
         }
         if !names.is_empty() {
             write!(f, " ({label}: {})", names.join(", "))?;
+        }
+        if let Reached::Remote {
+            oauth_issuer: Some(issuer),
+            ..
+        } = self
+        {
+            write!(f, " (OAuth login, issuer {issuer})")?;
         }
         Ok(())
     }

@@ -55,6 +55,8 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: Vec<String>,
+    /// Version 3: the issuer of the login token used.
+    oauth_issuer: Option<String>,
     // Version 1 keeps one listing's fields on the server itself.
     protocol_version: Option<String>,
     client_info: Option<Spanned<String>>,
@@ -370,6 +372,7 @@ fn check_server(
             kind: kind.to_string(),
             url,
             headers: server.headers,
+            oauth_issuer: server.oauth_issuer,
         },
         (kind, _, _) => {
             return Err(at(

@@ -45,11 +45,19 @@ fn render_server(server: &PinnedServer, out: &mut String, parts: &mut Vec<String
                 key(out, "env", &array(env));
             }
         }
-        Reached::Remote { kind, url, headers } => {
+        Reached::Remote {
+            kind,
+            url,
+            headers,
+            oauth_issuer,
+        } => {
             key(out, "transport", &basic(kind));
             key(out, "url", &basic(url));
             if !headers.is_empty() {
                 key(out, "headers", &array(headers));
+            }
+            if let Some(issuer) = oauth_issuer {
+                key(out, "oauth_issuer", &basic(issuer));
             }
         }
     }
