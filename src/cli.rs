@@ -223,6 +223,10 @@ Examples:
 Exit codes: 0 removed (or there was nothing to remove), 2 usage or config error.")]
     Logout(LogoutArgs),
 
+    /// A remote server as a stdio stream, for `mcp-lock guard` (internal)
+    #[command(name = "remote-bridge", hide = true)]
+    RemoteBridge(RemoteBridgeArgs),
+
     /// List every server the client configs define: where, how, under which client
     /// profiles, and whether the lock pins it
     #[command(after_help = "\
@@ -548,6 +552,25 @@ pub struct LoginArgs {
     /// How long to wait for the login, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoteBridgeArgs {
+    /// The remote server, by config name
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+
+    /// The transport the lock pinned (an http entry may be a legacy HTTP+SSE server)
+    #[arg(long, value_name = "TRANSPORT")]
+    pub transport: Option<String>,
+
+    /// A protocol version a pinned profile used (repeatable)
+    #[arg(long = "pinned-version", value_name = "VERSION")]
+    pub pinned_versions: Vec<String>,
+
+    /// Largest single message accepted from the server, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_message_bytes: usize,
 }
 
 #[derive(Debug, Args)]

@@ -247,6 +247,34 @@ fn handle_streamable(
         }
     }
     match request.method.as_str() {
+        "GET" if o.notify_on_change && o.revision_file.is_some() => {
+            // The GET stream: list_changed whenever the revision file changes.
+            let path = o.revision_file.clone().unwrap();
+            let read = || std::fs::read_to_string(&path).unwrap_or_default();
+            let mut seen = read();
+            start_stream(stream, &[]);
+            let mut id = request
+                .headers
+                .get("last-event-id")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            if !write_raw(stream, "retry: 100\n\n") {
+                return;
+            }
+            loop {
+                std::thread::sleep(Duration::from_millis(10));
+                let now = read();
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                id += 1;
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                if !write_raw(stream, &format!("id: {id}\ndata: {note}\n\n")) {
+                    return;
+                }
+            }
+        }
         "DELETE" => {
             let known = session.is_some_and(|s| state.sessions.lock().unwrap().remove(&s));
             let status = if known { "200 OK" } else { "404 Not Found" };

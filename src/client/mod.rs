@@ -9,6 +9,7 @@
 //! per-request `_meta`) is tried first and the `initialize` handshake is the fallback,
 //! unless the caller asks for one exact version (what a lock pinned).
 
+pub mod bridge;
 pub mod http;
 pub mod legacy_sse;
 pub mod session;

@@ -31,6 +31,10 @@ pub struct Parser {
     after_cr: bool,
     /// Still at the very start of the stream, where a BOM may appear.
     at_start: bool,
+    /// The last `id` field seen (the stream's last event ID), for a reconnection.
+    last_id: Option<String>,
+    /// The last `retry` field seen, in milliseconds.
+    retry: Option<u64>,
 }
 
 impl Parser {
@@ -44,7 +48,19 @@ impl Parser {
             name: String::new(),
             after_cr: false,
             at_start: true,
+            last_id: None,
+            retry: None,
         }
+    }
+
+    /// The last event ID the stream set, to send as `Last-Event-ID` on reconnecting.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection delay the stream asked for, in milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry
     }
 
     /// Consumes `bytes`, returning the events they completed.
@@ -127,7 +143,15 @@ impl Parser {
                 self.has_data = true;
             }
             b"event" => self.name = String::from_utf8_lossy(value).into_owned(),
-            // `id` and `retry` matter only for reconnection, which mcp-lock never does.
+            // Kept for a reconnection (the guard's GET stream); an id with NUL is ignored.
+            b"id" if !value.contains(&0) => {
+                self.last_id = Some(String::from_utf8_lossy(value).into_owned());
+            }
+            b"retry" => {
+                if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse() {
+                    self.retry = Some(ms);
+                }
+            }
             _ => {}
         }
         None

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use mcp_lock::config::{ProjectConfig, ServerSpec, ToolFilter, TransportSpec, match_expansion};
+use mcp_lock::config::{
+    ProjectConfig, RemoteKind, Resolved, ServerSpec, ToolFilter, TransportSpec, match_expansion,
+};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
@@ -188,10 +190,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
     let project = ws.load_config()?;
     let spec = project.select(std::slice::from_ref(name))?.remove(0);
     let Some(resolved) = spec.resolve_stdio(&project.project_dir, &env_lookup)? else {
-        anyhow::bail!(
-            "server {name:?} is a remote ({}) server; guard runs stdio servers",
-            spec.transport_name()
-        );
+        return remote_launch(ws, args, &spec, pinned, env);
     };
     let mut disagreements = Vec::new();
     compare_with_lock(&spec, pinned, &mut disagreements);
@@ -208,6 +207,87 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         disagreements,
         filter: spec.filter.clone(),
     })
+}
+
+/// A remote server's launch: this binary's `remote-bridge`, which speaks the pinned
+/// transport to the server and stdio to the proxy. Its headers (and a login's token)
+/// are read by the bridge from the config and never pass through here.
+fn remote_launch(
+    ws: &Workspace,
+    args: &GuardArgs,
+    spec: &ServerSpec,
+    pinned: &PinnedServer,
+    env: BTreeMap<String, String>,
+) -> anyhow::Result<Launched> {
+    let project = ws.load_config()?;
+    let resolved = spec.resolve(&project.project_dir, &env_lookup)?;
+    let mut disagreements = Vec::new();
+    compare_with_lock(spec, pinned, &mut disagreements);
+    let exe = std::env::current_exe().context("cannot find the mcp-lock binary to run the remote bridge")?;
+    let mut bridge_args = Vec::new();
+    if let Some(config) = &ws.config {
+        bridge_args.push("--config".to_string());
+        bridge_args.push(config.display().to_string());
+    }
+    bridge_args.extend([
+        "remote-bridge".to_string(),
+        args.server.clone(),
+        "--transport".to_string(),
+        pinned.reached().transport_name().to_string(),
+        "--max-message-bytes".to_string(),
+        args.max_message_bytes.to_string(),
+    ]);
+    let mut versions: Vec<&str> = pinned
+        .profiles
+        .values()
+        .map(|p| p.protocol_version.as_str())
+        .collect();
+    versions.sort_unstable();
+    versions.dedup();
+    for version in versions {
+        bridge_args.push("--pinned-version".to_string());
+        bridge_args.push(version.to_string());
+    }
+    Ok(Launched {
+        launch: Launch {
+            command: exe.display().to_string(),
+            args: bridge_args,
+            env,
+            cwd: ws.project_dir.clone(),
+        },
+        secrets: resolved.secrets().clone(),
+        disagreements,
+        filter: spec.filter.clone(),
+    })
+}
+
+/// `mcp-lock remote-bridge SERVER`: what [`remote_launch`] starts.
+pub async fn remote_bridge(
+    ws: &Workspace,
+    args: cli::RemoteBridgeArgs,
+) -> anyhow::Result<ExitCode> {
+    let project = ws.load_config()?;
+    let spec = project.select(std::slice::from_ref(&args.server))?.remove(0);
+    let Resolved::Remote(mut remote) = spec.resolve(&project.project_dir, &env_lookup)? else {
+        anyhow::bail!("server {:?} is not a remote server", args.server);
+    };
+    match args.transport.as_deref() {
+        Some("sse") => remote.kind = RemoteKind::Sse,
+        Some("streamable-http") => remote.kind = RemoteKind::StreamableHttp,
+        _ => {}
+    }
+    let secrets = remote.secrets.clone();
+    let options = mcp_lock::client::ClientOptions {
+        max_message_bytes: args.max_message_bytes,
+        ..Default::default()
+    };
+    match mcp_lock::client::bridge::run(remote, options, args.pinned_versions).await {
+        Ok(()) => Ok(ExitCode::Success),
+        Err(e) => {
+            eprintln!("mcp-lock guard: {}: {}", args.server, secrets.redact(&e));
+            Ok(ExitCode::ServerExited)
+        }
+    }
 }
 
 /// The secrets of a wrapped entry: the values its variables took, read back from the
@@ -296,7 +376,22 @@ fn entry_secrets(
 /// A line when the lock pinned the server launched another way than the config says.
 fn compare_with_lock(spec: &ServerSpec, pinned: &PinnedServer, disagreements: &mut Vec<String>) {
     let now = Reached::from_spec(spec);
-    if now != *pinned.reached() {
+    // An http entry pinned as legacy HTTP+SSE, or with a login token, is the same launch.
+    let pinned_launch = match pinned.reached().without_auth() {
+        Reached::Remote {
+            url,
+            headers,
+            oauth_issuer,
+            ..
+        } if matches!(now, Reached::Remote { .. }) => Reached::Remote {
+            kind: now.transport_name().to_string(),
+            url,
+            headers,
+            oauth_issuer,
+        },
+        other => other,
+    };
+    if now != pinned_launch {
         disagreements.push(format!(
             "the lock pinned {:?} launched as `{}`, but the config now launches `{}`; the pins may be of another server: run `mcp-lock verify {}`",
             spec.name,

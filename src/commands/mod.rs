@@ -91,6 +91,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Servers(args) => servers::run(&ctx, args),
         Command::Login(args) => login::login(&ctx, args).await,
         Command::Logout(args) => login::logout(&ctx, args),
+        Command::RemoteBridge(args) => guard::remote_bridge(&ctx, args).await,
         Command::Completions { shell } => {
             write_stdout(completions(shell).as_bytes(), "the completion script")
         }
