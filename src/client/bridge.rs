@@ -93,7 +93,11 @@ impl Conn {
         let params = &message["params"];
         let spoken = params["_meta"]["io.modelcontextprotocol/protocolVersion"]
             .as_str()
-            .or_else(|| (message["method"] == "initialize").then(|| params["protocolVersion"].as_str()).flatten());
+            .or_else(|| {
+                (message["method"] == "initialize")
+                    .then(|| params["protocolVersion"].as_str())
+                    .flatten()
+            });
         let Some(spoken) = spoken else { return };
         if self.pinned_versions.is_empty() || self.pinned_versions.iter().any(|v| v == spoken) {
             return;
@@ -166,7 +170,8 @@ impl Conn {
         }
         match cached_bearer(store, self.url.as_str(), true).await {
             Ok(Some(b)) => {
-                if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", b.access_token)) {
+                if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
+                {
                     value.set_sensitive(true);
                     self.headers.lock().unwrap().insert(AUTHORIZATION, value);
                     return true;
@@ -201,7 +206,11 @@ impl Conn {
     }
 
     /// Relays SSE events until the stream ends; `Err` when it broke.
-    async fn relay_stream(&self, mut response: Response, parser: &mut Parser) -> Result<(), String> {
+    async fn relay_stream(
+        &self,
+        mut response: Response,
+        parser: &mut Parser,
+    ) -> Result<(), String> {
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => match parser.feed(&chunk) {
@@ -251,7 +260,9 @@ impl Conn {
 fn expired(status: StatusCode, body: &str) -> bool {
     status == StatusCode::NOT_FOUND
         || status == StatusCode::BAD_REQUEST
-            && body.to_ascii_lowercase().contains("no valid session id provided")
+            && body
+                .to_ascii_lowercase()
+                .contains("no valid session id provided")
 }
 
 async fn streamable(
@@ -270,7 +281,9 @@ async fn streamable(
         match cached_bearer(store, &remote.url, false).await {
             Ok(Some(b)) => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
-                    .map_err(|_| "the cached login token is not a valid header value".to_string())?;
+                    .map_err(|_| {
+                        "the cached login token is not a valid header value".to_string()
+                    })?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
                 bearer = true;
@@ -352,7 +365,10 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
             return conn.fail(&message, &http_failure(status, &body));
         }
         if let Err(e) = reopen(conn).await {
-            return conn.fail(&message, &format!("the session expired and could not be opened again: {e}"));
+            return conn.fail(
+                &message,
+                &format!("the session expired and could not be opened again: {e}"),
+            );
         }
         response = match conn.post(&message).await {
             Ok(r) => r,
@@ -396,7 +412,9 @@ async fn relay_initialize(conn: &Conn, response: Response, done: tokio::sync::on
         let mut parser = Parser::new(conn.max);
         let mut found = None;
         'read: while let Ok(Some(chunk)) = response.chunk().await {
-            let Ok(events) = parser.feed(&chunk) else { break };
+            let Ok(events) = parser.feed(&chunk) else {
+                break;
+            };
             for event in events {
                 if event.name != "message" {
                     continue;
@@ -425,7 +443,12 @@ async fn relay_initialize(conn: &Conn, response: Response, done: tokio::sync::on
             let _ = conn.out.send(answer.to_string().into_bytes());
         }
         None => {
-            let initialize = conn.initialize.lock().unwrap().clone().unwrap_or(Value::Null);
+            let initialize = conn
+                .initialize
+                .lock()
+                .unwrap()
+                .clone()
+                .unwrap_or(Value::Null);
             conn.fail(&initialize, "the server gave no answer to initialize");
         }
     }
@@ -454,14 +477,22 @@ async fn reopen(conn: &Arc<Conn>) -> Result<(), String> {
     let answer = body
         .lines()
         .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-        .find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v.get("result").is_some()));
-    if let Some(version) = answer.as_ref().and_then(|a| a["result"]["protocolVersion"].as_str()) {
+        .find_map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .filter(|v| v.get("result").is_some())
+        });
+    if let Some(version) = answer
+        .as_ref()
+        .and_then(|a| a["result"]["protocolVersion"].as_str())
+    {
         *conn.version.lock().unwrap() = Some(version.to_string());
     }
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let _ = conn.post(&initialized).await?;
     conn.say("the server forgot the session; opened a new one with the client's initialize");
-    conn.get_started.store(false, std::sync::atomic::Ordering::SeqCst);
+    conn.get_started
+        .store(false, std::sync::atomic::Ordering::SeqCst);
     start_get_stream(conn);
     Ok(())
 }
@@ -551,7 +582,9 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
         let mut parser = Parser::new(max);
         let mut endpoint_tx = Some(endpoint_tx);
         while let Ok(Some(chunk)) = response.chunk().await {
-            let Ok(events) = parser.feed(&chunk) else { break };
+            let Ok(events) = parser.feed(&chunk) else {
+                break;
+            };
             for event in events {
                 match event.name.as_str() {
                     "endpoint" => {

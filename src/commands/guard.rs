@@ -223,7 +223,8 @@ fn remote_launch(
     let resolved = spec.resolve(&project.project_dir, &env_lookup)?;
     let mut disagreements = Vec::new();
     compare_with_lock(spec, pinned, &mut disagreements);
-    let exe = std::env::current_exe().context("cannot find the mcp-lock binary to run the remote bridge")?;
+    let exe = std::env::current_exe()
+        .context("cannot find the mcp-lock binary to run the remote bridge")?;
     let mut bridge_args = Vec::new();
     if let Some(config) = &ws.config {
         bridge_args.push("--config".to_string());
@@ -267,7 +268,9 @@ pub async fn remote_bridge(
     args: cli::RemoteBridgeArgs,
 ) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
-    let spec = project.select(std::slice::from_ref(&args.server))?.remove(0);
+    let spec = project
+        .select(std::slice::from_ref(&args.server))?
+        .remove(0);
     let Resolved::Remote(mut remote) = spec.resolve(&project.project_dir, &env_lookup)? else {
         anyhow::bail!("server {:?} is not a remote server", args.server);
     };

@@ -1,0 +1,214 @@
+//! `mcp-lock guard` in front of remote servers: the agent speaks stdio to the guard,
+//! the guard Streamable HTTP to a real server on loopback (server-everything's
+//! `streamableHttp` mode, and the fixture's HTTP side).
+
+mod common;
+
+use std::path::Path;
+
+use common::{HttpServer, McpPipe, Project};
+use serde_json::{Value, json};
+
+fn everything_over_http() -> HttpServer {
+    let dir = common::test_servers_dir();
+    let main = dir.join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        main.exists(),
+        "server-everything is not installed: run scripts/install-test-servers.sh"
+    );
+    let preload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/loopback-listen.cjs");
+    HttpServer::start(
+        Path::new("node"),
+        &[
+            "--require",
+            &preload.display().to_string(),
+            &main.display().to_string(),
+            "streamableHttp",
+        ],
+        &[],
+        None,
+    )
+}
+
+#[track_caller]
+fn refusal(answer: &Value) -> &Value {
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "not refused: {answer}");
+    &result["structuredContent"]
+}
+
+fn names(tools: &[Value]) -> Vec<&str> {
+    tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn the_guard_in_front_of_server_everything_over_http_lists_calls_echo_and_refuses_an_unpinned_tool()
+{
+    let server = everything_over_http();
+    let p = Project::bare(json!({"everything": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = McpPipe::guard(&p, &["everything"]);
+    let hello = agent.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-agent", "version": "1"}}),
+    );
+    assert!(hello["result"]["serverInfo"].is_object(), "{hello}");
+    agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tools = agent.list_tools();
+    assert!(names(&tools).contains(&"echo"), "{:?}", names(&tools));
+    let answer = agent.call("echo", json!({"message": "over http"}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    assert!(answer.to_string().contains("over http"), "{answer}");
+    let answer = agent.call("not-pinned-anywhere", json!({}));
+    assert_eq!(refusal(&answer)["error_code"], "UNPINNED_TOOL", "{answer}");
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(audit.contains("UNPINNED_TOOL"), "{audit}");
+}
+
+#[test]
+fn a_revision_announced_on_the_get_stream_makes_a_prepared_call_stale_and_nothing_runs() {
+    let p = Project::bare(json!({}));
+    let rev = p.path().join("rev");
+    let actions = p.path().join("actions.jsonl");
+    std::fs::write(&rev, "a").unwrap();
+    let server = HttpServer::fixture(&[
+        "--http",
+        "--revision-file",
+        rev.to_str().unwrap(),
+        "--notify-on-change",
+        "--action-log",
+        actions.to_str().unwrap(),
+    ]);
+    p.set_servers(json!({"deploy": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = McpPipe::guard(&p, &["deploy"]);
+    agent.initialize();
+    let tools = agent.list_tools();
+    assert!(
+        names(&tools).contains(&"deploy_preview"),
+        "{:?}",
+        names(&tools)
+    );
+    let planned = json!({"branch": "fix-login"});
+
+    std::fs::write(&rev, "b").unwrap();
+    agent.notification("notifications/tools/list_changed");
+    agent.list_tools();
+    let answer = agent.call("deploy_preview", planned);
+    let r = refusal(&answer);
+    assert_eq!(r["error_code"], "STALE_TOOL_SCHEMA", "{answer}");
+    assert_eq!(r["side_effect_started"], false);
+    assert_eq!(
+        std::fs::read_to_string(&actions).unwrap_or_default(),
+        "",
+        "the server did something"
+    );
+}
+
+#[test]
+fn an_elicitation_from_the_server_reaches_the_agent_and_its_answer_returns() {
+    let server = everything_over_http();
+    let p = Project::new(json!({"everything": {"type": "http", "url": server.url("/mcp")}}));
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"asker\"]\n\n[profile.asker]\nprotocol-version = \"2025-11-25\"\ncapabilities = { elicitation = {} }\nclient-info = { name = \"asker\", version = \"1\" }\n",
+    )
+    .unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    assert!(
+        p.lock_text()
+            .unwrap()
+            .contains("name = \"trigger-elicitation-request\"")
+    );
+    let mut agent = McpPipe::guard(&p, &["everything"]);
+    agent.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "asker", "version": "1"}}),
+    );
+    agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    agent.list_tools();
+    agent.send(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {"name": "trigger-elicitation-request", "arguments": {}}}));
+    let mut others = Vec::new();
+    let asked = loop {
+        let m = agent
+            .next(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("no elicitation; stderr:\n{}", agent.stderr()));
+        if m["method"] == "elicitation/create" {
+            break m;
+        }
+        others.push(m);
+    };
+    agent.held.extend(others);
+    agent.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada Lovelace", "check": true}}}));
+    let answer = agent.answer(900);
+    assert!(answer.to_string().contains("Ada Lovelace"), "{answer}");
+}
+
+#[test]
+fn an_expired_session_is_reopened_by_the_guard_and_the_credential_never_reaches_the_agent() {
+    let token = "guard-token-7c1e4b20";
+    let p = Project::bare(json!({}));
+    let log = p.path().join("requests.log");
+    let server = HttpServer::fixture(&[
+        "--http",
+        "--page-size",
+        "1",
+        "--http-misbehave",
+        "expire-session",
+        "--require-token",
+        token,
+        "--log-file",
+        log.to_str().unwrap(),
+    ]);
+    p.set_servers(json!({"remote": {
+        "type": "http",
+        "url": server.url("/mcp"),
+        "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}
+    }}));
+    p.run_env(&["update", "--yes"], &[("REMOTE_TOKEN", token)])
+        .expect(0);
+    // A fresh server on the same port: its one expiry falls in the guarded session.
+    let port = server.port.to_string();
+    drop(server);
+    let server = HttpServer::fixture(&[
+        "--http",
+        "--page-size",
+        "1",
+        "--http-misbehave",
+        "expire-session",
+        "--require-token",
+        token,
+        "--log-file",
+        log.to_str().unwrap(),
+        "--port",
+        &port,
+    ]);
+    std::fs::write(&log, "").unwrap();
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &["guard", "remote"],
+        p.path(),
+        &[("REMOTE_TOKEN", token)],
+    );
+    agent.initialize();
+    let tools = agent.list_tools();
+    assert_eq!(tools.len(), 3, "{tools:?}");
+    let requests = std::fs::read_to_string(&log).unwrap();
+    let initializes = requests
+        .lines()
+        .filter(|l| l.contains(" initialize "))
+        .count();
+    assert_eq!(initializes, 2, "{requests}");
+    agent.close();
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    let mut seen = audit;
+    seen.push_str(&agent.stderr());
+    for message in agent.held.iter() {
+        seen.push_str(&message.to_string());
+    }
+    for tool in &tools {
+        seen.push_str(&tool.to_string());
+    }
+    assert!(!seen.contains(token), "{seen}");
+    drop(server);
+}
