@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::config::jsonc::{Kind, Node, Scanner, skip_trivia};
 use crate::config::{
     self, ConfigError, Format, Shape, TransportSpec, launches_guard, unwrapped_command,
+    wrapped_remote_sidecar,
 };
 
 /// How wrapped entries start the guard.
@@ -34,6 +35,59 @@ pub struct GuardLaunch {
     /// `--config PATH`, for a config the guard would not find where it starts: it
     /// reads the entry's `env` names there, to keep their values out of its log.
     pub config: Option<String>,
+    /// For remote entries: the absolute path of the file their original entries move
+    /// to ([`remote_sidecar_path`]), and the absolute lock path; `None` leaves remote
+    /// entries as they are.
+    pub remote: Option<RemoteLaunch>,
+}
+
+/// Where a wrapped remote entry's guard finds its server and its lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteLaunch {
+    pub sidecar: String,
+    pub lock: String,
+}
+
+/// Where wrap keeps the original entries of the remote servers it wrapped in
+/// `config`: `FILE.mcp-lock.remote.json` beside it, an `mcpServers` config the
+/// wrapped entries name with `--config`. Their URL and header templates stay there.
+pub fn remote_sidecar_path(config: &Path) -> PathBuf {
+    let mut name = config.file_name().unwrap_or_default().to_os_string();
+    name.push(".mcp-lock.remote.json");
+    config.with_file_name(name)
+}
+
+/// The entries of a sidecar file, verbatim, by name.
+pub fn sidecar_entries(text: &str, shown: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let root = Scanner {
+        text,
+        path: shown,
+        pos: 0,
+    }
+    .document()?;
+    let Some(Node {
+        kind: Kind::Object(members),
+        ..
+    }) = root.member("mcpServers")
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(members
+        .iter()
+        .map(|m| (m.key.clone(), text[m.value.span.clone()].to_string()))
+        .collect())
+}
+
+/// A sidecar holding `entries` (name, original entry text), in the order given.
+pub fn sidecar_text(entries: &[(String, String)]) -> String {
+    let members: Vec<String> = entries
+        .iter()
+        .map(|(name, entry)| format!("    {}: {entry}", json_string(name)))
+        .collect();
+    format!(
+        "{{\n  \"//\": \"Written by mcp-lock wrap: the remote servers it wrapped, as they were. mcp-lock unwrap puts them back.\",\n  \"mcpServers\": {{\n{}\n  }}\n}}\n",
+        members.join(",\n")
+    )
 }
 
 /// A config's new text, and what happened to each selected server.
@@ -44,6 +98,9 @@ pub struct Rewrite {
     pub servers: Vec<ServerChange>,
     /// Unwrap only: `text` is the backup wrap made, restored byte for byte.
     pub restored_backup: bool,
+    /// Wrap: the remote entries moved to the sidecar (name, original text); unwrap:
+    /// the names put back from it.
+    pub remote_moved: Vec<(String, String)>,
 }
 
 impl Rewrite {
@@ -126,9 +183,34 @@ pub fn wrap(
     launch: &GuardLaunch,
     only: &[String],
 ) -> Result<Rewrite, ConfigError> {
-    rewrite(text, path, only, |entry, stdio, edits| {
-        wrap_entry(text, entry, stdio, launch, edits)
-    })
+    let mut moved = Vec::new();
+    let mut rewrite = rewrite(text, path, only, |entry, edits| match &entry.stdio {
+        Some(stdio) => wrap_entry(text, entry, stdio, launch, edits),
+        None => match (&launch.remote, entry.remote) {
+            (Some(remote), true) => {
+                let original = text[entry.object.clone()].to_string();
+                let mut args = vec!["\"guard\"".to_string(), entry.key.clone()];
+                args.extend(["\"--lock\"".to_string(), json_string(&remote.lock)]);
+                args.extend(["\"--config\"".to_string(), json_string(&remote.sidecar)]);
+                edits.push(Edit {
+                    range: entry.object.clone(),
+                    text: format!(
+                        "{{\"command\": {}, \"args\": [{}]}}",
+                        json_string(&launch.command),
+                        args.join(", ")
+                    ),
+                });
+                moved.push((entry.name.clone(), original));
+                Outcome::Changed {
+                    command: "(remote)".into(),
+                    args: Vec::new(),
+                }
+            }
+            _ => Outcome::Remote,
+        },
+    })?;
+    rewrite.remote_moved = moved;
+    Ok(rewrite)
 }
 
 /// Makes the selected wrapped servers (all when `only` is empty) launch directly again.
@@ -149,7 +231,37 @@ pub fn unwrap(
         path: *path,
         by_launch: Vec::new(),
     };
-    let mut rewrite = rewrite(text, path, only, |entry, stdio, edits| {
+    let mut restored = Vec::new();
+    let mut failure = None;
+    let mut rewrite = rewrite(text, path, only, |entry, edits| {
+        if let Some(sidecar) = &entry.wrapped_remote {
+            // The original entry, byte for byte, from the file the guard reads it from.
+            let found = std::fs::read_to_string(sidecar)
+                .map_err(|e| format!("cannot read {sidecar}: {e}"))
+                .and_then(|t| sidecar_entries(&t, sidecar).map_err(|e| e.to_string()))
+                .map(|entries| entries.into_iter().find(|(n, _)| *n == entry.name));
+            return match found {
+                Ok(Some((name, original))) => {
+                    edits.push(Edit {
+                        range: entry.object.clone(),
+                        text: original.clone(),
+                    });
+                    restored.push((name, original));
+                    Outcome::Changed {
+                        command: "(remote)".into(),
+                        args: Vec::new(),
+                    }
+                }
+                Ok(None) => Outcome::NoCommand,
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    Outcome::NoCommand
+                }
+            };
+        }
+        let Some(stdio) = &entry.stdio else {
+            return Outcome::Remote;
+        };
         let mut inverse = Vec::new();
         let outcome = unwrap_entry(text, stdio, &mut inverse);
         let original = match outcome {
@@ -167,7 +279,14 @@ pub fn unwrap(
         }
         outcome
     })?;
+    if let Some(message) = failure {
+        return Err(ConfigError::Shape {
+            path: path.shown.to_string(),
+            message: format!("a wrapped remote entry cannot be restored: {message}"),
+        });
+    }
     rewrite.restored_backup = rewrite.changed() > 0 && backup == Some(rewrite.text.as_str());
+    rewrite.remote_moved = restored;
     Ok(rewrite)
 }
 
@@ -229,12 +348,12 @@ fn wrapped_entries(
         .collect())
 }
 
-/// Runs `edit` on each selected stdio entry and applies the edits it asks for.
+/// Runs `edit` on each selected entry and applies the edits it asks for.
 fn rewrite(
     text: &str,
     path: &ConfigPath,
     only: &[String],
-    mut edit: impl FnMut(&Entry, &Stdio, &mut Vec<Edit>) -> Outcome,
+    mut edit: impl FnMut(&Entry, &mut Vec<Edit>) -> Outcome,
 ) -> Result<Rewrite, ConfigError> {
     let mut edits = Vec::new();
     let mut servers = Vec::new();
@@ -242,10 +361,7 @@ fn rewrite(
         if !only.is_empty() && !only.contains(&entry.name) {
             continue;
         }
-        let outcome = match &entry.stdio {
-            Some(stdio) => edit(&entry, stdio, &mut edits),
-            None => Outcome::Remote,
-        };
+        let outcome = edit(&entry, &mut edits);
         servers.push(ServerChange {
             name: entry.name.clone(),
             outcome,
@@ -261,6 +377,7 @@ fn rewrite(
         text: out,
         servers,
         restored_backup: false,
+        remote_moved: Vec::new(),
     })
 }
 
@@ -423,6 +540,10 @@ struct Entry {
     object: Range<usize>,
     /// `None` for a remote server.
     stdio: Option<Stdio>,
+    /// A remote server's entry (JSON configs only), which wrap can move to a sidecar.
+    remote: bool,
+    /// A remote server wrap moved: the sidecar its original entry is in.
+    wrapped_remote: Option<String>,
 }
 
 /// The values a stdio entry is launched from.
@@ -481,6 +602,7 @@ impl Stdio {
             command,
             lock,
             config,
+            remote: None,
         })
     }
 }
@@ -525,11 +647,46 @@ fn entries(text: &str, path: &ConfigPath) -> Result<Vec<Entry>, ConfigError> {
             })
             .map(|(name, _)| name)
             .collect();
-        let found = match format {
+        let mut remote_names = Vec::new();
+        let mut wrapped_remote = Vec::new();
+        for (name, value) in values {
+            let Ok(config::entry::Read::Server(spec)) =
+                config::entry::read_entry(name, value, read.host)
+            else {
+                continue;
+            };
+            if !matches!(spec.transport, TransportSpec::Remote { .. }) {
+                continue;
+            }
+            let command = value.get("command").and_then(|c| c.as_str());
+            let args: Vec<String> = value
+                .get("args")
+                .and_then(|a| a.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match command.and_then(|c| wrapped_remote_sidecar(c, &args)) {
+                Some(sidecar) => wrapped_remote.push((name.clone(), sidecar)),
+                None => remote_names.push(name.clone()),
+            }
+        }
+        let mut found = match format {
             Format::Json => json_entries(text, path, table_path, &stdio_names)?,
             Format::Toml => toml_entries(text, table_path, &stdio_names)?,
             Format::Yaml => unreachable!("refused above"),
         };
+        if format == Format::Json {
+            for entry in &mut found {
+                entry.remote = entry.stdio.is_none() && remote_names.contains(&entry.name);
+                entry.wrapped_remote = wrapped_remote
+                    .iter()
+                    .find(|(n, _)| *n == entry.name)
+                    .map(|(_, s)| s.clone());
+            }
+        }
         entries.extend(found);
     }
     Ok(entries)
@@ -620,6 +777,8 @@ fn json_entries(
             key: text[member.key_span.clone()].to_string(),
             object: member.value.span.clone(),
             stdio,
+            remote: false,
+            wrapped_remote: None,
         });
     }
     Ok(entries)
@@ -724,6 +883,8 @@ fn toml_entries(
             key: json_string(name),
             object,
             stdio,
+            remote: false,
+            wrapped_remote: None,
         });
     }
     Ok(entries)

@@ -212,3 +212,68 @@ fn an_expired_session_is_reopened_by_the_guard_and_the_credential_never_reaches_
     assert!(!seen.contains(token), "{seen}");
     drop(server);
 }
+
+#[test]
+fn wrap_turns_a_remote_entry_into_a_guard_launch_that_names_its_original_and_unwrap_restores_it() {
+    let token = "wrap-token-93ab01f4";
+    let server = HttpServer::fixture(&["--http", "--require-token", token]);
+    let p = Project::bare(json!({}));
+    let original = format!(
+        "{{\n  // a remote server\n  \"mcpServers\": {{\n    \"remote\": {{ \"type\": \"http\",  \"url\": \"{}\",\n      \"headers\": {{\"Authorization\": \"Bearer ${{REMOTE_TOKEN}}\"}} }}\n  }}\n}}\n",
+        server.url("/mcp")
+    );
+    std::fs::write(p.path().join(".mcp.json"), &original).unwrap();
+    let env = [("REMOTE_TOKEN", token)];
+    p.run_env(&["update", "--yes"], &env).expect(0);
+
+    p.run_env(&["wrap"], &env).expect(0);
+    let wrapped = std::fs::read_to_string(p.path().join(".mcp.json")).unwrap();
+    assert!(!wrapped.contains("/mcp\""), "the URL was copied: {wrapped}");
+    assert!(
+        !wrapped.contains("REMOTE_TOKEN"),
+        "the header was copied: {wrapped}"
+    );
+    let config: Value = serde_json::from_str(
+        &wrapped
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap();
+    let entry = &config["mcpServers"]["remote"];
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let at = args.iter().position(|a| a == "--config").unwrap();
+    let sidecar = std::path::PathBuf::from(&args[at + 1]);
+    assert!(sidecar.is_absolute(), "{sidecar:?}");
+    let kept = std::fs::read_to_string(&sidecar).unwrap();
+    assert!(
+        kept.contains("Bearer ${REMOTE_TOKEN}") && kept.contains(&server.url("/mcp")),
+        "{kept}"
+    );
+
+    // verify still reads the server through the wrapped entry.
+    p.run_env(&["verify"], &env).expect(0);
+    // And the client's launch runs the guard in front of it.
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        Path::new("/"),
+        &env,
+    );
+    agent.initialize();
+    assert!(names(&agent.list_tools()).contains(&"search_docs"));
+    agent.close();
+
+    p.run(&["unwrap"]).expect(0);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(".mcp.json")).unwrap(),
+        original
+    );
+    assert!(!sidecar.exists());
+}

@@ -48,6 +48,7 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
                 command: guard_command(ws, &args.guard_command)?,
                 lock: lock.clone(),
                 config: config_arg,
+                remote: Some(remote_launch(ws, &config.path)?),
             }),
             Direction::Unwrap => None,
         };
@@ -161,6 +162,23 @@ fn check_selection(configs: &[Config], names: &[String]) -> Result<(), ConfigErr
         }),
         None => Ok(()),
     }
+}
+
+/// Where a wrapped remote entry's guard reads the original entry and the lock: both
+/// absolute, since the entry names another file than the one it is in.
+fn remote_launch(ws: &Workspace, config: &Path) -> anyhow::Result<wrap::RemoteLaunch> {
+    let sidecar = normalize(&ws.project_dir.join(wrap::remote_sidecar_path(config)));
+    let sidecar = sidecar
+        .to_str()
+        .with_context(|| {
+            format!(
+                "{} is not UTF-8 and cannot be written into a config",
+                sidecar.display()
+            )
+        })?
+        .to_string();
+    let lock = lock_argument(ws, true)?.expect("a lock argument is given when asked for");
+    Ok(wrap::RemoteLaunch { sidecar, lock })
 }
 
 /// The `--lock` a wrapped entry needs, as an absolute path: clients start servers in
@@ -319,13 +337,58 @@ fn write(config: &Config, rewrite: &Rewrite, backup_text: Option<&str>) -> anyho
         mcp_lock::lock::write_atomically(&backup, text.as_bytes(), mode)
             .with_context(|| format!("cannot write the backup {shown_backup}"))?;
     }
+    let wrapping = backup_text.is_some();
+    // Remote entries are in the sidecar before the config names it, and leave it
+    // only once the config has them back.
+    if wrapping && !rewrite.remote_moved.is_empty() {
+        write_sidecar(config, rewrite, mode, true)?;
+    }
     mcp_lock::lock::write_atomically(&target, rewrite.text.as_bytes(), mode)
         .with_context(|| format!("cannot write {}", config.shown))?;
+    if !wrapping && !rewrite.remote_moved.is_empty() {
+        write_sidecar(config, rewrite, mode, false)?;
+    }
     if rewrite.restored_backup {
         std::fs::remove_file(&backup)
             .with_context(|| format!("cannot remove {shown_backup} after restoring it"))?;
     }
     Ok(())
+}
+
+/// Wrap adds the moved entries to the sidecar (an entry of the same name is
+/// replaced); unwrap takes the restored ones out, and the file when none is left.
+fn write_sidecar(
+    config: &Config,
+    rewrite: &Rewrite,
+    mode: u32,
+    wrapping: bool,
+) -> anyhow::Result<()> {
+    let path = wrap::remote_sidecar_path(&config.path);
+    let shown = format!("{}.mcp-lock.remote.json", config.shown);
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => wrap::sidecar_entries(&text, &shown)?,
+        Err(_) => Vec::new(),
+    };
+    let moved: Vec<&str> = rewrite
+        .remote_moved
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let mut entries: Vec<(String, String)> = existing
+        .into_iter()
+        .filter(|(n, _)| !moved.contains(&n.as_str()))
+        .collect();
+    if wrapping {
+        entries.extend(rewrite.remote_moved.iter().cloned());
+    }
+    if entries.is_empty() {
+        if path.exists() {
+            std::fs::remove_file(&path).with_context(|| format!("cannot remove {shown}"))?;
+        }
+        return Ok(());
+    }
+    mcp_lock::lock::write_atomically(&path, wrap::sidecar_text(&entries).as_bytes(), mode & 0o666)
+        .with_context(|| format!("cannot write {shown}"))
 }
 
 fn summarize(config: &Config, rewrite: &Rewrite, direction: Direction, dry: bool) {

@@ -115,6 +115,10 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             .enumerate()
             .map(|(i, a)| tr(a, &format!("args[{i}]")))
             .collect::<Result<_, _>>()?;
+        // A remote entry wrap moved: read the original, where the guard reads it.
+        if let Some(sidecar) = super::wrapped_remote_sidecar(&command, &args) {
+            return read_sidecar_entry(name, &sidecar, host);
+        }
         // An entry `mcp-lock wrap` rewrote launches the guard, which starts the real
         // server: read it as that server, so wrapping never moves a pin.
         let (command, args) = unwrapped_command(&command, &args).unwrap_or((command, args));
@@ -137,6 +141,28 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         personal: false,
         oauth_client: oauth_client(obj)?,
     }))
+}
+
+/// The remote entry `name` of a sidecar wrap wrote, read as if it were still here.
+fn read_sidecar_entry(name: &str, sidecar: &str, host: Host) -> Result<Read, String> {
+    let text = std::fs::read_to_string(sidecar).map_err(|e| {
+        format!("is wrapped by mcp-lock, but its original entry in {sidecar} cannot be read: {e}; run `mcp-lock unwrap` or restore that file")
+    })?;
+    let root = super::shape::parse(&text, super::Format::Json, sidecar)
+        .map_err(|e| format!("is wrapped by mcp-lock, but {sidecar} is unreadable: {e}"))?;
+    let Some(entry) = root.get("mcpServers").and_then(|t| t.get(name)) else {
+        return Err(format!(
+            "is wrapped by mcp-lock, but {sidecar} has no entry {name:?}; run `mcp-lock unwrap` or restore that file"
+        ));
+    };
+    match read_entry(name, entry, host)? {
+        Read::Server(spec) if matches!(spec.transport, TransportSpec::Remote { .. }) => {
+            Ok(Read::Server(spec))
+        }
+        _ => Err(format!(
+            "is wrapped by mcp-lock, but its entry in {sidecar} is not a remote server"
+        )),
+    }
 }
 
 /// `"oauth": {"clientId": ..., "clientSecret": ..., "callbackPort": N}` (Claude Code's

@@ -735,6 +735,18 @@ pub fn unwrapped_command(command: &str, args: &[String]) -> Option<(String, Vec<
     Some((inner.clone(), rest.to_vec()))
 }
 
+/// For an entry `mcp-lock wrap` made of a remote server (`guard NAME --config X`,
+/// no command after `--`), the sidecar `X` that holds the original entry.
+pub fn wrapped_remote_sidecar(command: &str, args: &[String]) -> Option<String> {
+    if !launches_guard(command, args) || args.iter().any(|a| a == "--") {
+        return None;
+    }
+    let at = args.iter().position(|a| a == "--config")?;
+    args.get(at + 1)
+        .filter(|p| p.ends_with(".mcp-lock.remote.json"))
+        .cloned()
+}
+
 /// Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in one
 /// value, recording every expanded value as a secret.
 pub fn expand(
