@@ -160,7 +160,7 @@ Exit codes: 0 the agent closed the session, 1 the server exited first,
 2 usage, config or lock error, 130 interrupted.")]
     Guard(GuardArgs),
 
-    /// Rewrite a client config so its stdio servers launch through `mcp-lock guard`
+    /// Rewrite a client config so its servers launch through `mcp-lock guard`
     #[command(after_help = "\
 Examples:
   mcp-lock wrap                     every stdio server in the discovered configs
@@ -168,7 +168,9 @@ Examples:
   mcp-lock --config ~/.config/Claude/claude_desktop_config.json --lock ~/proj/mcp.lock wrap
 
 The config is saved to FILE.mcp-lock.bak first. Wrapping twice changes nothing;
-`mcp-lock unwrap` undoes it byte for byte. Remote servers are left as they are.")]
+`mcp-lock unwrap` undoes it byte for byte. A remote entry (in an mcpServers config)
+becomes `mcp-lock guard NAME --lock LOCK --config FILE.mcp-lock.remote.json`: its URL
+and header templates move to that file, never into the wrapped entry.")]
     Wrap(WrapArgs),
 
     /// Undo `mcp-lock wrap`: servers launch directly again

@@ -200,9 +200,14 @@ pub fn wrap(
                         args.join(", ")
                     ),
                 });
+                // Reports show the URL as written (no secret: variables unexpanded).
+                let url = serde_json::from_str::<serde_json::Value>(&original)
+                    .ok()
+                    .and_then(|v| v["url"].as_str().map(str::to_string))
+                    .unwrap_or_else(|| "remote".into());
                 moved.push((entry.name.clone(), original));
                 Outcome::Changed {
-                    command: "(remote)".into(),
+                    command: url,
                     args: Vec::new(),
                 }
             }
@@ -678,7 +683,9 @@ fn entries(text: &str, path: &ConfigPath) -> Result<Vec<Entry>, ConfigError> {
             Format::Toml => toml_entries(text, table_path, &stdio_names)?,
             Format::Yaml => unreachable!("refused above"),
         };
-        if format == Format::Json {
+        // A `{"command", "args"}` entry is a stdio server only in the mcpServers
+        // shapes; others (VS Code, opencode, Zed) keep their remote entries as they are.
+        if matches!(shape, Shape::McpServers | Shape::ClaudeUser) {
             for entry in &mut found {
                 entry.remote = entry.stdio.is_none() && remote_names.contains(&entry.name);
                 entry.wrapped_remote = wrapped_remote

@@ -107,7 +107,7 @@ fn wrap_then_unwrap_restores_a_claude_config_byte_for_byte() {
         "--port",   "0"
       ]"#,
         r#""args": ["guard", "escaped", "--", "\/opt\/caf\u00e9\/bin\/server", "--quote", "say \"hi\""]"#,
-        r#""remote": { "type": "http", "url": "https://example.com/mcp" }"#,
+        r#""remote": {"command": "mcp-lock", "args": ["guard", "remote", "--lock", ""#,
     ] {
         assert!(wrapped.contains(fragment), "{fragment}\nnot in\n{wrapped}");
     }
@@ -120,9 +120,15 @@ fn wrap_then_unwrap_restores_a_claude_config_byte_for_byte() {
         stderr.contains("Wrapping github (npx -y @modelcontextprotocol/server-github)"),
         "{stderr}"
     );
-    assert!(stderr.contains("remote is a remote server"), "{stderr}");
+    // The remote entry's URL moved to the sidecar its guard launch names.
     assert!(
-        stderr.contains("Wrapped 5 servers in .mcp.json (backup: .mcp.json.mcp-lock.bak)"),
+        stderr.contains("Wrapping remote (https://example.com/mcp)"),
+        "{stderr}"
+    );
+    assert!(!wrapped.contains("https://example.com/mcp"), "{wrapped}");
+    assert!(read(&project, ".mcp.json.mcp-lock.remote.json").contains("https://example.com/mcp"));
+    assert!(
+        stderr.contains("Wrapped 6 servers in .mcp.json (backup: .mcp.json.mcp-lock.bak)"),
         "{stderr}"
     );
 
@@ -655,7 +661,11 @@ fn wrap_then_unwrap_restores_every_json_shape_and_codex_toml_byte_for_byte() {
         assert_ne!(wrapped, text, "{rel}: nothing wrapped");
         assert!(wrapped.contains("\"guard\""), "{rel}:\n{wrapped}");
         // Comments and other settings stay; the entries read as the same servers.
-        for line in text.lines().filter(|l| l.contains("//") || l.contains('#')) {
+        // (A remote entry's URL moves to the sidecar: its "//" is no comment.)
+        for line in text
+            .lines()
+            .filter(|l| (l.contains("//") || l.contains('#')) && !l.contains("://"))
+        {
             let comment = line.split("//").nth(1).or_else(|| line.split('#').nth(1));
             if let Some(comment) = comment {
                 assert!(
