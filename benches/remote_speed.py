@@ -10,9 +10,14 @@
    takes 0..380 ms (20 ms apart), verified together with the default --jobs vs the
    slowest of them verified alone.
 
+3. Guard over HTTP: per-call round trip of `tools/call echo` to server-everything over
+   Streamable HTTP, from a client in this script straight to the server (keep-alive,
+   in its session) vs through `mcp-lock guard` (stdio in, HTTP out); p50 and p99 of
+   CALLS calls each, interleaved in blocks of 20.
+
 Rounds are interleaved so machine noise hits every measurement alike; medians shown.
 
-Usage: python3 benches/remote_speed.py [ROUNDS]
+Usage: python3 benches/remote_speed.py [ROUNDS] [CALLS]
 (needs scripts/install-test-servers.sh; builds the release binary and fixture)
 """
 
@@ -27,6 +32,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+CALLS = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 SERVERS_DIR = os.environ.get("MCP_LOCK_TEST_SERVERS") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mcp-lock/test-servers"
 )
@@ -106,6 +112,95 @@ def bare_http(port):
     return time.perf_counter() - start_t
 
 
+class DirectHttp:
+    """One Streamable HTTP session straight to the server, on a kept-alive connection."""
+
+    def __init__(self, port):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port)
+        self.headers = {"Accept": "application/json, text/event-stream",
+                        "Content-Type": "application/json"}
+        r = self.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}})
+        self.headers["Mcp-Session-Id"] = r.getheader("mcp-session-id")
+        self.headers["MCP-Protocol-Version"] = "2025-11-25"
+        read_sse_answer(r)
+        r.read()
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).read()
+        self.next_id = 2
+
+    def post(self, body):
+        self.conn.request("POST", "/mcp", json.dumps(body), self.headers)
+        return self.conn.getresponse()
+
+    def call(self):
+        rid = self.next_id
+        self.next_id += 1
+        t = time.perf_counter()
+        r = self.post({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                       "params": {"name": "echo", "arguments": {"message": "hi"}}})
+        answer = read_sse_answer(r)
+        elapsed = time.perf_counter() - t
+        r.read()
+        assert answer["id"] == rid and "result" in answer, answer
+        return elapsed
+
+    def close(self):
+        self.conn.request("DELETE", "/mcp", headers=self.headers)
+        self.conn.getresponse().read()
+        self.conn.close()
+
+
+class GuardedHttp:
+    """The same session through `mcp-lock guard` over stdio."""
+
+    def __init__(self, project, name):
+        self.proc = subprocess.Popen([BIN, "guard", name], cwd=project, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        cursor = None
+        while True:
+            result = self.request("tools/list", {"cursor": cursor} if cursor else {})["result"]
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+
+    def send(self, msg):
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                sys.exit("the guard ended")
+            message = json.loads(line)
+            if message.get("id") == rid and "method" not in message:
+                return message
+
+    def call(self):
+        t = time.perf_counter()
+        answer = self.request("tools/call", {"name": "echo", "arguments": {"message": "hi"}})
+        elapsed = time.perf_counter() - t
+        assert "result" in answer and not answer["result"].get("isError"), answer
+        return elapsed
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def pct(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
 def verify(project, *names):
     start_t = time.perf_counter()
     jobs = ["--jobs", os.environ["JOBS"]] if os.environ.get("JOBS") else []
@@ -165,6 +260,15 @@ def main():
                 inside.append(e)
                 all20.append(verify(many)[0])
                 alone.append(verify(many, slowest)[0])
+
+            direct_calls, guard_calls = [], []
+            direct = DirectHttp(port)
+            guarded = GuardedHttp(http_project, "everything-http")
+            for _ in range(max(1, CALLS // 20)):
+                direct_calls.extend(direct.call() for _ in range(20))
+                guard_calls.extend(guarded.call() for _ in range(20))
+            direct.close()
+            guarded.close()
         finally:
             for proc in procs:
                 proc.terminate()
@@ -181,6 +285,12 @@ def main():
     print(f"  all 20 together              {med(all20):.3f} s")
     print(f"  slowest ({slowest}) alone      {med(alone):.3f} s")
     print(f"  ratio                        {med(all20) / med(alone):.2f}x   (goal: under 1.5x)")
+    ms = lambda v: v * 1000
+    print(f"tools/call echo to server-everything over Streamable HTTP, {len(direct_calls)} calls each:")
+    print(f"  {'':<28} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"  {'direct HTTP':<28} {ms(pct(direct_calls, 50)):>8.2f} {ms(pct(direct_calls, 99)):>8.2f}")
+    print(f"  {'through mcp-lock guard':<28} {ms(pct(guard_calls, 50)):>8.2f} {ms(pct(guard_calls, 99)):>8.2f}")
+    print(f"  added at p50                 {ms(pct(guard_calls, 50) - pct(direct_calls, 50)):+.2f} ms")
 
 
 if __name__ == "__main__":

@@ -182,6 +182,32 @@ fn login_caches_a_private_token_that_update_and_verify_use_and_logout_forgets() 
         }
     }
 
+    // The guard in front of it uses the cached token; the agent never sees it.
+    let guard_env = env(&home);
+    let guard_env: Vec<(&str, &str)> = guard_env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut agent = common::McpPipe::spawn(&bin(), &["guard", "remote"], p.path(), &guard_env);
+    agent.initialize();
+    let tools = agent.list_tools();
+    assert!(tools.iter().any(|t| t["name"] == "whoami"), "{tools:?}");
+    let answer = agent.call("whoami", json!({}));
+    assert!(
+        answer.to_string().contains("an authorized client"),
+        "{answer}"
+    );
+    agent.close();
+    agent.wait_exit(std::time::Duration::from_secs(10));
+    outputs.push(agent.stderr());
+    outputs.push(answer.to_string());
+    outputs.push(std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap());
+    for secret in secrets_of(&token_record(&home)) {
+        for text in &outputs {
+            assert!(!text.contains(&secret), "a token leaked:\n{text}");
+        }
+    }
+
     assert!(
         p.lock_text()
             .unwrap()
@@ -277,4 +303,14 @@ fn a_token_the_server_rejects_before_its_expiry_is_refreshed_once_on_401() {
     let refreshed = token_record(&home);
     assert_ne!(refreshed["access_token"], "revoked-access-token");
     assert_ne!(refreshed["refresh_token"], record["refresh_token"]);
+}
+
+#[test]
+fn login_without_a_terminal_or_no_browser_refuses_at_once_instead_of_waiting() {
+    let p = Project::bare(json!({"remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}));
+    let home = p.path().join("config-home");
+    let run = run(&p, &home, &["login", "remote"]);
+    run.expect(2);
+    assert!(run.stderr().contains("--no-browser"), "{}", run.stderr());
+    assert!(run.elapsed < std::time::Duration::from_secs(5));
 }

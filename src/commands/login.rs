@@ -56,6 +56,12 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
     let (spec, url) = remote_url(ws, &args.server)?;
     let store = store()?;
     let interactive = std::io::stderr().is_terminal() && env_lookup("CI").is_none();
+    if !interactive && !args.no_browser {
+        // Nobody could see a browser open: never wait for one.
+        bail!(
+            "mcp-lock login needs a person: run it in a terminal, or pass --no-browser to open the address yourself and paste back where it ends (without a terminal or with CI set, no browser is opened)"
+        );
+    }
     let options = LoginOptions {
         open_browser: interactive && !args.no_browser,
         paste_back: args.no_browser,
