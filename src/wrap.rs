@@ -910,6 +910,7 @@ mod tests {
             command: "mcp-lock".into(),
             lock: None,
             config: None,
+            remote: None,
         }
     }
 

@@ -167,7 +167,7 @@ fn read_sidecar_entry(name: &str, sidecar: &str, host: Host) -> Result<Read, Str
 
 /// `"oauth": {"clientId": ..., "clientSecret": ..., "callbackPort": N}` (Claude Code's
 /// spelling; `client_id` / `client_secret` / `callback_port` too).
-fn oauth_client(obj: &Map<String, Value>) -> Result<Option<OAuthClientSpec>, String> {
+fn oauth_client(obj: &Map<String, Value>) -> Result<Option<Box<OAuthClientSpec>>, String> {
     let Some(oauth) = obj.get("oauth") else {
         return Ok(None);
     };
@@ -198,11 +198,11 @@ fn oauth_client(obj: &Map<String, Value>) -> Result<Option<OAuthClientSpec>, Str
                 .ok_or("\"oauth.callbackPort\" must be a port number")?,
         ),
     };
-    Ok(Some(OAuthClientSpec {
+    Ok(Some(Box::new(OAuthClientSpec {
         client_id,
         client_secret: text(["clientSecret", "client_secret"])?,
         callback_port,
-    }))
+    })))
 }
 
 /// The type names clients give remote transports.

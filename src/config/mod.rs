@@ -155,7 +155,7 @@ pub struct ServerSpec {
     pub personal: bool,
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
-    pub oauth_client: Option<OAuthClientSpec>,
+    pub oauth_client: Option<Box<OAuthClientSpec>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
