@@ -557,7 +557,8 @@ pub fn item_changes(
 /// findings judge: authority when it widens); a template whose display `name` alone
 /// changed is a rename too.
 fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
-    use crate::classify::{is_template_rename, same_except_key};
+    use crate::classify::{canonical_except_key, is_template_rename};
+    use std::collections::{HashMap, VecDeque};
     if kind == Kind::ResourceTemplate {
         for c in changes.iter_mut() {
             if let (ChangeKind::Changed, Some(a), Some(b)) = (c.change, &c.pinned, &c.live)
@@ -568,35 +569,61 @@ fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
             }
         }
     }
-    let mut i = 0;
-    while i < changes.len() {
+    // Each removal takes the first addition left whose definition but for the key is
+    // the same: additions are found by that canonical form, not compared pairwise.
+    let mut additions: HashMap<String, VecDeque<usize>> = HashMap::new();
+    let has_removal = changes.iter().any(|c| c.change == ChangeKind::Removed);
+    if !has_removal {
+        return;
+    }
+    for (j, c) in changes.iter().enumerate() {
+        if c.change == ChangeKind::Added
+            && c.problem.is_none()
+            && let Some(form) = c
+                .live
+                .as_deref()
+                .and_then(|d| canonical_except_key(kind, d))
+        {
+            additions.entry(form).or_default().push_back(j);
+        }
+    }
+    if additions.is_empty() {
+        return;
+    }
+    let mut taken = vec![false; changes.len()];
+    for i in 0..changes.len() {
         if changes[i].change != ChangeKind::Removed {
-            i += 1;
             continue;
         }
-        let partner = changes.iter().position(|c| {
-            c.change == ChangeKind::Added
-                && c.problem.is_none()
-                && matches!((&changes[i].pinned, &c.live), (Some(a), Some(b)) if same_except_key(kind, a, b))
-        });
-        let Some(j) = partner else {
-            i += 1;
+        let Some(form) = changes[i]
+            .pinned
+            .as_deref()
+            .and_then(|d| canonical_except_key(kind, d))
+        else {
             continue;
         };
-        let added = changes[j].clone();
+        let Some(j) = additions.get_mut(&form).and_then(VecDeque::pop_front) else {
+            continue;
+        };
+        taken[j] = true;
+        let added = &changes[j];
+        let (tool, live_hash, live) = (
+            added.tool.clone(),
+            added.live_hash.clone(),
+            added.live.clone(),
+        );
         let removed = &mut changes[i];
-        removed.renamed_from = Some(std::mem::take(&mut removed.tool));
-        removed.tool = added.tool;
+        removed.renamed_from = Some(std::mem::replace(&mut removed.tool, tool));
         removed.change = ChangeKind::Renamed;
-        removed.live_hash = added.live_hash;
-        removed.live = added.live;
+        removed.live_hash = live_hash;
+        removed.live = live;
         removed.parts = vec![Part::Other];
-        changes.remove(j);
-        if j < i {
-            i -= 1;
-        }
-        i += 1;
     }
+    let mut index = 0;
+    changes.retain(|_| {
+        index += 1;
+        !taken[index - 1]
+    });
 }
 
 /// How one live tool differs from the pins, if it does: the judgement verify makes of

@@ -9,17 +9,42 @@ use crate::json::{CanonError, Json, JsonStr};
 
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut hex = String::with_capacity(64);
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(digest.len() * 2);
     for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
+        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
     }
     hex
 }
 
 /// SHA-256 of the definition's RFC 8785 canonical form: the whole object as sent.
 pub fn definition_hash(definition: &Json) -> Result<String, CanonError> {
-    Ok(sha256_hex(definition.canonical()?.as_bytes()))
+    thread_local! {
+        /// The canonical form is written into the same buffer each time: a listing's
+        /// thousands of definitions then cost no allocation for it after the first.
+        static BUFFER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    BUFFER.with(|buffer| {
+        let mut buffer = buffer.try_borrow_mut().ok();
+        match buffer.as_deref_mut() {
+            Some(out) => {
+                out.clear();
+                definition.canonical_into(out)?;
+                let hash = sha256_hex(out.as_bytes());
+                if out.capacity() > 1 << 20 {
+                    // One huge definition does not keep its megabytes for the rest.
+                    *out = String::new();
+                }
+                Ok(hash)
+            }
+            None => Ok(sha256_hex(definition.canonical()?.as_bytes())),
+        }
+    })
 }
 
 /// SHA-256 of the `instructions` string as received.

@@ -45,11 +45,19 @@ enum Units {
 impl JsonStr {
     fn from_units(units: Vec<u16>) -> Self {
         if units.len() <= INLINE {
-            let mut inline = [0u16; INLINE];
-            inline[..units.len()].copy_from_slice(&units);
-            JsonStr(Units::Inline(units.len() as u8, inline))
+            JsonStr::from_slice(&units)
         } else {
             JsonStr(Units::Heap(units.into_boxed_slice()))
+        }
+    }
+
+    fn from_slice(units: &[u16]) -> Self {
+        if units.len() <= INLINE {
+            let mut inline = [0u16; INLINE];
+            inline[..units.len()].copy_from_slice(units);
+            JsonStr(Units::Inline(units.len() as u8, inline))
+        } else {
+            JsonStr(Units::Heap(units.into()))
         }
     }
 
@@ -145,6 +153,9 @@ impl Json {
         let mut reader = Reader {
             text: text.as_bytes(),
             pos: 0,
+            scratch: Vec::new(),
+            members: Vec::new(),
+            items: Vec::new(),
         };
         reader.skip_ws();
         let value = reader.value(0)?;
@@ -215,8 +226,13 @@ impl Json {
     /// The RFC 8785 canonical form, or why there is none.
     pub fn canonical(&self) -> Result<String, CanonError> {
         let mut out = String::new();
-        write_value(self, &mut out, None, &mut String::new())?;
+        write_value(self, &mut out, None)?;
         Ok(out)
+    }
+
+    /// [`Json::canonical`] appended to `out`; on error `out` holds part of it.
+    pub fn canonical_into(&self, out: &mut String) -> Result<(), CanonError> {
+        write_value(self, out, None)
     }
 
     /// The canonical form laid out over lines, two spaces a level: members in JCS order,
@@ -224,7 +240,7 @@ impl Json {
     /// with the same canonical form, so a pinned definition can be stored readably.
     pub fn canonical_pretty(&self) -> Result<String, CanonError> {
         let mut out = String::new();
-        write_value(self, &mut out, Some(0), &mut String::new())?;
+        write_value(self, &mut out, Some(0))?;
         Ok(out)
     }
 
@@ -386,6 +402,14 @@ fn number_value(n: f64) -> serde_json::Value {
 struct Reader<'a> {
     text: &'a [u8],
     pos: usize,
+    /// The string being read, reused from string to string: each string then costs
+    /// one allocation of its exact size, or none when short.
+    scratch: Vec<u16>,
+    /// The members of the objects being read, innermost last; each object takes its
+    /// own off the top when it closes, in one allocation of its exact size.
+    members: Vec<(JsonStr, Json)>,
+    /// The same for arrays.
+    items: Vec<Json>,
 }
 
 impl Reader<'_> {
@@ -440,12 +464,18 @@ impl Reader<'_> {
 
     fn object(&mut self, depth: usize) -> Result<Json, ParseError> {
         self.pos += 1;
-        let mut members = Vec::new();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Json::Object(members));
+            return Ok(Json::Object(Vec::new()));
         }
+        let start = self.members.len();
+        let read = self.members_into(depth);
+        let members: Vec<(JsonStr, Json)> = self.members.drain(start..).collect();
+        read.map(|()| Json::Object(members))
+    }
+
+    fn members_into(&mut self, depth: usize) -> Result<(), ParseError> {
         loop {
             self.skip_ws();
             if self.peek() != Some(b'"') {
@@ -459,14 +489,13 @@ impl Reader<'_> {
             self.pos += 1;
             self.skip_ws();
             let value = self.value(depth + 1)?;
-            members.push((key, value));
+            self.members.push((key, value));
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    members.shrink_to_fit();
-                    return Ok(Json::Object(members));
+                    return Ok(());
                 }
                 _ => return Err(self.error("expected ',' or '}' in an object")),
             }
@@ -475,22 +504,28 @@ impl Reader<'_> {
 
     fn array(&mut self, depth: usize) -> Result<Json, ParseError> {
         self.pos += 1;
-        let mut items = Vec::new();
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return Ok(Json::Array(items));
+            return Ok(Json::Array(Vec::new()));
         }
+        let start = self.items.len();
+        let read = self.items_into(depth);
+        let items: Vec<Json> = self.items.drain(start..).collect();
+        read.map(|()| Json::Array(items))
+    }
+
+    fn items_into(&mut self, depth: usize) -> Result<(), ParseError> {
         loop {
             self.skip_ws();
-            items.push(self.value(depth + 1)?);
+            let item = self.value(depth + 1)?;
+            self.items.push(item);
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    items.shrink_to_fit();
-                    return Ok(Json::Array(items));
+                    return Ok(());
                 }
                 _ => return Err(self.error("expected ',' or ']' in an array")),
             }
@@ -506,15 +541,26 @@ impl Reader<'_> {
             }
             r.pos - from
         };
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.pos += 1;
         }
+        let integer_at = self.pos;
         match self.peek() {
             Some(b'0') => self.pos += 1,
             Some(b'1'..=b'9') => {
                 digits(self);
             }
             _ => return Err(self.error("malformed number")),
+        }
+        let integer = &self.text[integer_at..self.pos];
+        // An integer of up to 15 digits is exact in a double: no float parsing needed.
+        if integer.len() <= 15 && !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            let value = integer
+                .iter()
+                .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+            let value = value as f64;
+            return Ok(Json::Number(if negative { -value } else { value }));
         }
         if self.peek() == Some(b'.') {
             self.pos += 1;
@@ -557,7 +603,15 @@ impl Reader<'_> {
 
     fn string(&mut self) -> Result<JsonStr, ParseError> {
         self.pos += 1;
-        let mut units = Vec::new();
+        let mut units = std::mem::take(&mut self.scratch);
+        units.clear();
+        let read = self.string_into(&mut units);
+        let string = read.map(|()| JsonStr::from_slice(&units));
+        self.scratch = units;
+        string
+    }
+
+    fn string_into(&mut self, units: &mut Vec<u16>) -> Result<(), ParseError> {
         loop {
             let run_start = self.pos;
             while let Some(b) = self.peek() {
@@ -567,17 +621,22 @@ impl Reader<'_> {
                 self.pos += 1;
             }
             if run_start < self.pos {
-                let run = std::str::from_utf8(&self.text[run_start..self.pos]).map_err(|e| {
-                    self.pos = run_start + e.valid_up_to();
-                    self.error("invalid UTF-8 in a string")
-                })?;
-                units.extend(run.encode_utf16());
+                let bytes = &self.text[run_start..self.pos];
+                if bytes.is_ascii() {
+                    units.extend(bytes.iter().map(|&b| u16::from(b)));
+                } else {
+                    let run = std::str::from_utf8(bytes).map_err(|e| {
+                        self.pos = run_start + e.valid_up_to();
+                        self.error("invalid UTF-8 in a string")
+                    })?;
+                    units.extend(run.encode_utf16());
+                }
             }
             match self.peek() {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(JsonStr::from_units(units));
+                    return Ok(());
                 }
                 Some(b'\\') => {
                     self.pos += 1;
@@ -608,12 +667,9 @@ impl Reader<'_> {
     }
 }
 
-fn write_value(
-    value: &Json,
-    out: &mut String,
-    indent: Option<usize>,
-    pointer: &mut String,
-) -> Result<(), CanonError> {
+/// Writes `value`; on a repeated member, the error's pointer is built on the way back
+/// up, so that a value that has a canonical form pays nothing for pointers.
+fn write_value(value: &Json, out: &mut String, indent: Option<usize>) -> Result<(), CanonError> {
     match value {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -630,10 +686,8 @@ fn write_value(
                     out.push(',');
                 }
                 newline(out, indent.map(|d| d + 1));
-                let len = pointer.len();
-                pointer.push_str(&format!("/{i}"));
-                write_value(item, out, indent.map(|d| d + 1), pointer)?;
-                pointer.truncate(len);
+                write_value(item, out, indent.map(|d| d + 1))
+                    .map_err(|e| e.under(&i.to_string()))?;
             }
             newline(out, indent);
             out.push(']');
@@ -644,18 +698,16 @@ fn write_value(
                 return Ok(());
             }
             let mut sorted: Vec<&(JsonStr, Json)> = members.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
-                let name = pair[0].0.to_string_lossy();
-                let pointer = format!("{pointer}/{}", escape_pointer(&name));
-                return Err(CanonError::RepeatedMember {
-                    name,
-                    pointer: if pointer.is_empty() {
-                        "/".into()
-                    } else {
-                        pointer
-                    },
-                });
+            // Members usually come sorted or nearly: check before sorting.
+            if !sorted.is_sorted_by(|a, b| a.0 < b.0) {
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
+                    let name = pair[0].0.to_string_lossy();
+                    return Err(CanonError::RepeatedMember {
+                        pointer: format!("/{}", escape_pointer(&name)),
+                        name,
+                    });
+                }
             }
             out.push('{');
             for (i, (key, item)) in sorted.into_iter().enumerate() {
@@ -668,17 +720,26 @@ fn write_value(
                 if indent.is_some() {
                     out.push(' ');
                 }
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&escape_pointer(&key.to_string_lossy()));
-                write_value(item, out, indent.map(|d| d + 1), pointer)?;
-                pointer.truncate(len);
+                write_value(item, out, indent.map(|d| d + 1))
+                    .map_err(|e| e.under(&escape_pointer(&key.to_string_lossy())))?;
             }
             newline(out, indent);
             out.push('}');
         }
     }
     Ok(())
+}
+
+impl CanonError {
+    /// The same error seen from the parent: `token` goes in front of its pointer.
+    fn under(self, token: &str) -> CanonError {
+        match self {
+            CanonError::RepeatedMember { name, pointer } => CanonError::RepeatedMember {
+                name,
+                pointer: format!("/{token}{pointer}"),
+            },
+        }
+    }
 }
 
 fn newline(out: &mut String, indent: Option<usize>) {
@@ -694,9 +755,25 @@ pub fn escape_pointer(token: &str) -> String {
 }
 
 fn write_number(n: f64, out: &mut String) {
+    /// Below this every integer is exact and ECMAScript writes it as plain digits.
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if n == 0.0 {
         // ECMAScript writes -0 as 0.
         out.push('0');
+    } else if n.fract() == 0.0 && n.abs() < EXACT {
+        // The common case (counts, limits, ids), without the shortest-digits search.
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = n.abs() as u64;
+        while rest > 0 {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        if n < 0.0 {
+            out.push('-');
+        }
+        out.extend(digits[at..].iter().map(|&d| char::from(d)));
     } else {
         out.push_str(ryu_js::Buffer::new().format_finite(n));
     }
@@ -707,7 +784,47 @@ fn write_number(n: f64, out: &mut String) {
 /// `\u` escapes: the value, and so the canonical form, stays the same.
 fn write_string(s: &JsonStr, out: &mut String, visible: bool) {
     out.push('"');
-    for item in char::decode_utf16(s.units().iter().copied()) {
+    let mut units = s.units();
+    loop {
+        // Printable ASCII but for the two that need escapes is copied as it is: most
+        // names and descriptions are nothing else.
+        let plain = units
+            .iter()
+            .position(|&u| !(0x20..0x7f).contains(&u) || u == 0x22 || u == 0x5c)
+            .unwrap_or(units.len());
+        push_ascii(out, &units[..plain]);
+        units = &units[plain..];
+        let Some(&first) = units.first() else {
+            break;
+        };
+        // One character (a surrogate pair, or one unit) that is not plain ASCII.
+        let width = if (0xd800..0xdc00).contains(&first)
+            && units.get(1).is_some_and(|u| (0xdc00..0xe000).contains(u))
+        {
+            2
+        } else {
+            1
+        };
+        write_char(&units[..width], out, visible);
+        units = &units[width..];
+    }
+    out.push('"');
+}
+
+/// Appends code units that are all ASCII, through a small buffer of bytes.
+fn push_ascii(out: &mut String, units: &[u16]) {
+    let mut buf = [0u8; 256];
+    for chunk in units.chunks(buf.len()) {
+        for (b, &u) in buf.iter_mut().zip(chunk) {
+            *b = u as u8;
+        }
+        out.push_str(std::str::from_utf8(&buf[..chunk.len()]).unwrap_or_default());
+    }
+}
+
+/// Writes one character's code units (a lone surrogate is one unit) as JCS does.
+fn write_char(units: &[u16], out: &mut String, visible: bool) {
+    for item in char::decode_utf16(units.iter().copied()) {
         match item {
             Ok('"') => out.push_str("\\\""),
             Ok('\\') => out.push_str("\\\\"),
@@ -716,18 +833,26 @@ fn write_string(s: &JsonStr, out: &mut String, visible: bool) {
             Ok('\n') => out.push_str("\\n"),
             Ok('\u{c}') => out.push_str("\\f"),
             Ok('\r') => out.push_str("\\r"),
-            Ok(c) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            Ok(c) if (c as u32) < 0x20 => push_unit_escape(out, c as u16),
             Ok(c) if visible && crate::text::is_unsafe(c) => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
+                let mut pair = [0u16; 2];
+                for unit in c.encode_utf16(&mut pair) {
+                    push_unit_escape(out, *unit);
                 }
             }
             Ok(c) => out.push(c),
-            Err(lone) => out.push_str(&format!("\\u{:04x}", lone.unpaired_surrogate())),
+            Err(lone) => push_unit_escape(out, lone.unpaired_surrogate()),
         }
     }
-    out.push('"');
+}
+
+/// `\u` and four lowercase hex digits.
+fn push_unit_escape(out: &mut String, unit: u16) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(char::from(DIGITS[usize::from((unit >> shift) & 0xf)]));
+    }
 }
 
 #[cfg(test)]

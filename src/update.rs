@@ -2,7 +2,7 @@
 //! into a new lock. Only approved proposals move a pin.
 
 use crate::check::Checked;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::client::{Listing, Outcome, ServerSession};
 use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
@@ -329,6 +329,9 @@ fn pins_of(items: &[HashedTool]) -> BTreeMap<String, LockedTool> {
 pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Lockfile {
     let mut next = lock.clone();
     let mut drops = Vec::new();
+    // Each listing's definitions by key and hash, made the first time a change to
+    // one of them is applied: many changes then cost a lookup each, not a scan.
+    let mut indexes: HashMap<(usize, Kind), HashMap<(&str, &str), &HashedTool>> = HashMap::new();
     for proposal in accepted {
         match proposal {
             Proposal::DropServer { server, .. } => {
@@ -344,9 +347,10 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
             _ => {}
         }
         let profile = proposal.profile().unwrap_or_default();
-        let Some(c) = checked
+        let Some((at, c)) = checked
             .iter()
-            .find(|c| c.spec.name == proposal.server() && c.profile.name == profile)
+            .enumerate()
+            .find(|(_, c)| c.spec.name == proposal.server() && c.profile.name == profile)
         else {
             continue;
         };
@@ -399,10 +403,19 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 // The pin is made from the listing as sent, not from the (redacted)
                 // report: the definition the report names, with the hash it shows.
                 let live = listing.kind(change.kind).and_then(|all| {
-                    all.iter().find(|t| {
-                        t.name.as_deref() == Some(change.tool.as_str())
-                            && t.hash.as_ref().ok() == change.live_hash.as_ref()
-                    })
+                    let index = indexes.entry((at, change.kind)).or_insert_with(|| {
+                        let mut index = HashMap::new();
+                        for t in all {
+                            if let (Some(name), Ok(hash)) = (&t.name, &t.hash) {
+                                // The first of a repeated key is the one found.
+                                index.entry((name.as_str(), hash.as_str())).or_insert(t);
+                            }
+                        }
+                        index
+                    });
+                    index
+                        .get(&(change.tool.as_str(), change.live_hash.as_deref()?))
+                        .copied()
                 });
                 if change.change == ChangeKind::Renamed
                     && change.kind != Kind::ResourceTemplate

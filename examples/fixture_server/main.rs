@@ -56,6 +56,10 @@ Options:
                           (sampling/createMessage, elicitation/create, ...), wait for
                           the answer and write it to stderr
   --revision-file PATH    read the revision from this file at every listing
+  --many N                also list N synthetic tools (bulk_00000, ...; about 700 bytes
+                          each), for scale tests and benchmarks; with revision b every
+                          1,000th one's description changes and bulk_00001 gains a
+                          required input
   --page-size N           items per tools/list (prompts/list, resources/list,
                           resources/templates/list) page (default: all in one)
   --list-changed          send notifications/tools/list_changed before the first answer
@@ -113,6 +117,8 @@ struct Options {
     revision: String,
     revision_file: Option<String>,
     page_size: usize,
+    /// Synthetic tools listed after the named ones.
+    many: usize,
     list_changed: bool,
     gated: bool,
     /// Serve prompts, resource templates and resources too.
@@ -136,6 +142,7 @@ fn main() {
         revision: "a".into(),
         revision_file: None,
         page_size: 0,
+        many: 0,
         list_changed: false,
         gated: false,
         surface: false,
@@ -159,6 +166,7 @@ fn main() {
             "--revision" => o.revision = value(),
             "--revision-file" => o.revision_file = Some(value()),
             "--page-size" => o.page_size = value().parse().unwrap_or(0),
+            "--many" => o.many = value().parse().unwrap_or(0),
             "--list-changed" => o.list_changed = true,
             "--gated" => o.gated = true,
             "--surface" => o.surface = true,
@@ -972,21 +980,66 @@ fn list_page(o: &Options, method: &str, cursor: Option<&str>) -> Result<Value, S
             _ => {}
         }
     }
+    // The synthetic tools are made only for the page that shows them.
+    let many = if tools_listing { o.many } else { 0 };
+    let total = all.len() + many;
     let size = if o.page_size == 0 {
-        all.len().max(1)
+        total.max(1)
     } else {
         o.page_size
     };
-    let end = (start + size).min(all.len());
-    let mut page = json!({member: all.get(start..end).unwrap_or(&[])});
+    let end = (start + size).min(total);
+    let rev = if many > 0 { revision(o) } else { String::new() };
+    let items: Vec<Value> = (start.min(end)..end)
+        .map(|i| match all.get(i) {
+            Some(item) => item.clone(),
+            None => synthetic_tool(i - all.len(), &rev),
+        })
+        .collect();
+    let mut page = json!({ member: items });
     if misbehave == "cursor-loop" || (member == "prompts" && o.misbehave == "prompts-cursor-loop") {
         page["nextCursor"] = json!("page-1");
-    } else if end < all.len() {
+    } else if end < total {
         page["nextCursor"] = json!(format!("page-{end}"));
     }
-    if matches!(misbehave, "hang-listing" | "crash-listing") && end >= all.len() && start == 0 {
+    if matches!(misbehave, "hang-listing" | "crash-listing") && end >= total && start == 0 {
         // Make sure there is a second page to misbehave on.
         page["nextCursor"] = json!("page-1");
     }
     Ok(page)
+}
+
+/// The `index`th of `--many`'s synthetic tools: about 700 bytes of JSON, every one
+/// different. Revision b changes every 1,000th description and makes `bulk_00001`
+/// require a second input.
+fn synthetic_tool(index: usize, rev: &str) -> Value {
+    let b = rev == "b";
+    let mut description = format!(
+        "Synthetic tool number {index} for scale tests: it looks up records in collection {} and returns at most `limit` of them, newest first.",
+        index % 97
+    );
+    if b && index % 1000 == 0 {
+        description.push_str(" Now also archived records.");
+    }
+    let mut required = json!(["collection"]);
+    if b && index == 1 {
+        required = json!(["collection", "since"]);
+    }
+    json!({
+        "name": format!("bulk_{index:05}"),
+        "title": format!("Bulk tool {index}"),
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "collection": {"type": "string", "description": "Which collection to search."},
+                "query": {"type": "string", "description": "Words every record must contain."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20},
+                "since": {"type": "string", "format": "date-time", "description": "Only records after this time."},
+            },
+            "required": required,
+            "additionalProperties": false,
+        },
+        "annotations": {"readOnlyHint": true, "openWorldHint": false},
+    })
 }

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::json::{Json, JsonStr, escape_pointer};
 
-pub use surface::{is_template_rename, same_except_key};
+pub use surface::{canonical_except_key, is_template_rename, same_except_key};
 pub use text::instruction_in;
 
 /// What a change can do to a caller, least to most serious.

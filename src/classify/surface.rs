@@ -200,6 +200,13 @@ pub fn same_except_key(kind: Kind, a: &Json, b: &Json) -> bool {
     same_without(a, b, kind.key_member())
 }
 
+/// The canonical form of a definition with its key left out: two definitions are
+/// [`same_except_key`] exactly when these are equal and `Some`. Computed once per
+/// definition, it lets many removals find their renamed partners by lookup.
+pub fn canonical_except_key(kind: Kind, definition: &Json) -> Option<String> {
+    canonical_without(definition, kind.key_member())
+}
+
 /// Whether two template definitions are one template renamed: the same `uriTemplate`
 /// (its identity) and everything else equal but a different display `name`.
 pub fn is_template_rename(a: &Json, b: &Json) -> bool {
@@ -210,7 +217,14 @@ pub fn is_template_rename(a: &Json, b: &Json) -> bool {
 
 /// Whether two definitions have the same canonical form once `key` is left out of both.
 fn same_without(a: &Json, b: &Json, key: &str) -> bool {
-    let strip = |d: &Json| match d {
+    match (canonical_without(a, key), canonical_without(b, key)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn canonical_without(d: &Json, key: &str) -> Option<String> {
+    let stripped = match d {
         Json::Object(members) => Json::Object(
             members
                 .iter()
@@ -220,10 +234,7 @@ fn same_without(a: &Json, b: &Json, key: &str) -> bool {
         ),
         other => other.clone(),
     };
-    match (strip(a).canonical(), strip(b).canonical()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
+    stripped.canonical().ok()
 }
 
 /// Walks the top-level members of two definitions of `kind`. `judge` adds the findings

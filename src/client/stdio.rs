@@ -27,9 +27,6 @@ const STDERR_LINE_CHARS: usize = 400;
 /// Longest stderr line read whole (then redacted and cut); the rest of a longer
 /// line is dropped.
 const STDERR_LINE_BYTES: usize = 16 * 1024;
-/// How long a server gets to exit by itself once its stdin is closed. Short: a
-/// session that only listed tools has nothing to flush, and most servers exit at once.
-const EOF_GRACE: Duration = Duration::from_millis(100);
 /// How long a server gets to exit after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(1000);
 
@@ -360,9 +357,22 @@ impl StdioConnection {
         }
     }
 
-    /// Waits up to `limit` for the server to exit, without reaping it.
+    /// Waits up to `limit` for the server to exit, without reaping it. Wakes when it
+    /// exits (a pidfd), not at the next tick of a timer.
     async fn exit_within(&self, limit: Duration) -> Option<String> {
+        if let Some(description) = peek_exit(self.pgid) {
+            return Some(description);
+        }
         let until = Instant::now() + limit;
+        if let Some(pidfd) = PidFd::open(self.pgid) {
+            let waited = tokio::task::spawn_blocking(move || pidfd.wait_readable(limit)).await;
+            if matches!(waited, Ok(true)) {
+                return peek_exit(self.pgid);
+            }
+            if waited.is_ok() {
+                return None;
+            }
+        }
         loop {
             if let Some(description) = peek_exit(self.pgid) {
                 return Some(description);
@@ -379,10 +389,12 @@ impl StdioConnection {
         self.stderr.clone()
     }
 
-    /// Closes stdin, waits briefly, then SIGTERM and SIGKILL to the whole group.
+    /// Closes stdin and sends SIGTERM at once (a server that has only listed has
+    /// nothing to save, so no grace is waited first), then SIGKILL to the whole group
+    /// if the leader has not exited within [`TERM_GRACE`].
     pub async fn shutdown(mut self) -> Option<ExitStatus> {
         drop(self.stdin.take());
-        if self.exit_within(EOF_GRACE).await.is_none() {
+        if peek_exit(self.pgid).is_none() {
             signal_group(self.pgid, libc::SIGTERM);
             self.exit_within(TERM_GRACE).await;
         }
@@ -398,6 +410,47 @@ impl StdioConnection {
         // Let the stderr reader take what the dying server wrote last.
         let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.stderr_task).await;
         status
+    }
+}
+
+/// A pidfd (Linux 5.3+): readable once the process has exited, reaped or not.
+struct PidFd(std::os::fd::OwnedFd);
+
+impl PidFd {
+    fn open(pid: i32) -> Option<PidFd> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: the fd was just opened and is owned by nothing else.
+        Some(PidFd(unsafe {
+            std::os::fd::OwnedFd::from_raw_fd(fd as i32)
+        }))
+    }
+
+    /// Whether the process exits within `limit`.
+    fn wait_readable(&self, limit: Duration) -> bool {
+        use std::os::fd::AsRawFd;
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            let mut fd = libc::pollfd {
+                fd: self.0.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd.
+            let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+            if ready > 0 {
+                return true;
+            }
+            if ready == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return false;
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `mcp-lock hash`: the recipe's hashes for definitions given as files or stdin.
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -61,11 +62,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             ));
             return Ok(ExitCode::Drift);
         }
-        match definitions(&value) {
+        let mut value = value;
+        match take_definitions(&mut value) {
             Some(defs) => {
                 single = false;
-                read.extend(defs.iter().enumerate().map(|(i, def)| Definition {
-                    tool: HashedTool::new(def.clone()),
+                read.extend(defs.into_iter().enumerate().map(|(i, def)| Definition {
+                    tool: HashedTool::new(def),
                     place: format!("{name}: definition #{}", i + 1),
                 }));
             }
@@ -101,6 +103,8 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             }
         }
         HashFormat::Text => {
+            // Written at once: one line per definition would be a write each.
+            let mut text = String::new();
             for (r, problem) in read.iter().zip(&problems) {
                 let name = r
                     .tool
@@ -108,10 +112,15 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .map_or_else(|| "(no name)".to_string(), escape_for_terminal);
                 match &r.tool.hash {
-                    Ok(hash) => println!("{hash}  {name}"),
-                    Err(_) => println!("{:<64}  {name}", "-"),
+                    Ok(hash) => {
+                        let _ = writeln!(text, "{hash}  {name}");
+                    }
+                    Err(_) => {
+                        let _ = writeln!(text, "{:<64}  {name}", "-");
+                    }
                 }
                 if let Some(problem) = problem {
+                    print_all(&std::mem::take(&mut text));
                     let hint = if single && r.tool.name.is_none() {
                         " (expected a tool definition, a listing or a tools/list result)"
                     } else {
@@ -123,15 +132,25 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             // Each definition without a hash was named above; that is why.
             if !single && problems.iter().all(Option::is_none) {
                 match &set {
-                    Ok(hash) => println!(
-                        "{hash}  (set of {})",
-                        mcp_lock::text::count(tools.len(), "tool")
-                    ),
-                    Err(e) => super::error(&format!("no set hash: {e}")),
+                    Ok(hash) => {
+                        let _ = writeln!(
+                            text,
+                            "{hash}  (set of {})",
+                            mcp_lock::text::count(tools.len(), "tool")
+                        );
+                    }
+                    Err(e) => {
+                        print_all(&std::mem::take(&mut text));
+                        super::error(&format!("no set hash: {e}"));
+                    }
                 }
             }
+            print_all(&text);
         }
     }
+    // The process ends next: freeing every definition one by one would only cost time.
+    std::mem::forget(read);
+    std::mem::forget(tools);
     Ok(if all_hashed {
         ExitCode::Success
     } else {
@@ -186,6 +205,39 @@ fn error_answer(value: &Json) -> Option<String> {
         (None, Some(message)) => message,
         (None, None) => "no code or message".into(),
     })
+}
+
+/// Writes to stdout as println! would, in one write; a closed stdout (`| head`) ends
+/// the output quietly instead of in a panic.
+fn print_all(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// [`definitions`], taken out of `value` rather than copied.
+fn take_definitions(value: &mut Json) -> Option<Vec<Json>> {
+    definitions(value)?;
+    let holder = match value {
+        Json::Array(_) => value,
+        _ if value.get("tools").and_then(Json::as_array).is_some() => last_member(value, "tools")?,
+        _ => last_member(last_member(value, "result")?, "tools")?,
+    };
+    match std::mem::replace(holder, Json::Null) {
+        Json::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+/// The last member named `key`: the one [`Json::get`] reads.
+fn last_member<'a>(value: &'a mut Json, key: &str) -> Option<&'a mut Json> {
+    match value {
+        Json::Object(members) => members
+            .iter_mut()
+            .rev()
+            .find(|(k, _)| k.eq_str(key))
+            .map(|(_, v)| v),
+        _ => None,
+    }
 }
 
 /// The tool array of a listing: a bare array, a tools/list result, or a JSON-RPC answer.

@@ -26,7 +26,7 @@ use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::text::escape_for_terminal;
 
 use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::lock::{Lockfile, read_lock_with_text};
+use mcp_lock::lock::{Lockfile, read_lock_with_lines};
 use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::report::{
     LockContext, render_github, render_human, render_json, render_junit, render_markdown,
@@ -291,10 +291,10 @@ impl Workspace {
         hint: &str,
     ) -> anyhow::Result<(Lockfile, LockContext)> {
         let shown = display_path(path, &self.project_dir);
-        let Some((lock, text)) = read_lock_with_text(path)? else {
+        let Some((lock, lines)) = read_lock_with_lines(path)? else {
             anyhow::bail!("{shown} not found{hint}");
         };
-        let ctx = LockContext::new(&shown, &text, &lock);
+        let ctx = LockContext::with_lines(&shown, lines, &lock);
         Ok((lock, ctx))
     }
 }

@@ -23,7 +23,7 @@ pub mod session;
 
 pub use audit::AuditLog;
 pub use client::{ClientHello, MissingProfile};
-pub use proxy::{Ended, GuardSetup, Launch, run};
+pub use proxy::{Ended, GuardSetup, Launch, ServerProcess, Upstream, run, run_upstream};
 pub use session::{
     Decision, ErrorCode, ItemDecision, ItemRefusal, OnDrift, Refusal, RequiredAction, ServedAs,
     Session,

@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -188,39 +189,94 @@ enum Event {
     ServerClosed(Option<String>),
 }
 
-/// Starts the server and proxies stdin/stdout until one side closes.
-pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
-    let mut command = Command::new(&launch.command);
-    command
-        .args(&launch.args)
-        .envs(&launch.env)
-        .current_dir(&launch.cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        // With secrets to hide, the server's stderr passes through the guard, line by
-        // line, redacted; without, it goes straight to the client's.
-        .stderr(if setup.audit.secrets().is_empty() {
-            Stdio::inherit()
-        } else {
-            Stdio::piped()
-        });
-    // A file size limit makes an audit write fail (and what it decided be refused)
-    // instead of killing the guard mid-session.
-    // SAFETY: setting a signal's disposition to ignore shares no memory.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+/// The server a session speaks to, as a pair of byte streams: the guard writes the
+/// client's lines for the server to `input` and reads the server's lines from
+/// `output`. A server the guard started is also a [`ServerProcess`], stopped when the
+/// session ends; one reached another way (an in-process bridge to a remote server,
+/// feeding a pipe or socket pair) has none, and ends when its `output` closes.
+pub struct Upstream {
+    pub input: OwnedFd,
+    pub output: OwnedFd,
+    pub process: Option<ServerProcess>,
+}
+
+/// A server the guard started: its process group, for shutdown.
+pub struct ServerProcess {
+    child: Child,
+    pgid: i32,
+    watchdog: Option<Watchdog>,
+}
+
+impl Upstream {
+    /// Starts the server of `launch` in a process group of its own. With secrets to
+    /// hide, its stderr passes through the guard, line by line, redacted; without, it
+    /// goes straight to the client's.
+    pub fn spawn(launch: &Launch, secrets: &crate::secrets::Secrets) -> io::Result<Upstream> {
+        let mut command = Command::new(&launch.command);
+        command
+            .args(&launch.args)
+            .envs(&launch.env)
+            .current_dir(&launch.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if secrets.is_empty() {
+                Stdio::inherit()
+            } else {
+                Stdio::piped()
+            });
+        // The thread that spawns lives for the whole session, as PR_SET_PDEATHSIG needs.
+        let watchdog = prepare_server(&mut command);
+        let (mut child, pgid, watchdog) =
+            start_server(|| command.spawn(), |c| Some(c.id()), watchdog)?;
+        let input = OwnedFd::from(child.stdin.take().expect("stdin is piped"));
+        let output = OwnedFd::from(child.stdout.take().expect("stdout is piped"));
+        if let Some(server_err) = child.stderr.take() {
+            let secrets = secrets.clone();
+            std::thread::spawn(move || pass_stderr(server_err, &secrets));
+        }
+        Ok(Upstream {
+            input,
+            output,
+            process: Some(ServerProcess {
+                child,
+                pgid,
+                watchdog,
+            }),
+        })
     }
-    // The thread that spawns lives for the whole session, as PR_SET_PDEATHSIG needs.
-    let watchdog = prepare_server(&mut command);
-    let (mut child, pgid, mut watchdog) =
-        start_server(|| command.spawn(), |c| Some(c.id()), watchdog)?;
-    let server_in = child.stdin.take().expect("stdin is piped");
-    let server_out = child.stdout.take().expect("stdout is piped");
-    if let Some(server_err) = child.stderr.take() {
-        let secrets = setup.audit.secrets().clone();
-        std::thread::spawn(move || pass_stderr(server_err, &secrets));
+}
+
+impl ServerProcess {
+    /// Ends the whole group: `grace` for the leader to exit by itself first.
+    fn stop(&mut self, grace: Duration) {
+        stop(&mut self.child, self.pgid, grace, &mut self.watchdog);
     }
 
+    /// How the leader exited, waiting up to `limit`, without reaping it.
+    fn exit_within(&self, limit: Duration) -> Option<String> {
+        wait_exit(self.pgid, limit)
+    }
+}
+
+/// Starts the server and proxies stdin/stdout until one side closes.
+pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
+    // Before the spawn, as it always was: the server inherits the disposition.
+    ignore_file_size_signal();
+    let upstream = Upstream::spawn(launch, setup.audit.secrets())?;
+    run_upstream(upstream, setup)
+}
+
+/// Proxies stdin/stdout to `upstream` until one side closes; the server's process,
+/// if it has one, is stopped as docs/guard.md says.
+pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> {
+    let Upstream {
+        input,
+        output,
+        mut process,
+    } = upstream;
+    ignore_file_size_signal();
+    let server_in = std::fs::File::from(input);
+    let server_out = std::fs::File::from(output);
     let max = setup.max_message_bytes;
     let (client_notes, server_notes) = (Notes::new(&setup.audit)?, Notes::new(&setup.audit)?);
     let mut main_notes = Notes::new(&setup.audit)?;
@@ -263,7 +319,9 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
     };
     let ended = match event {
         Event::ClientClosed => {
-            stop(&mut child, pgid, EOF_GRACE, &mut watchdog);
+            if let Some(process) = process.as_mut() {
+                process.stop(EOF_GRACE);
+            }
             // What the server wrote before it exited still goes to the client, which
             // may have closed only its writing side.
             let _ = first_event.recv_timeout(Duration::from_secs(1));
@@ -276,22 +334,33 @@ pub fn run(launch: &Launch, setup: GuardSetup) -> io::Result<Ended> {
             Ended::ClientClosed
         }
         Event::ServerClosed(problem) => {
-            let description = match problem {
-                Some(problem) => {
-                    stop(&mut child, pgid, Duration::ZERO, &mut watchdog);
+            let description = match (problem, process.as_mut()) {
+                (Some(problem), Some(process)) => {
+                    process.stop(Duration::ZERO);
                     problem
                 }
-                None => {
-                    let exit = wait_exit(pgid, Duration::from_millis(500));
-                    stop(&mut child, pgid, Duration::ZERO, &mut watchdog);
+                (Some(problem), None) => problem,
+                (None, Some(process)) => {
+                    let exit = process.exit_within(Duration::from_millis(500));
+                    process.stop(Duration::ZERO);
                     exit.unwrap_or_else(|| "server closed its output".into())
                 }
+                (None, None) => "server closed its output".into(),
             };
             answer_orphans(&shared, &mut main_notes, &description);
             Ended::ServerExited(description)
         }
     };
     Ok(ended)
+}
+
+/// A file size limit makes an audit write fail (and what it decided be refused)
+/// instead of killing the guard mid-session.
+fn ignore_file_size_signal() {
+    // SAFETY: setting a signal's disposition to ignore shares no memory.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// When the client's side began a write to the server that has not returned yet.
@@ -548,7 +617,7 @@ fn id_key(id: &Json) -> String {
 /// The client's side: every message is read strictly, calls are decided, and only
 /// what passes reaches the server.
 fn client_to_server(
-    mut server_in: ChildStdin,
+    mut server_in: impl Write,
     shared: &Mutex<Shared>,
     mut notes: Notes,
     stuck: &Stuck,

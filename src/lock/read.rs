@@ -112,20 +112,35 @@ struct RawTool {
 
 /// Reads and checks a lock file. A missing file is `Ok(None)`.
 pub fn read_lock(path: &Path) -> Result<Option<Lockfile>, LockError> {
-    Ok(read_lock_with_text(path)?.map(|(lock, _)| lock))
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    parse_lock(&text, &path.display().to_string()).map(Some)
+}
+
+/// [`read_lock`], also returning where each server and definition is in the file.
+pub fn read_lock_with_lines(path: &Path) -> Result<Option<(Lockfile, LockLines)>, LockError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    parse_lock_with_lines(&text, &path.display().to_string()).map(Some)
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, LockError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(LockError::Read {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
 }
 
 /// [`read_lock`], also returning the file's text (for [`LockLines`]).
 pub fn read_lock_with_text(path: &Path) -> Result<Option<(Lockfile, String)>, LockError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(LockError::Read {
-                path: path.display().to_string(),
-                source,
-            });
-        }
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
     };
     let lock = parse_lock(&text, &path.display().to_string())?;
     Ok(Some((lock, text)))
@@ -133,12 +148,21 @@ pub fn read_lock_with_text(path: &Path) -> Result<Option<(Lockfile, String)>, Lo
 
 /// Parses and checks lock text; `path` is only for messages.
 pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
+    parse_lock_with_lines(text, path).map(|(lock, _)| lock)
+}
+
+/// [`parse_lock`], also returning where each server and definition is: the same as
+/// [`LockLines::of`] the text, from the one reading of it.
+pub fn parse_lock_with_lines(text: &str, path: &str) -> Result<(Lockfile, LockLines), LockError> {
     let version = check_header(text, path)?;
     let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
     let mut lock = Lockfile::default();
+    let mut lines = LockLines::default();
+    let index = LineIndex::new(text);
     for server in raw.server {
         let name_at = server.name.span().start;
         let name = server.name.get_ref().clone();
+        lines.add_server(&index, &server);
         let locked = check_server(server, version, text, path)?;
         if lock.servers.insert(name.clone(), locked).is_some() {
             return Err(invalid(
@@ -149,7 +173,7 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
             ));
         }
     }
-    Ok(lock)
+    Ok((lock, lines))
 }
 
 /// Reads and checks one server's part of a lock file: what the guard needs. The TOML
@@ -316,7 +340,13 @@ fn check_header(text: &str, path: &str) -> Result<i64, LockError> {
             ),
         });
     }
-    let version = toml::from_str::<VersionOnly>(text).map_err(|e| toml_error(text, path, e))?;
+    // Top-level keys come before the first table, so the version is read from the
+    // text above it, not from a parse of the whole lock. Should that head not read
+    // on its own (a table header inside a multi-line string), the whole text is read.
+    let head = &text[..first_table_at(text)];
+    let version = toml::from_str::<VersionOnly>(head)
+        .or_else(|_| toml::from_str::<VersionOnly>(text))
+        .map_err(|e| toml_error(text, path, e))?;
     match version.version {
         None => Err(at(0, "no `version` key; is this an mcp.lock?".into())),
         Some(v) if *v.get_ref() > FORMAT_VERSION => Err(at(
@@ -332,6 +362,19 @@ fn check_header(text: &str, path: &str) -> Result<i64, LockError> {
         )),
         Some(v) => Ok(*v.get_ref()),
     }
+}
+
+/// Where the first line that opens a table (`[` after any indentation) starts; the
+/// text's length when there is none.
+fn first_table_at(text: &str) -> usize {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('[') {
+            return at;
+        }
+        at += line.len();
+    }
+    text.len()
 }
 
 /// The listing fields of one profile, however the lock version spells them.
@@ -597,7 +640,10 @@ fn check_server(
                 }
             };
             let twice = if version == 1 {
-                seen.keys().any(|(k, _)| *k == key)
+                // Keys sort first by name: the first at or after (key, "") tells.
+                seen.range((key.clone(), String::new())..)
+                    .next()
+                    .is_some_and(|((k, _), _)| *k == key)
             } else {
                 seen.contains_key(&(key.clone(), hash.clone()))
             };
@@ -734,12 +780,43 @@ fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The 1-based line of a byte offset, counting once; for one lookup (an error).
 fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
+    LineIndex::new(text).line(offset)
+}
+
+/// The start of every line of a text, so that many offsets find their lines in
+/// log time each rather than by rescanning the text.
+pub(crate) struct LineIndex {
+    /// Byte offset just after each newline.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl LineIndex {
+    pub(crate) fn new(text: &str) -> LineIndex {
+        let starts = newline_ends(text.as_bytes());
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    /// The 1-based line holding `offset` (the last line past the end).
+    pub(crate) fn line(&self, offset: usize) -> usize {
+        let offset = offset.min(self.len);
+        // Lines before `offset`: newlines at positions < offset.
+        self.starts.partition_point(|&start| start <= offset) + 1
+    }
+}
+
+fn newline_ends(bytes: &[u8]) -> Vec<usize> {
+    bytes
         .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 fn conflict_marker(text: &str) -> Option<(usize, &'static str)> {
@@ -796,8 +873,10 @@ impl LockLines {
         let Ok(names) = toml::from_str::<Names>(text) else {
             return lines;
         };
+        let index = LineIndex::new(text);
+        let line_of = |offset: usize| index.line(offset);
         for server in names.server {
-            let line = line_of(text, server.name.span().start);
+            let line = line_of(server.name.span().start);
             let name = server.name.into_inner();
             let kinds = [
                 (Kind::Tool, server.tool),
@@ -807,7 +886,7 @@ impl LockLines {
             ];
             for (kind, items) in kinds {
                 for item in items {
-                    let at = line_of(text, item.name.span().start);
+                    let at = line_of(item.name.span().start);
                     // A key pinned with two definitions points at the first.
                     lines
                         .items
@@ -818,6 +897,34 @@ impl LockLines {
             lines.servers.insert(name, line);
         }
         lines
+    }
+
+    /// The lines of one server read by [`parse_lock_with_lines`], as
+    /// [`LockLines::of`] finds them.
+    fn add_server(&mut self, index: &LineIndex, server: &RawServer) {
+        let name = server.name.get_ref();
+        let kinds = [
+            (Kind::Tool, &server.tool),
+            (Kind::Prompt, &server.prompt),
+            (Kind::ResourceTemplate, &server.resource_template),
+            (Kind::Resource, &server.resource),
+        ];
+        for (kind, items) in kinds {
+            for item in items {
+                let Some(key) = [&item.name, &item.uri_template, &item.uri]
+                    .into_iter()
+                    .flatten()
+                    .next()
+                else {
+                    continue;
+                };
+                self.items
+                    .entry((name.clone(), kind, key.get_ref().clone()))
+                    .or_insert_with(|| index.line(key.span().start));
+            }
+        }
+        self.servers
+            .insert(name.clone(), index.line(server.name.span().start));
     }
 
     /// The line naming a tool, else its server, else 1.

@@ -252,13 +252,16 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
             .get(&(r.name.clone(), r.profile.clone()))
             .cloned()
             .unwrap_or_default();
-        for c in &r.changes {
-            let key = (c.kind, c.tool.clone());
-            if !tools.contains(&key) {
-                tools.push(key);
-            }
-        }
+        // Each case's change, found by lookup: a report can hold thousands of each.
+        let changes: std::collections::BTreeMap<(Kind, &str), &ToolChange> = r
+            .changes
+            .iter()
+            .rev()
+            .map(|c| ((c.kind, c.tool.as_str()), c))
+            .collect();
+        tools.extend(changes.keys().map(|(kind, tool)| (*kind, tool.to_string())));
         tools.sort();
+        tools.dedup();
         let unverified = matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable);
         // Findings about the server itself (identity, instructions, not pinned, gone
         // from the config) get a test case of their own.
@@ -321,7 +324,7 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                         xml_lines(&text)
                     );
                 }
-            } else if let Some(c) = r.changes.iter().find(|c| c.kind == kind && c.tool == tool) {
+            } else if let Some(c) = changes.get(&(kind, tool)).copied() {
                 let item = tool_item(r, c);
                 let text = format!("{}\n{}", item.title, item.detail);
                 if c.action == Action::Fail {

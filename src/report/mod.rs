@@ -37,9 +37,15 @@ pub struct LockContext {
 impl LockContext {
     /// `text` is the lock file's contents, for line numbers.
     pub fn new(path: &str, text: &str, lock: &Lockfile) -> Self {
+        LockContext::with_lines(path, LockLines::of(text), lock)
+    }
+
+    /// [`LockContext::new`] with the lines found when the lock was read
+    /// ([`crate::lock::read_lock_with_lines`]).
+    pub fn with_lines(path: &str, lines: LockLines, lock: &Lockfile) -> Self {
         LockContext {
             path: path.to_string(),
-            lines: LockLines::of(text),
+            lines,
             pinned: lock
                 .servers
                 .iter()

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""How mcp-lock scales with the number of tools a server lists, measured in one run.
+
+A stdio fixture server (examples/fixture_server, `--many`) lists N tools, 500 per
+page. For each N (default 1,000, 10,000 and 50,000):
+
+  bare      a minimal Python client lists every page (spawn -> last page): the floor
+  update    `update --yes`, the first pin
+  verify    `verify` with nothing changed
+  drift     `verify --format F` after revision b changed 13 of the N tools, for every
+            format F (human, json, sarif, junit, github, markdown)
+  diff      `diff` against the live server, and `diff --from old --to new` of two locks
+
+Each is timed (wall seconds) and its peak RSS read from wait4(2); the idle baseline is
+the peak RSS of `mcp-lock --version`. The figures printed are the ratios the goals of
+issue 17 are stated in: verify / bare listing (goal <= 2 at 10k) and peak memory above
+the baseline / the listing's bytes (goal <= 8 at N >= 10k). Rounds are interleaved
+(every case once, then again) and the median is shown.
+
+Usage: python3 benches/scale.py [N,...] [--rounds R]
+  (needs `cargo build --release --bin mcp-lock --example fixture_server`)
+"""
+
+import argparse
+import json
+import os
+import selectors
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target/release/mcp-lock")
+FIXTURE = os.path.join(ROOT, "target/release/examples/fixture_server")
+PAGE = 500
+FORMATS = ["human", "json", "sarif", "junit", "github", "markdown"]
+# Lets update and verify accept the largest N (the default refuses more than 10,000).
+LIMITS = ["--max-tools", "1000000", "--timeout", "600", "--request-timeout", "600"]
+
+
+def timed(argv, cwd, expect=(0,)):
+    """(seconds, peak RSS kB, stdout) of one run, RSS from wait4."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    # Drain the pipes without reaping, then wait4 for this child's own rusage.
+    out = bytearray()
+    err = bytearray()
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, out)
+    sel.register(proc.stderr, selectors.EVENT_READ, err)
+    open_pipes = 2
+    while open_pipes:
+        for key, _ in sel.select():
+            chunk = os.read(key.fileobj.fileno(), 1 << 16)
+            if chunk:
+                key.data.extend(chunk)
+            else:
+                sel.unregister(key.fileobj)
+                open_pipes -= 1
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in expect:
+        sys.exit(f"{' '.join(argv)}: exit {proc.returncode}, expected {expect}\n{err.decode()[-3000:]}")
+    return elapsed, usage.ru_maxrss, bytes(out)
+
+
+def bare_listing(argv):
+    """Seconds from spawn to the last page, and the listing's bytes (every page's
+    result line as sent), with a minimal client."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+
+    def send(msg):
+        proc.stdin.write((json.dumps(msg) + "\n").encode())
+        proc.stdin.flush()
+
+    def answer(id_):
+        for line in proc.stdout:
+            msg = json.loads(line)
+            if msg.get("id") == id_ and "method" not in msg:
+                return msg, len(line)
+        raise RuntimeError("fixture closed its output")
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+    answer(1)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    cursor, id_, size, tools = None, 2, 0, 0
+    while True:
+        params = {"cursor": cursor} if cursor else {}
+        send({"jsonrpc": "2.0", "id": id_, "method": "tools/list", "params": params})
+        msg, n = answer(id_)
+        size += n
+        tools += len(msg["result"]["tools"])
+        cursor = msg["result"].get("nextCursor")
+        id_ += 1
+        if not cursor:
+            break
+    elapsed = time.perf_counter() - start
+    proc.stdin.close()
+    proc.wait()
+    return elapsed, size, tools
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("sizes", nargs="?", default="1000,10000,50000")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    for path in (BIN, FIXTURE):
+        if not os.path.exists(path):
+            sys.exit(f"{path} not found; run `cargo build --release --bin mcp-lock --example fixture_server`")
+    sizes = [int(n) for n in args.sizes.split(",")]
+    load = os.getloadavg()
+    print(f"binary {BIN}; {os.cpu_count()} CPUs; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        _, idle_kb, _ = timed([BIN, "--version"], tmp)
+        print(f"idle baseline (mcp-lock --version): {idle_kb / 1024:.1f} MB peak RSS\n")
+        print(f"{'N':>7} {'case':<16} {'seconds':>8} {'peak MB':>8} {'ratio':>22}")
+        for n in sizes:
+            measure(n, tmp, idle_kb, args.rounds)
+
+
+def measure(n, tmp, idle_kb, rounds):
+    project = os.path.join(tmp, f"n{n}")
+    os.makedirs(project)
+    revision = os.path.join(project, "revision")
+    with open(revision, "w") as f:
+        f.write("a")
+    # The fixture names three tools of its own; --many adds the rest.
+    fixture = [FIXTURE, "--many", str(n - 3), "--page-size", str(PAGE), "--revision-file", revision]
+    with open(os.path.join(project, ".mcp.json"), "w") as f:
+        json.dump({"mcpServers": {"bulk": {"command": fixture[0], "args": fixture[1:]}}}, f)
+    with open(os.path.join(project, "mcp-lock.toml"), "w") as f:
+        f.write('[profiles]\npin = ["bare"]\n')
+    lock = os.path.join(project, "mcp.lock")
+
+    cases = {}
+
+    def record(name, seconds, kb):
+        cases.setdefault(name, []).append((seconds, kb))
+
+    listing_bytes = 0
+    for _ in range(rounds):
+        with open(revision, "w") as f:
+            f.write("a")
+        seconds, listing_bytes, tools = bare_listing(fixture)
+        assert tools == n, f"listed {tools} tools, expected {n}"
+        record("bare listing", seconds, 0)
+        if os.path.exists(lock):
+            os.remove(lock)
+        s, kb, _ = timed([BIN, "update", "--yes", *LIMITS], project)
+        record("update", s, kb)
+        s, kb, _ = timed([BIN, "verify", *LIMITS], project)
+        record("verify", s, kb)
+        shutil.copy(lock, lock + ".a")
+        with open(revision, "w") as f:
+            f.write("b")
+        for fmt in FORMATS:
+            s, kb, out = timed([BIN, "verify", "--format", fmt, *LIMITS], project, expect=(1,))
+            record(f"drift {fmt}", s, kb)
+        s, kb, _ = timed([BIN, "diff", *LIMITS], project, expect=(0, 1))
+        record("diff live", s, kb)
+        s, kb, _ = timed([BIN, "update", "--yes", *LIMITS], project, expect=(0, 1))
+        shutil.copy(lock, lock + ".b")
+        s, kb, _ = timed([BIN, "diff", "--from", lock + ".a", "--to", lock + ".b"], project, expect=(0, 1))
+        record("diff two locks", s, kb)
+
+    bare = statistics.median(s for s, _ in cases["bare listing"])
+    lock_mb = os.path.getsize(lock + ".a") / 1e6
+    print(f"{n:>7} {'listing':<16} {'':>8} {'':>8}   {listing_bytes / 1e6:.1f} MB sent, lock {lock_mb:.1f} MB")
+    for name, runs in cases.items():
+        seconds = statistics.median(s for s, _ in runs)
+        kb = max(k for _, k in runs)
+        if name == "bare listing":
+            print(f"{n:>7} {name:<16} {seconds:8.2f} {'':>8}")
+            continue
+        above = max(kb - idle_kb, 0) * 1024 / listing_bytes
+        print(f"{n:>7} {name:<16} {seconds:8.2f} {kb / 1024:8.1f}   "
+              f"{seconds / bare:5.2f}x bare, mem {above:4.1f}x")
+    print(flush=True)
+
+
+if __name__ == "__main__":
+    main()
