@@ -166,8 +166,9 @@ impl Project {
 
     /// Starts mcp-lock in the project with no terminal, stderr piped, without waiting.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
-        std::process::Command::new(bin())
-            .args(args)
+        let mut cmd = std::process::Command::new(bin());
+        isolate_user_config(&mut cmd, self.path(), &[]);
+        cmd.args(args)
             .current_dir(self.path())
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -180,6 +181,7 @@ impl Project {
         cmd.args(args)
             .current_dir(self.path())
             .stdin(std::process::Stdio::null());
+        isolate_user_config(&mut cmd, self.path(), env);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -189,6 +191,18 @@ impl Project {
             output,
             elapsed: started.elapsed(),
         }
+    }
+}
+
+/// Points the user's config directory (token cache, user locks) into the project, so
+/// a test never reads or writes the real one, unless the test chose HOME or
+/// XDG_CONFIG_HOME itself.
+fn isolate_user_config(cmd: &mut std::process::Command, project: &Path, env: &[(&str, &str)]) {
+    if !env
+        .iter()
+        .any(|(k, _)| *k == "HOME" || *k == "XDG_CONFIG_HOME")
+    {
+        cmd.env("XDG_CONFIG_HOME", project.join(".user-config"));
     }
 }
 
