@@ -61,6 +61,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             None => return Err(format!("unknown transport type {other:?}")),
         },
     };
+    let mut guarded = false;
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -114,7 +115,9 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             .collect::<Result<_, _>>()?;
         // An entry `mcp-lock wrap` rewrote launches the guard, which starts the real
         // server: read it as that server, so wrapping never moves a pin.
-        let (command, args) = unwrapped_command(&command, &args).unwrap_or((command, args));
+        let unwrapped = unwrapped_command(&command, &args);
+        guarded = unwrapped.is_some();
+        let (command, args) = unwrapped.unwrap_or((command, args));
         let cwd = match string(obj, "cwd")? {
             Some(cwd) => Some(tr(cwd, "cwd")?),
             None => None,
@@ -132,6 +135,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         hosts: vec![host],
         filter: filter(obj)?,
         personal: false,
+        guarded,
     }))
 }
 

@@ -20,8 +20,9 @@ use crate::json::Json;
 use crate::surface::Kind;
 
 /// The lock format this build writes. Version 1 (one listing per server, made with
-/// no client capabilities) still reads, as pinned under the `bare` profile.
-pub const FORMAT_VERSION: i64 = 2;
+/// no client capabilities) still reads, as pinned under the `bare` profile; version 2
+/// (no package pins) reads with every package "not pinned yet".
+pub const FORMAT_VERSION: i64 = 3;
 
 /// The whole lock: servers by name.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -34,6 +35,8 @@ pub struct Lockfile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PinnedServer {
     pub profiles: BTreeMap<String, LockedServer>,
+    /// What its entry launches (version 3); `None`: not pinned yet.
+    pub package: Option<crate::package::PackagePin>,
 }
 
 /// One server as listed under one client profile.
@@ -187,6 +190,7 @@ impl PinnedServer {
     pub fn single(pin: LockedServer) -> Self {
         PinnedServer {
             profiles: BTreeMap::from([(pin.profile.clone(), pin)]),
+            package: None,
         }
     }
 
