@@ -227,6 +227,10 @@ pub struct ServerReport {
     /// (`includeTools`, `disabled_tools`, …): not pinned, never judged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub filtered: Vec<String>,
+    /// What the entry launches against the lock's package pin (stdio servers, when
+    /// checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<crate::package::PackageCheck>,
 }
 
 impl ServerReport {
@@ -320,6 +324,7 @@ impl ServerReport {
             not_pinned_yet: Vec::new(),
             pending: Vec::new(),
             filtered: Vec::new(),
+            package: None,
         }
     }
 
@@ -412,6 +417,7 @@ pub fn compare(
         not_pinned_yet: Vec::new(),
         pending: Vec::new(),
         filtered: Vec::new(),
+        package: None,
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {

@@ -9,6 +9,7 @@ use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::lock::{LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
+use crate::package::PackagePin;
 use crate::surface::Kind;
 
 /// One change to the lock that needs approval. Every proposal but `DropServer`
@@ -67,6 +68,14 @@ pub enum Proposal {
     },
     /// The config no longer has a pinned server.
     DropServer { server: String, tools: usize },
+    /// What a server's entry launches, resolved now, differs from its package pin (or
+    /// the lock has none yet). Only `package-changed` in `--accept` accepts it
+    /// without asking.
+    Package {
+        server: String,
+        old: Option<PackagePin>,
+        new: PackagePin,
+    },
 }
 
 impl Proposal {
@@ -78,7 +87,8 @@ impl Proposal {
             | Proposal::Tool { server, .. }
             | Proposal::Metadata { server, .. }
             | Proposal::DropProfile { server, .. }
-            | Proposal::DropServer { server, .. } => server,
+            | Proposal::DropServer { server, .. }
+            | Proposal::Package { server, .. } => server,
         }
     }
 
@@ -91,7 +101,7 @@ impl Proposal {
             | Proposal::Tool { profile, .. }
             | Proposal::Metadata { profile, .. }
             | Proposal::DropProfile { profile, .. } => Some(profile),
-            Proposal::DropServer { .. } => None,
+            Proposal::DropServer { .. } | Proposal::Package { .. } => None,
         }
     }
 }
@@ -116,6 +126,57 @@ pub struct Plan {
     pub held: Vec<Held>,
     /// (server, change) for tools with a `problem`.
     pub unpinnable: Vec<(String, ToolChange)>,
+    /// (server, why) for packages that could not be resolved: their pins are left as
+    /// they are.
+    pub package_errors: Vec<(String, String)>,
+}
+
+/// Adds a package proposal for each server whose entry resolves to something other
+/// than its pin, after that server's other proposals. A server neither pinned nor
+/// being pinned gets none; one whose package did not resolve is recorded in
+/// `package_errors`.
+pub fn add_package_proposals(
+    plan: &mut Plan,
+    lock: &Lockfile,
+    resolved: &BTreeMap<String, Result<PackagePin, String>>,
+) {
+    for (server, result) in resolved {
+        let being_pinned = plan
+            .proposals
+            .iter()
+            .any(|p| matches!(p, Proposal::PinServer { server: s, .. } if s == server));
+        let Some(old) = lock
+            .servers
+            .get(server)
+            .map(|s| s.package.clone())
+            .or(being_pinned.then_some(None))
+        else {
+            continue;
+        };
+        let new = match result {
+            Ok(new) => new,
+            Err(e) => {
+                plan.package_errors.push((server.clone(), e.clone()));
+                continue;
+            }
+        };
+        if old.as_ref() == Some(new) {
+            continue;
+        }
+        let at = plan
+            .proposals
+            .iter()
+            .rposition(|p| p.server() == server)
+            .map_or(plan.proposals.len(), |i| i + 1);
+        plan.proposals.insert(
+            at,
+            Proposal::Package {
+                server: server.clone(),
+                old,
+                new: new.clone(),
+            },
+        );
+    }
 }
 
 /// The plan for every difference between the lock and the checked servers.
@@ -287,6 +348,7 @@ pub fn plan(
         proposals: out,
         held,
         unpinnable,
+        package_errors: Vec::new(),
     }
 }
 
@@ -339,6 +401,12 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 server, profile, ..
             } => {
                 drops.push((server, profile));
+                continue;
+            }
+            Proposal::Package { server, new, .. } => {
+                if let Some(pins) = next.servers.get_mut(server) {
+                    pins.package = Some(new.clone());
+                }
                 continue;
             }
             _ => {}
@@ -443,7 +511,9 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                     }
                 }
             }
-            Proposal::DropServer { .. } | Proposal::DropProfile { .. } => {}
+            Proposal::DropServer { .. }
+            | Proposal::DropProfile { .. }
+            | Proposal::Package { .. } => {}
         }
     }
     for (server, profile) in drops {

@@ -187,6 +187,81 @@ pub struct Entry<'a> {
     pub guarded: bool,
 }
 
+/// An [`Entry`] that owns its parts, to move into a task.
+#[derive(Debug, Clone)]
+pub struct OwnedEntry {
+    /// The server's name in the config.
+    pub server: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: std::path::PathBuf,
+    pub project_dir: std::path::PathBuf,
+    pub guarded: bool,
+}
+
+impl OwnedEntry {
+    pub fn entry(&self) -> Entry<'_> {
+        Entry {
+            command: &self.command,
+            args: &self.args,
+            env: &self.env,
+            cwd: &self.cwd,
+            project_dir: &self.project_dir,
+            guarded: self.guarded,
+        }
+    }
+}
+
+/// The package check of each entry, all at once, by server name.
+pub async fn check_all(
+    entries: Vec<(OwnedEntry, Option<PackagePin>)>,
+    lookups: Lookups,
+) -> BTreeMap<String, PackageCheck> {
+    let handles: Vec<_> = entries
+        .into_iter()
+        .map(|(entry, pin)| {
+            tokio::spawn(async move {
+                let result = check(&entry.entry(), pin.as_ref(), lookups).await;
+                (entry.server, result)
+            })
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for handle in handles {
+        match handle.await {
+            Ok((name, result)) => {
+                out.insert(name, result);
+            }
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+    out
+}
+
+/// [`resolve_pin`] for each entry, all at once, by server name.
+pub async fn resolve_all(entries: Vec<OwnedEntry>) -> BTreeMap<String, Result<PackagePin, String>> {
+    let handles: Vec<_> = entries
+        .into_iter()
+        .map(|entry| {
+            tokio::spawn(async move {
+                let result = resolve_pin(&entry.entry()).await;
+                (entry.server, result)
+            })
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for handle in handles {
+        match handle.await {
+            Ok((name, result)) => {
+                out.insert(name, result);
+            }
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+    out
+}
+
 impl Entry<'_> {
     fn lookup(&self, key: &str) -> Option<String> {
         self.env
