@@ -243,6 +243,22 @@ pub async fn check_servers(
             }
             _ => None,
         };
+        // A wrapped entry runs what the guard launches: the pinned package version.
+        let mut resolved = resolved;
+        if options.identity_from_lock
+            && spec.guarded
+            && let Resolved::Stdio(stdio) = &mut resolved
+            && let Some(pin) = server_pins.as_ref().and_then(|s| s.package.as_ref())
+            && let Ok((args, _)) = crate::package::pinned_launch(
+                &stdio.command,
+                &stdio.args,
+                &stdio.cwd,
+                &options.project_dir,
+                Some(pin),
+            )
+        {
+            stdio.args = args;
+        }
         let status = progress.clone();
         let name = format!("{} [{}]", spec.name, profile.name);
         client.status = StatusSink::new(move |state| status.state(&name, state));

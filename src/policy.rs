@@ -592,9 +592,11 @@ mod tests {
                 "resource-template-removed",
                 "resource-added",
                 "resource-removed",
-                "renamed"
+                "renamed",
+                "package-changed"
             ]
         );
+        assert_eq!(p.action(Rule::PackageFloating), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Additive)), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Allow);
         assert!(p.accept.is_empty());

@@ -133,7 +133,7 @@ pub struct Plan {
 
 /// Adds a package proposal for each server whose entry resolves to something other
 /// than its pin, after that server's other proposals. A server neither pinned nor
-/// being pinned gets none; one whose package did not resolve is recorded in
+/// being pinned gets none; any whose package did not resolve is recorded in
 /// `package_errors`.
 pub fn add_package_proposals(
     plan: &mut Plan,
@@ -145,6 +145,13 @@ pub fn add_package_proposals(
             .proposals
             .iter()
             .any(|p| matches!(p, Proposal::PinServer { server: s, .. } if s == server));
+        let new = match result {
+            Ok(new) => new,
+            Err(e) => {
+                plan.package_errors.push((server.clone(), e.clone()));
+                continue;
+            }
+        };
         let Some(old) = lock
             .servers
             .get(server)
@@ -152,13 +159,6 @@ pub fn add_package_proposals(
             .or(being_pinned.then_some(None))
         else {
             continue;
-        };
-        let new = match result {
-            Ok(new) => new,
-            Err(e) => {
-                plan.package_errors.push((server.clone(), e.clone()));
-                continue;
-            }
         };
         if old.as_ref() == Some(new) {
             continue;

@@ -136,10 +136,12 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
             .unwrap(),
         "{}"
     );
-    // Written again, it is a version-2 lock with the same pins.
+    // Written again, it is a lock of the current version with the same pins (and, as
+    // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 2\n"));
+    assert!(render_lock(&lock).contains("\nversion = 3\n"));
+    assert_eq!(memory.package, None);
 }
 
 #[test]

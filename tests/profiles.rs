@@ -315,11 +315,21 @@ fn as_version_1(lock: &str) -> String {
             || line.starts_with("prompts_set_hash = ")
             || line.starts_with("resource_templates_set_hash = ")
     };
+    // Version 1 had no package pins: the `[server.package]` table goes, to its blank line.
+    let mut in_package = false;
     let mut text: String = lock
         .lines()
+        .filter(|line| {
+            if *line == "[server.package]" {
+                in_package = true;
+            } else if line.is_empty() {
+                in_package = false;
+            }
+            !in_package
+        })
         .filter(|line| !dropped(line))
         .map(|line| {
-            if line == "version = 2" {
+            if line == "version = 3" {
                 "version = 1"
             } else {
                 line
@@ -373,7 +383,7 @@ fn a_version_1_lock_verifies_as_bare_and_update_offers_the_hosts_profile_with_th
 
     p.run(&["update", "--yes"]).expect(0);
     let lock = p.lock_text().unwrap();
-    assert!(lock.contains("\nversion = 2\n"));
+    assert!(lock.contains("\nversion = 3\n"));
     let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
     assert_eq!(
         parsed.servers["fixture"]
