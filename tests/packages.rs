@@ -513,6 +513,7 @@ fn an_npm_integrity_that_differs_from_the_registrys_is_package_changed() {
     let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp@1.0.0"]}}));
     run(&p, &["update", "--yes"], &env).expect(0);
     let text = p.lock_text().unwrap();
+    run(&p, &["verify"], &env).expect(0);
     let start = text.find("integrity = \"").unwrap() + 13;
     let end = start + text[start..].find('"').unwrap();
     let forged = format!(
@@ -533,6 +534,26 @@ fn an_npm_integrity_that_differs_from_the_registrys_is_package_changed() {
             .unwrap()
             .contains("another integrity than the lock pins"),
         "{package}"
+    );
+
+    // With the registry gone, the package cannot be checked: exit 3, never a pass
+    // (npx, told to stay offline, still starts the version it installed before).
+    std::fs::write(p.path().join("mcp.lock"), &text).unwrap();
+    drop(registry);
+    let mut env = env;
+    env.push(("npm_config_offline".into(), "true".into()));
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(3);
+    let doc = verify.json();
+    let tiny = report(&doc, "tiny");
+    assert_eq!(tiny["verdict"], "converged", "the tools were read: {tiny}");
+    assert_eq!(tiny["package"]["status"], "unverifiable");
+    assert!(
+        tiny["package"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot reach"),
+        "{tiny}"
     );
 }
 
