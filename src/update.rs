@@ -24,6 +24,8 @@ pub enum Proposal {
         tools: Vec<ToolChange>,
         /// The server's `instructions`, which the pin's hash will stand for.
         instructions: Option<String>,
+        /// What its entry launches, resolved: pinned with the tools.
+        package: Option<PackagePin>,
     },
     /// A pinned server listed under a client profile the lock does not pin yet: pin
     /// that profile's whole listing. `changes` are the definitions no pinned profile
@@ -131,20 +133,16 @@ pub struct Plan {
     pub package_errors: Vec<(String, String)>,
 }
 
-/// Adds a package proposal for each server whose entry resolves to something other
-/// than its pin, after that server's other proposals. A server neither pinned nor
-/// being pinned gets none; any whose package did not resolve is recorded in
-/// `package_errors`.
+/// Adds a package proposal for each pinned server whose entry resolves to something
+/// other than its pin, after that server's other proposals; a server being pinned
+/// for the first time gets its package in its `PinServer` proposal. Any server whose
+/// package did not resolve is recorded in `package_errors`.
 pub fn add_package_proposals(
     plan: &mut Plan,
     lock: &Lockfile,
     resolved: &BTreeMap<String, Result<PackagePin, String>>,
 ) {
     for (server, result) in resolved {
-        let being_pinned = plan
-            .proposals
-            .iter()
-            .any(|p| matches!(p, Proposal::PinServer { server: s, .. } if s == server));
         let new = match result {
             Ok(new) => new,
             Err(e) => {
@@ -152,12 +150,22 @@ pub fn add_package_proposals(
                 continue;
             }
         };
-        let Some(old) = lock
-            .servers
-            .get(server)
-            .map(|s| s.package.clone())
-            .or(being_pinned.then_some(None))
-        else {
+        // A new server's package is pinned with its tools, in the same review.
+        let mut being_pinned = false;
+        for p in &mut plan.proposals {
+            if let Proposal::PinServer {
+                server: s, package, ..
+            } = p
+                && s == server
+            {
+                *package = Some(new.clone());
+                being_pinned = true;
+            }
+        }
+        if being_pinned {
+            continue;
+        }
+        let Some(old) = lock.servers.get(server).map(|s| s.package.clone()) else {
             continue;
         };
         if old.as_ref() == Some(new) {
@@ -244,6 +252,7 @@ pub fn plan(
                 profile: profile.clone(),
                 tools: good.into_iter().cloned().collect(),
                 instructions: c.report.instructions.clone(),
+                package: None,
             });
             continue;
         }
@@ -440,6 +449,14 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                         next.servers
                             .insert(server.clone(), PinnedServer::single(pin));
                     }
+                }
+                if let Proposal::PinServer {
+                    package: Some(package),
+                    ..
+                } = proposal
+                    && let Some(pins) = next.servers.get_mut(server)
+                {
+                    pins.package = Some(package.clone());
                 }
             }
             Proposal::PinKind { server, kind, .. } => {

@@ -371,11 +371,20 @@ fn report_line(p: &Proposal, accepted: bool) {
         return;
     }
     match p {
-        Proposal::PinServer { tools, .. } => status(
-            "Pinning",
-            AnsiColor::Green,
-            &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
-        ),
+        Proposal::PinServer { tools, package, .. } => {
+            status(
+                "Pinning",
+                AnsiColor::Green,
+                &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
+            );
+            if let Some(package) = package {
+                status(
+                    "Pinning",
+                    AnsiColor::Green,
+                    &format!("{server} package {}", esc(&package.to_string())),
+                );
+            }
+        }
         Proposal::PinKind { kind, items, .. } => status(
             "Pinning",
             AnsiColor::Green,

@@ -727,6 +727,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             profile,
             tools,
             instructions,
+            package,
         } => {
             let _ = writeln!(
                 out,
@@ -734,6 +735,14 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 server_label(server, profile),
                 kinds_text(tools)
             );
+            if let Some(package) = package {
+                let _ = writeln!(
+                    out,
+                    "    package  {} (launched with {})",
+                    esc(&package.to_string()),
+                    esc(&package.launcher)
+                );
+            }
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
             for tool in tools {
                 let hash = tool.live_hash.as_deref().unwrap_or("");
