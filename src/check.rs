@@ -249,6 +249,10 @@ pub async fn check_servers(
             && spec.guarded
             && let Resolved::Stdio(stdio) = &mut resolved
             && let Some(pin) = server_pins.as_ref().and_then(|s| s.package.as_ref())
+            && matches!(
+                pin.package,
+                crate::package::Package::Npm { .. } | crate::package::Package::Pypi { .. }
+            )
             && let Ok((args, _)) = crate::package::pinned_launch(
                 &stdio.command,
                 &stdio.args,
@@ -467,6 +471,10 @@ pub async fn verify_servers(
     policy: &Policy,
     progress: Progress,
 ) -> Vec<ServerReport> {
+    let secrets: std::collections::BTreeMap<String, Secrets> = targets
+        .iter()
+        .map(|t| (t.spec.name.clone(), t.resolved.secrets().clone()))
+        .collect();
     let entries = package_entries(&targets, options)
         .into_iter()
         .map(|e| {
@@ -478,6 +486,13 @@ pub async fn verify_servers(
         check_servers(targets, lock, options, progress),
         crate::package::check_all(entries, options.packages)
     );
+    // A registry URL or message can carry a value from the entry's variables.
+    let mut packages = packages;
+    for (name, check) in &mut packages {
+        if let Some(secrets) = secrets.get(name) {
+            check.redact(secrets);
+        }
+    }
     let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
     for report in &mut reports {
         attach_package(report, &packages);

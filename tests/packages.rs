@@ -898,7 +898,7 @@ fn a_local_script_edited_by_one_byte_is_package_changed_and_the_guard_refuses_it
     assert_eq!(refusal.len(), 1, "{stderr}");
     assert!(
         refusal[0].contains(&format!(
-            "the script server.js is not the one pinned (server.js, sha256 {}",
+            "refusing to start: the script server.js changed since it was pinned (sha256 {} -> ",
             &sha[..19]
         )),
         "{stderr}"

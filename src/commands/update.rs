@@ -109,10 +109,14 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     for (server, why) in &plan.package_errors {
+        let mut why = why.clone();
+        if let Some(c) = checked.iter().find(|c| &c.spec.name == server) {
+            c.secrets.redact_in_place(&mut why);
+        }
         super::error(&format!(
             "{}: package: {}; its package pin is unchanged",
             esc(server),
-            escape_cut(why, SHOWN_LINE_CHARS)
+            escape_cut(&why, SHOWN_LINE_CHARS)
         ));
     }
     let done_code = if held.iter().any(|h| h.secret) {

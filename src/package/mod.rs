@@ -160,6 +160,16 @@ pub struct PackageCheck {
     pub action: Action,
 }
 
+impl PackageCheck {
+    /// Replaces the server's secrets in every string of the check.
+    pub fn redact(&mut self, secrets: &crate::secrets::Secrets) {
+        for text in [&mut self.pinned, &mut self.live].into_iter().flatten() {
+            secrets.redact_in_place(text);
+        }
+        secrets.redact_in_place(&mut self.message);
+    }
+}
+
 /// How `verify` treats registries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Lookups {
@@ -330,6 +340,18 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(format!("{:x}", Sha256::digest(&bytes)))
 }
 
+/// [`sha256_file`] off the async workers: a script can be a large binary, and hashing
+/// it must not stall the servers being listed meanwhile.
+async fn sha256_file_async(path: std::path::PathBuf) -> std::io::Result<String> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle
+            .spawn_blocking(move || sha256_file(&path))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
+        Err(_) => sha256_file(&path),
+    }
+}
+
 /// A script's path as the lock records it: relative to the project when inside it.
 fn script_path(entry: &Entry<'_>, written: &str) -> String {
     let full = entry.cwd.join(written);
@@ -361,8 +383,9 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
         Target::Unrecognised => Package::Unrecognised,
         Target::Script { path } => {
             let full = entry.cwd.join(&path);
-            let sha256 =
-                sha256_file(&full).map_err(|e| format!("cannot read the script {path}: {e}"))?;
+            let sha256 = sha256_file_async(full)
+                .await
+                .map_err(|e| format!("cannot read the script {path}: {e}"))?;
             Package::Script {
                 path: script_path(entry, &path),
                 sha256,
@@ -491,7 +514,7 @@ pub async fn check(entry: &Entry<'_>, pin: Option<&PackagePin>, lookups: Lookups
                     format!("the entry now runs {now}, the lock pins {pinned_path}"),
                 );
             } else {
-                match sha256_file(&entry.cwd.join(path)) {
+                match sha256_file_async(entry.cwd.join(path)).await {
                     Err(e) => changed(
                         &mut out,
                         format!("script {now} (unreadable)"),
@@ -840,12 +863,22 @@ pub fn pinned_launch(
             _,
         ) => {
             let now = script_path(&entry, path);
+            if now != *pinned {
+                // Another script than the pinned one: the config changed, which verify
+                // reports; the guard judges its tools as usual.
+                return Ok((
+                    out,
+                    Some(format!(
+                        "the entry no longer launches the pinned script {pinned} but {now}; launching it as written (run `mcp-lock verify`)"
+                    )),
+                ));
+            }
             let live = sha256_file(&cwd.join(path)).map_err(|e| {
                 format!("refusing to start: cannot read the pinned script {now}: {e}")
             })?;
-            if now != *pinned || live != *sha256 {
+            if live != *sha256 {
                 return Err(format!(
-                    "refusing to start: the script {now} is not the one pinned ({pinned}, sha256 {} -> {}); review it and run `mcp-lock update`",
+                    "refusing to start: the script {now} changed since it was pinned (sha256 {} -> {}); review it and run `mcp-lock update`",
                     short(sha256),
                     short(&live)
                 ));

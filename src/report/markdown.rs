@@ -162,7 +162,7 @@ fn server_section(r: &ServerReport) -> String {
     if !r.not_pinned_yet.is_empty() {
         blocks.push(not_pinned_yet(r));
     }
-    if let Some(p) = &r.package {
+    if let Some(p) = r.package.as_ref().filter(|_| package_notable) {
         let rule = match p.status {
             crate::package::PackageStatus::Changed => "package-changed",
             crate::package::PackageStatus::Floating => "package-floating",

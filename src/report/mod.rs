@@ -82,7 +82,8 @@ pub struct Summary {
     pub stale: usize,
     pub incomplete: usize,
     pub unverifiable: usize,
-    /// Changes (tools and server metadata) the policy fails, warns about, allows.
+    /// Changes (tools, server metadata, package findings) the policy fails, warns
+    /// about, allows.
     pub fail: usize,
     pub warn: usize,
     pub allow: usize,
@@ -102,7 +103,15 @@ impl Summary {
                 .changes
                 .iter()
                 .map(|c| c.action)
-                .chain(r.server_changes.iter().filter_map(|c| c.action));
+                .chain(r.server_changes.iter().filter_map(|c| c.action))
+                .chain(
+                    r.package
+                        .iter()
+                        .filter(|p| {
+                            matches!(p.status, PackageStatus::Changed | PackageStatus::Floating)
+                        })
+                        .map(|p| p.action),
+                );
             for action in actions {
                 match action {
                     Action::Fail => s.fail += 1,
