@@ -158,6 +158,8 @@ pub struct PackageCheck {
     pub message: String,
     /// What the policy does with it (`package-changed`, `package-floating`).
     pub action: Action,
+    /// How long the check took (registry look-ups, hashing).
+    pub elapsed_ms: u64,
 }
 
 impl PackageCheck {
@@ -460,6 +462,17 @@ fn pypi_target(
 /// The check of one server's package: what the host launches for this entry against
 /// the pin (`None`: the lock has none). `action` is left for the policy to set.
 pub async fn check(entry: &Entry<'_>, pin: Option<&PackagePin>, lookups: Lookups) -> PackageCheck {
+    let started = std::time::Instant::now();
+    let mut out = check_untimed(entry, pin, lookups).await;
+    out.elapsed_ms = started.elapsed().as_millis() as u64;
+    out
+}
+
+async fn check_untimed(
+    entry: &Entry<'_>,
+    pin: Option<&PackagePin>,
+    lookups: Lookups,
+) -> PackageCheck {
     let rec = entry.recognised();
     let kind = match &rec.target {
         Target::Npm { .. } => "npm",
@@ -476,6 +489,7 @@ pub async fn check(entry: &Entry<'_>, pin: Option<&PackagePin>, lookups: Lookups
         live: None,
         message: String::new(),
         action: Action::Allow,
+        elapsed_ms: 0,
     };
     let changed = |out: &mut PackageCheck, live: String, message: String| {
         out.status = PackageStatus::Changed;
