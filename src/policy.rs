@@ -456,7 +456,12 @@ impl Policy {
         if let Some(package) = &mut report.package {
             package.action = match package.status {
                 PackageStatus::Changed => self.action(Rule::PackageChanged),
-                PackageStatus::Floating => self.action(Rule::PackageFloating),
+                // Floating is no difference from the pins: exact mode leaves it alone.
+                PackageStatus::Floating => self
+                    .verify
+                    .get(&Rule::PackageFloating)
+                    .copied()
+                    .unwrap_or(Action::Warn),
                 _ => Action::Allow,
             };
         }

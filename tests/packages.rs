@@ -909,6 +909,27 @@ fn a_local_script_edited_by_one_byte_is_package_changed_and_the_guard_refuses_it
     );
     let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
     assert!(audit.contains("launch_refused"), "{audit}");
+
+    // Approved, the new hash is pinned; `diff` between the two locks shows it moved.
+    let old = p.path().join("old.lock");
+    std::fs::copy(p.path().join("mcp.lock"), &old).unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    assert_ne!(
+        package_of(&p, "script"),
+        Package::Script {
+            path: "server.js".into(),
+            sha256: sha
+        }
+    );
+    p.run(&["verify"]).expect(0);
+    let diff = p.run(&["diff", "--from", "old.lock", "--format", "json"]);
+    diff.expect(1);
+    let doc = diff.json();
+    assert_eq!(
+        report(&doc, "script")["package"]["status"],
+        "changed",
+        "{doc}"
+    );
 }
 
 #[test]
