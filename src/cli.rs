@@ -380,6 +380,12 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub no_connect: bool,
 
+    /// Skip registry look-ups: package checks that need the npm registry or the
+    /// PyPI index are reported as skipped (local scripts are still hashed);
+    /// --no-connect implies it
+    #[arg(long)]
+    pub offline: bool,
+
     #[command(flatten)]
     pub policy: PolicyArgs,
 

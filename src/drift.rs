@@ -227,6 +227,10 @@ pub struct ServerReport {
     /// (`includeTools`, `disabled_tools`, …): not pinned, never judged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub filtered: Vec<String>,
+    /// What the entry launches against the lock's package pin (stdio servers, when
+    /// checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<crate::package::PackageCheck>,
 }
 
 impl ServerReport {
@@ -320,6 +324,7 @@ impl ServerReport {
             not_pinned_yet: Vec::new(),
             pending: Vec::new(),
             filtered: Vec::new(),
+            package: None,
         }
     }
 
@@ -412,6 +417,7 @@ pub fn compare(
         not_pinned_yet: Vec::new(),
         pending: Vec::new(),
         filtered: Vec::new(),
+        package: None,
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {
@@ -816,7 +822,14 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
             }
             (pinned, Some(server)) => {
                 for listing in server.profiles.values() {
-                    reports.push(compare_listing(pinned, listing));
+                    let mut report = compare_listing(pinned, listing);
+                    if let Some(old) = pinned {
+                        report.package = package_between(old, server);
+                        if report.package.is_some() && report.verdict == Verdict::Converged {
+                            report.verdict = Verdict::Stale;
+                        }
+                    }
+                    reports.push(report);
                 }
                 if let Some(pinned) = pinned {
                     for (profile, gone) in &pinned.profiles {
@@ -831,6 +844,28 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
     }
     reports.sort_by(|a, b| (&a.name, &a.profile).cmp(&(&b.name, &b.profile)));
     reports
+}
+
+/// The package pin that moved between two locks, as a `changed` check (`None`: the
+/// same pin, or the newer lock has none).
+fn package_between(old: &PinnedServer, new: &PinnedServer) -> Option<crate::package::PackageCheck> {
+    let now = new.package.as_ref()?;
+    if old.package.as_ref() == Some(now) {
+        return None;
+    }
+    Some(crate::package::PackageCheck {
+        status: crate::package::PackageStatus::Changed,
+        kind: now.package.kind(),
+        launcher: now.launcher.clone(),
+        pinned: old.package.as_ref().map(|p| p.to_string()),
+        live: Some(now.to_string()),
+        message: match &old.package {
+            Some(p) => format!("the newer lock pins {now}; the older pinned {p}"),
+            None => format!("the newer lock pins {now}; the older pinned no package"),
+        },
+        action: Action::default(),
+        elapsed_ms: 0,
+    })
 }
 
 /// One profile's listing in the newer lock, read as a live check against the older.

@@ -45,9 +45,14 @@ impl ExitCode {
         use crate::policy::Action;
         let mut code = ExitCode::Success;
         for report in reports {
+            let package_unverified = report
+                .package
+                .as_ref()
+                .is_some_and(|p| p.status == crate::package::PackageStatus::Unverifiable);
             match report.verdict {
                 _ if report.action == Action::Fail => return ExitCode::Drift,
                 Verdict::Incomplete | Verdict::Unverifiable => code = ExitCode::Unverified,
+                _ if package_unverified => code = ExitCode::Unverified,
                 Verdict::Converged | Verdict::Stale => {}
             }
         }

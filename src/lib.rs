@@ -38,6 +38,7 @@ pub mod hash;
 pub mod json;
 pub mod lock;
 pub mod offline;
+pub mod package;
 pub mod policy;
 pub mod profile;
 pub mod report;

@@ -14,7 +14,7 @@ pub const OFFLINE_REPORT_VERSION: u32 = 1;
 pub const SKIPPED: &[&str] = &[
     "listings: tools, prompts, resource templates and resources (no server is started)",
     "server metadata: identity, instructions, protocol version (no server is started)",
-    "package pins (the lock records none yet)",
+    "package pins: registry look-ups and script hashes (--no-connect implies --offline)",
 ];
 
 /// What the offline check found for one server.

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::{Class, Classifier, DEFAULT_TARGET_FIELDS, worst};
 use crate::client::PROTOCOL_VERSIONS;
 use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
+use crate::package::PackageStatus;
 use crate::profile::{Profile, ProfileSettings};
 use crate::surface::{Kind, Surface};
 
@@ -52,10 +53,16 @@ pub enum Rule {
     Removed(Kind),
     /// A definition removed under one key and added under another, otherwise equal.
     Renamed,
+    /// What a server entry launches is not what the lock pins: another version,
+    /// integrity, file hash, image or script (fail by default).
+    PackageChanged,
+    /// A wrapped entry whose spec floats (the guard launches the pin), or an image
+    /// pinned by tag only (warn by default).
+    PackageFloating,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 14] = [
+    pub const ALL: [Rule; 16] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -70,6 +77,8 @@ impl Rule {
         Rule::Added(Kind::Resource),
         Rule::Removed(Kind::Resource),
         Rule::Renamed,
+        Rule::PackageChanged,
+        Rule::PackageFloating,
     ];
 
     /// A tool appearing: the rule named `tool-added`.
@@ -89,6 +98,8 @@ impl Rule {
             Rule::Added(Kind::Resource) => "resource-added",
             Rule::Removed(Kind::Resource) => "resource-removed",
             Rule::Renamed => "renamed",
+            Rule::PackageChanged => "package-changed",
+            Rule::PackageFloating => "package-floating",
         }
     }
 
@@ -158,6 +169,7 @@ impl Default for Policy {
                 let action = match rule {
                     Rule::Class(Class::Additive) => Action::Warn,
                     Rule::Class(Class::Cosmetic) => Action::Allow,
+                    Rule::PackageFloating => Action::Warn,
                     _ => Action::Fail,
                 };
                 (rule, action)
@@ -441,11 +453,24 @@ impl Policy {
         for change in &mut report.server_changes {
             change.action = change.class.map(|c| self.action(Rule::Class(c)));
         }
+        if let Some(package) = &mut report.package {
+            package.action = match package.status {
+                PackageStatus::Changed => self.action(Rule::PackageChanged),
+                // Floating is no difference from the pins: exact mode leaves it alone.
+                PackageStatus::Floating => self
+                    .verify
+                    .get(&Rule::PackageFloating)
+                    .copied()
+                    .unwrap_or(Action::Warn),
+                _ => Action::Allow,
+            };
+        }
         let worst_change = report
             .changes
             .iter()
             .map(|c| c.action)
             .chain(report.server_changes.iter().filter_map(|c| c.action))
+            .chain(report.package.iter().map(|p| p.action))
             .max()
             .unwrap_or_default();
         // A server checked completely that the lock does not pin fails; one that could
@@ -572,9 +597,11 @@ mod tests {
                 "resource-template-removed",
                 "resource-added",
                 "resource-removed",
-                "renamed"
+                "renamed",
+                "package-changed"
             ]
         );
+        assert_eq!(p.action(Rule::PackageFloating), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Additive)), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Allow);
         assert!(p.accept.is_empty());

@@ -9,6 +9,7 @@ use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::lock::{LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
+use crate::package::PackagePin;
 use crate::surface::Kind;
 
 /// One change to the lock that needs approval. Every proposal but `DropServer`
@@ -23,6 +24,8 @@ pub enum Proposal {
         tools: Vec<ToolChange>,
         /// The server's `instructions`, which the pin's hash will stand for.
         instructions: Option<String>,
+        /// What its entry launches, resolved: pinned with the tools.
+        package: Option<PackagePin>,
     },
     /// A pinned server listed under a client profile the lock does not pin yet: pin
     /// that profile's whole listing. `changes` are the definitions no pinned profile
@@ -67,6 +70,14 @@ pub enum Proposal {
     },
     /// The config no longer has a pinned server.
     DropServer { server: String, tools: usize },
+    /// What a server's entry launches, resolved now, differs from its package pin (or
+    /// the lock has none yet). Only `package-changed` in `--accept` accepts it
+    /// without asking.
+    Package {
+        server: String,
+        old: Option<PackagePin>,
+        new: PackagePin,
+    },
 }
 
 impl Proposal {
@@ -78,7 +89,8 @@ impl Proposal {
             | Proposal::Tool { server, .. }
             | Proposal::Metadata { server, .. }
             | Proposal::DropProfile { server, .. }
-            | Proposal::DropServer { server, .. } => server,
+            | Proposal::DropServer { server, .. }
+            | Proposal::Package { server, .. } => server,
         }
     }
 
@@ -91,7 +103,7 @@ impl Proposal {
             | Proposal::Tool { profile, .. }
             | Proposal::Metadata { profile, .. }
             | Proposal::DropProfile { profile, .. } => Some(profile),
-            Proposal::DropServer { .. } => None,
+            Proposal::DropServer { .. } | Proposal::Package { .. } => None,
         }
     }
 }
@@ -116,6 +128,63 @@ pub struct Plan {
     pub held: Vec<Held>,
     /// (server, change) for tools with a `problem`.
     pub unpinnable: Vec<(String, ToolChange)>,
+    /// (server, why) for packages that could not be resolved: their pins are left as
+    /// they are.
+    pub package_errors: Vec<(String, String)>,
+}
+
+/// Adds a package proposal for each pinned server whose entry resolves to something
+/// other than its pin, after that server's other proposals; a server being pinned
+/// for the first time gets its package in its `PinServer` proposal. Any server whose
+/// package did not resolve is recorded in `package_errors`.
+pub fn add_package_proposals(
+    plan: &mut Plan,
+    lock: &Lockfile,
+    resolved: &BTreeMap<String, Result<PackagePin, String>>,
+) {
+    for (server, result) in resolved {
+        let new = match result {
+            Ok(new) => new,
+            Err(e) => {
+                plan.package_errors.push((server.clone(), e.clone()));
+                continue;
+            }
+        };
+        // A new server's package is pinned with its tools, in the same review.
+        let mut being_pinned = false;
+        for p in &mut plan.proposals {
+            if let Proposal::PinServer {
+                server: s, package, ..
+            } = p
+                && s == server
+            {
+                *package = Some(new.clone());
+                being_pinned = true;
+            }
+        }
+        if being_pinned {
+            continue;
+        }
+        let Some(old) = lock.servers.get(server).map(|s| s.package.clone()) else {
+            continue;
+        };
+        if old.as_ref() == Some(new) {
+            continue;
+        }
+        let at = plan
+            .proposals
+            .iter()
+            .rposition(|p| p.server() == server)
+            .map_or(plan.proposals.len(), |i| i + 1);
+        plan.proposals.insert(
+            at,
+            Proposal::Package {
+                server: server.clone(),
+                old,
+                new: new.clone(),
+            },
+        );
+    }
 }
 
 /// The plan for every difference between the lock and the checked servers.
@@ -183,6 +252,7 @@ pub fn plan(
                 profile: profile.clone(),
                 tools: good.into_iter().cloned().collect(),
                 instructions: c.report.instructions.clone(),
+                package: None,
             });
             continue;
         }
@@ -287,6 +357,7 @@ pub fn plan(
         proposals: out,
         held,
         unpinnable,
+        package_errors: Vec::new(),
     }
 }
 
@@ -344,6 +415,12 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                 drops.push((server, profile));
                 continue;
             }
+            Proposal::Package { server, new, .. } => {
+                if let Some(pins) = next.servers.get_mut(server) {
+                    pins.package = Some(new.clone());
+                }
+                continue;
+            }
             _ => {}
         }
         let profile = proposal.profile().unwrap_or_default();
@@ -376,6 +453,14 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                         next.servers
                             .insert(server.clone(), PinnedServer::single(pin));
                     }
+                }
+                if let Proposal::PinServer {
+                    package: Some(package),
+                    ..
+                } = proposal
+                    && let Some(pins) = next.servers.get_mut(server)
+                {
+                    pins.package = Some(package.clone());
                 }
             }
             Proposal::PinKind { server, kind, .. } => {
@@ -456,7 +541,9 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
                     }
                 }
             }
-            Proposal::DropServer { .. } | Proposal::DropProfile { .. } => {}
+            Proposal::DropServer { .. }
+            | Proposal::DropProfile { .. }
+            | Proposal::Package { .. } => {}
         }
     }
     for (server, profile) in drops {

@@ -754,7 +754,14 @@ fn harmless_env_values_are_not_secrets_and_reports_stay_valid_json() {
     broken["env"] = json!({"TOKEN": "/nonexistent", "MODE": "stdio"});
     p.set_servers(json!({ "fixture": broken }));
     let run = p.run(&["verify"]);
-    run.expect(3);
+    // It could not be checked (3), and it no longer launches the pinned executable:
+    // that is a package change, which fails.
+    run.expect(1);
+    assert!(
+        run.stdout().contains("package-changed, fail"),
+        "{}",
+        run.stdout()
+    );
     assert!(
         run.stdout().contains("/nonexistent/server"),
         "{}",

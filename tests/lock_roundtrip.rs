@@ -136,10 +136,12 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
             .unwrap(),
         "{}"
     );
-    // Written again, it is a version-2 lock with the same pins.
+    // Written again, it is a lock of the current version with the same pins (and, as
+    // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
     assert!(render_lock(&lock).contains("\nversion = 3\n"));
+    assert_eq!(memory.package, None);
 }
 
 #[test]
@@ -190,4 +192,129 @@ fn the_example_lock_is_a_valid_lock_pinning_server_memory() {
         written,
         "the example is exactly what this writer writes"
     );
+}
+
+fn with_packages() -> Lockfile {
+    use mcp_lock::package::{Package, PackagePin};
+    let base = awkward_lock();
+    let template = base.servers.values().next().unwrap().clone();
+    let packages = [
+        (
+            "npm",
+            "npx",
+            Package::Npm {
+                name: "@scope/tiny-mcp".into(),
+                version: "1.0.0".into(),
+                integrity: "sha512-AbC+/=".into(),
+            },
+        ),
+        (
+            "pypi",
+            "uvx",
+            Package::Pypi {
+                name: "tiny-py".into(),
+                version: "2026.10.19".into(),
+                files: [
+                    (
+                        "tiny_py-2026.10.19-py3-none-any.whl".to_string(),
+                        "b".repeat(64),
+                    ),
+                    ("tiny_py-2026.10.19.tar.gz".to_string(), "c".repeat(64)),
+                ]
+                .into(),
+            },
+        ),
+        (
+            "oci",
+            "docker run",
+            Package::Oci {
+                reference: format!("mcp/github@sha256:{}", "d".repeat(64)),
+                digest: Some(format!("sha256:{}", "d".repeat(64))),
+            },
+        ),
+        (
+            "tag-only",
+            "podman run",
+            Package::Oci {
+                reference: "mcp/github:1".into(),
+                digest: None,
+            },
+        ),
+        (
+            "script",
+            "node",
+            Package::Script {
+                path: "tools/server \"x\".js".into(),
+                sha256: "e".repeat(64),
+            },
+        ),
+        ("other", "sh", Package::Unrecognised),
+    ];
+    let mut lock = Lockfile::default();
+    for (name, launcher, package) in packages {
+        let mut server = template.clone();
+        for profile in server.profiles.values_mut() {
+            profile.name = name.into();
+        }
+        server.package = Some(PackagePin {
+            launcher: launcher.into(),
+            package,
+        });
+        lock.servers.insert(name.into(), server);
+    }
+    lock
+}
+
+#[test]
+fn every_package_kind_reads_back_equal_and_rewrites_byte_identically() {
+    let lock = with_packages();
+    let text = render_lock(&lock);
+    assert!(text.contains("\n[server.package]\nkind = \"pypi\"\nlauncher = \"uvx\"\n"));
+    assert!(text.contains("\n[[server.package.file]]\nname = \"tiny_py-2026.10.19.tar.gz\"\n"));
+    let again = parse_lock(&text, "mcp.lock").unwrap();
+    for (name, server) in &lock.servers {
+        assert_eq!(again.servers[name].package, server.package, "{name}");
+    }
+    assert_eq!(render_lock(&again), text);
+}
+
+#[test]
+fn a_malformed_package_table_is_a_lock_error_naming_its_line() {
+    let text = render_lock(&with_packages());
+    for (from, to, message) in [
+        (
+            "kind = \"npm\"",
+            "kind = \"cargo\"",
+            "unknown kind \"cargo\"",
+        ),
+        (
+            "integrity = \"sha512-AbC+/=\"",
+            "integrity = \"abc\"",
+            "is not an SRI hash",
+        ),
+        (
+            &format!("sha256 = \"{}\"", "e".repeat(64)),
+            "sha256 = \"e\"",
+            "sha256 is not 64 lowercase hex digits",
+        ),
+        ("version = \"1.0.0\"\n", "", "kind \"npm\" needs `version`"),
+        (
+            "launcher = \"uvx\"\n",
+            "launcher = \"uvx\"\nextra = 1\n",
+            "unknown field `extra`",
+        ),
+    ] {
+        let bad = text.replacen(from, to, 1);
+        assert_ne!(bad, text, "{from}");
+        let err = parse_lock(&bad, "mcp.lock").unwrap_err().to_string();
+        assert!(err.contains(message), "{from}: {err}");
+        assert!(err.starts_with("mcp.lock:"), "{err}");
+    }
+    let twice = text.replacen(
+        "tiny_py-2026.10.19.tar.gz",
+        "tiny_py-2026.10.19-py3-none-any.whl",
+        1,
+    );
+    let err = parse_lock(&twice, "mcp.lock").unwrap_err().to_string();
+    assert!(err.contains("is listed twice"), "{err}");
 }

@@ -315,8 +315,18 @@ fn as_version_1(lock: &str) -> String {
             || line.starts_with("prompts_set_hash = ")
             || line.starts_with("resource_templates_set_hash = ")
     };
+    // Version 1 had no package pins: the `[server.package]` table goes, to its blank line.
+    let mut in_package = false;
     let mut text: String = lock
         .lines()
+        .filter(|line| {
+            if *line == "[server.package]" {
+                in_package = true;
+            } else if line.is_empty() {
+                in_package = false;
+            }
+            !in_package
+        })
         .filter(|line| !dropped(line))
         .map(|line| {
             if line == "version = 3" {

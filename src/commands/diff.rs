@@ -42,6 +42,7 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
                 &args.servers,
                 &args.connect,
                 &policy,
+                mcp_lock::package::Lookups::Online,
             )
             .await?;
             (reports, ctx)

@@ -58,11 +58,28 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     policy.exact |= args.exact;
     let exact = policy.exact;
     let Launched {
-        launch,
+        mut launch,
         secrets,
-        disagreements,
+        mut disagreements,
         filter,
     } = launch(ws, &args, &pinned)?;
+    // The pinned package version is what starts, and a changed script does not.
+    let refused = match mcp_lock::package::pinned_launch(
+        &launch.command,
+        &launch.args,
+        &launch.cwd,
+        ws.lock_dir(),
+        pinned.package.as_ref(),
+    ) {
+        Ok((args, note)) => {
+            launch.args = args;
+            if let Some(note) = note.filter(|n| n.starts_with("the entry")) {
+                disagreements.push(note);
+            }
+            None
+        }
+        Err(reason) => Some(reason),
+    };
     let audit_path = args.audit_log.clone().unwrap_or_else(|| {
         ws.lock_path
             .parent()
@@ -92,6 +109,21 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                     display_path(&audit_path, &ws.project_dir)
                 )
             })?;
+    }
+    if let Some(reason) = refused {
+        audit
+            .record(
+                "launch_refused",
+                vec![("message", serde_json::Value::String(reason.clone()))],
+            )
+            .with_context(|| {
+                format!(
+                    "cannot write the audit log {}",
+                    display_path(&audit_path, &ws.project_dir)
+                )
+            })?;
+        super::error(&format!("mcp-lock guard: {reason}"));
+        return Ok(ExitCode::Drift);
     }
     let on_drift = match args.on_drift {
         cli::OnDrift::Hide => OnDrift::Hide,

@@ -372,6 +372,7 @@ fn check_options(
         identity_from_lock,
         project_dir: self_dir.to_path_buf(),
         protocol: None,
+        packages: mcp_lock::package::Lookups::Online,
     })
 }
 

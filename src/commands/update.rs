@@ -6,14 +6,16 @@ use std::io::IsTerminal;
 use anstyle::AnsiColor;
 use anyhow::Context;
 use mcp_lock::check::{
-    ProfileUse, Targets, check_servers, plan_targets, resolve_all, select_with_lock,
+    ProfileUse, Targets, check_servers, package_entries, plan_targets, resolve_all,
+    select_with_lock,
 };
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
+use mcp_lock::policy::Rule;
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{Proposal, apply, plan};
+use mcp_lock::update::{Proposal, add_package_proposals, apply, plan};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
@@ -63,11 +65,16 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let mut options = check_options(&args.connect, false, ws.lock_dir())?;
     options.protocol = args.protocol.clone();
     super::announce(&selected);
-    let mut checked = check_servers(targets, &lock, &options, progress()).await;
+    let entries = package_entries(&targets, &options);
+    let (mut checked, packages) = tokio::join!(
+        check_servers(targets, &lock, &options, progress()),
+        mcp_lock::package::resolve_all(entries)
+    );
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }
-    let plan = plan(&checked, &lock, &dropped, args.connect.client.is_none());
+    let mut plan = plan(&checked, &lock, &dropped, args.connect.client.is_none());
+    add_package_proposals(&mut plan, &lock, &packages);
     let (proposals, held) = (&plan.proposals, &plan.held);
     for h in held {
         if h.secret {
@@ -101,9 +108,20 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             esc(change.problem.as_deref().unwrap_or(""))
         ));
     }
+    for (server, why) in &plan.package_errors {
+        let mut why = why.clone();
+        if let Some(c) = checked.iter().find(|c| &c.spec.name == server) {
+            c.secrets.redact_in_place(&mut why);
+        }
+        super::error(&format!(
+            "{}: package: {}; its package pin is unchanged",
+            esc(server),
+            escape_cut(&why, SHOWN_LINE_CHARS)
+        ));
+    }
     let done_code = if held.iter().any(|h| h.secret) {
         ExitCode::Usage
-    } else if held.is_empty() {
+    } else if held.is_empty() && plan.package_errors.is_empty() {
         ExitCode::Success
     } else {
         ExitCode::Unverified
@@ -115,14 +133,14 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         if existing.is_none() && !args.dry_run && held.is_empty() {
             write(ws, &lock)?;
         }
-        if held.is_empty() {
+        if held.is_empty() && plan.package_errors.is_empty() {
             status(
                 "Fresh",
                 AnsiColor::Green,
                 &format!("{display} is up to date"),
             );
         } else {
-            let n = held.len();
+            let n = held.len() + plan.package_errors.len();
             let noun = if n == 1 { "server" } else { "servers" };
             status(
                 "Unchanged",
@@ -154,6 +172,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             Proposal::PinProfile {
                 server, changes, ..
             } => changes.iter().all(|c| policy.accepts(c)) && !doubtful.contains(&server.as_str()),
+            // A package moves only with a person's approval, or when the policy names
+            // `package-changed` in `accept`.
+            Proposal::Package { .. } => policy.accept.contains(&Rule::PackageChanged),
             _ => false,
         })
         .collect();
@@ -286,6 +307,7 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
             Proposal::PinProfile { .. } => "Pin this profile's listing?",
             Proposal::PinKind { .. } => "Pin these?",
             Proposal::DropServer { .. } | Proposal::DropProfile { .. } => "Drop these pins?",
+            Proposal::Package { .. } => "Pin this package?",
             _ => "Accept this change?",
         };
         let answer: String = dialoguer::Input::new()
@@ -344,16 +366,29 @@ fn report_line(p: &Proposal, accepted: bool) {
             Proposal::DropServer { .. } | Proposal::DropProfile { .. } => {
                 format!("{label} (pins kept)")
             }
+            Proposal::Package { old, .. } => match old {
+                Some(old) => format!("{server} package (kept {})", esc(&old.to_string())),
+                None => format!("{server} package (not pinned)"),
+            },
         };
         status("Rejected", AnsiColor::Yellow, &what);
         return;
     }
     match p {
-        Proposal::PinServer { tools, .. } => status(
-            "Pinning",
-            AnsiColor::Green,
-            &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
-        ),
+        Proposal::PinServer { tools, package, .. } => {
+            status(
+                "Pinning",
+                AnsiColor::Green,
+                &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
+            );
+            if let Some(package) = package {
+                status(
+                    "Pinning",
+                    AnsiColor::Green,
+                    &format!("{server} package {}", esc(&package.to_string())),
+                );
+            }
+        }
         Proposal::PinKind { kind, items, .. } => status(
             "Pinning",
             AnsiColor::Green,
@@ -411,5 +446,21 @@ fn report_line(p: &Proposal, accepted: bool) {
             AnsiColor::Green,
             &format!("{server} ({})", count(*tools, "pin")),
         ),
+        Proposal::Package { old, new, .. } => match old {
+            Some(old) => status(
+                "Updating",
+                AnsiColor::Green,
+                &format!(
+                    "{server} package {} -> {}",
+                    esc(&old.to_string()),
+                    esc(&new.to_string())
+                ),
+            ),
+            None => status(
+                "Pinning",
+                AnsiColor::Green,
+                &format!("{server} package {}", esc(&new.to_string())),
+            ),
+        },
     }
 }

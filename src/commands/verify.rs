@@ -20,7 +20,21 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let policy = ws.policy(Some(&args.policy))?;
     let (lock, ctx) =
         ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
-    let reports = live_reports(ws, &project, &lock, &args.servers, &args.connect, &policy).await?;
+    let lookups = if args.offline {
+        mcp_lock::package::Lookups::Offline
+    } else {
+        mcp_lock::package::Lookups::Online
+    };
+    let reports = live_reports(
+        ws,
+        &project,
+        &lock,
+        &args.servers,
+        &args.connect,
+        &policy,
+        lookups,
+    )
+    .await?;
     let code = ExitCode::for_reports(&reports);
     super::print_reports(&reports, args.format, &ctx, code, "Verified");
     Ok(code)
@@ -36,6 +50,7 @@ pub async fn live_reports(
     servers: &[String],
     connect: &ConnectArgs,
     policy: &Policy,
+    lookups: mcp_lock::package::Lookups,
 ) -> anyhow::Result<Vec<ServerReport>> {
     let (selected, gone) = select_with_lock(project, lock, servers)?;
     let resolved = resolve_all(project, &selected, &env_lookup)?;
@@ -45,7 +60,8 @@ pub async fn live_reports(
         super::notice(line);
     }
     super::announce(&selected);
-    let options = check_options(connect, true, ws.lock_dir())?;
+    let mut options = check_options(connect, true, ws.lock_dir())?;
+    options.packages = lookups;
     let reports = verify_servers(lock, targets, &gone, &options, policy, progress()).await;
     Ok(reports)
 }

@@ -64,6 +64,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             None => return Err(format!("unknown transport type {other:?}")),
         },
     };
+    let mut guarded = false;
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -121,7 +122,9 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         }
         // An entry `mcp-lock wrap` rewrote launches the guard, which starts the real
         // server: read it as that server, so wrapping never moves a pin.
-        let (command, args) = unwrapped_command(&command, &args).unwrap_or((command, args));
+        let unwrapped = unwrapped_command(&command, &args);
+        guarded = unwrapped.is_some();
+        let (command, args) = unwrapped.unwrap_or((command, args));
         let cwd = match string(obj, "cwd")? {
             Some(cwd) => Some(tr(cwd, "cwd")?),
             None => None,
@@ -140,6 +143,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         filter: filter(obj)?,
         personal: false,
         oauth_client: oauth_client(obj)?,
+        guarded,
     }))
 }
 

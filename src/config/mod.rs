@@ -153,6 +153,10 @@ pub struct ServerSpec {
     /// Read from a user-level file (`--user CLIENT`, `~/.claude.json`, or a file at a
     /// place `--user` reads): the user's own server, not the project's.
     pub personal: bool,
+    /// The entry launches `mcp-lock guard` (`mcp-lock wrap` rewrote it): the guard
+    /// starts the pinned package version. An entry defined in two files is guarded
+    /// only when both launch the guard.
+    pub guarded: bool,
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
@@ -669,6 +673,7 @@ impl ProjectConfig {
                 }
                 existing.filter = existing.filter.union(&spec.filter);
                 existing.personal &= spec.personal;
+                existing.guarded &= spec.guarded;
             }
         }
         let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, ..)| s).collect();

@@ -22,7 +22,8 @@ use crate::surface::Kind;
 
 /// The lock format this build writes. Version 1 (one listing per server, made with
 /// no client capabilities) still reads, as pinned under the `bare` profile; version 2
-/// is version 3 without `oauth_issuer`.
+/// is version 3 without `oauth_issuer` or package pins (every package reads "not
+/// pinned yet").
 pub const FORMAT_VERSION: i64 = 3;
 
 /// The whole lock: servers by name.
@@ -36,6 +37,8 @@ pub struct Lockfile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PinnedServer {
     pub profiles: BTreeMap<String, LockedServer>,
+    /// What its entry launches (version 3); `None`: not pinned yet.
+    pub package: Option<crate::package::PackagePin>,
 }
 
 /// One server as listed under one client profile.
@@ -219,6 +222,7 @@ impl PinnedServer {
     pub fn single(pin: LockedServer) -> Self {
         PinnedServer {
             profiles: BTreeMap::from([(pin.profile.clone(), pin)]),
+            package: None,
         }
     }
 

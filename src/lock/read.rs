@@ -76,6 +76,34 @@ struct RawServer {
     resource_template: Vec<RawTool>,
     #[serde(default)]
     resource: Vec<RawTool>,
+    /// Version 3: what the entry launches.
+    package: Option<Spanned<RawPackage>>,
+}
+
+/// `[server.package]`: the fields of every kind; which ones a kind needs is checked
+/// in [`check_package`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPackage {
+    kind: String,
+    launcher: String,
+    name: Option<String>,
+    version: Option<String>,
+    integrity: Option<String>,
+    reference: Option<String>,
+    digest: Option<String>,
+    path: Option<String>,
+    sha256: Option<String>,
+    #[serde(default)]
+    file: Vec<RawFile>,
+}
+
+/// `[[server.package.file]]`: one distribution file of a pinned PyPI release.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    name: String,
+    sha256: String,
 }
 
 #[derive(Deserialize)]
@@ -773,7 +801,91 @@ fn check_server(
             ),
         ));
     }
-    Ok(PinnedServer { profiles })
+    let package = match server.package {
+        None => None,
+        Some(_) if version < 3 => {
+            return Err(at(
+                name_at,
+                format!(
+                    "server {name:?}: [server.package] needs lock format version 3 (this lock says version {version})"
+                ),
+            ));
+        }
+        Some(raw) => {
+            let offset = raw.span().start;
+            Some(
+                check_package(raw.into_inner())
+                    .map_err(|e| at(offset, format!("server {name:?}: [server.package]: {e}")))?,
+            )
+        }
+    };
+    Ok(PinnedServer { profiles, package })
+}
+
+/// The pin a `[server.package]` table describes, with the fields its kind needs.
+fn check_package(raw: RawPackage) -> Result<crate::package::PackagePin, String> {
+    use crate::package::{Package, PackagePin};
+    let need = |field: Option<String>, key: &str| {
+        field.ok_or_else(|| format!("kind {:?} needs `{key}`", raw.kind))
+    };
+    let sha = |value: &str, what: &str| {
+        if is_sha256_hex(value) {
+            Ok(())
+        } else {
+            Err(format!("{what} is not 64 lowercase hex digits"))
+        }
+    };
+    let package = match raw.kind.as_str() {
+        "npm" => {
+            let integrity = need(raw.integrity.clone(), "integrity")?;
+            if !integrity.starts_with("sha") || !integrity.contains('-') {
+                return Err(format!(
+                    "integrity {integrity:?} is not an SRI hash (sha512-…)"
+                ));
+            }
+            Package::Npm {
+                name: need(raw.name.clone(), "name")?,
+                version: need(raw.version.clone(), "version")?,
+                integrity,
+            }
+        }
+        "pypi" => {
+            let mut files = BTreeMap::new();
+            for f in &raw.file {
+                sha(&f.sha256, &format!("the sha256 of {}", f.name))?;
+                if files.insert(f.name.clone(), f.sha256.clone()).is_some() {
+                    return Err(format!("file {:?} is listed twice", f.name));
+                }
+            }
+            Package::Pypi {
+                name: need(raw.name.clone(), "name")?,
+                version: need(raw.version.clone(), "version")?,
+                files,
+            }
+        }
+        "oci" => Package::Oci {
+            reference: need(raw.reference.clone(), "reference")?,
+            digest: raw.digest.clone(),
+        },
+        "script" => {
+            let sha256 = need(raw.sha256.clone(), "sha256")?;
+            sha(&sha256, "sha256")?;
+            Package::Script {
+                path: need(raw.path.clone(), "path")?,
+                sha256,
+            }
+        }
+        "unrecognised" => Package::Unrecognised,
+        other => {
+            return Err(format!(
+                "unknown kind {other:?} (expected npm, pypi, oci, script or unrecognised)"
+            ));
+        }
+    };
+    Ok(PackagePin {
+        launcher: raw.launcher,
+        package,
+    })
 }
 
 fn is_sha256_hex(s: &str) -> bool {

@@ -61,6 +61,9 @@ fn render_server(server: &PinnedServer, out: &mut String, parts: &mut Vec<String
             }
         }
     }
+    if let Some(pin) = &server.package {
+        render_package(pin, out);
+    }
     for listing in server.profiles.values() {
         render_profile(listing, out);
     }
@@ -91,6 +94,49 @@ fn render_server(server: &PinnedServer, out: &mut String, parts: &mut Vec<String
             multiline_into(pretty, parts);
             out.push('\n');
         }
+    }
+}
+
+/// `[server.package]`: what the entry launches, pinned.
+fn render_package(pin: &crate::package::PackagePin, out: &mut String) {
+    use crate::package::Package;
+    let _ = writeln!(out, "\n[server.package]");
+    key(out, "kind", &basic(pin.package.kind()));
+    key(out, "launcher", &basic(&pin.launcher));
+    match &pin.package {
+        Package::Npm {
+            name,
+            version,
+            integrity,
+        } => {
+            key(out, "name", &basic(name));
+            key(out, "version", &basic(version));
+            key(out, "integrity", &basic(integrity));
+        }
+        Package::Pypi {
+            name,
+            version,
+            files,
+        } => {
+            key(out, "name", &basic(name));
+            key(out, "version", &basic(version));
+            for (file, sha256) in files {
+                let _ = writeln!(out, "\n[[server.package.file]]");
+                key(out, "name", &basic(file));
+                key(out, "sha256", &basic(sha256));
+            }
+        }
+        Package::Oci { reference, digest } => {
+            key(out, "reference", &basic(reference));
+            if let Some(digest) = digest {
+                key(out, "digest", &basic(digest));
+            }
+        }
+        Package::Script { path, sha256 } => {
+            key(out, "path", &basic(path));
+            key(out, "sha256", &basic(sha256));
+        }
+        Package::Unrecognised => {}
     }
 }
 

@@ -63,6 +63,34 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
             }),
             _ => {}
         }
+        if let Some(p) = &r.package {
+            use crate::package::PackageStatus;
+            let rule = match p.status {
+                PackageStatus::Changed => Some((Rule::PackageChanged.as_str(), p.action)),
+                PackageStatus::Floating => Some((Rule::PackageFloating.as_str(), p.action)),
+                PackageStatus::Unverifiable => Some((UNVERIFIED, Action::Fail)),
+                _ => None,
+            };
+            if let Some((rule, action)) = rule {
+                let values = match (&p.pinned, &p.live) {
+                    (Some(a), Some(b)) if p.status == PackageStatus::Changed => {
+                        format!(" {} -> {}", esc(a), esc(b))
+                    }
+                    (Some(a), _) => format!(" {}", esc(a)),
+                    _ => String::new(),
+                };
+                out.push(Item {
+                    rule,
+                    action,
+                    server: r.name.clone(),
+                    profile: r.profile.clone(),
+                    kind: Kind::Tool,
+                    tool: None,
+                    title: format!("{server}: package {}{values} ({rule})", p.status.as_str()),
+                    detail: format!("{}\n", esc(&p.message)),
+                });
+            }
+        }
         for c in &r.changes {
             out.push(tool_item(r, c));
         }
@@ -138,6 +166,12 @@ fn rule_description(rule: &str) -> &'static str {
         "cosmetic" => "Title, icons, _meta or layout: nothing a caller acts on.",
         "tool-added" => "The server lists a tool the lock does not pin.",
         "tool-removed" => "A tool the lock pins is no longer listed.",
+        "package-changed" => {
+            "What the entry launches is not the package version, integrity, image or script the lock pins."
+        }
+        "package-floating" => {
+            "The entry's package spec floats (the guard launches the pin), or its image has no digest."
+        }
         UNVERIFIED => "The server could not be checked completely.",
         _ => "The lock does not pin this server.",
     }

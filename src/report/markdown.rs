@@ -88,7 +88,9 @@ pub fn render_markdown(reports: &[ServerReport], ctx: &LockContext, code: ExitCo
     out.push_str("| Server | Profile | Verdict | Listed | Changes |\n");
     out.push_str("| --- | --- | --- | --- | --- |\n");
     for r in reports {
-        let changes = r.changes.len() + r.server_changes.iter().filter(|c| c.drift).count();
+        let changes = r.changes.len()
+            + r.server_changes.iter().filter(|c| c.drift).count()
+            + usize::from(super::package_changed(r));
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} |",
@@ -109,8 +111,17 @@ pub fn render_markdown(reports: &[ServerReport], ctx: &LockContext, code: ExitCo
 /// one that converged with nothing to say.
 fn server_section(r: &ServerReport) -> String {
     let unverified = matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable);
-    let quiet =
-        r.changes.is_empty() && r.server_changes.is_empty() && r.error.is_none() && r.pinned;
+    let package_notable = r.package.as_ref().is_some_and(|p| {
+        !matches!(
+            p.status,
+            crate::package::PackageStatus::Pinned | crate::package::PackageStatus::Skipped
+        )
+    });
+    let quiet = r.changes.is_empty()
+        && r.server_changes.is_empty()
+        && r.error.is_none()
+        && r.pinned
+        && !package_notable;
     if quiet && r.not_pinned_yet.is_empty() {
         return String::new();
     }
@@ -150,6 +161,36 @@ fn server_section(r: &ServerReport) -> String {
     }
     if !r.not_pinned_yet.is_empty() {
         blocks.push(not_pinned_yet(r));
+    }
+    if let Some(p) = r.package.as_ref().filter(|_| package_notable) {
+        let rule = match p.status {
+            crate::package::PackageStatus::Changed => "package-changed",
+            crate::package::PackageStatus::Floating => "package-floating",
+            crate::package::PackageStatus::Unverifiable => "unverifiable",
+            _ => "note",
+        };
+        let values = match (&p.pinned, &p.live) {
+            (Some(a), Some(b)) if p.status == crate::package::PackageStatus::Changed => {
+                format!("{} → {}", cell(a), cell(b))
+            }
+            (Some(a), _) => cell(a),
+            (None, _) => "—".into(),
+        };
+        blocks.push(format!(
+            "Package ({}, {}): {} · {} · {}: {}\n",
+            cell(p.kind),
+            cell(&p.launcher),
+            p.status.as_str(),
+            values,
+            rule,
+            if p.status == crate::package::PackageStatus::Changed
+                || p.status == crate::package::PackageStatus::Floating
+            {
+                format!("**{}** · {}", p.action.as_str(), cell(&p.message))
+            } else {
+                cell(&p.message)
+            }
+        ));
     }
     format!("\n{}", blocks.join("\n"))
 }

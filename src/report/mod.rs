@@ -18,6 +18,7 @@ use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
 use crate::json::Json;
 use crate::lock::{LockLines, Lockfile};
+use crate::package::{PackageCheck, PackageStatus};
 use crate::policy::{Action, Rule};
 use crate::surface::Kind;
 use crate::text::{
@@ -87,7 +88,8 @@ pub struct Summary {
     pub stale: usize,
     pub incomplete: usize,
     pub unverifiable: usize,
-    /// Changes (tools and server metadata) the policy fails, warns about, allows.
+    /// Changes (tools, server metadata, package findings) the policy fails, warns
+    /// about, allows.
     pub fail: usize,
     pub warn: usize,
     pub allow: usize,
@@ -107,7 +109,15 @@ impl Summary {
                 .changes
                 .iter()
                 .map(|c| c.action)
-                .chain(r.server_changes.iter().filter_map(|c| c.action));
+                .chain(r.server_changes.iter().filter_map(|c| c.action))
+                .chain(
+                    r.package
+                        .iter()
+                        .filter(|p| {
+                            matches!(p.status, PackageStatus::Changed | PackageStatus::Floating)
+                        })
+                        .map(|p| p.action),
+                );
             for action in actions {
                 match action {
                     Action::Fail => s.fail += 1,
@@ -224,8 +234,12 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         let style = verdict_style_for(r.verdict);
         let detail = match (r.verdict, r.tools) {
             (Verdict::Converged, Some(_)) => r.listed_text().unwrap_or_default(),
-            (Verdict::Stale, _) if !r.changes.is_empty() || !r.server_changes.is_empty() => {
-                let n = r.changes.len() + r.server_changes.iter().filter(|c| c.drift).count();
+            (Verdict::Stale, _)
+                if !r.changes.is_empty() || !r.server_changes.is_empty() || package_changed(r) =>
+            {
+                let n = r.changes.len()
+                    + r.server_changes.iter().filter(|c| c.drift).count()
+                    + usize::from(package_changed(r));
                 count(n, "change")
             }
             (Verdict::Stale, _) => "server metadata changed".into(),
@@ -240,6 +254,9 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         );
         if let Some(error) = &r.error {
             let _ = writeln!(out, "    {}", escape_cut(error, SHOWN_LINE_CHARS));
+        }
+        if let Some(package) = &r.package {
+            out.push_str(&package_line(package, "    "));
         }
         if !r.filtered.is_empty() {
             let names: Vec<String> = r.filtered.iter().map(|n| esc(n)).collect();
@@ -695,11 +712,37 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
     let bold = Style::new().bold();
     let mut out = String::new();
     match proposal {
+        Proposal::Package { server, old, new } => {
+            let rule = if old.is_some() {
+                "package-changed"
+            } else {
+                "not pinned yet"
+            };
+            let _ = writeln!(
+                out,
+                "{bold}{}{bold:#}: package ({rule}), launched with {}",
+                esc(server),
+                esc(&new.launcher)
+            );
+            match old {
+                Some(old) => {
+                    let _ = writeln!(out, "    pinned    {}", esc(&old.to_string()));
+                }
+                None => {
+                    let _ = writeln!(out, "    pinned    (none)");
+                }
+            }
+            let _ = writeln!(out, "    resolved  {}", esc(&new.to_string()));
+            for line in package_detail(new) {
+                let _ = writeln!(out, "        {}", esc(&line));
+            }
+        }
         Proposal::PinServer {
             server,
             profile,
             tools,
             instructions,
+            package,
         } => {
             let _ = writeln!(
                 out,
@@ -707,6 +750,14 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                 server_label(server, profile),
                 kinds_text(tools)
             );
+            if let Some(package) = package {
+                let _ = writeln!(
+                    out,
+                    "    package  {} (launched with {})",
+                    esc(&package.to_string()),
+                    esc(&package.launcher)
+                );
+            }
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
             for tool in tools {
                 let hash = tool.live_hash.as_deref().unwrap_or("");
@@ -815,6 +866,81 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
 }
 
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
+/// What a resolved package pin records beyond its one-line form: the integrity, each
+/// file's sha256, the digest.
+fn package_detail(pin: &crate::package::PackagePin) -> Vec<String> {
+    use crate::package::Package;
+    match &pin.package {
+        Package::Npm { integrity, .. } => vec![format!("integrity {integrity}")],
+        Package::Pypi { files, .. } => files
+            .iter()
+            .map(|(f, sha)| format!("{f} sha256 {sha}"))
+            .collect(),
+        Package::Oci {
+            digest: Some(d), ..
+        } => vec![format!("digest {d}")],
+        Package::Oci { digest: None, .. } => {
+            vec!["no digest: a tag-only image is reported as floating by verify".into()]
+        }
+        Package::Script { sha256, .. } => vec![format!("sha256 {sha256}")],
+        Package::Unrecognised => {
+            vec!["not a launcher mcp-lock recognises: recorded, its code not pinned".into()]
+        }
+    }
+}
+
+/// Whether the report's package is not what the lock pins.
+pub fn package_changed(r: &ServerReport) -> bool {
+    r.package
+        .as_ref()
+        .is_some_and(|p| p.status == PackageStatus::Changed)
+}
+
+/// "package  changed  npm tiny@1.0.0 (sha512-…) -> npm tiny@1.0.1  package-changed, fail"
+/// and its message, or a dimmed note for a package with nothing to act on.
+pub fn package_line(p: &PackageCheck, indent: &str) -> String {
+    let dim = Style::new().dimmed();
+    let rule = match p.status {
+        PackageStatus::Changed => Some("package-changed"),
+        PackageStatus::Floating => Some("package-floating"),
+        _ => None,
+    };
+    let values = match (&p.pinned, &p.live) {
+        (Some(a), Some(b)) if p.status == PackageStatus::Changed => {
+            format!("{} -> {}", esc(a), esc(b))
+        }
+        (Some(a), _) => esc(a),
+        (None, _) => String::new(),
+    };
+    match rule {
+        Some(rule) => {
+            let act = action_style(p.action);
+            format!(
+                "{indent}package  {}  {rule}, {act}{}{act:#}  {values}\n{indent}    {}\n",
+                p.status.as_str(),
+                p.action.as_str(),
+                escape_cut(&p.message, SHOWN_LINE_CHARS)
+            )
+        }
+        None if p.status == PackageStatus::Unverifiable => {
+            let act = action_style(Action::Fail);
+            format!(
+                "{indent}package  {act}unverifiable{act:#}  {values}\n{indent}    {}\n",
+                escape_cut(&p.message, SHOWN_LINE_CHARS)
+            )
+        }
+        None => format!(
+            "{indent}{dim}package: {}{}{dim:#}\n",
+            if values.is_empty() {
+                String::new()
+            } else {
+                format!("{values}: ")
+            },
+            escape_cut(&p.message, SHOWN_LINE_CHARS)
+        ),
+    }
+}
+
 fn server_change_line(change: &ServerChange, indent: &str) -> String {
     // How a server is launched comes from the config, not the server: shown whole.
     // Hashes are cut as tool hashes are; other values at the usual length.

@@ -1,0 +1,997 @@
+//! Package pins against real registries on loopback: a verdaccio npm registry with no
+//! uplink and a pypiserver index, both started here, with `npx -y` and `uvx` doing the
+//! launching. Nothing leaves the machine: the registries know only what the tests
+//! publish (verdaccio and pypiserver are installed by scripts/install-test-servers.sh).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Project;
+use mcp_lock::package::Package;
+use serde_json::{Value, json};
+
+fn servers_dir() -> PathBuf {
+    let dir = common::test_servers_dir();
+    assert!(
+        dir.join("verdaccio/node_modules/.bin/verdaccio").exists()
+            && dir.join("venv/bin/pypi-server").exists()
+            && dir.join("venv/bin/uvx").exists(),
+        "verdaccio, pypiserver and uv are not installed in {}; run scripts/install-test-servers.sh (bash .ci/run does)",
+        dir.display()
+    );
+    dir
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/packages")
+        .join(name)
+}
+
+/// A port nothing listens on right now, for a server to take.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A plain HTTP/1.0 GET on loopback: status and body.
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
+    Some((status, body))
+}
+
+/// A child process ended by PID when dropped.
+struct Service {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Service {
+    fn wait_for(&mut self, path: &str, what: &str) {
+        let started = Instant::now();
+        loop {
+            if let Some((200, _)) = http_get(self.port, path) {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                let log = std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default();
+                panic!("{what} exited before listening: {status}\n{log}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{what} did not listen within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// verdaccio on 127.0.0.1 with no uplink, a temporary storage and one user.
+struct Registry {
+    service: Service,
+    token: String,
+}
+
+impl Registry {
+    fn start() -> Registry {
+        let servers = servers_dir();
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let config = format!(
+            "storage: {storage}\n\
+             auth:\n  htpasswd:\n    file: {htpasswd}\n    max_users: 10\n    algorithm: sha1\n\
+             uplinks: {{}}\n\
+             packages:\n  '**':\n    access: $all\n    publish: $authenticated\n\
+             log: {{ type: stdout, format: pretty, level: warn }}\n",
+            storage = dir.path().join("storage").display(),
+            htpasswd = dir.path().join("htpasswd").display(),
+        );
+        std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+        let log = std::fs::File::create(dir.path().join("log")).unwrap();
+        let child = Command::new(servers.join("verdaccio/node_modules/.bin/verdaccio"))
+            .arg("--config")
+            .arg(dir.path().join("config.yaml"))
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("verdaccio starts");
+        let mut service = Service { child, port, dir };
+        service.wait_for("/-/ping", "verdaccio");
+        let out = Command::new("node")
+            .arg(data("npm-publish.mjs"))
+            .args([
+                "adduser",
+                &format!("http://127.0.0.1:{port}/"),
+                "tester",
+                "secret-password",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "adduser: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let registry = Registry { service, token };
+        // Publishing carries the token; running does not (verdaccio checks a password
+        // on every authenticated request, and a launcher needs none).
+        std::fs::write(
+            registry.service.dir.path().join("publish.npmrc"),
+            format!(
+                "registry={}\n//127.0.0.1:{port}/:_authToken={}\n",
+                registry.url(),
+                registry.token
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            registry.service.dir.path().join("run.npmrc"),
+            format!("registry={}\n", registry.url()),
+        )
+        .unwrap();
+        registry
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.service.port)
+    }
+
+    /// `npm publish` of a package directory, as its author would.
+    fn publish_dir(&self, dir: &Path) {
+        let out = Command::new("npm")
+            .arg("publish")
+            .arg(dir)
+            .arg("--userconfig")
+            .arg(self.service.dir.path().join("publish.npmrc"))
+            .args(["--registry", &self.url()])
+            .env(
+                "npm_config_cache",
+                self.service.dir.path().join("publish-cache"),
+            )
+            .env("npm_config_update_notifier", "false")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "npm publish: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Publishes many tarballs in one process (the PUT `npm publish` sends).
+    fn publish_tarballs(&self, files: &[PathBuf]) {
+        let out = Command::new("node")
+            .arg(data("npm-publish.mjs"))
+            .args(["publish", &self.url(), &self.token])
+            .args(files)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "publish: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// tiny-mcp at `version`, published.
+    fn publish_tiny(&self, version: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let src = data("tiny-mcp");
+        std::fs::copy(src.join("server.js"), dir.path().join("server.js")).unwrap();
+        let manifest = std::fs::read_to_string(src.join("package.json"))
+            .unwrap()
+            .replace(
+                "\"version\": \"1.0.0\"",
+                &format!("\"version\": \"{version}\""),
+            );
+        std::fs::write(dir.path().join("package.json"), manifest).unwrap();
+        self.publish_dir(dir.path());
+    }
+
+    /// The registry's packument for a package.
+    fn packument(&self, name: &str) -> Value {
+        let (status, body) =
+            http_get(self.service.port, &format!("/{}", name.replace('/', "%2f"))).unwrap();
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// The environment a host gives npx: this registry, a cache of the test's own.
+    fn client_env(&self, cache: &Path) -> Vec<(String, String)> {
+        vec![
+            ("npm_config_registry".into(), self.url()),
+            ("npm_config_cache".into(), cache.display().to_string()),
+            (
+                "npm_config_userconfig".into(),
+                self.service
+                    .dir
+                    .path()
+                    .join("run.npmrc")
+                    .display()
+                    .to_string(),
+            ),
+            ("npm_config_update_notifier".into(), "false".into()),
+            ("npm_config_audit".into(), "false".into()),
+            ("npm_config_fund".into(), "false".into()),
+        ]
+    }
+}
+
+fn run(p: &Project, args: &[&str], env: &[(String, String)]) -> common::Run {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    p.run_env(args, &env)
+}
+
+fn lock_of(p: &Project) -> mcp_lock::lock::Lockfile {
+    mcp_lock::lock::parse_lock(&p.lock_text().expect("a lock"), "mcp.lock").unwrap()
+}
+
+fn package_of(p: &Project, server: &str) -> Package {
+    lock_of(p).servers[server]
+        .package
+        .clone()
+        .unwrap_or_else(|| panic!("{server} has no package pin"))
+        .package
+}
+
+/// The report of one server in `verify --format json`.
+fn report<'a>(doc: &'a Value, server: &str) -> &'a Value {
+    doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == server)
+        .unwrap_or_else(|| panic!("no report for {server}: {doc}"))
+}
+
+/// Talks to `mcp-lock guard` as an agent host would: initialize, list, call the
+/// `version` tool. Returns the serverInfo version and the tool's text.
+fn ask_guard_for_version(
+    p: &Project,
+    server: &str,
+    command: &[&str],
+    env: &[(String, String)],
+) -> (String, String) {
+    let mut child = Command::new(common::bin())
+        .args(["guard", server, "--"])
+        .args(command)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(p.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Writes the messages, then waits for the answer to `id`.
+    let mut answer = |id: u64, messages: &[Value]| -> Value {
+        for message in messages {
+            writeln!(stdin, "{message}").unwrap();
+        }
+        stdin.flush().unwrap();
+        let message = &messages[messages.len() - 1];
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {message}"));
+            let value: Value = serde_json::from_str(&line).unwrap();
+            if value["id"] == id {
+                return value;
+            }
+        }
+    };
+    let init = answer(
+        1,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test-host", "version": "1"}}}),
+        ],
+    );
+    answer(
+        2,
+        &[
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ],
+    );
+    let call = answer(
+        3,
+        &[
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "version", "arguments": {}}}),
+        ],
+    );
+    drop(stdin);
+    let _ = child.wait();
+    (
+        init["result"]["serverInfo"]["version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        call["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+fn bare_project(servers: Value) -> Project {
+    Project::bare(servers)
+}
+
+#[test]
+fn an_npm_package_pinned_through_npx_is_changed_by_a_new_publish_while_the_guard_keeps_launching_the_pin()
+ {
+    let registry = Registry::start();
+    registry.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = bare_project(json!({
+        "tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]},
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "npx", "-y", "tiny-mcp"]},
+    }));
+    let update = run(&p, &["update", "--yes"], &env);
+    update.expect(0);
+    assert!(
+        update
+            .stderr()
+            .contains("tiny package npm tiny-mcp@1.0.0 (sha512-"),
+        "update shows what was resolved: {}",
+        update.stderr()
+    );
+    let published = registry.packument("tiny-mcp")["versions"]["1.0.0"]["dist"]["integrity"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for server in ["tiny", "tiny-wrapped"] {
+        assert_eq!(
+            package_of(&p, server),
+            Package::Npm {
+                name: "tiny-mcp".into(),
+                version: "1.0.0".into(),
+                integrity: published.clone(),
+            }
+        );
+    }
+    run(&p, &["verify"], &env).expect(0);
+
+    // A new release with the very same tools.
+    registry.publish_tiny("1.0.1");
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(1);
+    let doc = verify.json();
+    let tiny = report(&doc, "tiny");
+    assert_eq!(tiny["package"]["status"], "changed", "{tiny}");
+    assert_eq!(tiny["package"]["action"], "fail");
+    assert!(
+        tiny["package"]["pinned"]
+            .as_str()
+            .unwrap()
+            .starts_with("npm tiny-mcp@1.0.0")
+    );
+    assert_eq!(tiny["package"]["live"], "npm tiny-mcp@1.0.1");
+    assert_eq!(tiny["changes"], json!([]), "every tool is unchanged");
+    let wrapped = report(&doc, "tiny-wrapped");
+    assert_eq!(wrapped["package"]["status"], "floating", "{wrapped}");
+    assert_eq!(wrapped["package"]["action"], "warn");
+    assert!(
+        wrapped["package"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("floats; the registry's newest is 1.0.1; pinned 1.0.0"),
+        "{wrapped}"
+    );
+    // The wrapped server alone passes, with the warning, listed as the guard runs it.
+    let human = run(&p, &["verify", "tiny-wrapped"], &env);
+    human.expect(0);
+    assert!(
+        human.stdout().contains("package-floating, warn"),
+        "{}",
+        human.stdout()
+    );
+    let human = run(&p, &["verify", "tiny"], &env);
+    human.expect(1);
+    assert!(
+        human
+            .stdout()
+            .contains("package  changed  package-changed, fail  npm tiny-mcp@1.0.0 (sha512-")
+            && human.stdout().contains(" -> npm tiny-mcp@1.0.1"),
+        "{}",
+        human.stdout()
+    );
+    // Every CI format carries it.
+    let sarif = run(&p, &["verify", "--format", "sarif"], &env);
+    assert!(
+        sarif.stdout().contains("\"ruleId\": \"package-changed\""),
+        "{}",
+        sarif.stdout()
+    );
+    let junit = run(&p, &["verify", "--format", "junit"], &env);
+    assert!(
+        junit.stdout().contains("package-changed"),
+        "{}",
+        junit.stdout()
+    );
+    let github = run(&p, &["verify", "--format", "github"], &env);
+    assert!(
+        github.stdout().contains("package changed"),
+        "{}",
+        github.stdout()
+    );
+    let markdown = run(&p, &["verify", "--format", "markdown"], &env);
+    assert!(
+        markdown.stdout().contains("package-changed"),
+        "{}",
+        markdown.stdout()
+    );
+    // Offline, the registry is not asked.
+    let offline = run(&p, &["verify", "--offline", "--format", "json"], &env);
+    offline.expect(0);
+    assert_eq!(
+        report(&offline.json(), "tiny")["package"]["status"],
+        "skipped"
+    );
+
+    // The guard launches the pinned 1.0.0 although the registry's newest is 1.0.1.
+    let (server_version, text) =
+        ask_guard_for_version(&p, "tiny-wrapped", &["npx", "-y", "tiny-mcp"], &env);
+    assert_eq!(
+        (server_version.as_str(), text.as_str()),
+        ("1.0.0", "tiny-mcp 1.0.0")
+    );
+
+    // `--accept` moves the package only when package-changed is named.
+    let before = p.lock_text().unwrap();
+    let update = run(
+        &p,
+        &["update", "tiny", "--accept", "additive,cosmetic"],
+        &env,
+    );
+    update.expect(4);
+    assert_eq!(p.lock_text().unwrap(), before, "nothing moved");
+    let update = run(&p, &["update", "tiny", "--accept", "package-changed"], &env);
+    update.expect(4); // the server info's new version still needs a person
+    match package_of(&p, "tiny") {
+        Package::Npm { version, .. } => assert_eq!(version, "1.0.1"),
+        other => panic!("{other:?}"),
+    }
+    match package_of(&p, "tiny-wrapped") {
+        Package::Npm { version, .. } => assert_eq!(version, "1.0.0"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_npm_integrity_that_differs_from_the_registrys_is_package_changed() {
+    let registry = Registry::start();
+    registry.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp@1.0.0"]}}));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let text = p.lock_text().unwrap();
+    run(&p, &["verify"], &env).expect(0);
+    let start = text.find("integrity = \"").unwrap() + 13;
+    let end = start + text[start..].find('"').unwrap();
+    let forged = format!(
+        "{}sha512-{}==\"{}",
+        &text[..start],
+        "A".repeat(86),
+        &text[end + 1..]
+    );
+    std::fs::write(p.path().join("mcp.lock"), forged).unwrap();
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(1);
+    let doc = verify.json();
+    let package = &report(&doc, "tiny")["package"];
+    assert_eq!(package["status"], "changed");
+    assert!(
+        package["message"]
+            .as_str()
+            .unwrap()
+            .contains("another integrity than the lock pins"),
+        "{package}"
+    );
+
+    // With the registry gone, the package cannot be checked: exit 3, never a pass
+    // (npx, told to stay offline, still starts the version it installed before).
+    std::fs::write(p.path().join("mcp.lock"), &text).unwrap();
+    drop(registry);
+    let mut env = env;
+    env.push(("npm_config_offline".into(), "true".into()));
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(3);
+    let doc = verify.json();
+    let tiny = report(&doc, "tiny");
+    assert_eq!(tiny["verdict"], "converged", "the tools were read: {tiny}");
+    assert_eq!(tiny["package"]["status"], "unverifiable");
+    assert!(
+        tiny["package"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot reach"),
+        "{tiny}"
+    );
+}
+
+#[test]
+fn a_spec_that_does_not_resolve_leaves_the_lock_unwritten_and_exits_3() {
+    let registry = Registry::start();
+    registry.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp@9.9.9"]}}));
+    let update = run(&p, &["update", "--yes", "--timeout", "60"], &env);
+    update.expect(3);
+    assert!(
+        update
+            .stderr()
+            .contains("tiny: package: tiny-mcp@9.9.9 is not published on the registry"),
+        "{}",
+        update.stderr()
+    );
+    assert_eq!(p.lock_text(), None, "no lock, not half of one");
+}
+
+#[test]
+fn a_registry_answering_garbage_is_a_clear_error_never_a_pass() {
+    // A registry that answers every request with an HTML page.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "<html>maintenance</html>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let rc = cache.path().join("npmrc");
+    std::fs::write(&rc, format!("registry=http://127.0.0.1:{port}/\n")).unwrap();
+    let env: Vec<(String, String)> = vec![
+        (
+            "npm_config_registry".into(),
+            format!("http://127.0.0.1:{port}/"),
+        ),
+        (
+            "npm_config_cache".into(),
+            cache.path().display().to_string(),
+        ),
+        ("npm_config_userconfig".into(), rc.display().to_string()),
+        ("npm_config_fetch_retries".into(), "0".into()),
+        ("npm_config_update_notifier".into(), "false".into()),
+    ];
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+    let update = run(&p, &["update", "--yes", "--timeout", "60"], &env);
+    update.expect(3);
+    let line = update
+        .stderr()
+        .lines()
+        .find(|l| l.contains("tiny: package:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains(&format!("the registry at http://127.0.0.1:{port}/ answered for tiny-mcp with something that is not JSON")),
+        "{}",
+        update.stderr()
+    );
+    assert_eq!(p.lock_text(), None);
+}
+
+#[test]
+fn the_real_server_memory_tarball_is_pinned_with_its_published_integrity() {
+    let servers = servers_dir();
+    let packs = servers.join("packs");
+    let recorded = std::fs::read_to_string(packs.join("server-memory.integrity"))
+        .expect("install-test-servers.sh records the published integrity")
+        .trim()
+        .to_string();
+    let registry = Registry::start();
+    // The server and every package of its dependency closure, as npm packed them from
+    // the public registry: with no uplink, `npx -y` finds them all here.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(packs.join("deps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files.push(packs.join("modelcontextprotocol-server-memory-2026.8.31.tgz"));
+    registry.publish_tarballs(&files);
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = bare_project(json!({}));
+    p.set_servers(json!({"memory": {
+        "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"],
+        "env": {"MEMORY_FILE_PATH": p.path().join("memory.jsonl").display().to_string()}}}));
+    let update = run(
+        &p,
+        &[
+            "update",
+            "--yes",
+            "--timeout",
+            "180",
+            "--request-timeout",
+            "120",
+        ],
+        &env,
+    );
+    update.expect(0);
+    assert_eq!(
+        package_of(&p, "memory"),
+        Package::Npm {
+            name: "@modelcontextprotocol/server-memory".into(),
+            version: "2026.8.31".into(),
+            integrity: recorded,
+        }
+    );
+    assert_eq!(
+        lock_of(&p).servers["memory"].tool_names().len(),
+        9,
+        "it ran and listed its tools"
+    );
+    run(&p, &["verify"], &env).expect(0);
+}
+
+/// pypiserver on 127.0.0.1 serving a folder of distribution files.
+struct Index {
+    service: Service,
+}
+
+impl Index {
+    fn start() -> Index {
+        let servers = servers_dir();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("pkgs")).unwrap();
+        let port = free_port();
+        let log = std::fs::File::create(dir.path().join("log")).unwrap();
+        let child = Command::new(servers.join("venv/bin/pypi-server"))
+            .args([
+                "run",
+                "-i",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "--disable-fallback",
+            ])
+            .arg(dir.path().join("pkgs"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("pypiserver starts");
+        let mut service = Service { child, port, dir };
+        service.wait_for("/simple/", "pypiserver");
+        Index { service }
+    }
+
+    fn pkgs(&self) -> PathBuf {
+        self.service.dir.path().join("pkgs")
+    }
+
+    /// A wheel of tiny-py at `version`, put on the index; its path.
+    fn publish_tiny(&self, version: &str) -> PathBuf {
+        let python = servers_dir().join("venv/bin/python");
+        let out = Command::new(python)
+            .arg(data("make_wheel.py"))
+            .arg(self.pkgs())
+            .arg(version)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    }
+
+    /// The environment a host gives uvx: this index only, caches of the test's own,
+    /// the venv's Python (nothing downloaded), uv on PATH.
+    fn client_env(&self, cache: &Path) -> Vec<(String, String)> {
+        let venv = servers_dir().join("venv");
+        let path = format!(
+            "{}:{}",
+            venv.join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        vec![
+            (
+                "UV_INDEX_URL".into(),
+                format!("http://127.0.0.1:{}/simple/", self.service.port),
+            ),
+            (
+                "UV_CACHE_DIR".into(),
+                cache.join("uv-cache").display().to_string(),
+            ),
+            (
+                "UV_TOOL_DIR".into(),
+                cache.join("uv-tools").display().to_string(),
+            ),
+            ("UV_NO_CONFIG".into(), "1".into()),
+            (
+                "UV_PYTHON".into(),
+                venv.join("bin/python").display().to_string(),
+            ),
+            ("UV_PYTHON_DOWNLOADS".into(), "never".into()),
+            ("PATH".into(), path),
+        ]
+    }
+}
+
+fn sha256_of(path: &Path) -> String {
+    mcp_lock::package::sha256_file(path).unwrap()
+}
+
+#[test]
+fn a_pypi_package_pinned_through_uvx_is_changed_by_a_new_release_while_the_guard_keeps_launching_the_pin()
+ {
+    let index = Index::start();
+    let wheel = index.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = bare_project(json!({
+        "tiny": {"command": "uvx", "args": ["tiny-py"]},
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "uvx", "tiny-py"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let expected = Package::Pypi {
+        name: "tiny-py".into(),
+        version: "1.0.0".into(),
+        files: [(
+            "tiny_py-1.0.0-py3-none-any.whl".to_string(),
+            sha256_of(&wheel),
+        )]
+        .into(),
+    };
+    assert_eq!(package_of(&p, "tiny"), expected);
+    assert_eq!(package_of(&p, "tiny-wrapped"), expected);
+    run(&p, &["verify"], &env).expect(0);
+
+    index.publish_tiny("1.0.1");
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(1);
+    let doc = verify.json();
+    let tiny = report(&doc, "tiny");
+    assert_eq!(tiny["package"]["status"], "changed", "{tiny}");
+    assert_eq!(tiny["package"]["live"], "pypi tiny-py==1.0.1");
+    assert_eq!(tiny["changes"], json!([]), "every tool is unchanged");
+    let wrapped = report(&doc, "tiny-wrapped");
+    assert_eq!(wrapped["package"]["status"], "floating", "{wrapped}");
+    assert!(
+        wrapped["package"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("floats; the registry's newest is 1.0.1; pinned 1.0.0"),
+        "{wrapped}"
+    );
+    run(&p, &["verify", "tiny-wrapped"], &env).expect(0);
+    let (server_version, text) =
+        ask_guard_for_version(&p, "tiny-wrapped", &["uvx", "tiny-py"], &env);
+    assert_eq!(
+        (server_version.as_str(), text.as_str()),
+        ("1.0.0", "tiny-py 1.0.0")
+    );
+
+    // A file added to the pinned release later is no change; a pinned file that
+    // changed is.
+    std::fs::write(
+        index.pkgs().join("tiny_py-1.0.0.tar.gz"),
+        b"an sdist added later",
+    )
+    .unwrap();
+    run(&p, &["verify", "tiny-wrapped"], &env).expect(0);
+    let mut bytes = std::fs::read(&wheel).unwrap();
+    bytes.push(0);
+    std::fs::write(&wheel, bytes).unwrap();
+    let verify = run(&p, &["verify", "tiny-wrapped", "--format", "json"], &env);
+    verify.expect(1);
+    let doc = verify.json();
+    let package = &report(&doc, "tiny-wrapped")["package"];
+    assert_eq!(package["status"], "changed");
+    assert!(
+        package["message"]
+            .as_str()
+            .unwrap()
+            .contains("gives tiny_py-1.0.0-py3-none-any.whl another sha256 than the lock pins"),
+        "{package}"
+    );
+}
+
+fn script_project() -> Project {
+    let p = bare_project(json!({"script": {"command": "node", "args": ["server.js"]}}));
+    std::fs::copy(data("tiny-mcp/server.js"), p.path().join("server.js")).unwrap();
+    std::fs::copy(data("tiny-mcp/package.json"), p.path().join("package.json")).unwrap();
+    p
+}
+
+#[test]
+fn a_local_script_edited_by_one_byte_is_package_changed_and_the_guard_refuses_it() {
+    let p = script_project();
+    p.run(&["update", "--yes"]).expect(0);
+    let sha = sha256_of(&p.path().join("server.js"));
+    assert_eq!(
+        package_of(&p, "script"),
+        Package::Script {
+            path: "server.js".into(),
+            sha256: sha.clone()
+        }
+    );
+    p.run(&["verify"]).expect(0);
+    let (version, _) = ask_guard_for_version(&p, "script", &["node", "server.js"], &[]);
+    assert_eq!(version, "1.0.0", "the unchanged script runs");
+
+    let source = std::fs::read_to_string(p.path().join("server.js")).unwrap();
+    std::fs::write(
+        p.path().join("server.js"),
+        source.replacen("tiny stdio", "tiny_stdio", 1),
+    )
+    .unwrap();
+    let verify = p.run(&["verify", "--format", "json"]);
+    verify.expect(1);
+    let doc = verify.json();
+    let script = report(&doc, "script");
+    assert_eq!(script["package"]["status"], "changed");
+    assert_eq!(script["changes"], json!([]), "every tool is unchanged");
+    // Offline still hashes a local script.
+    p.run(&["verify", "--offline"]).expect(1);
+
+    let guard = Command::new(common::bin())
+        .args(["guard", "script", "--", "node", "server.js"])
+        .current_dir(p.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(guard.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&guard.stderr);
+    let refusal: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("refusing to start"))
+        .collect();
+    assert_eq!(refusal.len(), 1, "{stderr}");
+    assert!(
+        refusal[0].contains(&format!(
+            "refusing to start: the script server.js changed since it was pinned (sha256 {} -> ",
+            &sha[..19]
+        )),
+        "{stderr}"
+    );
+    assert!(
+        guard.stdout.is_empty(),
+        "nothing was started, nothing answered"
+    );
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(audit.contains("launch_refused"), "{audit}");
+
+    // Approved, the new hash is pinned; `diff` between the two locks shows it moved.
+    let old = p.path().join("old.lock");
+    std::fs::copy(p.path().join("mcp.lock"), &old).unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    assert_ne!(
+        package_of(&p, "script"),
+        Package::Script {
+            path: "server.js".into(),
+            sha256: sha
+        }
+    );
+    p.run(&["verify"]).expect(0);
+    let diff = p.run(&["diff", "--from", "old.lock", "--format", "json"]);
+    diff.expect(1);
+    let doc = diff.json();
+    assert_eq!(
+        report(&doc, "script")["package"]["status"],
+        "changed",
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
+    let p = script_project();
+    p.run(&["update", "--yes"]).expect(0);
+    let text = p.lock_text().unwrap();
+    let start = text.find("\n[server.package]").unwrap();
+    let end = start + 1 + text[start + 1..].find("\n\n").unwrap();
+    let v2 =
+        format!("{}{}", &text[..start], &text[end..]).replace("\nversion = 3\n", "\nversion = 2\n");
+    std::fs::write(p.path().join("mcp.lock"), &v2).unwrap();
+    let verify = p.run(&["verify"]);
+    verify.expect(0);
+    assert!(
+        verify.stdout().contains("package not pinned yet"),
+        "{}",
+        verify.stdout()
+    );
+    // A v2 lock with a package table is refused: the table needs version 3.
+    std::fs::write(
+        p.path().join("mcp.lock"),
+        text.replace("\nversion = 3\n", "\nversion = 2\n"),
+    )
+    .unwrap();
+    let err = p.run(&["verify"]);
+    err.expect(2);
+    assert!(
+        err.stderr()
+            .contains("[server.package] needs lock format version 3"),
+        "{}",
+        err.stderr()
+    );
+    std::fs::write(p.path().join("mcp.lock"), &v2).unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    assert_eq!(
+        p.lock_text().unwrap(),
+        text,
+        "update pins the package, as a fresh pin would"
+    );
+}
+
+#[test]
+fn an_unknown_launcher_is_recorded_as_not_recognised_and_shown() {
+    let fixture = common::fixture();
+    let p = bare_project(
+        json!({"wrapped-by-env": {"command": "env", "args": [fixture.display().to_string()]}}),
+    );
+    p.run(&["update", "--yes"]).expect(0);
+    assert_eq!(package_of(&p, "wrapped-by-env"), Package::Unrecognised);
+    assert!(
+        p.lock_text()
+            .unwrap()
+            .contains("kind = \"unrecognised\"\nlauncher = \"env\"\n")
+    );
+    let verify = p.run(&["verify"]);
+    verify.expect(0);
+    assert!(
+        verify.stdout().contains(
+            "launches `env`, which mcp-lock does not recognise as a package runner or script"
+        ),
+        "{}",
+        verify.stdout()
+    );
+}
