@@ -47,7 +47,7 @@ def servers(project):
         "memory": memory,
         "time": {"command": os.path.join(venv, "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
         "python-sdk": {"command": os.path.join(venv, "python"),
-                       "args": [os.path.join(ROOT, "tests/servers/py_sdk_server.py")]},
+                       "args": [os.path.join(ROOT, "tests/servers/py_sdk_server.py"), "--transport", "stdio"]},
     }
 
 

@@ -395,6 +395,9 @@ fn pins_of(items: &[HashedTool]) -> BTreeMap<String, LockedTool> {
         .collect()
 }
 
+/// A listing's definitions by key and hash.
+type ByKeyAndHash<'a> = HashMap<(&'a str, &'a str), &'a HashedTool>;
+
 /// The lock with the accepted proposals applied. A profile is dropped last, and never
 /// the last one a server has.
 pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Lockfile {
@@ -402,7 +405,7 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
     let mut drops = Vec::new();
     // Each listing's definitions by key and hash, made the first time a change to
     // one of them is applied: many changes then cost a lookup each, not a scan.
-    let mut indexes: HashMap<(usize, Kind), HashMap<(&str, &str), &HashedTool>> = HashMap::new();
+    let mut indexes: HashMap<(usize, Kind), ByKeyAndHash> = HashMap::new();
     for proposal in accepted {
         match proposal {
             Proposal::DropServer { server, .. } => {

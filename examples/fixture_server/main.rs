@@ -1018,7 +1018,7 @@ fn synthetic_tool(index: usize, rev: &str) -> Value {
         "Synthetic tool number {index} for scale tests: it looks up records in collection {} and returns at most `limit` of them, newest first.",
         index % 97
     );
-    if b && index % 1000 == 0 {
+    if b && index.is_multiple_of(1000) {
         description.push_str(" Now also archived records.");
     }
     let mut required = json!(["collection"]);
