@@ -202,23 +202,42 @@ const UV_VALUES: &[&str] = &[
 
 /// `uvx [--from P] [options] pkg[==v|@v] …`.
 fn uv_runner(launcher: &str, args: &[String], start: usize) -> Option<Recognised> {
-    let mut from: Option<(usize, String, String)> = None;
+    python_runner(launcher, args, start, "--from", UV_VALUES)
+}
+
+/// `pipx run [--spec P] [options] app …`.
+fn pipx_runner(args: &[String]) -> Option<Recognised> {
+    const PIPX_VALUES: &[&str] = &["--python", "--index-url", "-i", "--pip-args", "--backend"];
+    python_runner("pipx run", args, 1, "--spec", PIPX_VALUES)
+}
+
+/// A Python runner's package: the value of `from` (`--from P`, `--from=P`) when given,
+/// else the first argument that is not an option (skipping the values of `values`).
+fn python_runner(
+    launcher: &str,
+    args: &[String],
+    start: usize,
+    from: &str,
+    values: &[&str],
+) -> Option<Recognised> {
+    let with_value = format!("{from}=");
+    let mut given: Option<(usize, String, String)> = None;
     let mut i = start;
     while i < args.len() {
         let arg = &args[i];
-        if let Some(value) = arg.strip_prefix("--from=") {
-            from.get_or_insert((i, value.to_string(), "--from=".into()));
-        } else if arg == "--from" && i + 1 < args.len() {
-            from.get_or_insert((i + 1, args[i + 1].clone(), String::new()));
+        if let Some(value) = arg.strip_prefix(&with_value) {
+            given.get_or_insert((i, value.to_string(), with_value.clone()));
+        } else if arg == from && i + 1 < args.len() {
+            given.get_or_insert((i + 1, args[i + 1].clone(), String::new()));
             i += 1;
-        } else if UV_VALUES.contains(&arg.as_str()) {
+        } else if values.contains(&arg.as_str()) {
             i += 1;
         } else if !arg.starts_with('-') {
             break;
         }
         i += 1;
     }
-    let (index, written, prefix) = match from {
+    let (index, written, prefix) = match given {
         Some(found) => found,
         None if i < args.len() => (i, args[i].clone(), String::new()),
         None => return None,
@@ -226,41 +245,6 @@ fn uv_runner(launcher: &str, args: &[String], start: usize) -> Option<Recognised
     let (name, spec) = split_pypi_spec(&written)?;
     Some(Recognised {
         launcher: launcher.into(),
-        target: Target::Pypi { name, spec },
-        arg: Some(index),
-        prefix,
-    })
-}
-
-/// `pipx run [--spec P] [options] app …`.
-fn pipx_runner(args: &[String]) -> Option<Recognised> {
-    let mut spec: Option<(usize, String, String)> = None;
-    let mut i = 1;
-    while i < args.len() {
-        let arg = &args[i];
-        if let Some(value) = arg.strip_prefix("--spec=") {
-            spec.get_or_insert((i, value.to_string(), "--spec=".into()));
-        } else if arg == "--spec" && i + 1 < args.len() {
-            spec.get_or_insert((i + 1, args[i + 1].clone(), String::new()));
-            i += 1;
-        } else if matches!(
-            arg.as_str(),
-            "--python" | "--index-url" | "-i" | "--pip-args" | "--backend"
-        ) {
-            i += 1;
-        } else if !arg.starts_with('-') {
-            break;
-        }
-        i += 1;
-    }
-    let (index, written, prefix) = match spec {
-        Some(found) => found,
-        None if i < args.len() => (i, args[i].clone(), String::new()),
-        None => return None,
-    };
-    let (name, spec) = split_pypi_spec(&written)?;
-    Some(Recognised {
-        launcher: "pipx run".into(),
         target: Target::Pypi { name, spec },
         arg: Some(index),
         prefix,

@@ -692,19 +692,7 @@ async fn check_npm(
         }
         Some(_) => {}
     }
-    let target = match npm::resolve(&packument, name, spec) {
-        Ok(t) => t,
-        Err(e) if entry.guarded => {
-            out.status = PackageStatus::Floating;
-            out.message = format!("{e}; the guard launches the pinned {version}");
-            return;
-        }
-        Err(e) => {
-            out.status = PackageStatus::Unverifiable;
-            out.message = e;
-            return;
-        }
-    };
+    let target = npm::resolve(&packument, name, spec);
     report_target(
         out,
         entry.guarded,
@@ -712,7 +700,7 @@ async fn check_npm(
         &format!("{name}@"),
         "npm",
         version,
-        &target,
+        target,
         &format!("{name}@{version}"),
     );
 }
@@ -781,9 +769,37 @@ async fn check_pypi(
             return;
         }
     }
-    let target = match pypi_target(&listed, name, spec) {
+    let target = pypi_target(&listed, name, spec);
+    report_target(
+        out,
+        entry.guarded,
+        exact.is_some(),
+        &format!("{name}=="),
+        "pypi",
+        version,
+        target,
+        &format!("{name}=={version}"),
+    );
+}
+
+/// The verdict once the pinned version checked out: an unwrapped entry launches what
+/// its spec resolves to (`target`); a wrapped one launches the pin, and a floating spec
+/// warns. A spec that does not resolve leaves an unwrapped entry unverifiable and only
+/// warns for a wrapped one, which never launches it.
+#[allow(clippy::too_many_arguments)]
+fn report_target(
+    out: &mut PackageCheck,
+    guarded: bool,
+    exact: bool,
+    prefix: &str,
+    kind: &str,
+    version: &str,
+    target: Result<String, String>,
+    pinned_spec: &str,
+) {
+    let target = match target {
         Ok(t) => t,
-        Err(e) if entry.guarded => {
+        Err(e) if guarded => {
             out.status = PackageStatus::Floating;
             out.message = format!("{e}; the guard launches the pinned {version}");
             return;
@@ -794,31 +810,7 @@ async fn check_pypi(
             return;
         }
     };
-    report_target(
-        out,
-        entry.guarded,
-        exact.is_some(),
-        &format!("{name}=="),
-        "pypi",
-        version,
-        &target,
-        &format!("{name}=={version}"),
-    );
-}
-
-/// The verdict once the pinned version checked out: an unwrapped entry launches what
-/// its spec resolves to; a wrapped one launches the pin, and a floating spec warns.
-#[allow(clippy::too_many_arguments)]
-fn report_target(
-    out: &mut PackageCheck,
-    guarded: bool,
-    exact: bool,
-    prefix: &str,
-    kind: &str,
-    version: &str,
-    target: &str,
-    pinned_spec: &str,
-) {
+    let target = target.as_str();
     let same = if kind == "pypi" {
         pypi::same_version(target, version)
     } else {
