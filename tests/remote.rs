@@ -289,18 +289,13 @@ fn sse_entries_go_straight_to_the_legacy_transport() {
     p.run(&["verify"]).expect(0);
 }
 
-#[test]
-fn an_expired_session_is_opened_again_once_and_the_listing_completes() {
+/// A fixture whose session expires the way `misbehave` says lists completely, with
+/// exactly one more initialize.
+fn completes_after_one_new_session(misbehave: &str) {
     let p = Project::bare(json!({}));
     let server = logged_fixture(
         &p,
-        &[
-            "--http",
-            "--page-size",
-            "1",
-            "--http-misbehave",
-            "expire-session",
-        ],
+        &["--http", "--page-size", "1", "--http-misbehave", misbehave],
     );
     p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
     p.run(&["update", "--yes", "--probe-timeout", "5"])
@@ -311,6 +306,11 @@ fn an_expired_session_is_opened_again_once_and_the_listing_completes() {
         .filter(|l| l.contains(" initialize "))
         .count();
     assert_eq!(initializes, 2, "{:#?}", log_lines(&p));
+}
+
+#[test]
+fn an_expired_session_is_opened_again_once_and_the_listing_completes() {
+    completes_after_one_new_session("expire-session");
 }
 
 #[test]
@@ -608,26 +608,7 @@ fn no_configured_header_follows_a_redirect_to_another_origin() {
 
 #[test]
 fn the_typescript_sdks_no_valid_session_id_is_an_expired_session_opened_again_once() {
-    let p = Project::bare(json!({}));
-    let server = logged_fixture(
-        &p,
-        &[
-            "--http",
-            "--page-size",
-            "1",
-            "--http-misbehave",
-            "expire-session-ts",
-        ],
-    );
-    p.set_servers(json!({"remote": http_entry(&server.url("/mcp"))}));
-    p.run(&["update", "--yes", "--probe-timeout", "5"])
-        .expect(0);
-    assert!(p.lock_text().unwrap().contains("name = \"search_docs\""));
-    let initializes = log_lines(&p)
-        .iter()
-        .filter(|l| l.contains(" initialize "))
-        .count();
-    assert_eq!(initializes, 2, "{:#?}", log_lines(&p));
+    completes_after_one_new_session("expire-session-ts");
 }
 
 #[test]
