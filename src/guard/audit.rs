@@ -359,6 +359,23 @@ mod tests {
     }
 
     #[test]
+    fn a_line_torn_by_another_writer_after_our_append_is_not_glued_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::open(&path, "s", Secrets::default()).unwrap();
+        log.record("first", Vec::new()).unwrap();
+        // Another guard dies mid-entry after this one's append.
+        let mut other = OpenOptions::new().append(true).open(&path).unwrap();
+        other.write_all(b"{\"time\":\"2026-12-01T00:").unwrap();
+        log.record("second", Vec::new()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        let v: Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(v["event"], "second");
+    }
+
+    #[test]
     fn entries_are_redacted_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/audit.jsonl");
