@@ -21,7 +21,11 @@ then guard, guard then direct, ...) and only ratios from this one run are compar
 Goals (informational; the exit code is 0 unless something broke): p50 added under
 100 us, guard throughput at least 90% of direct.
 
-Usage: python3 benches/guard_speed.py [CALLS] [--burst M] [--window K] [--rounds R] [--cpus L]
+With --compare BIN, a second guard (another build of mcp-lock, say the one before a
+change) runs beside the first in the same interleaved rounds, sharing its audit log,
+and both are reported against direct.
+
+Usage: python3 benches/guard_speed.py [CALLS] [--burst M] [--window K] [--rounds R] [--cpus L] [--compare BIN]
   CALLS    sequential round trips per path (default 5000)
   --burst  pipelined calls per path (default 20000)
   --window requests in flight in the burst (default 64)
@@ -29,6 +33,7 @@ Usage: python3 benches/guard_speed.py [CALLS] [--burst M] [--window K] [--rounds
   --warmup calls (sequential, then pipelined) before measuring (default 500)
   --cpus   pin everything to these CPUs, e.g. 0: takes the scheduler's placement (and,
            in a VM, the cost of waking an idle vCPU) out of the latency figures
+  --compare another mcp-lock binary to run as a second guard, reported as "other"
 (builds the release binary and fixture itself)
 """
 
@@ -214,6 +219,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--cpus", help="pin this script and both servers to these CPUs (e.g. 0 or 0,1); "
                     "default: unpinned, as in real use")
+    ap.add_argument("--compare", metavar="BIN",
+                    help="another mcp-lock binary, run as a second guard in the same rounds")
     args = ap.parse_args()
     if min(args.calls, args.burst) < args.rounds or args.rounds < 1 or args.window < 1:
         ap.error("CALLS and --burst must be at least --rounds (and --rounds, --window at least 1)")
@@ -236,22 +243,29 @@ def main():
         peers.append(direct)
         guard = Peer("guard", [BIN, "guard", "bench"], project, os.path.join(project, "guard.stderr"))
         peers.append(guard)
+        if args.compare:
+            other = Peer("other", [os.path.abspath(args.compare), "guard", "bench"], project,
+                         os.path.join(project, "other.stderr"))
+            peers.append(other)
         for peer in peers:
             peer.handshake()
             peer.latency(args.warmup)
             peer.burst(args.warmup, args.window)
 
-        lat = {"direct": [], "guard": []}
-        round_p50 = {"direct": [], "guard": []}
+        names = [peer.name for peer in peers]
+        # Each round in another order: direct first, then a guard first, and so on.
+        order = lambda r: (peers[r % len(peers):] + peers[:r % len(peers)])[::1 if r % 2 == 0 else -1]
+        lat = {name: [] for name in names}
+        round_p50 = {name: [] for name in names}
         for r, n in enumerate(split(args.calls, args.rounds)):
-            for peer in (peers if r % 2 == 0 else peers[::-1]):
+            for peer in order(r):
                 t = peer.latency(n)
                 lat[peer.name] += t
                 round_p50[peer.name].append(statistics.median(t))
 
-        rate = {"direct": [], "guard": []}
+        rate = {name: [] for name in names}
         for r, n in enumerate(split(args.burst, args.rounds)):
-            for peer in (peers if r % 2 == 0 else peers[::-1]):
+            for peer in order(r):
                 rate[peer.name].append(peer.burst(n, args.window))
 
         for peer in peers:
@@ -259,7 +273,7 @@ def main():
         audit_path = os.path.join(project, ".mcp-lock/audit.jsonl")
         with open(audit_path, "rb") as f:
             audit_lines = f.read().count(b"\n")
-        expected_calls = 2 * args.warmup + args.calls + args.burst
+        expected_calls = (len(peers) - 1) * (2 * args.warmup + args.calls + args.burst)
         if audit_lines < expected_calls:
             raise Broke(f"the audit log has {audit_lines} lines for {expected_calls} calls")
     except Broke as e:
@@ -271,36 +285,43 @@ def main():
         shutil.rmtree(project, ignore_errors=True)
 
     us = lambda ns: ns / 1000
+    guards = [n for n in names if n != "direct"]
+    label = {"guard": "via guard", "other": "via other"}
     d50, d99 = pct(lat["direct"], 50), pct(lat["direct"], 99)
-    g50, g99 = pct(lat["guard"], 50), pct(lat["guard"], 99)
-    diffs = [g - d for g, d in zip(round_p50["guard"], round_p50["direct"])]
-    per_round = statistics.median(diffs)
     # Throughput: total calls over total time per path, and the median per-round ratio.
     per = split(args.burst, args.rounds)
     total = lambda rates: sum(per) / sum(n / x for n, x in zip(per, rates))
-    td, tg = total(rate["direct"]), total(rate["guard"])
-    ratio_rounds = statistics.median(g / d for g, d in zip(rate["guard"], rate["direct"]))
+    td = total(rate["direct"])
 
     cpus = f"pinned to CPUs {args.cpus}" if args.cpus else f"unpinned on {os.cpu_count()} CPUs"
     print(f"tools/call read_ticket, fixture server (release), {args.rounds} interleaved rounds, "
           f"guard audit log on; {cpus}, load average {load:.2f} at start")
+    if args.compare:
+        print(f"guard: {BIN}; other: {os.path.abspath(args.compare)}")
     print(f"latency: {args.calls} sequential round trips per path (after {args.warmup} warm-up)")
     print(f"  {'':<16} {'p50 us':>9} {'p99 us':>9}")
     print(f"  {'direct':<16} {us(d50):>9.1f} {us(d99):>9.1f}")
-    print(f"  {'via guard':<16} {us(g50):>9.1f} {us(g99):>9.1f}")
-    print(f"  {'added':<16} {us(g50 - d50):>+9.1f} {us(g99 - d99):>+9.1f}"
-          f"   (per-round p50 differences: median {us(per_round):+.1f}, "
-          f"range {us(min(diffs)):+.1f}..{us(max(diffs)):+.1f} us)")
+    for g in guards:
+        g50, g99 = pct(lat[g], 50), pct(lat[g], 99)
+        diffs = [a - b for a, b in zip(round_p50[g], round_p50["direct"])]
+        print(f"  {label[g]:<16} {us(g50):>9.1f} {us(g99):>9.1f}")
+        print(f"  {'added':<16} {us(g50 - d50):>+9.1f} {us(g99 - d99):>+9.1f}"
+              f"   (per-round p50 differences: median {us(statistics.median(diffs)):+.1f}, "
+              f"range {us(min(diffs)):+.1f}..{us(max(diffs)):+.1f} us)")
     print(f"throughput: {args.burst} pipelined calls per path, {args.window} in flight")
     print(f"  {'direct':<16} {td:>9.0f} calls/s")
-    print(f"  {'via guard':<16} {tg:>9.0f} calls/s")
-    print(f"  {'guard/direct':<16} {tg / td:>9.3f}   (median per-round ratio: {ratio_rounds:.3f})")
+    for g in guards:
+        tg = total(rate[g])
+        ratio_rounds = statistics.median(a / b for a, b in zip(rate[g], rate["direct"]))
+        print(f"  {label[g]:<16} {tg:>9.0f} calls/s   {g}/direct {tg / td:.3f}"
+              f"   (median per-round ratio: {ratio_rounds:.3f})")
     print(f"audit log: {audit_lines} lines for {expected_calls} guarded calls (+ listing entries)")
+    g50 = pct(lat["guard"], 50)
+    tg = total(rate["guard"])
     goal_lat = g50 - d50 < 100_000
     goal_thr = tg / td >= 0.90
     print(f"goal p50 added < 100 us:          {'PASS' if goal_lat else 'MISS'} ({us(g50 - d50):+.1f} us)")
     print(f"goal throughput >= 90% of direct: {'PASS' if goal_thr else 'MISS'} ({100 * tg / td:.1f}%)")
-
 
 if __name__ == "__main__":
     main()

@@ -36,6 +36,74 @@ pub fn read_exactly(text: &[u8]) -> Option<Value> {
     serde_json::from_slice(text).ok()
 }
 
+/// Whether the strict reader's value of `text` ([`Json::to_value`]) is exactly what
+/// [`read_exactly`] would read, so the text need not be read a second time: every
+/// number an integer of at most 15 digits (exact as a double; not `-0`, which
+/// serde_json reads as a double), no `\uD800`-`\uDFFF` escape (a lone surrogate
+/// fails there), and nesting well within serde_json's limit. False says only "read
+/// it again", never that the readings differ.
+pub fn strict_reads_exactly(text: &[u8]) -> bool {
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    while i < text.len() {
+        let c = text[i];
+        if in_string {
+            match c {
+                b'\\' => {
+                    if text.get(i + 1) == Some(&b'u')
+                        && matches!(text.get(i + 2), Some(b'd' | b'D'))
+                        && matches!(
+                            text.get(i + 3),
+                            Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+                        )
+                    {
+                        return false;
+                    }
+                    i += 1;
+                }
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > 100 {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < text.len()
+                    && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                let digits = token.len() - usize::from(token[0] == b'-');
+                if !token[usize::from(token[0] == b'-')..]
+                    .iter()
+                    .all(u8::is_ascii_digit)
+                    || digits == 0
+                    || digits > 15
+                    || token == b"-0"
+                {
+                    return false;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The one decision `guard` and `check-call` share on whether a call's arguments
 /// can be checked at all. `strict` is the arguments as read strictly (every member
 /// kept), `exact` the same arguments as [`read_exactly`] read them, None when the
@@ -346,6 +414,36 @@ mod tests {
     use crate::hash::HashedTool;
     use crate::lock::{LockedTool, Reached};
     use serde_json::json;
+
+    #[test]
+    fn the_strict_reading_is_used_only_where_it_equals_the_exact_one() {
+        let same = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"id":"T-1","n":-42,"big":123456789012345,"l":[true,null,{"k":"\u00e9\"q"}]}}}"#,
+            r#"{"id":0,"params":{"arguments":{"s":"1.5e3 in a string, -0 too","t":"😀"}}}"#,
+        ];
+        for text in same {
+            assert!(strict_reads_exactly(text.as_bytes()), "{text}");
+            let strict = Json::parse(text).unwrap().to_value();
+            assert_eq!(Some(strict), read_exactly(text.as_bytes()), "{text}");
+        }
+        let again = [
+            r#"{"n":1.5}"#,
+            r#"{"n":1e3}"#,
+            r#"{"n":-0}"#,
+            r#"{"n":1234567890123456}"#,
+            r#"{"n":18446744073709551616}"#,
+            r#"{"s":"\uD800"}"#,
+            r#"{"s":"\udfff"}"#,
+            // A pair is read alike, but telling it from a lone half is left to a
+            // second reading.
+            r#"{"s":"\ud83d\ude00"}"#,
+        ];
+        for text in again {
+            assert!(!strict_reads_exactly(text.as_bytes()), "{text}");
+        }
+        let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
+        assert!(!strict_reads_exactly(deep.as_bytes()));
+    }
 
     fn def(required: &[&str]) -> Json {
         Json::from_value(&json!({"name": "deploy", "inputSchema": {"type": "object",

@@ -19,7 +19,7 @@ use crate::secrets::Secrets;
 pub struct AuditLog {
     /// Shared by every handle of one guard, so that one append and taking it back
     /// cannot interleave with another thread's.
-    file: Option<Arc<Mutex<File>>>,
+    file: Option<Arc<Mutex<Appender>>>,
     path: Option<PathBuf>,
     server: String,
     secrets: Secrets,
@@ -56,7 +56,10 @@ impl AuditLog {
             return Err(std::io::Error::other("not a regular file"));
         }
         Ok(AuditLog {
-            file: Some(Arc::new(Mutex::new(file))),
+            file: Some(Arc::new(Mutex::new(Appender {
+                file,
+                ends_at: None,
+            }))),
             path: Some(path.to_path_buf()),
             server: server.to_string(),
             secrets,
@@ -123,13 +126,17 @@ impl AuditLog {
         if lines.is_empty() {
             return Ok(());
         }
-        let file = file.lock().unwrap_or_else(|e| e.into_inner());
-        let _shared = FileLock::exclusive(&file);
+        let mut appender = file.lock().unwrap_or_else(|e| e.into_inner());
+        let Appender { file, ends_at } = &mut *appender;
+        let _shared = FileLock::exclusive(file);
         let start = file.metadata()?.len();
         let mut last = [b'\n'];
-        if start > 0 && file.read_exact_at(&mut last, start - 1).is_err() {
+        // The file is read only when someone else may have written it last.
+        if start > 0 && *ends_at != Some(start) && file.read_exact_at(&mut last, start - 1).is_err()
+        {
             last = [b'\n'];
         }
+        *ends_at = None;
         let mut whole = Vec::new();
         let lines = if last[0] == b'\n' {
             lines
@@ -142,6 +149,9 @@ impl AuditLog {
         let mut written = 0;
         let failed = loop {
             if written == lines.len() {
+                if lines.ends_with(b"\n") {
+                    *ends_at = Some(start + written as u64);
+                }
                 return Ok(());
             }
             match (&*file).write(&lines[written..]) {
@@ -182,6 +192,14 @@ impl AuditLog {
             secrets: self.secrets.clone(),
         })
     }
+}
+
+/// The open log, and where this guard's last whole append left its end.
+struct Appender {
+    file: File,
+    /// The file's length after this guard's last append that ended in a newline: if
+    /// the file still has that length, it ends in one and need not be read.
+    ends_at: Option<u64>,
 }
 
 /// An exclusive `flock` on the log for one append, released when dropped. Where
@@ -239,7 +257,23 @@ pub fn now_rfc3339() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    format_utc(since.as_secs() as i64, since.subsec_millis())
+    let millis = since.as_millis();
+    // Entries of one burst share their millisecond: format it once per thread.
+    LAST_TIME.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != millis || last.1.is_empty() {
+            *last = (
+                millis,
+                format_utc(since.as_secs() as i64, since.subsec_millis()),
+            );
+        }
+        last.1.clone()
+    })
+}
+
+thread_local! {
+    static LAST_TIME: std::cell::RefCell<(u128, String)> =
+        const { std::cell::RefCell::new((0, String::new())) };
 }
 
 fn format_utc(secs: i64, millis: u32) -> String {
@@ -322,6 +356,23 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         let v: Value = serde_json::from_str(lines[1]).unwrap();
         assert_eq!(v["event"], "call");
+    }
+
+    #[test]
+    fn a_line_torn_by_another_writer_after_our_append_is_not_glued_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::open(&path, "s", Secrets::default()).unwrap();
+        log.record("first", Vec::new()).unwrap();
+        // Another guard dies mid-entry after this one's append.
+        let mut other = OpenOptions::new().append(true).open(&path).unwrap();
+        other.write_all(b"{\"time\":\"2026-12-01T00:").unwrap();
+        log.record("second", Vec::new()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        let v: Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(v["event"], "second");
     }
 
     #[test]

@@ -2,16 +2,23 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::lock::{PinnedServer, read_lock_server};
 
 /// Watches the lock file: its identity, size and modification time, looked at only
 /// when inotify says something happened to that name in its directory (every time
 /// when inotify is not available), so a call costs no file-system lookup.
+///
+/// The inotify queue itself is read only when new input arrived since it was last
+/// read (see [`PinWatch::input_arrived`]): a message read after the lock changed
+/// always sees the change, and the messages of one read share one look.
 pub struct PinWatch {
     path: PathBuf,
     stamp: Option<(u64, u64, i64, i64)>,
     events: Option<Inotify>,
+    fresh: Arc<AtomicBool>,
 }
 
 impl PinWatch {
@@ -26,14 +33,22 @@ impl PinWatch {
             path,
             stamp,
             events,
+            fresh: Arc::new(AtomicBool::new(true)),
         }
+    }
+
+    /// A flag that whoever reads the guard's input sets (`store(true)`) after each
+    /// read that returned bytes: only then can a message have been sent after the
+    /// lock changed, so only then is the inotify queue worth a system call.
+    pub fn input_arrived(&self) -> Arc<AtomicBool> {
+        self.fresh.clone()
     }
 
     /// The server's pins when the lock changed since last asked (None inside: the lock
     /// no longer pins the server).
     pub fn changed(&mut self, server: &str) -> Option<Result<Option<PinnedServer>, String>> {
         if let Some(events) = &self.events
-            && !events.touched()
+            && (!self.fresh.swap(false, Ordering::AcqRel) || !events.touched())
         {
             return None;
         }

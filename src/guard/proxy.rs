@@ -9,6 +9,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +23,7 @@ use super::session::{
     Contract, Decision, ErrorCode, ItemDecision, Notice, Pending, Refusal, RequiredAction,
     ServedAs, Session,
 };
-use crate::call::{checkable_arguments, read_exactly};
+use crate::call::{checkable_arguments, read_exactly, strict_reads_exactly};
 use crate::client::stdio::{
     Watchdog, peek_exit, prepare_server, signal_group, start_server, unregister,
 };
@@ -280,6 +281,7 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
     let max = setup.max_message_bytes;
     let (client_notes, server_notes) = (Notes::new(&setup.audit)?, Notes::new(&setup.audit)?);
     let mut main_notes = Notes::new(&setup.audit)?;
+    let arrived = setup.pins.input_arrived();
     let shared = Arc::new(Mutex::new(Shared {
         pins: setup.pins,
         session: setup.session,
@@ -294,14 +296,27 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
         let shared = shared.clone();
         let events = events.clone();
         let stuck = stuck.clone();
+        let arrived = arrived.clone();
         std::thread::spawn(move || {
-            client_to_server(server_in, &shared, client_notes, &stuck, max, &events)
+            let sides = Sides {
+                shared: &shared,
+                arrived: &arrived,
+                max,
+                events: &events,
+            };
+            client_to_server(server_in, sides, client_notes, &stuck)
         });
     }
     {
         let shared = shared.clone();
         std::thread::spawn(move || {
-            server_to_client(server_out, &shared, server_notes, max, &events)
+            let sides = Sides {
+                shared: &shared,
+                arrived: &arrived,
+                max,
+                events: &events,
+            };
+            server_to_client(server_out, sides, server_notes)
         });
     }
     let event = loop {
@@ -572,16 +587,26 @@ enum Line {
 }
 
 /// Reads one line (without its newline) of at most `max` bytes into `buf`. A longer
-/// line is skipped to its end and reported as `TooLong`.
-fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
+/// line is skipped to its end and reported as `TooLong`. `arrived` is set after each
+/// read from the file that returned bytes (see [`PinWatch::input_arrived`]).
+fn read_line<R: Read>(
+    reader: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+    max: usize,
+    arrived: &AtomicBool,
+) -> io::Result<Line> {
     buf.clear();
     let mut too_long = false;
     loop {
+        let refill = reader.buffer().is_empty();
         let available = match reader.fill_buf() {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        if refill && !available.is_empty() {
+            arrived.store(true, Ordering::Release);
+        }
         if available.is_empty() {
             return Ok(match (too_long, buf.is_empty()) {
                 (true, _) => Line::TooLong,
@@ -614,22 +639,31 @@ fn id_key(id: &Json) -> String {
     id.canonical().unwrap_or_default()
 }
 
+/// What both directions' loops are given.
+struct Sides<'a> {
+    shared: &'a Mutex<Shared>,
+    /// Set after each read that returned bytes: the lock watch looks only then.
+    arrived: &'a AtomicBool,
+    /// Largest line accepted.
+    max: usize,
+    events: &'a Sender<Event>,
+}
+
 /// The client's side: every message is read strictly, calls are decided, and only
 /// what passes reaches the server.
-fn client_to_server(
-    mut server_in: impl Write,
-    shared: &Mutex<Shared>,
-    mut notes: Notes,
-    stuck: &Stuck,
-    max: usize,
-    events: &Sender<Event>,
-) {
+fn client_to_server(mut server_in: impl Write, sides: Sides<'_>, mut notes: Notes, stuck: &Stuck) {
+    let Sides {
+        shared,
+        arrived,
+        max,
+        events,
+    } = sides;
     let stdin = io::stdin();
     let mut reader = BufReader::with_capacity(64 * 1024, stdin.lock());
     let mut buf = Vec::new();
     let mut out = Outbox::default();
     loop {
-        let line = match read_line(&mut reader, &mut buf, max) {
+        let line = match read_line(&mut reader, &mut buf, max, arrived) {
             Ok(Line::Eof) | Err(_) => break,
             Ok(Line::TooLong) => {
                 notes.refuse(&format!(
@@ -765,7 +799,15 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed
         Json::Array(items) => items.iter().any(is_call),
         single => is_call(single),
     };
-    let exact: Option<Value> = if has_call { read_exactly(line) } else { None };
+    // A single call whose numbers and strings the strict reading already gives
+    // exactly (the common case) is not read again.
+    let strict_is_exact =
+        has_call && !matches!(message, Json::Array(_)) && strict_reads_exactly(line);
+    let exact: Option<Value> = if has_call && !strict_is_exact {
+        read_exactly(line)
+    } else {
+        None
+    };
     let batch = |items: Vec<String>| (!items.is_empty()).then(|| format!("[{}]", items.join(",")));
     match &message {
         // A batch (2025-03-26): each request on its own, passed on as a batch.
@@ -782,7 +824,7 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed
                     Some(v) => v.to_string(),
                     None => item.canonical().unwrap_or_default(),
                 };
-                match decide(item, exact, shared, notes) {
+                match decide(item, exact, false, shared, notes) {
                     Verdict::Forward => {
                         forward.push(text());
                         plain.push(text());
@@ -807,7 +849,7 @@ fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed
                 unlogged,
             }
         }
-        single => match decide(single, exact.as_ref(), shared, notes) {
+        single => match decide(single, exact.as_ref(), strict_is_exact, shared, notes) {
             Verdict::Forward => Routed {
                 forward: Some(line.to_vec()),
                 ..Routed::default()
@@ -885,9 +927,12 @@ impl StandIn {
 
 /// One message from the client: requests are remembered so their answers can be
 /// recognised, calls are decided.
+/// `exact` is the message as [`read_exactly`] read it, unless `strict_is_exact`: then
+/// the strict reading of `message` is that reading.
 fn decide(
     message: &Json,
     exact: Option<&Value>,
+    strict_is_exact: bool,
     shared: &Mutex<Shared>,
     notes: &mut Notes,
 ) -> Verdict {
@@ -1003,12 +1048,16 @@ fn decide(
             // checked: the same decision check-call makes.
             let empty = Json::Object(Vec::new());
             let strict = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
-            let read = exact.map(|m| {
-                m["params"]
-                    .get("arguments")
-                    .cloned()
-                    .unwrap_or_else(|| json!({}))
-            });
+            let read = if strict_is_exact {
+                Some(strict.to_value())
+            } else {
+                exact.map(|m| {
+                    m["params"]
+                        .get("arguments")
+                        .cloned()
+                        .unwrap_or_else(|| json!({}))
+                })
+            };
             let call = Call {
                 id,
                 key,
@@ -1314,18 +1363,18 @@ fn end_list_changed(state: &mut Shared) {
 
 /// The server's side: answers to listings are checked (and filtered) before the
 /// client sees them; list_changed makes what was checked stale.
-fn server_to_client(
-    server_out: impl Read,
-    shared: &Mutex<Shared>,
-    mut notes: Notes,
-    max: usize,
-    events: &Sender<Event>,
-) {
+fn server_to_client(server_out: impl Read, sides: Sides<'_>, mut notes: Notes) {
+    let Sides {
+        shared,
+        arrived,
+        max,
+        events,
+    } = sides;
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
     let mut out = Outbox::default();
     let problem = loop {
-        let (line, end) = match read_line(&mut reader, &mut buf, max) {
+        let (line, end) = match read_line(&mut reader, &mut buf, max, arrived) {
             Ok(Line::Eof) | Err(_) => (None, Some(None)),
             Ok(Line::TooLong) => (
                 None,
