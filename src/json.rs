@@ -823,9 +823,12 @@ fn write_value(value: &Json, out: &mut impl Sink, indent: Option<usize>) -> Resu
                 out.put(b"{}");
                 return Ok(());
             }
-            let mut sorted: Vec<&(JsonStr, Json)> = members.iter().collect();
-            // Members usually come sorted or nearly: check before sorting.
-            if !sorted.is_sorted_by(|a, b| a.0 < b.0) {
+            // Members often come sorted: then they are written in place, with no
+            // list of them to allocate.
+            let sorted: Option<Vec<&(JsonStr, Json)>> = if members.is_sorted_by(|a, b| a.0 < b.0) {
+                None
+            } else {
+                let mut sorted: Vec<&(JsonStr, Json)> = members.iter().collect();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
                     let name = pair[0].0.to_string_lossy();
@@ -834,24 +837,38 @@ fn write_value(value: &Json, out: &mut impl Sink, indent: Option<usize>) -> Resu
                         name,
                     });
                 }
-            }
+                Some(sorted)
+            };
             out.put(b"{");
-            for (i, (key, item)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                newline(out, indent.map(|d| d + 1));
-                write_string(key, out, indent.is_some());
-                out.put(b":");
-                if indent.is_some() {
-                    out.put(b" ");
-                }
-                write_value(item, out, indent.map(|d| d + 1))
-                    .map_err(|e| e.under(&escape_pointer(&key.to_string_lossy())))?;
+            match sorted {
+                Some(sorted) => write_members(sorted.into_iter(), out, indent)?,
+                None => write_members(members.iter(), out, indent)?,
             }
             newline(out, indent);
             out.put(b"}");
         }
+    }
+    Ok(())
+}
+
+/// The members of an object, in the order given, without the braces.
+fn write_members<'a>(
+    members: impl Iterator<Item = &'a (JsonStr, Json)>,
+    out: &mut impl Sink,
+    indent: Option<usize>,
+) -> Result<(), CanonError> {
+    for (i, (key, item)) in members.enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        newline(out, indent.map(|d| d + 1));
+        write_string(key, out, indent.is_some());
+        out.put(b":");
+        if indent.is_some() {
+            out.put(b" ");
+        }
+        write_value(item, out, indent.map(|d| d + 1))
+            .map_err(|e| e.under(&escape_pointer(&key.to_string_lossy())))?;
     }
     Ok(())
 }
