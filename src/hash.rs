@@ -34,15 +34,16 @@ pub fn definition_hash(definition: &Json) -> Result<String, CanonError> {
 /// is never held whole.
 struct HashSink {
     hasher: Sha256,
-    buffer: [u8; HashSink::BUFFER],
-    len: usize,
+    /// Never grown past [`HashSink::BUFFER`]; left uninitialised until written (a
+    /// zeroed array would cost a memset and copies per definition).
+    buffer: Vec<u8>,
 }
 
 impl HashSink {
     const BUFFER: usize = 4096;
 
     fn finish(mut self) -> String {
-        self.hasher.update(&self.buffer[..self.len]);
+        self.hasher.update(&self.buffer);
         hex(&self.hasher.finalize())
     }
 }
@@ -51,8 +52,7 @@ impl Default for HashSink {
     fn default() -> Self {
         HashSink {
             hasher: Sha256::new(),
-            buffer: [0; HashSink::BUFFER],
-            len: 0,
+            buffer: Vec::with_capacity(HashSink::BUFFER),
         }
     }
 }
@@ -60,16 +60,15 @@ impl Default for HashSink {
 impl Sink for HashSink {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
-        if self.len + bytes.len() > Self::BUFFER {
-            self.hasher.update(&self.buffer[..self.len]);
-            self.len = 0;
+        if self.buffer.len() + bytes.len() > Self::BUFFER {
+            self.hasher.update(&self.buffer);
+            self.buffer.clear();
             if bytes.len() > Self::BUFFER / 2 {
                 self.hasher.update(bytes);
                 return;
             }
         }
-        self.buffer[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-        self.len += bytes.len();
+        self.buffer.extend_from_slice(bytes);
     }
 }
 
