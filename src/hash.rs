@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::json::{CanonError, Json, JsonStr};
+use crate::json::{CanonError, Json, Sink, cmp_utf16};
 
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -24,27 +24,52 @@ fn hex(digest: &[u8]) -> String {
 
 /// SHA-256 of the definition's RFC 8785 canonical form: the whole object as sent.
 pub fn definition_hash(definition: &Json) -> Result<String, CanonError> {
-    thread_local! {
-        /// The canonical form is written into the same buffer each time: a listing's
-        /// thousands of definitions then cost no allocation for it after the first.
-        static BUFFER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    let mut out = HashSink::default();
+    definition.canonical_into(&mut out)?;
+    Ok(out.finish())
+}
+
+/// Canonical text fed to SHA-256 as it is written, through a small buffer: the
+/// hasher is fastest on large slices, and the text (megabytes for a large definition)
+/// is never held whole.
+struct HashSink {
+    hasher: Sha256,
+    /// Never grown past [`HashSink::BUFFER`]; left uninitialised until written (a
+    /// zeroed array would cost a memset and copies per definition).
+    buffer: Vec<u8>,
+}
+
+impl HashSink {
+    const BUFFER: usize = 4096;
+
+    fn finish(mut self) -> String {
+        self.hasher.update(&self.buffer);
+        hex(&self.hasher.finalize())
     }
-    BUFFER.with(|buffer| {
-        let mut buffer = buffer.try_borrow_mut().ok();
-        match buffer.as_deref_mut() {
-            Some(out) => {
-                out.clear();
-                definition.canonical_into(out)?;
-                let hash = sha256_hex(out.as_bytes());
-                if out.capacity() > 1 << 20 {
-                    // One huge definition does not keep its megabytes for the rest.
-                    *out = String::new();
-                }
-                Ok(hash)
-            }
-            None => Ok(sha256_hex(definition.canonical()?.as_bytes())),
+}
+
+impl Default for HashSink {
+    fn default() -> Self {
+        HashSink {
+            hasher: Sha256::new(),
+            buffer: Vec::with_capacity(HashSink::BUFFER),
         }
-    })
+    }
+}
+
+impl Sink for HashSink {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        if self.buffer.len() + bytes.len() > Self::BUFFER {
+            self.hasher.update(&self.buffer);
+            self.buffer.clear();
+            if bytes.len() > Self::BUFFER / 2 {
+                self.hasher.update(bytes);
+                return;
+            }
+        }
+        self.buffer.extend_from_slice(bytes);
+    }
 }
 
 /// SHA-256 of the `instructions` string as received.
@@ -55,17 +80,18 @@ pub fn instructions_hash(instructions: &str) -> String {
 /// The set hash over `name:hash` lines, sorted by name (UTF-16 order) then hash,
 /// joined by "\n" with no trailing newline.
 pub fn set_hash<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut lines: Vec<(JsonStr, &str)> = entries
-        .into_iter()
-        .map(|(name, hash)| (JsonStr::from(name), hash))
-        .collect();
-    lines.sort();
-    let joined = lines
-        .iter()
-        .map(|(name, hash)| format!("{}:{hash}", name.to_string_lossy()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    sha256_hex(joined.as_bytes())
+    let mut lines: Vec<(&str, &str)> = entries.into_iter().collect();
+    lines.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0).then_with(|| a.1.cmp(b.1)));
+    let mut out = HashSink::default();
+    for (i, (name, hash)) in lines.into_iter().enumerate() {
+        if i > 0 {
+            out.put(b"\n");
+        }
+        out.put(name.as_bytes());
+        out.put(b":");
+        out.put(hash.as_bytes());
+    }
+    out.finish()
 }
 
 /// One definition of a listing with what the recipe makes of it.
@@ -144,6 +170,30 @@ mod tests {
         assert_eq!(
             set_hash([]),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn set_hash_sorts_names_by_utf16_units() {
+        // U+1F600 is 0xD83D 0xDE00 in UTF-16, before U+FF61; in UTF-8 it is after.
+        assert_eq!(
+            set_hash([("\u{FF61}", "1"), ("\u{1F600}", "2")]),
+            sha256_hex("\u{1F600}:2\n\u{FF61}:1".as_bytes())
+        );
+    }
+
+    #[test]
+    fn streamed_hash_of_a_large_definition_equals_the_hash_of_its_text() {
+        let big = "x".repeat(4 * HashSink::BUFFER);
+        let mut text = String::from("{");
+        for i in 0..50 {
+            text.push_str(&format!("\"k{i:02}\":\"{}\",", &big[..i * 330]));
+        }
+        text.push_str("\"z\":1}");
+        let value = Json::parse(&text).unwrap();
+        assert_eq!(
+            definition_hash(&value).unwrap(),
+            sha256_hex(value.canonical().unwrap().as_bytes())
         );
     }
 

@@ -2,8 +2,10 @@
 //!
 //! Server output cannot go through `serde_json::Value` on its way to the hash: it keeps
 //! only the last copy of a repeated member name and refuses lone surrogates, and both
-//! matter to the recipe. [`Json`] keeps every member as sent and strings as UTF-16 code
-//! units, so nothing is lost before canonicalization decides what can be hashed.
+//! matter to the recipe. [`Json`] keeps every member as sent and strings as UTF-8 with
+//! lone surrogates kept (see [`JsonStr`]), so nothing is lost before canonicalization
+//! decides what can be hashed. Member names are sorted by UTF-16 code units, as JCS
+//! says, by comparing the UTF-8 directly ([`cmp_utf16`]).
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -12,8 +14,8 @@ use std::fmt;
 /// the stack on hostile server output.
 const MAX_DEPTH: usize = 256;
 
-/// A JSON value exactly as sent: object members in order (repeats kept), strings as
-/// UTF-16 code units (lone surrogates kept), numbers as IEEE 754 doubles.
+/// A JSON value exactly as sent: object members in order (repeats kept), strings with
+/// lone surrogates kept, numbers as IEEE 754 doubles.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
     Null,
@@ -24,81 +26,153 @@ pub enum Json {
     Object(Vec<(JsonStr, Json)>),
 }
 
-/// A JSON string as UTF-16 code units. Most are valid Unicode; a lone surrogate is
-/// kept as it came so that it hashes the way the recipe says.
+/// A JSON string as UTF-8, with one extension: a lone surrogate (valid in JSON text
+/// as a `\u` escape, not in Unicode) is kept as the three bytes UTF-8 would give its
+/// code point (WTF-8), so that it hashes the way the recipe says. A surrogate pair
+/// sent as two escapes is stored as the one character it stands for, so the bytes are
+/// the same however the string was written.
 ///
 /// Short strings (most member names) are kept inline: a schema with a million
 /// properties holds a million names, and a heap block for each would cost more than
 /// the names themselves.
 #[derive(Clone)]
-pub struct JsonStr(Units);
+pub struct JsonStr(Bytes);
 
-/// Code units kept inline up to this many.
-const INLINE: usize = 11;
+/// Bytes kept inline up to this many.
+const INLINE: usize = 22;
 
 #[derive(Clone)]
-enum Units {
-    Inline(u8, [u16; INLINE]),
-    Heap(Box<[u16]>),
+enum Bytes {
+    Inline(u8, [u8; INLINE]),
+    Heap(Box<[u8]>),
 }
 
 impl JsonStr {
-    fn from_units(units: Vec<u16>) -> Self {
-        if units.len() <= INLINE {
-            JsonStr::from_slice(&units)
+    /// From bytes the reader has checked: UTF-8, lone surrogates as WTF-8.
+    fn from_wtf8(bytes: &[u8]) -> Self {
+        if bytes.len() <= INLINE {
+            let mut inline = [0u8; INLINE];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            JsonStr(Bytes::Inline(bytes.len() as u8, inline))
         } else {
-            JsonStr(Units::Heap(units.into_boxed_slice()))
+            JsonStr(Bytes::Heap(bytes.into()))
         }
     }
 
-    fn from_slice(units: &[u16]) -> Self {
-        if units.len() <= INLINE {
-            let mut inline = [0u16; INLINE];
-            inline[..units.len()].copy_from_slice(units);
-            JsonStr(Units::Inline(units.len() as u8, inline))
-        } else {
-            JsonStr(Units::Heap(units.into()))
-        }
-    }
-
-    /// The code units, the order JCS sorts member names by.
-    pub fn units(&self) -> &[u16] {
+    /// The stored bytes: UTF-8, but for lone surrogates (see [`JsonStr`]).
+    fn bytes(&self) -> &[u8] {
         match &self.0 {
-            Units::Inline(len, units) => &units[..usize::from(*len)],
-            Units::Heap(units) => units,
+            Bytes::Inline(len, bytes) => &bytes[..usize::from(*len)],
+            Bytes::Heap(bytes) => bytes,
         }
+    }
+
+    /// The string if it is valid Unicode (no lone surrogate), without copying.
+    pub fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(self.bytes()).ok()
     }
 
     /// The string if it is valid Unicode (no lone surrogate).
     pub fn to_str(&self) -> Option<String> {
-        String::from_utf16(self.units()).ok()
+        self.as_str().map(str::to_string)
     }
 
     /// The string with any lone surrogate replaced by U+FFFD.
     pub fn to_string_lossy(&self) -> String {
-        String::from_utf16_lossy(self.units())
+        match self.as_str() {
+            Some(s) => s.to_string(),
+            None => code_points(self.bytes())
+                .map(|c| char::from_u32(c).unwrap_or('\u{fffd}'))
+                .collect(),
+        }
+    }
+
+    /// The UTF-16 code units, the order JCS sorts member names by.
+    pub fn units(&self) -> impl Iterator<Item = u16> + '_ {
+        utf16_units(self.bytes())
     }
 
     pub fn eq_str(&self, s: &str) -> bool {
-        self.units().iter().copied().eq(s.encode_utf16())
+        self.bytes() == s.as_bytes()
     }
+}
+
+/// The code points of WTF-8 bytes (surrogates included, as numbers).
+fn code_points(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let (c, width) = decode(bytes, at)?;
+        at += width;
+        Some(c)
+    })
+}
+
+/// The code point at `at` of WTF-8 bytes and its width in bytes.
+fn decode(bytes: &[u8], at: usize) -> Option<(u32, usize)> {
+    let first = *bytes.get(at)?;
+    let (width, lead) = match first {
+        0x00..=0x7f => return Some((u32::from(first), 1)),
+        0xc0..=0xdf => (2, u32::from(first & 0x1f)),
+        0xe0..=0xef => (3, u32::from(first & 0x0f)),
+        _ => (4, u32::from(first & 0x07)),
+    };
+    let rest = bytes.get(at + 1..at + width)?;
+    let c = rest
+        .iter()
+        .fold(lead, |c, &b| (c << 6) | u32::from(b & 0x3f));
+    Some((c, width))
+}
+
+/// The UTF-16 code units of WTF-8 bytes.
+fn utf16_units(bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    code_points(bytes).flat_map(|c| {
+        let (first, second) = if c >= 0x1_0000 {
+            let c = c - 0x1_0000;
+            (0xd800 | (c >> 10) as u16, Some(0xdc00 | (c & 0x3ff) as u16))
+        } else {
+            (c as u16, None)
+        };
+        std::iter::once(first).chain(second)
+    })
+}
+
+/// Orders two strings by their UTF-16 code units, as JCS sorts member names, without
+/// converting them: the bytes up to the first difference are the same, and from the
+/// character holding it on, only the two characters there decide (UTF-8 order and
+/// UTF-16 order differ only between U+E000..U+FFFF and characters past U+FFFF).
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    cmp_wtf8(a.as_bytes(), b.as_bytes())
+}
+
+fn cmp_wtf8(a: &[u8], b: &[u8]) -> Ordering {
+    let Some(mut at) = a.iter().zip(b).position(|(x, y)| x != y) else {
+        return a.len().cmp(&b.len());
+    };
+    if a[at] < 0x80 && b[at] < 0x80 {
+        return a[at].cmp(&b[at]);
+    }
+    // Back to the start of the character the difference is in (the same in both).
+    while at > 0 && a[at] & 0xc0 == 0x80 {
+        at -= 1;
+    }
+    utf16_units(&a[at..]).cmp(utf16_units(&b[at..]))
 }
 
 impl Default for JsonStr {
     fn default() -> Self {
-        JsonStr(Units::Inline(0, [0; INLINE]))
+        JsonStr(Bytes::Inline(0, [0; INLINE]))
     }
 }
 
 impl From<&str> for JsonStr {
     fn from(s: &str) -> Self {
-        JsonStr::from_units(s.encode_utf16().collect())
+        JsonStr::from_wtf8(s.as_bytes())
     }
 }
 
 impl PartialEq for JsonStr {
     fn eq(&self, other: &Self) -> bool {
-        self.units() == other.units()
+        self.bytes() == other.bytes()
     }
 }
 
@@ -106,13 +180,13 @@ impl Eq for JsonStr {}
 
 impl std::hash::Hash for JsonStr {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.units().hash(state);
+        self.bytes().hash(state);
     }
 }
 
 impl Ord for JsonStr {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.units().cmp(other.units())
+        cmp_wtf8(self.bytes(), other.bytes())
     }
 }
 
@@ -225,13 +299,14 @@ impl Json {
 
     /// The RFC 8785 canonical form, or why there is none.
     pub fn canonical(&self) -> Result<String, CanonError> {
-        let mut out = String::new();
+        let mut out = Vec::new();
         write_value(self, &mut out, None)?;
-        Ok(out)
+        Ok(into_text(out))
     }
 
-    /// [`Json::canonical`] appended to `out`; on error `out` holds part of it.
-    pub fn canonical_into(&self, out: &mut String) -> Result<(), CanonError> {
+    /// [`Json::canonical`] written to `out` as it is made (a hash can take it without
+    /// the whole text ever being held); on error `out` has had part of it.
+    pub fn canonical_into(&self, out: &mut impl Sink) -> Result<(), CanonError> {
         write_value(self, out, None)
     }
 
@@ -239,9 +314,9 @@ impl Json {
     /// numbers and strings written as JCS writes them. Reading it back gives a value
     /// with the same canonical form, so a pinned definition can be stored readably.
     pub fn canonical_pretty(&self) -> Result<String, CanonError> {
-        let mut out = String::new();
+        let mut out = Vec::new();
         write_value(self, &mut out, Some(0))?;
-        Ok(out)
+        Ok(into_text(out))
     }
 
     /// A `serde_json::Value` view for reading protocol fields. Lossy where serde_json
@@ -402,9 +477,9 @@ fn number_value(n: f64) -> serde_json::Value {
 struct Reader<'a> {
     text: &'a [u8],
     pos: usize,
-    /// The string being read, reused from string to string: each string then costs
-    /// one allocation of its exact size, or none when short.
-    scratch: Vec<u16>,
+    /// A string with escapes being read, reused from string to string: each string
+    /// then costs one allocation of its exact size, or none when short.
+    scratch: Vec<u8>,
     /// The members of the objects being read, innermost last; each object takes its
     /// own off the top when it closes, in one allocation of its exact size.
     members: Vec<(JsonStr, Json)>,
@@ -603,35 +678,45 @@ impl Reader<'_> {
 
     fn string(&mut self) -> Result<JsonStr, ParseError> {
         self.pos += 1;
-        let mut units = std::mem::take(&mut self.scratch);
-        units.clear();
-        let read = self.string_into(&mut units);
-        let string = read.map(|()| JsonStr::from_slice(&units));
-        self.scratch = units;
+        let start = self.pos;
+        self.plain_run()?;
+        // Most strings have no escape: they are their own bytes in the text.
+        if self.peek() == Some(b'"') {
+            self.pos += 1;
+            return Ok(JsonStr::from_wtf8(&self.text[start..self.pos - 1]));
+        }
+        let mut bytes = std::mem::take(&mut self.scratch);
+        bytes.clear();
+        bytes.extend_from_slice(&self.text[start..self.pos]);
+        let read = self.string_into(&mut bytes);
+        let string = read.map(|()| JsonStr::from_wtf8(&bytes));
+        self.scratch = bytes;
         string
     }
 
-    fn string_into(&mut self, units: &mut Vec<u16>) -> Result<(), ParseError> {
+    /// Moves past characters that stand for themselves (no quote, backslash or
+    /// control character), checking that they are UTF-8.
+    fn plain_run(&mut self) -> Result<(), ParseError> {
+        let run_start = self.pos;
+        let rest = &self.text[run_start..];
+        let len = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(rest.len());
+        let run = &rest[..len];
+        if !run.is_ascii()
+            && let Err(e) = std::str::from_utf8(run)
+        {
+            self.pos = run_start + e.valid_up_to();
+            return Err(self.error("invalid UTF-8 in a string"));
+        }
+        self.pos += len;
+        Ok(())
+    }
+
+    /// The rest of a string after its first escape, onto `bytes`.
+    fn string_into(&mut self, bytes: &mut Vec<u8>) -> Result<(), ParseError> {
         loop {
-            let run_start = self.pos;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            if run_start < self.pos {
-                let bytes = &self.text[run_start..self.pos];
-                if bytes.is_ascii() {
-                    units.extend(bytes.iter().map(|&b| u16::from(b)));
-                } else {
-                    let run = std::str::from_utf8(bytes).map_err(|e| {
-                        self.pos = run_start + e.valid_up_to();
-                        self.error("invalid UTF-8 in a string")
-                    })?;
-                    units.extend(run.encode_utf16());
-                }
-            }
             match self.peek() {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
@@ -644,7 +729,7 @@ impl Reader<'_> {
                         return Err(self.error("unterminated string"));
                     };
                     self.pos += 1;
-                    let unit = match escape {
+                    let c = match escape {
                         b'"' => 0x22,
                         b'\\' => 0x5c,
                         b'/' => 0x2f,
@@ -653,53 +738,97 @@ impl Reader<'_> {
                         b'n' => 0x0a,
                         b'r' => 0x0d,
                         b't' => 0x09,
-                        b'u' => self.hex4()?,
+                        b'u' => self.escaped_code_point()?,
                         _ => {
                             self.pos -= 1;
                             return Err(self.error("unknown escape in a string"));
                         }
                     };
-                    units.push(unit);
+                    push_wtf8(bytes, c);
                 }
                 Some(_) => return Err(self.error("unescaped control character in a string")),
             }
+            let run_start = self.pos;
+            self.plain_run()?;
+            bytes.extend_from_slice(&self.text[run_start..self.pos]);
         }
+    }
+
+    /// The code point of a `\u` escape (after the `u`): a surrogate pair written as
+    /// two escapes is one character, a lone surrogate is kept as its own code point.
+    fn escaped_code_point(&mut self) -> Result<u32, ParseError> {
+        let unit = self.hex4()?;
+        if (0xd800..0xdc00).contains(&unit) && self.text[self.pos..].starts_with(b"\\u") {
+            let after = self.pos;
+            self.pos += 2;
+            let next = self.hex4()?;
+            if (0xdc00..0xe000).contains(&next) {
+                let high = u32::from(unit - 0xd800);
+                let low = u32::from(next - 0xdc00);
+                return Ok(0x1_0000 + (high << 10) + low);
+            }
+            // Not a pair: the next escape is read on its own.
+            self.pos = after;
+        }
+        Ok(u32::from(unit))
+    }
+}
+
+/// Appends a code point as UTF-8, a surrogate as the same three-byte pattern (WTF-8).
+fn push_wtf8(bytes: &mut Vec<u8>, c: u32) {
+    match c {
+        0..0x80 => bytes.push(c as u8),
+        0x80..0x800 => bytes.extend([0xc0 | (c >> 6) as u8, 0x80 | (c & 0x3f) as u8]),
+        0x800..0x1_0000 => bytes.extend([
+            0xe0 | (c >> 12) as u8,
+            0x80 | ((c >> 6) & 0x3f) as u8,
+            0x80 | (c & 0x3f) as u8,
+        ]),
+        _ => bytes.extend([
+            0xf0 | (c >> 18) as u8,
+            0x80 | ((c >> 12) & 0x3f) as u8,
+            0x80 | ((c >> 6) & 0x3f) as u8,
+            0x80 | (c & 0x3f) as u8,
+        ]),
     }
 }
 
 /// Writes `value`; on a repeated member, the error's pointer is built on the way back
 /// up, so that a value that has a canonical form pays nothing for pointers.
-fn write_value(value: &Json, out: &mut String, indent: Option<usize>) -> Result<(), CanonError> {
+fn write_value(value: &Json, out: &mut impl Sink, indent: Option<usize>) -> Result<(), CanonError> {
     match value {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Null => out.put(b"null"),
+        Json::Bool(b) => out.put(if *b { b"true" } else { b"false" }),
         Json::Number(n) => write_number(*n, out),
         Json::String(s) => write_string(s, out, indent.is_some()),
         Json::Array(items) => {
             if items.is_empty() {
-                out.push_str("[]");
+                out.put(b"[]");
                 return Ok(());
             }
-            out.push('[');
+            out.put(b"[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(b",");
                 }
                 newline(out, indent.map(|d| d + 1));
                 write_value(item, out, indent.map(|d| d + 1))
                     .map_err(|e| e.under(&i.to_string()))?;
             }
             newline(out, indent);
-            out.push(']');
+            out.put(b"]");
         }
         Json::Object(members) => {
             if members.is_empty() {
-                out.push_str("{}");
+                out.put(b"{}");
                 return Ok(());
             }
-            let mut sorted: Vec<&(JsonStr, Json)> = members.iter().collect();
-            // Members usually come sorted or nearly: check before sorting.
-            if !sorted.is_sorted_by(|a, b| a.0 < b.0) {
+            // Members often come sorted: then they are written in place, with no
+            // list of them to allocate.
+            let sorted: Option<Vec<&(JsonStr, Json)>> = if members.is_sorted_by(|a, b| a.0 < b.0) {
+                None
+            } else {
+                let mut sorted: Vec<&(JsonStr, Json)> = members.iter().collect();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 if let Some(pair) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
                     let name = pair[0].0.to_string_lossy();
@@ -708,24 +837,38 @@ fn write_value(value: &Json, out: &mut String, indent: Option<usize>) -> Result<
                         name,
                     });
                 }
-            }
-            out.push('{');
-            for (i, (key, item)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, indent.map(|d| d + 1));
-                write_string(key, out, indent.is_some());
-                out.push(':');
-                if indent.is_some() {
-                    out.push(' ');
-                }
-                write_value(item, out, indent.map(|d| d + 1))
-                    .map_err(|e| e.under(&escape_pointer(&key.to_string_lossy())))?;
+                Some(sorted)
+            };
+            out.put(b"{");
+            match sorted {
+                Some(sorted) => write_members(sorted.into_iter(), out, indent)?,
+                None => write_members(members.iter(), out, indent)?,
             }
             newline(out, indent);
-            out.push('}');
+            out.put(b"}");
         }
+    }
+    Ok(())
+}
+
+/// The members of an object, in the order given, without the braces.
+fn write_members<'a>(
+    members: impl Iterator<Item = &'a (JsonStr, Json)>,
+    out: &mut impl Sink,
+    indent: Option<usize>,
+) -> Result<(), CanonError> {
+    for (i, (key, item)) in members.enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        newline(out, indent.map(|d| d + 1));
+        write_string(key, out, indent.is_some());
+        out.put(b":");
+        if indent.is_some() {
+            out.put(b" ");
+        }
+        write_value(item, out, indent.map(|d| d + 1))
+            .map_err(|e| e.under(&escape_pointer(&key.to_string_lossy())))?;
     }
     Ok(())
 }
@@ -742,10 +885,12 @@ impl CanonError {
     }
 }
 
-fn newline(out: &mut String, indent: Option<usize>) {
+fn newline(out: &mut impl Sink, indent: Option<usize>) {
     if let Some(depth) = indent {
-        out.push('\n');
-        out.extend(std::iter::repeat_n("  ", depth));
+        out.put(b"\n");
+        for _ in 0..depth {
+            out.put(b"  ");
+        }
     }
 }
 
@@ -754,12 +899,12 @@ pub fn escape_pointer(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-fn write_number(n: f64, out: &mut String) {
+fn write_number(n: f64, out: &mut impl Sink) {
     /// Below this every integer is exact and ECMAScript writes it as plain digits.
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if n == 0.0 {
         // ECMAScript writes -0 as 0.
-        out.push('0');
+        out.put(b"0");
     } else if n.fract() == 0.0 && n.abs() < EXACT {
         // The common case (counts, limits, ids), without the shortest-digits search.
         let mut digits = [0u8; 20];
@@ -771,88 +916,92 @@ fn write_number(n: f64, out: &mut String) {
             rest /= 10;
         }
         if n < 0.0 {
-            out.push('-');
+            out.put(b"-");
         }
-        out.extend(digits[at..].iter().map(|&d| char::from(d)));
+        out.put(&digits[at..]);
     } else {
-        out.push_str(ryu_js::Buffer::new().format_finite(n));
+        out.put(ryu_js::Buffer::new().format_finite(n).as_bytes());
     }
 }
 
 /// Writes a string as JCS does. `visible` (the pretty form) also writes characters
 /// that could reorder or hide text in a review (bidi controls, zero-width, C1) as
 /// `\u` escapes: the value, and so the canonical form, stays the same.
-fn write_string(s: &JsonStr, out: &mut String, visible: bool) {
-    out.push('"');
-    let mut units = s.units();
+fn write_string(s: &JsonStr, out: &mut impl Sink, visible: bool) {
+    out.put(b"\"");
+    let mut bytes = s.bytes();
     loop {
-        // Printable ASCII but for the two that need escapes is copied as it is: most
-        // names and descriptions are nothing else.
-        let plain = units
+        // Characters that need no escape are copied as they are: most names and
+        // descriptions are nothing else. A lone surrogate starts with 0xED (as do
+        // U+D000..U+D7FF, which take the slower way below).
+        let special = |b: u8| {
+            b < 0x20 || b == b'"' || b == b'\\' || if visible { b >= 0x7f } else { b == 0xed }
+        };
+        let plain = bytes
             .iter()
-            .position(|&u| !(0x20..0x7f).contains(&u) || u == 0x22 || u == 0x5c)
-            .unwrap_or(units.len());
-        push_ascii(out, &units[..plain]);
-        units = &units[plain..];
-        let Some(&first) = units.first() else {
+            .position(|&b| special(b))
+            .unwrap_or(bytes.len());
+        out.put(&bytes[..plain]);
+        bytes = &bytes[plain..];
+        let Some((c, width)) = decode(bytes, 0) else {
             break;
         };
-        // One character (a surrogate pair, or one unit) that is not plain ASCII.
-        let width = if (0xd800..0xdc00).contains(&first)
-            && units.get(1).is_some_and(|u| (0xdc00..0xe000).contains(u))
-        {
-            2
-        } else {
-            1
-        };
-        write_char(&units[..width], out, visible);
-        units = &units[width..];
+        write_char(c, out, visible);
+        bytes = &bytes[width..];
     }
-    out.push('"');
+    out.put(b"\"");
 }
 
-/// Appends code units that are all ASCII, through a small buffer of bytes.
-fn push_ascii(out: &mut String, units: &[u16]) {
-    let mut buf = [0u8; 256];
-    for chunk in units.chunks(buf.len()) {
-        for (b, &u) in buf.iter_mut().zip(chunk) {
-            *b = u as u8;
-        }
-        out.push_str(std::str::from_utf8(&buf[..chunk.len()]).unwrap_or_default());
-    }
-}
-
-/// Writes one character's code units (a lone surrogate is one unit) as JCS does.
-fn write_char(units: &[u16], out: &mut String, visible: bool) {
-    for item in char::decode_utf16(units.iter().copied()) {
-        match item {
-            Ok('"') => out.push_str("\\\""),
-            Ok('\\') => out.push_str("\\\\"),
-            Ok('\u{8}') => out.push_str("\\b"),
-            Ok('\t') => out.push_str("\\t"),
-            Ok('\n') => out.push_str("\\n"),
-            Ok('\u{c}') => out.push_str("\\f"),
-            Ok('\r') => out.push_str("\\r"),
-            Ok(c) if (c as u32) < 0x20 => push_unit_escape(out, c as u16),
-            Ok(c) if visible && crate::text::is_unsafe(c) => {
-                let mut pair = [0u16; 2];
-                for unit in c.encode_utf16(&mut pair) {
-                    push_unit_escape(out, *unit);
-                }
+/// Writes one code point (a lone surrogate is one too) as JCS does.
+fn write_char(c: u32, out: &mut impl Sink, visible: bool) {
+    let Some(c) = char::from_u32(c) else {
+        return push_unit_escape(out, c as u16);
+    };
+    match c {
+        '"' => out.put(b"\\\""),
+        '\\' => out.put(b"\\\\"),
+        '\u{8}' => out.put(b"\\b"),
+        '\t' => out.put(b"\\t"),
+        '\n' => out.put(b"\\n"),
+        '\u{c}' => out.put(b"\\f"),
+        '\r' => out.put(b"\\r"),
+        c if (c as u32) < 0x20 => push_unit_escape(out, c as u16),
+        c if visible && crate::text::is_unsafe(c) => {
+            let mut pair = [0u16; 2];
+            for unit in c.encode_utf16(&mut pair) {
+                push_unit_escape(out, *unit);
             }
-            Ok(c) => out.push(c),
-            Err(lone) => push_unit_escape(out, lone.unpaired_surrogate()),
         }
+        c => out.put(c.encode_utf8(&mut [0; 4]).as_bytes()),
     }
 }
 
 /// `\u` and four lowercase hex digits.
-fn push_unit_escape(out: &mut String, unit: u16) {
+fn push_unit_escape(out: &mut impl Sink, unit: u16) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.push_str("\\u");
-    for shift in [12, 8, 4, 0] {
-        out.push(char::from(DIGITS[usize::from((unit >> shift) & 0xf)]));
+    let mut escape = *b"\\u0000";
+    for (at, shift) in [12, 8, 4, 0].into_iter().enumerate() {
+        escape[2 + at] = DIGITS[usize::from((unit >> shift) & 0xf)];
     }
+    out.put(&escape);
+}
+
+/// Where canonical text goes as it is written: a buffer, or a hash fed on the way.
+/// What is put is always UTF-8: the writer escapes every lone surrogate.
+pub trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// The text a writer made: UTF-8 by construction (see [`Sink`]).
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]
@@ -935,12 +1084,40 @@ mod tests {
     fn short_and_long_strings_compare_and_sort_by_their_code_units() {
         let short = JsonStr::from("name");
         let long = JsonStr::from("a much longer member name");
-        assert_eq!(short.units().len(), 4);
+        assert_eq!(short.units().count(), 4);
         assert_eq!(long.to_string_lossy(), "a much longer member name");
         assert!(long < short);
-        assert_eq!(JsonStr::from("elevenchars"), JsonStr::from("elevenchars"));
-        assert_ne!(JsonStr::from("elevenchars"), JsonStr::from("elevenchars!"));
-        assert_eq!(JsonStr::default().units(), &[] as &[u16]);
+        let inline = "twenty-two bytes long!";
+        assert_eq!(JsonStr::from(inline), JsonStr::from(inline));
+        assert_ne!(JsonStr::from(inline), JsonStr::from(&*format!("{inline}?")));
+        assert_eq!(JsonStr::default().units().count(), 0);
+    }
+
+    #[test]
+    fn member_names_sort_by_utf16_units_not_by_utf8_bytes() {
+        // U+FF61 is one unit (0xFF61); U+1F600 is two (0xD83D 0xDE00): UTF-16 puts
+        // the emoji first, UTF-8 bytes (EF.. against F0..) the other way round.
+        assert_eq!(cmp_utf16("\u{1F600}", "\u{FF61}"), Ordering::Less);
+        assert_eq!(cmp_utf16("a\u{FF61}", "a\u{1F600}"), Ordering::Greater);
+        assert_eq!(cmp_utf16("ab", "abc"), Ordering::Less);
+        assert_eq!(cmp_utf16("\u{e9}", "z"), Ordering::Greater);
+        let v = Json::parse(r#"{"\uff61":1,"\ud83d\ude00":2,"\ud83d":3,"z":4}"#).unwrap();
+        assert_eq!(
+            v.canonical().unwrap(),
+            "{\"z\":4,\"\\ud83d\":3,\"\u{1F600}\":2,\"\u{FF61}\":1}"
+        );
+    }
+
+    #[test]
+    fn a_pair_of_escapes_is_the_character_it_stands_for() {
+        let escaped = Json::parse(r#""\ud83d\ude00""#).unwrap();
+        let raw = Json::parse("\"\u{1F600}\"").unwrap();
+        assert_eq!(escaped, raw);
+        assert_eq!(escaped.as_str().as_deref(), Some("\u{1F600}"));
+        // A lone high surrogate before another escape leaves that escape alone.
+        let v = Json::parse(r#""\ud83d\n\ud83d\u0041""#).unwrap();
+        assert_eq!(v.canonical().unwrap(), r#""\ud83d\n\ud83dA""#);
+        assert_eq!(v.to_value(), serde_json::json!("\u{fffd}\n\u{fffd}A"));
     }
 
     #[test]
