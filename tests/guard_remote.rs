@@ -382,7 +382,11 @@ fn the_guard_in_front_of_a_legacy_sse_server_lists_calls_and_refuses_an_unpinned
         "{hello}"
     );
     let tools = agent.list_tools();
-    assert!(names(&tools).contains(&"search_docs"), "{:?}", names(&tools));
+    assert!(
+        names(&tools).contains(&"search_docs"),
+        "{:?}",
+        names(&tools)
+    );
     let answer = agent.call("search_docs", json!({"query": "over sse"}));
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
     assert!(answer.to_string().contains("search_docs done"), "{answer}");
@@ -399,7 +403,10 @@ fn the_guard_in_front_of_a_legacy_sse_server_lists_calls_and_refuses_an_unpinned
         .iter()
         .filter(|l| l.starts_with("POST /message") && l.contains(" tools/call "))
         .count();
-    assert_eq!(calls, 1, "the unpinned call reached the server: {requests:#?}");
+    assert_eq!(
+        calls, 1,
+        "the unpinned call reached the server: {requests:#?}"
+    );
     let done = std::fs::read_to_string(&actions).unwrap();
     assert_eq!(done.lines().count(), 1, "{done}");
     assert!(done.contains("\"search_docs\""), "{done}");
