@@ -277,3 +277,226 @@ fn wrap_turns_a_remote_entry_into_a_guard_launch_that_names_its_original_and_unw
     );
     assert!(!sidecar.exists());
 }
+
+/// The fixture's request log, one line a request.
+fn log_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A log line's `name=value` field.
+fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    line.split(' ')
+        .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+#[test]
+fn a_dropped_get_stream_reopens_with_last_event_id_after_the_retry_delay_and_list_changed_still_arrives()
+ {
+    let p = Project::bare(json!({}));
+    let rev = p.path().join("rev");
+    let actions = p.path().join("actions.jsonl");
+    let log = p.path().join("requests.log");
+    std::fs::write(&rev, "a").unwrap();
+    let server = HttpServer::fixture(&[
+        "--http",
+        "--revision-file",
+        rev.to_str().unwrap(),
+        "--notify-on-change",
+        "--action-log",
+        actions.to_str().unwrap(),
+        "--http-misbehave",
+        "drop-get-stream",
+        "--log-file",
+        log.to_str().unwrap(),
+    ]);
+    p.set_servers(json!({"deploy": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = McpPipe::guard(&p, &["deploy"]);
+    agent.initialize();
+    assert!(names(&agent.list_tools()).contains(&"deploy_preview"));
+    let planned = json!({"branch": "fix-login"});
+
+    // The first GET stream drops at once; wait for the guard to open the second.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let gets = loop {
+        let gets: Vec<String> = log_lines(&log)
+            .into_iter()
+            .filter(|l| l.starts_with("GET /mcp "))
+            .collect();
+        if gets.len() >= 2 {
+            break gets;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no second GET: {gets:#?}\nstderr:\n{}",
+            agent.stderr()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(field(&gets[0], "last-event-id"), "-", "{gets:#?}");
+    assert_eq!(field(&gets[1], "last-event-id"), "41", "{gets:#?}");
+    let gap = field(&gets[1], "t-ms").parse::<u64>().unwrap()
+        - field(&gets[0], "t-ms").parse::<u64>().unwrap();
+    // The server asked for 1500 ms; the guard's own default is 500 ms.
+    assert!(gap >= 1400, "reopened after {gap} ms: {gets:#?}");
+    // Give the reopened stream a moment to read the revision it starts from.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+
+    std::fs::write(&rev, "b").unwrap();
+    agent.notification("notifications/tools/list_changed");
+    agent.list_tools();
+    let answer = agent.call("deploy_preview", planned);
+    let r = refusal(&answer);
+    assert_eq!(r["error_code"], "STALE_TOOL_SCHEMA", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(&actions).unwrap_or_default(),
+        "",
+        "the server did something"
+    );
+}
+
+#[test]
+fn the_guard_in_front_of_a_legacy_sse_server_lists_calls_and_refuses_an_unpinned_tool() {
+    let p = Project::bare(json!({}));
+    let actions = p.path().join("actions.jsonl");
+    let log = p.path().join("requests.log");
+    let server = HttpServer::fixture(&[
+        "--sse",
+        "--action-log",
+        actions.to_str().unwrap(),
+        "--log-file",
+        log.to_str().unwrap(),
+    ]);
+    p.set_servers(json!({"old": {"type": "sse", "url": server.url("/sse")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    std::fs::write(&log, "").unwrap();
+    let mut agent = McpPipe::guard(&p, &["old"]);
+    let hello = agent.initialize();
+    assert_eq!(
+        hello["result"]["serverInfo"]["name"], "mcp-lock-fixture",
+        "{hello}"
+    );
+    let tools = agent.list_tools();
+    assert!(
+        names(&tools).contains(&"search_docs"),
+        "{:?}",
+        names(&tools)
+    );
+    let answer = agent.call("search_docs", json!({"query": "over sse"}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    assert!(answer.to_string().contains("search_docs done"), "{answer}");
+    let answer = agent.call("not-pinned-anywhere", json!({}));
+    assert_eq!(refusal(&answer)["error_code"], "UNPINNED_TOOL", "{answer}");
+    agent.close();
+
+    let requests = log_lines(&log);
+    assert!(
+        requests[0].starts_with("GET /sse "),
+        "the guard did not open the event stream: {requests:#?}"
+    );
+    let calls = requests
+        .iter()
+        .filter(|l| l.starts_with("POST /message") && l.contains(" tools/call "))
+        .count();
+    assert_eq!(
+        calls, 1,
+        "the unpinned call reached the server: {requests:#?}"
+    );
+    let done = std::fs::read_to_string(&actions).unwrap();
+    assert_eq!(done.lines().count(), 1, "{done}");
+    assert!(done.contains("\"search_docs\""), "{done}");
+}
+
+#[test]
+fn the_guard_in_front_of_a_2026_07_28_http_server_forwards_discover_and_meta_and_refuses_stale_calls()
+ {
+    let p = Project::bare(json!({}));
+    let rev = p.path().join("rev");
+    let actions = p.path().join("actions.jsonl");
+    let log = p.path().join("requests.log");
+    std::fs::write(&rev, "a").unwrap();
+    let server = HttpServer::fixture(&[
+        "--http",
+        "--era",
+        "modern",
+        "--revision-file",
+        rev.to_str().unwrap(),
+        "--action-log",
+        actions.to_str().unwrap(),
+        "--log-file",
+        log.to_str().unwrap(),
+    ]);
+    p.set_servers(json!({"next": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    assert!(
+        p.lock_text()
+            .unwrap()
+            .contains("protocol_version = \"2026-07-28\"")
+    );
+    std::fs::write(&log, "").unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let mut agent = McpPipe::guard(&p, &["next"]);
+    let hello = agent.request("server/discover", json!({"_meta": meta}));
+    assert_eq!(
+        hello["result"]["supportedVersions"],
+        json!(["2026-07-28"]),
+        "{hello}"
+    );
+    let listing = agent.request("tools/list", json!({"_meta": meta}));
+    let tools = listing["result"]["tools"].as_array().unwrap().clone();
+    assert!(names(&tools).contains(&"search_docs"), "{listing}");
+    let answer = agent.request(
+        "tools/call",
+        json!({"name": "search_docs", "arguments": {"query": "q"}, "_meta": meta}),
+    );
+    assert!(answer.to_string().contains("search_docs done"), "{answer}");
+    let answer = agent.request(
+        "tools/call",
+        json!({"name": "not-pinned-anywhere", "arguments": {}, "_meta": meta}),
+    );
+    assert_eq!(refusal(&answer)["error_code"], "UNPINNED_TOOL", "{answer}");
+
+    // Revision b changes deploy_preview: the listing asked for again is checked.
+    std::fs::write(&rev, "b").unwrap();
+    agent.request("tools/list", json!({"_meta": meta}));
+    let answer = agent.request(
+        "tools/call",
+        json!({"name": "deploy_preview", "arguments": {"branch": "fix-login"}, "_meta": meta}),
+    );
+    assert_eq!(
+        refusal(&answer)["error_code"],
+        "STALE_TOOL_SCHEMA",
+        "{answer}"
+    );
+    agent.close();
+    assert!(
+        !agent.stderr().contains("no pinned profile used"),
+        "{}",
+        agent.stderr()
+    );
+
+    let requests = log_lines(&log);
+    assert!(!requests.is_empty());
+    for line in &requests {
+        // Every request, the GET stream's too, names the era's version.
+        assert!(line.contains(" session=- "), "{line}");
+        assert!(line.contains(" version=2026-07-28 "), "{line}");
+        if line.starts_with("POST /mcp ") {
+            let method = line.split(' ').nth(2).unwrap();
+            assert!(
+                line.contains(&format!(" method-header={method} ")),
+                "{line}"
+            );
+        } else {
+            assert!(line.starts_with("GET /mcp "), "{line}");
+        }
+    }
+    assert_eq!(requests[0].split(' ').nth(2), Some("server/discover"));
+    let done = std::fs::read_to_string(&actions).unwrap();
+    assert_eq!(done.lines().count(), 1, "{done}");
+}

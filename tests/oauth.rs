@@ -314,3 +314,223 @@ fn login_without_a_terminal_or_no_browser_refuses_at_once_instead_of_waiting() {
     assert!(run.stderr().contains("--no-browser"), "{}", run.stderr());
     assert!(run.elapsed < std::time::Duration::from_secs(5));
 }
+
+/// A free port on 127.0.0.1 (bound once, then released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A plain GET on loopback; the whole answer, head and body.
+fn get(address: &str) -> String {
+    let url = url::Url::parse(address).unwrap();
+    let mut stream =
+        std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// Registers a client with the authorization server's registration endpoint, as an
+/// administrator would before putting it in the config: (client_id, client_secret).
+fn preregister(server: &HttpServer, redirect_uris: &[String]) -> (String, String) {
+    let body = json!({
+        "client_name": "pre-registered by the test",
+        "redirect_uris": redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "client_secret_post",
+        "scope": "mcp:read",
+    })
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        stream,
+        "POST /register HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        server.port,
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, json_body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 201"), "{answer}");
+    let client: Value = serde_json::from_str(json_body).unwrap();
+    (
+        client["client_id"].as_str().unwrap().to_string(),
+        client["client_secret"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Runs `mcp-lock login remote` with `extra` arguments and plays the browser through
+/// the loopback listener (nothing is pasted back). Returns the redirect address the
+/// login asked for and stderr.
+fn login_through_the_listener(
+    p: &Project,
+    home: &Path,
+    extra: &[&str],
+    vars: &[(&str, &str)],
+) -> (String, String) {
+    let mut args = vec!["login", "remote", "--no-browser", "--timeout", "60"];
+    args.extend_from_slice(extra);
+    let mut child = std::process::Command::new(bin())
+        .args(&args)
+        .current_dir(p.path())
+        .envs(env(home))
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let address = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "login printed no address:\n{seen}"
+        );
+        seen.push_str(&line);
+        if let Some(address) = line.trim().strip_prefix("http") {
+            break format!("http{address}");
+        }
+    };
+    let authorize = url::Url::parse(&address).unwrap();
+    let redirect = authorize
+        .query_pairs()
+        .find(|(k, _)| k == "redirect_uri")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| panic!("no redirect_uri in {address}"));
+    let callback = location_of(&address);
+    assert!(callback.starts_with(&redirect), "{callback} vs {redirect}");
+    let page = get(&callback);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("received the login"), "{page}");
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    seen.push_str(&rest);
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert!(status.success(), "login failed:\n{seen}");
+    (redirect, seen)
+}
+
+#[test]
+fn a_pre_registered_client_from_the_config_logs_in_on_its_callback_port_without_registering() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = oauth_server(&[], &log);
+    let (config_port, flag_port) = (free_port(), free_port());
+    let uri = |port: u16| format!("http://127.0.0.1:{port}/callback");
+    let (client_id, client_secret) = preregister(&server, &[uri(config_port), uri(flag_port)]);
+    let registrations = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("POST /register "))
+            .count()
+    };
+    assert_eq!(registrations(), 1);
+    p.set_servers(json!({"remote": {
+        "type": "http",
+        "url": server.url("/mcp"),
+        "oauth": {
+            "clientId": client_id,
+            "clientSecret": "${PRE_SECRET}",
+            "callbackPort": config_port,
+        }
+    }}));
+    let vars = [("PRE_SECRET", client_secret.as_str())];
+
+    // The config's callbackPort.
+    let (redirect, said) = login_through_the_listener(&p, &home, &[], &vars);
+    assert_eq!(redirect, uri(config_port));
+    assert!(said.contains("Logged in"), "{said}");
+    assert!(!said.contains("client registered"), "{said}");
+    assert!(!said.contains(&client_secret), "{said}");
+    assert_eq!(registrations(), 1, "the login registered a client");
+    let record = token_record(&home);
+    assert_eq!(record["client_id"], client_id.as_str());
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("name = \"whoami\""), "{lock}");
+    assert!(!lock.contains(&client_secret), "{lock}");
+
+    // --callback-port wins over the config's.
+    run(&p, &home, &["logout", "remote"]).expect(0);
+    assert!(token_files(&home).is_empty());
+    let flag = flag_port.to_string();
+    let (redirect, _) = login_through_the_listener(&p, &home, &["--callback-port", &flag], &vars);
+    assert_eq!(redirect, uri(flag_port));
+    assert_eq!(registrations(), 1, "the login registered a client");
+    assert_eq!(token_record(&home)["client_id"], client_id.as_str());
+    run(&p, &home, &["verify"]).expect(0);
+}
+
+#[test]
+fn a_token_answered_403_insufficient_scope_at_login_is_stepped_up_to_the_scope_asked_for() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = oauth_server(&["--step-up-scope", "mcp:write"], &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let mut child = std::process::Command::new(bin())
+        .args(["login", "remote", "--no-browser", "--timeout", "60"])
+        .current_dir(p.path())
+        .envs(env(&home))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut asked = Vec::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if let Some(address) = line.trim().strip_prefix("http") {
+            let address = format!("http{address}");
+            let url = url::Url::parse(&address).unwrap();
+            let scope = url
+                .query_pairs()
+                .find(|(k, _)| k == "scope")
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default();
+            asked.push(scope);
+            assert!(asked.len() <= 3, "login kept asking:\n{seen}");
+            let callback = location_of(&address);
+            writeln!(stdin, "{callback}").unwrap();
+        }
+    }
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert!(status.success(), "login failed:\n{seen}");
+    assert_eq!(asked, ["mcp:read", "mcp:read mcp:write"], "{seen}");
+    assert!(seen.contains("wants more scope"), "{seen}");
+    let record = token_record(&home);
+    let granted = record["scope"].as_str().unwrap_or_default();
+    assert!(granted.split(' ').any(|s| s == "mcp:write"), "{record}");
+    // The stepped-up token is one the server accepts.
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    assert!(p.lock_text().unwrap().contains("name = \"whoami\""));
+}

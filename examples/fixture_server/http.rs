@@ -175,7 +175,7 @@ fn handle(state: &State, stream: TcpStream, request: Request) {
     let session = request.headers.get("mcp-session-id").cloned();
     let version = request.headers.get("mcp-protocol-version");
     state.log(&format!(
-        "{} {} {} session={} version={} method-header={} api-key={}",
+        "{} {} {} session={} version={} method-header={} api-key={} last-event-id={} t-ms={}",
         request.method,
         request.path,
         if rpc_method.is_empty() {
@@ -190,6 +190,13 @@ fn handle(state: &State, stream: TcpStream, request: Request) {
             .get("mcp-method")
             .map_or("-", String::as_str),
         request.headers.get("x-api-key").map_or("-", String::as_str),
+        request
+            .headers
+            .get("last-event-id")
+            .map_or("-", String::as_str),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis()),
     ));
     if o.http.misbehave == "huge-challenge" {
         // A 60 KB challenge on one header line.
@@ -258,6 +265,11 @@ fn handle_streamable(
                 .get("last-event-id")
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(0);
+            if o.http.misbehave == "drop-get-stream" && !GET_DROPPED.swap(true, Ordering::SeqCst) {
+                // A priming event with an id, a slow retry, then the stream drops.
+                write_raw(stream, "retry: 1500\n\nid: 41\ndata:\n\n");
+                return;
+            }
             if !write_raw(stream, "retry: 100\n\n") {
                 return;
             }
@@ -481,6 +493,9 @@ fn handle_streamable(
         respond(stream, "200 OK", &headers, reply.to_string().as_bytes());
     }
 }
+
+/// Set once a drop-get-stream server has closed its first GET stream.
+static GET_DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Set once an expire-session server has forgotten its sessions.
 static EXPIRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

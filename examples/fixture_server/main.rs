@@ -107,7 +107,8 @@ HTTP (instead of stdio; listens on 127.0.0.1 only):
                           open with a BOM, a comment, an empty event and a notification,
                           use CRLF and split the JSON over several data lines
   --require-token T       answer 401 unless the request has Authorization: Bearer T
-  --http-misbehave MODE   slow-sse | drop-mid-stream | status-500 | echo-auth-500 | wrong-content-type |
+  --http-misbehave MODE   drop-get-stream (the first GET stream: retry 1500 ms, event id 41,
+                          then closed) | slow-sse | drop-mid-stream | status-500 | echo-auth-500 | wrong-content-type |
                           oversized-body | expire-session | expire-session-ts |
                           expire-always | redirect-post-302 |
                           redirect-cross-origin | redirect-same-origin |

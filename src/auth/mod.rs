@@ -375,12 +375,16 @@ async fn wait_for_callback(
     if !paste_back {
         return callback.wait().await;
     }
-    let pasted = tokio::task::spawn_blocking(|| {
+    // A plain thread, not spawn_blocking: when the listener wins, the runtime must not
+    // wait at exit for a read of stdin that may never end.
+    let (tx, pasted) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
         let mut line = String::new();
-        std::io::stdin()
+        let got = std::io::stdin()
             .read_line(&mut line)
-            .map_err(|e| format!("cannot read the pasted address: {e}"))?;
-        callback::pasted_query(&line)
+            .map_err(|e| format!("cannot read the pasted address: {e}"))
+            .and_then(|_| callback::pasted_query(&line));
+        let _ = tx.send(got);
     });
     tokio::select! {
         got = callback.wait() => got,

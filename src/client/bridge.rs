@@ -392,7 +392,14 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
         let _ = rx.await;
         return;
     }
-    if method == "notifications/initialized" || message["params"]["_meta"].is_object() {
+    let modern = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
+    if let Some(version) = modern
+        && conn.session.lock().unwrap().is_none()
+    {
+        // The 2026-07-28 era has no session; its GET stream still names the version.
+        *conn.version.lock().unwrap() = Some(version.to_string());
+    }
+    if method == "notifications/initialized" || modern.is_some() {
         start_get_stream(conn);
     }
     let conn = conn.clone();

@@ -2,9 +2,13 @@
 in-memory authorization server (dynamic registration, auto-approval, refresh-token
 rotation) in front of one tool.
 
-Usage: python oauth_server.py [--token-lifetime SECONDS] [--log PATH]
+Usage: python oauth_server.py [--token-lifetime SECONDS] [--log PATH] [--scopes A,B]
+                              [--step-up-scope S]
 Listens on 127.0.0.1 on a free port, written to $MCP_LOCK_PORT_FILE once bound.
 Every request line (method, path, whether it carried a bearer token) goes to --log.
+With --step-up-scope S the server, as resource server, answers 403
+`insufficient_scope` (asking for the --scopes and S) to a valid token without S; the
+401 challenge still names the --scopes only, so a client must step up to reach it.
 """
 
 import argparse
@@ -21,6 +25,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--token-lifetime", type=int, default=3600)
 parser.add_argument("--log")
 parser.add_argument("--scopes", default="mcp:read")
+parser.add_argument("--step-up-scope")
 args = parser.parse_args()
 in_memory.DEFAULT_ACCESS_TOKEN_EXPIRY_SECONDS = args.token_lifetime
 
@@ -31,11 +36,13 @@ sock.listen(128)
 port = sock.getsockname()[1]
 base = f"http://127.0.0.1:{port}"
 scopes = args.scopes.split(",")
+# A client may ask for the step-up scope; the challenge does not name it.
+grantable = scopes + ([args.step_up_scope] if args.step_up_scope else [])
 
 auth = InMemoryOAuthProvider(
     base_url=base,
     client_registration_options=ClientRegistrationOptions(
-        enabled=True, valid_scopes=scopes, default_scopes=scopes
+        enabled=True, valid_scopes=grantable, default_scopes=grantable
     ),
     required_scopes=scopes,
 )
@@ -58,9 +65,28 @@ class Log:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and args.log:
             headers = dict(scope["headers"])
-            auth = headers.get(b"authorization", b"").decode()
+            given = headers.get(b"authorization", b"").decode()
             with open(args.log, "a") as f:
-                f.write(f"{scope['method']} {scope['path']} auth={auth or '-'}\n")
+                f.write(f"{scope['method']} {scope['path']} auth={given or '-'}\n")
+        if scope["type"] == "http" and args.step_up_scope and scope["path"] == "/mcp":
+            headers = dict(scope["headers"])
+            bearer = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
+            known = auth.access_tokens.get(bearer)
+            if known is not None and args.step_up_scope not in known.scopes:
+                wanted = " ".join(grantable)
+                challenge = f'Bearer error="insufficient_scope", scope="{wanted}"'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 403,
+                        "headers": [
+                            (b"www-authenticate", challenge.encode()),
+                            (b"content-length", b"0"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
         await self.inner(scope, receive, send)
 
 
