@@ -538,6 +538,7 @@ async fn get_stream(conn: &Conn) {
                 // A new session has a stream of its own.
                 return;
             }
+            parser = parser.reconnected();
         }
         let mut request = conn
             .request(reqwest::Method::GET, None)

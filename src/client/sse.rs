@@ -53,6 +53,18 @@ impl Parser {
         }
     }
 
+    /// A parser for the stream opened again after this one dropped: it keeps only the
+    /// last event ID and the retry delay (as the SSE spec keeps them across
+    /// connections); a line or event the old stream left half-sent is dropped, and the
+    /// new stream may start with a BOM again.
+    pub fn reconnected(&self) -> Self {
+        Parser {
+            last_id: self.last_id.clone(),
+            retry: self.retry,
+            ..Parser::new(self.max)
+        }
+    }
+
     /// The last event ID the stream set, to send as `Last-Event-ID` on reconnecting.
     pub fn last_event_id(&self) -> Option<&str> {
         self.last_id.as_deref()
@@ -241,5 +253,20 @@ mod tests {
         assert_eq!(parser.feed(b"data: 0123456789\n"), Err(TooLarge(16)));
         let mut parser = Parser::new(16);
         assert_eq!(parser.feed(&[b'x'; 40]), Err(TooLarge(16)));
+    }
+
+    #[test]
+    fn a_reconnected_parser_keeps_the_id_and_retry_but_drops_a_half_sent_event() {
+        let mut first = Parser::new(1 << 20);
+        let events = first
+            .feed(b"retry: 1500\nid: 41\ndata: whole\n\ndata: half")
+            .unwrap();
+        assert_eq!(events.len(), 1);
+        let mut again = first.reconnected();
+        assert_eq!(again.last_event_id(), Some("41"));
+        assert_eq!(again.retry_ms(), Some(1500));
+        let events = again.feed("\u{feff}data: next\n\n".as_bytes()).unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data, "next");
     }
 }
