@@ -81,18 +81,7 @@ fn login(p: &Project, home: &Path) -> String {
         .spawn()
         .unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let address = loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "login printed no address:\n{seen}"
-        );
-        seen.push_str(&line);
-        if let Some(address) = line.trim().strip_prefix("http") {
-            break format!("http{address}");
-        }
-    };
+    let (address, mut seen) = printed_address(&mut stderr);
     let callback = location_of(&address);
     assert!(callback.contains("code="), "{callback}");
     let mut stdin = child.stdin.take().unwrap();
@@ -397,18 +386,7 @@ fn login_through_the_listener(
         .unwrap();
     let stdin = child.stdin.take().unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let address = loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "login printed no address:\n{seen}"
-        );
-        seen.push_str(&line);
-        if let Some(address) = line.trim().strip_prefix("http") {
-            break format!("http{address}");
-        }
-    };
+    let (address, mut seen) = printed_address(&mut stderr);
     let authorize = url::Url::parse(&address).unwrap();
     let redirect = authorize
         .query_pairs()
@@ -533,4 +511,21 @@ fn a_token_answered_403_insufficient_scope_at_login_is_stepped_up_to_the_scope_a
     // The stepped-up token is one the server accepts.
     run(&p, &home, &["update", "--yes"]).expect(0);
     assert!(p.lock_text().unwrap().contains("name = \"whoami\""));
+}
+
+/// The authorization address `login` prints on stderr, read line by line, and what
+/// it printed up to there.
+fn printed_address(stderr: &mut impl BufRead) -> (String, String) {
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "login printed no address:\n{seen}"
+        );
+        seen.push_str(&line);
+        if let Some(address) = line.trim().strip_prefix("http") {
+            return (format!("http{address}"), seen);
+        }
+    }
 }

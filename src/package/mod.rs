@@ -230,37 +230,33 @@ pub async fn check_all(
     entries: Vec<(OwnedEntry, Option<PackagePin>)>,
     lookups: Lookups,
 ) -> BTreeMap<String, PackageCheck> {
-    let handles: Vec<_> = entries
-        .into_iter()
-        .map(|(entry, pin)| {
-            tokio::spawn(async move {
-                let result = check(&entry.entry(), pin.as_ref(), lookups).await;
-                (entry.server, result)
-            })
-        })
-        .collect();
-    let mut out = BTreeMap::new();
-    for handle in handles {
-        match handle.await {
-            Ok((name, result)) => {
-                out.insert(name, result);
-            }
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
-    }
-    out
+    at_once(entries, move |(entry, pin)| async move {
+        let result = check(&entry.entry(), pin.as_ref(), lookups).await;
+        (entry.server, result)
+    })
+    .await
 }
 
 /// [`resolve_pin`] for each entry, all at once, by server name.
 pub async fn resolve_all(entries: Vec<OwnedEntry>) -> BTreeMap<String, Result<PackagePin, String>> {
-    let handles: Vec<_> = entries
+    at_once(entries, |entry| async move {
+        let result = resolve_pin(&entry.entry()).await;
+        (entry.server, result)
+    })
+    .await
+}
+
+/// `work` for every item at once, one task each, its results by server name. A task
+/// that panicked panics here.
+async fn at_once<I, T, Work, Done>(items: Vec<I>, work: Work) -> BTreeMap<String, T>
+where
+    Work: Fn(I) -> Done,
+    Done: std::future::Future<Output = (String, T)> + Send + 'static,
+    T: Send + 'static,
+{
+    let handles: Vec<_> = items
         .into_iter()
-        .map(|entry| {
-            tokio::spawn(async move {
-                let result = resolve_pin(&entry.entry()).await;
-                (entry.server, result)
-            })
-        })
+        .map(|item| tokio::spawn(work(item)))
         .collect();
     let mut out = BTreeMap::new();
     for handle in handles {
