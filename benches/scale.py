@@ -17,7 +17,10 @@ issue 17 are stated in: verify / bare listing (goal <= 2 at 10k) and peak memory
 the baseline / the listing's bytes (goal <= 8 at N >= 10k). Rounds are interleaved
 (every case once, then again) and the median is shown.
 
-Usage: python3 benches/scale.py [N,...] [--rounds R]
+Usage: python3 benches/scale.py [N,...] [--rounds R] [--bin PATH] [--compare PATH]
+  --bin measures another build of mcp-lock; --compare runs a second build (say, one
+  copied aside before a change) in the same rounds, case by case, so before and after
+  are measured under the same load.
   (needs `cargo build --release --bin mcp-lock --example fixture_server`)
 """
 
@@ -112,23 +115,87 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("sizes", nargs="?", default="1000,10000,50000")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--bin", default=BIN, help="the mcp-lock binary to measure")
+    parser.add_argument("--compare", help="a second mcp-lock binary, measured in the same rounds")
     args = parser.parse_args()
-    for path in (BIN, FIXTURE):
+    bins = {"new": os.path.abspath(args.bin)}
+    if args.compare:
+        bins = {"old": os.path.abspath(args.compare), **bins}
+    for path in (*bins.values(), FIXTURE):
         if not os.path.exists(path):
             sys.exit(f"{path} not found; run `cargo build --release --bin mcp-lock --example fixture_server`")
     sizes = [int(n) for n in args.sizes.split(",")]
     load = os.getloadavg()
-    print(f"binary {BIN}; {os.cpu_count()} CPUs; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    for label, path in bins.items():
+        print(f"{label}: {path}")
+    print(f"{os.cpu_count()} CPUs; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
-        _, idle_kb, _ = timed([BIN, "--version"], tmp)
-        print(f"idle baseline (mcp-lock --version): {idle_kb / 1024:.1f} MB peak RSS\n")
-        print(f"{'N':>7} {'case':<16} {'seconds':>8} {'peak MB':>8} {'ratio':>22}")
+        idle = {}
+        for label, path in bins.items():
+            _, idle[label], _ = timed([path, "--version"], tmp)
+            print(f"{label} idle baseline (mcp-lock --version): {idle[label] / 1024:.1f} MB peak RSS")
+        print(f"\n{'N':>7} {'build':<5} {'case':<16} {'seconds':>8} {'peak MB':>8} {'ratio':>22}")
         for n in sizes:
-            measure(n, tmp, idle_kb, args.rounds)
+            measure(n, tmp, bins, idle, args.rounds)
+    load = os.getloadavg()
+    print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
 
-def measure(n, tmp, idle_kb, rounds):
-    project = os.path.join(tmp, f"n{n}")
+def measure(n, tmp, bins, idle, rounds):
+    projects = {label: setup(n, os.path.join(tmp, f"n{n}-{label}")) for label in bins}
+    cases = {}
+
+    def record(label, name, seconds, kb):
+        cases.setdefault((label, name), []).append((seconds, kb))
+
+    listing_bytes = 0
+    for _ in range(rounds):
+        for label, binary in bins.items():
+            project, fixture, revision, lock = projects[label]
+            with open(revision, "w") as f:
+                f.write("a")
+            seconds, listing_bytes, tools = bare_listing(fixture)
+            assert tools == n, f"listed {tools} tools, expected {n}"
+            record("bare", "bare listing", seconds, 0)
+            if os.path.exists(lock):
+                os.remove(lock)
+            s, kb, _ = timed([binary, "update", "--yes", *LIMITS], project)
+            record(label, "update", s, kb)
+            s, kb, _ = timed([binary, "verify", *LIMITS], project)
+            record(label, "verify", s, kb)
+            shutil.copy(lock, lock + ".a")
+            with open(revision, "w") as f:
+                f.write("b")
+            for fmt in FORMATS:
+                s, kb, out = timed([binary, "verify", "--format", fmt, *LIMITS], project, expect=(1,))
+                record(label, f"drift {fmt}", s, kb)
+            s, kb, _ = timed([binary, "diff", *LIMITS], project, expect=(0, 1))
+            record(label, "diff live", s, kb)
+            s, kb, _ = timed([binary, "update", "--yes", *LIMITS], project, expect=(0, 1))
+            shutil.copy(lock, lock + ".b")
+            s, kb, _ = timed([binary, "diff", "--from", lock + ".a", "--to", lock + ".b"], project,
+                             expect=(0, 1))
+            record(label, "diff two locks", s, kb)
+
+    bare = statistics.median(s for s, _ in cases[("bare", "bare listing")])
+    lock = next(iter(projects.values()))[3]
+    lock_mb = os.path.getsize(lock + ".a") / 1e6
+    print(f"{n:>7} {'':<5} {'listing':<16} {'':>8} {'':>8}   {listing_bytes / 1e6:.1f} MB sent, lock {lock_mb:.1f} MB")
+    print(f"{n:>7} {'':<5} {'bare listing':<16} {bare:8.2f}")
+    names = [name for label, name in cases if label == "new"]
+    for name in names:
+        for label in bins:
+            runs = cases[(label, name)]
+            seconds = statistics.median(s for s, _ in runs)
+            kb = max(k for _, k in runs)
+            above = max(kb - idle[label], 0) * 1024 / listing_bytes
+            print(f"{n:>7} {label:<5} {name:<16} {seconds:8.2f} {kb / 1024:8.1f}   "
+                  f"{seconds / bare:5.2f}x bare, mem {above:4.1f}x")
+    print(flush=True)
+
+
+def setup(n, project):
+    """A project whose one server lists n tools: (dir, fixture argv, revision file, lock)."""
     os.makedirs(project)
     revision = os.path.join(project, "revision")
     with open(revision, "w") as f:
@@ -139,52 +206,7 @@ def measure(n, tmp, idle_kb, rounds):
         json.dump({"mcpServers": {"bulk": {"command": fixture[0], "args": fixture[1:]}}}, f)
     with open(os.path.join(project, "mcp-lock.toml"), "w") as f:
         f.write('[profiles]\npin = ["bare"]\n')
-    lock = os.path.join(project, "mcp.lock")
-
-    cases = {}
-
-    def record(name, seconds, kb):
-        cases.setdefault(name, []).append((seconds, kb))
-
-    listing_bytes = 0
-    for _ in range(rounds):
-        with open(revision, "w") as f:
-            f.write("a")
-        seconds, listing_bytes, tools = bare_listing(fixture)
-        assert tools == n, f"listed {tools} tools, expected {n}"
-        record("bare listing", seconds, 0)
-        if os.path.exists(lock):
-            os.remove(lock)
-        s, kb, _ = timed([BIN, "update", "--yes", *LIMITS], project)
-        record("update", s, kb)
-        s, kb, _ = timed([BIN, "verify", *LIMITS], project)
-        record("verify", s, kb)
-        shutil.copy(lock, lock + ".a")
-        with open(revision, "w") as f:
-            f.write("b")
-        for fmt in FORMATS:
-            s, kb, out = timed([BIN, "verify", "--format", fmt, *LIMITS], project, expect=(1,))
-            record(f"drift {fmt}", s, kb)
-        s, kb, _ = timed([BIN, "diff", *LIMITS], project, expect=(0, 1))
-        record("diff live", s, kb)
-        s, kb, _ = timed([BIN, "update", "--yes", *LIMITS], project, expect=(0, 1))
-        shutil.copy(lock, lock + ".b")
-        s, kb, _ = timed([BIN, "diff", "--from", lock + ".a", "--to", lock + ".b"], project, expect=(0, 1))
-        record("diff two locks", s, kb)
-
-    bare = statistics.median(s for s, _ in cases["bare listing"])
-    lock_mb = os.path.getsize(lock + ".a") / 1e6
-    print(f"{n:>7} {'listing':<16} {'':>8} {'':>8}   {listing_bytes / 1e6:.1f} MB sent, lock {lock_mb:.1f} MB")
-    for name, runs in cases.items():
-        seconds = statistics.median(s for s, _ in runs)
-        kb = max(k for _, k in runs)
-        if name == "bare listing":
-            print(f"{n:>7} {name:<16} {seconds:8.2f} {'':>8}")
-            continue
-        above = max(kb - idle_kb, 0) * 1024 / listing_bytes
-        print(f"{n:>7} {name:<16} {seconds:8.2f} {kb / 1024:8.1f}   "
-              f"{seconds / bare:5.2f}x bare, mem {above:4.1f}x")
-    print(flush=True)
+    return project, fixture, revision, os.path.join(project, "mcp.lock")
 
 
 if __name__ == "__main__":

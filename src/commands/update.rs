@@ -11,7 +11,7 @@ use mcp_lock::check::{
 };
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{FileLock, Lockfile, read_lock, render_lock, write_lock_atomically};
+use mcp_lock::lock::{FileLock, Lockfile, read_lock, write_lock_file};
 use mcp_lock::policy::Rule;
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
@@ -265,12 +265,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
 /// secrets was held by the plan, so none reaches the lock.)
 fn write(ws: &Workspace, lock: &Lockfile) -> anyhow::Result<()> {
     let display = ws.lock_display();
-    let text = render_lock(lock);
-    let text = text.as_str();
-    if std::fs::read_to_string(&ws.lock_path).ok().as_deref() == Some(text) {
-        return Ok(());
-    }
-    write_lock_atomically(&ws.lock_path, text).with_context(|| format!("cannot write {display}"))
+    write_lock_file(&ws.lock_path, lock)
+        .map(|_| ())
+        .with_context(|| format!("cannot write {display}"))
 }
 
 fn capitalize(text: &str) -> String {

@@ -12,7 +12,9 @@ pub use read::{
     LockError, LockLines, parse_lock, parse_lock_server, parse_lock_with_lines, read_lock,
     read_lock_server, read_lock_with_lines, read_lock_with_text,
 };
-pub use write::{FileLock, render_lock, write_atomically, write_lock_atomically};
+pub use write::{
+    FileLock, render_lock, write_atomically, write_lock, write_lock_atomically, write_lock_file,
+};
 
 use crate::client::ServerSession;
 use crate::config::{ServerSpec, TransportSpec};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::Write as _;
+use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
@@ -18,21 +18,30 @@ const HEADER: &str = "\
 ";
 
 /// The lock's bytes: same lock in, same bytes out. Servers and tools are sorted by name.
-///
-/// The text is put together from parts joined once at the end: a definition can be
-/// megabytes, and a string grown piece by piece would hold it two or three times.
 pub fn render_lock(lock: &Lockfile) -> String {
-    let mut parts = Vec::new();
+    let mut bytes = Vec::new();
+    write_lock(lock, &mut bytes).expect("writing to memory does not fail");
+    String::from_utf8(bytes).expect("a rendered lock is UTF-8")
+}
+
+/// [`render_lock`] into `w`, a definition at a time: a lock can be megabytes, and the
+/// whole text is never held (nor a copy of it while it is joined).
+pub fn write_lock(lock: &Lockfile, w: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut out = String::from(HEADER);
     let _ = writeln!(out, "version = {FORMAT_VERSION}");
     for server in lock.servers.values() {
-        render_server(server, &mut out, &mut parts);
+        render_server(server, &mut out, w)?;
     }
-    parts.push(out);
-    parts.concat()
+    w.write_all(out.as_bytes())
 }
 
-fn render_server(server: &PinnedServer, out: &mut String, parts: &mut Vec<String>) {
+/// One server into `out`, which is passed on to `w` before each definition (the
+/// definitions, the bulk of a lock, go to `w` as they are rendered).
+fn render_server(
+    server: &PinnedServer,
+    out: &mut String,
+    w: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let first = server.first();
     let _ = writeln!(out, "\n[[server]]");
     key(out, "name", &basic(&first.name));
@@ -90,11 +99,13 @@ fn render_server(server: &PinnedServer, out: &mut String, parts: &mut Vec<String
                 .canonical_pretty()
                 .expect("a pinned definition has a canonical form");
             out.push_str("definition = ");
-            parts.push(std::mem::take(out));
-            multiline_into(pretty, parts);
+            w.write_all(out.as_bytes())?;
+            out.clear();
+            write_multiline(&pretty, w)?;
             out.push('\n');
         }
     }
+    Ok(())
 }
 
 /// `[server.package]`: what the entry launches, pinned.
@@ -227,22 +238,21 @@ fn array(items: &[String]) -> String {
 /// one (the common case, read as it stands), a basic one with escapes otherwise.
 #[cfg(test)]
 fn multiline(text: &str) -> String {
-    let mut parts = Vec::new();
-    multiline_into(text.to_string(), &mut parts);
-    parts.concat()
+    let mut bytes = Vec::new();
+    write_multiline(text, &mut bytes).unwrap();
+    String::from_utf8(bytes).unwrap()
 }
 
-/// [`multiline`] as parts, the text itself one of them when it can stand as it is.
-fn multiline_into(text: String, parts: &mut Vec<String>) {
+/// [`multiline`] into `w`, the text itself written as it stands when it can be.
+fn write_multiline(text: &str, w: &mut impl std::io::Write) -> std::io::Result<()> {
     let literal_ok = !text.contains("'''")
         && !text
             .chars()
             .any(|c| (c != '\n' && c != '\t' && (c as u32) < 0x20) || c == '\u{7f}');
     if literal_ok {
-        parts.push("'''\n".into());
-        parts.push(text);
-        parts.push("\n'''".into());
-        return;
+        w.write_all(b"'''\n")?;
+        w.write_all(text.as_bytes())?;
+        return w.write_all(b"\n'''");
     }
     let mut out = String::from("\"\"\"\n");
     for c in text.chars() {
@@ -258,7 +268,7 @@ fn multiline_into(text: String, parts: &mut Vec<String>) {
         }
     }
     out.push_str("\n\"\"\"");
-    parts.push(out);
+    w.write_all(out.as_bytes())
 }
 
 /// An exclusive lock on the directory that holds `mcp.lock`, held while a lock is
@@ -366,21 +376,102 @@ pub fn write_lock_atomically(path: &Path, contents: &str) -> std::io::Result<()>
 /// over it, the directory synced. `mode` is the new file's permissions. A symlink is
 /// written through: the file it points at is replaced, in that file's directory.
 pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let (temp, path) = temporary_beside(path)?;
+    (&temp).write_all(bytes)?;
+    persist(temp, &path, mode)
+}
+
+/// Writes the lock to `path` as [`write_lock_atomically`] does, rendering it into the
+/// temporary file a definition at a time, and leaves the file as it was (returns
+/// `false`) when it already holds exactly these bytes. Call it holding the
+/// [`FileLock`].
+pub fn write_lock_file(path: &Path, lock: &Lockfile) -> std::io::Result<bool> {
     use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode())
+        .unwrap_or(0o644);
+    let old = File::open(path).ok().map(std::io::BufReader::new);
+    let (temp, target) = temporary_beside(path)?;
+    let mut w = SameAs {
+        old,
+        differs: false,
+        new: std::io::BufWriter::with_capacity(1 << 16, temp.as_file()),
+    };
+    write_lock(lock, &mut w)?;
+    w.new.flush()?;
+    let mut rest = [0u8; 1];
+    let same = match w.old.as_mut() {
+        Some(old) if !w.differs => old.read(&mut rest)? == 0,
+        _ => false,
+    };
+    drop(w);
+    if same {
+        // The temporary file is removed as it is dropped.
+        return Ok(false);
+    }
+    persist(temp, &target, mode)?;
+    Ok(true)
+}
+
+/// A writer that also compares what it is given with an existing file's bytes.
+struct SameAs<'a> {
+    old: Option<std::io::BufReader<File>>,
+    differs: bool,
+    new: std::io::BufWriter<&'a File>,
+}
+
+impl std::io::Write for SameAs<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.new.write_all(buf)?;
+        if let Some(old) = self.old.as_mut().filter(|_| !self.differs) {
+            let mut at = 0;
+            while at < buf.len() && !self.differs {
+                let have = old.fill_buf()?;
+                if have.is_empty() {
+                    self.differs = true;
+                    break;
+                }
+                let n = have.len().min(buf.len() - at);
+                self.differs = have[..n] != buf[at..at + n];
+                old.consume(n);
+                at += n;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.new.flush()
+    }
+}
+
+/// A new temporary file beside where a write to `path` lands, and that place.
+fn temporary_beside(path: &Path) -> std::io::Result<(tempfile::NamedTempFile, PathBuf)> {
     let path = resolve_links(path)?;
     let dir = lock_dir(&path);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut temp = tempfile::Builder::new()
+    let temp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .rand_bytes(TEMP_RANDOM)
         .suffix(".tmp")
         .tempfile_in(&dir)?;
-    temp.write_all(bytes)?;
+    Ok((temp, path))
+}
+
+/// Gives a written temporary file its mode, syncs it, renames it over `path` and
+/// syncs the directory.
+fn persist(temp: tempfile::NamedTempFile, path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     temp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
     temp.as_file().sync_all()?;
-    temp.persist(&path).map_err(|e| e.error)?;
-    File::open(&dir)?.sync_all()
+    temp.persist(path).map_err(|e| e.error)?;
+    File::open(lock_dir(path))?.sync_all()
 }
 
 #[cfg(test)]
@@ -440,6 +531,39 @@ mod tests {
         expected.extend([".mcp.lock.dir000.tmp".into(), "mcp.lock".into()]);
         expected.sort();
         assert_eq!(left, expected);
+    }
+
+    #[test]
+    fn a_lock_file_is_replaced_only_when_its_bytes_differ_from_the_new_ones() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.lock");
+        let lock = Lockfile::default();
+        let text = render_lock(&lock);
+        assert!(
+            write_lock_file(&path, &lock).unwrap(),
+            "a first write writes"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        assert!(
+            !write_lock_file(&path, &lock).unwrap(),
+            "same bytes: untouched"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        let longer = format!("{text}# more\n");
+        let shorter = &text[..text.len() - 1];
+        let changed = text.replacen("version", "versioN", 1);
+        for old in [longer.as_str(), shorter, changed.as_str(), ""] {
+            std::fs::write(&path, old).unwrap();
+            assert!(
+                write_lock_file(&path, &lock).unwrap(),
+                "{old:?} is replaced"
+            );
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
     }
 
     #[test]
