@@ -15,8 +15,7 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let (reports, ctx) = match &args.from {
         Some(from) => {
             let to = args.to.clone().unwrap_or_else(|| ws.lock_path.clone());
-            let (old, _) = ws.read_lock_for_reports(from, "")?;
-            let (new, ctx) = ws.read_lock_for_reports(&to, "")?;
+            let [(old, _), (new, ctx)] = ws.read_two_locks_for_reports([from, &to])?;
             let mut reports = compare_locks(&old, &new);
             for report in &mut reports {
                 policy.evaluate(report);

@@ -26,7 +26,7 @@ use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::text::escape_for_terminal;
 
 use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::lock::{Lockfile, read_lock_with_lines};
+use mcp_lock::lock::{Lockfile, read_lock_with_lines, read_unchecked};
 use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::report::{
     LockContext, render_github, render_human, render_json, render_junit, render_markdown,
@@ -296,6 +296,31 @@ impl Workspace {
         };
         let ctx = LockContext::with_lines(&shown, lines, &lock);
         Ok((lock, ctx))
+    }
+
+    /// [`Workspace::read_lock_for_reports`] of two locks, each read as TOML before
+    /// either is checked: neither's text, nor the first's parsed definitions, is held
+    /// while the second is read.
+    fn read_two_locks_for_reports(
+        &self,
+        paths: [&Path; 2],
+    ) -> anyhow::Result<[(Lockfile, LockContext); 2]> {
+        let mut unchecked = Vec::with_capacity(2);
+        for path in paths {
+            let shown = display_path(path, &self.project_dir);
+            let Some(lock) = read_unchecked(path)? else {
+                anyhow::bail!("{shown} not found");
+            };
+            unchecked.push((shown, lock));
+        }
+        let mut read = unchecked.into_iter().map(|(shown, lock)| {
+            let (lock, lines) = lock.check()?;
+            let ctx = LockContext::with_lines(&shown, lines, &lock);
+            anyhow::Ok((lock, ctx))
+        });
+        let old = read.next().expect("two locks")?;
+        let new = read.next().expect("two locks")?;
+        Ok([old, new])
     }
 }
 

@@ -148,10 +148,67 @@ pub fn read_lock(path: &Path) -> Result<Option<Lockfile>, LockError> {
 
 /// [`read_lock`], also returning where each server and definition is in the file.
 pub fn read_lock_with_lines(path: &Path) -> Result<Option<(Lockfile, LockLines)>, LockError> {
+    read_unchecked(path)?.map(UncheckedLock::check).transpose()
+}
+
+/// A lock read as TOML and not yet checked: [`read_lock_with_lines`] between its two
+/// steps. It no longer holds the file's text, so a caller that reads two locks (a
+/// diff) holds neither text, nor either lock's parsed definitions, while it reads the
+/// other.
+pub struct UncheckedLock {
+    version: i64,
+    raw: RawLock,
+    index: LineIndex,
+    path: String,
+}
+
+/// The first step of [`read_lock_with_lines`]: the file read as TOML, its header
+/// checked. `Ok(None)`: no file.
+pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock>, LockError> {
     let Some(text) = read_text(path)? else {
         return Ok(None);
     };
-    parse_lock_with_lines(&text, &path.display().to_string()).map(Some)
+    parse_unchecked(&text, &path.display().to_string()).map(Some)
+}
+
+fn parse_unchecked(text: &str, path: &str) -> Result<UncheckedLock, LockError> {
+    let version = check_header(text, path)?;
+    let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
+    Ok(UncheckedLock {
+        version,
+        raw,
+        index: LineIndex::new(text),
+        path: path.to_string(),
+    })
+}
+
+impl UncheckedLock {
+    /// The second step: every server checked, every definition against its pin.
+    pub fn check(self) -> Result<(Lockfile, LockLines), LockError> {
+        let UncheckedLock {
+            version,
+            raw,
+            index,
+            path,
+        } = self;
+        let mut lock = Lockfile::default();
+        let mut lines = LockLines::default();
+        for server in raw.server {
+            let name_at = server.name.span().start;
+            let name = server.name.get_ref().clone();
+            lines.add_server(&index, &server);
+            let locked = check_server(server, version, &index, &path)?;
+            if lock.servers.insert(name.clone(), locked).is_some() {
+                return Err(invalid_at(
+                    &index,
+                    &path,
+                    name_at,
+                    format!("server {name:?} appears twice"),
+                ));
+            }
+        }
+        Ok((lock, lines))
+    }
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, LockError> {
@@ -182,26 +239,7 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
 /// [`parse_lock`], also returning where each server and definition is: the same as
 /// [`LockLines::of`] the text, from the one reading of it.
 pub fn parse_lock_with_lines(text: &str, path: &str) -> Result<(Lockfile, LockLines), LockError> {
-    let version = check_header(text, path)?;
-    let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
-    let mut lock = Lockfile::default();
-    let mut lines = LockLines::default();
-    let index = LineIndex::new(text);
-    for server in raw.server {
-        let name_at = server.name.span().start;
-        let name = server.name.get_ref().clone();
-        lines.add_server(&index, &server);
-        let locked = check_server(server, version, text, path)?;
-        if lock.servers.insert(name.clone(), locked).is_some() {
-            return Err(invalid(
-                text,
-                path,
-                name_at,
-                format!("server {name:?} appears twice"),
-            ));
-        }
-    }
-    Ok((lock, lines))
+    parse_unchecked(text, path)?.check()
 }
 
 /// Reads and checks one server's part of a lock file: what the guard needs. The TOML
@@ -257,7 +295,7 @@ pub fn parse_lock_server(
     let one =
         OneServer::deserialize_with(deserializer, index).map_err(|e| toml_error(text, path, e))?;
     match one {
-        Some(server) => check_server(server, version, text, path).map(Some),
+        Some(server) => check_server(server, version, &LineIndex::new(text), path).map(Some),
         None => Ok(None),
     }
 }
@@ -345,6 +383,14 @@ fn invalid(text: &str, path: &str, offset: usize, message: String) -> LockError 
     }
 }
 
+fn invalid_at(index: &LineIndex, path: &str, offset: usize, message: String) -> LockError {
+    LockError::Invalid {
+        path: path.to_string(),
+        line: index.line(offset),
+        message,
+    }
+}
+
 fn toml_error(text: &str, path: &str, e: toml::de::Error) -> LockError {
     let offset = e.span().map_or(0, |s| s.start);
     invalid(
@@ -427,10 +473,10 @@ pub(crate) const PROJECT_ROOT: &str = "project-dir";
 fn check_server(
     server: RawServer,
     version: i64,
-    text: &str,
+    index: &LineIndex,
     path: &str,
 ) -> Result<PinnedServer, LockError> {
-    let at = |offset: usize, message: String| invalid(text, path, offset, message);
+    let at = |offset: usize, message: String| invalid_at(index, path, offset, message);
     let name_at = server.name.span().start;
     let name = server.name.get_ref().clone();
     let reached = match (server.transport.as_str(), server.command, server.url) {
@@ -593,7 +639,7 @@ fn check_server(
             let def_at = item.definition.span().start;
             let definition = Json::parse(item.definition.get_ref()).map_err(|e| {
                 // The definition starts on the line after the opening quotes.
-                let line = line_of(text, def_at) + e.line;
+                let line = index.line(def_at) + e.line;
                 LockError::Invalid {
                     path: path.to_string(),
                     line,
