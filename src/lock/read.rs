@@ -1,6 +1,7 @@
 //! Reading `mcp.lock`: every problem is an error naming the file and line, and every
 //! pinned definition must still hash to its pin.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -135,7 +136,10 @@ struct RawTool {
     /// The profiles it was seen under (version 2; version 1 has one listing).
     profiles: Option<Spanned<Vec<String>>>,
     hash: Spanned<String>,
-    definition: Spanned<String>,
+    /// Where the definition's string is: it is read from the text when checked, so
+    /// the lock's definitions are not copied out of it (for a large lock, the
+    /// megabytes that dominate reading it).
+    definition: Spanned<serde::de::IgnoredAny>,
 }
 
 /// Reads and checks a lock file. A missing file is `Ok(None)`.
@@ -155,49 +159,60 @@ pub fn read_lock_with_lines(path: &Path) -> Result<Option<(Lockfile, LockLines)>
 /// steps. It no longer holds the file's text, so a caller that reads two locks (a
 /// diff) holds neither text, nor either lock's parsed definitions, while it reads the
 /// other.
-pub struct UncheckedLock {
+pub struct UncheckedLock<'a> {
     version: i64,
     raw: RawLock,
+    text: std::borrow::Cow<'a, str>,
     index: LineIndex,
     path: String,
 }
 
 /// The first step of [`read_lock_with_lines`]: the file read as TOML, its header
 /// checked. `Ok(None)`: no file.
-pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock>, LockError> {
+pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock<'static>>, LockError> {
     let Some(text) = read_text(path)? else {
         return Ok(None);
     };
-    parse_unchecked(&text, &path.display().to_string()).map(Some)
+    parse_unchecked(text.into(), &path.display().to_string()).map(Some)
 }
 
-fn parse_unchecked(text: &str, path: &str) -> Result<UncheckedLock, LockError> {
-    let version = check_header(text, path)?;
-    let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
+fn parse_unchecked<'a>(
+    text: std::borrow::Cow<'a, str>,
+    path: &str,
+) -> Result<UncheckedLock<'a>, LockError> {
+    let version = check_header(&text, path)?;
+    let raw: RawLock = toml::from_str(&text).map_err(|e| toml_error(&text, path, e))?;
     Ok(UncheckedLock {
         version,
         raw,
-        index: LineIndex::new(text),
+        index: LineIndex::new(&text),
+        text,
         path: path.to_string(),
     })
 }
 
-impl UncheckedLock {
+impl UncheckedLock<'_> {
     /// The second step: every server checked, every definition against its pin.
     pub fn check(self) -> Result<(Lockfile, LockLines), LockError> {
         let UncheckedLock {
             version,
             raw,
+            text,
             index,
             path,
         } = self;
+        let file = LockText {
+            text: &text,
+            index: &index,
+            path: &path,
+        };
         let mut lock = Lockfile::default();
         let mut lines = LockLines::default();
         for server in raw.server {
             let name_at = server.name.span().start;
             let name = server.name.get_ref().clone();
             lines.add_server(&index, &server);
-            let locked = check_server(server, version, &index, &path)?;
+            let locked = check_server(server, version, &file)?;
             if lock.servers.insert(name.clone(), locked).is_some() {
                 return Err(invalid_at(
                     &index,
@@ -239,7 +254,7 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
 /// [`parse_lock`], also returning where each server and definition is: the same as
 /// [`LockLines::of`] the text, from the one reading of it.
 pub fn parse_lock_with_lines(text: &str, path: &str) -> Result<(Lockfile, LockLines), LockError> {
-    parse_unchecked(text, path)?.check()
+    parse_unchecked(text.into(), path)?.check()
 }
 
 /// Reads and checks one server's part of a lock file: what the guard needs. The TOML
@@ -295,7 +310,15 @@ pub fn parse_lock_server(
     let one =
         OneServer::deserialize_with(deserializer, index).map_err(|e| toml_error(text, path, e))?;
     match one {
-        Some(server) => check_server(server, version, &LineIndex::new(text), path).map(Some),
+        Some(server) => {
+            let index = LineIndex::new(text);
+            let file = LockText {
+                text,
+                index: &index,
+                path,
+            };
+            check_server(server, version, &file).map(Some)
+        }
         None => Ok(None),
     }
 }
@@ -380,6 +403,51 @@ fn invalid(text: &str, path: &str, offset: usize, message: String) -> LockError 
         path: path.to_string(),
         line: line_of(text, offset),
         message,
+    }
+}
+
+/// The lock's text while its servers are checked: where its definitions are read
+/// from, and what its errors point into.
+struct LockText<'a> {
+    text: &'a str,
+    index: &'a LineIndex,
+    path: &'a str,
+}
+
+impl LockText<'_> {
+    /// The string value whose TOML text is at `span`: a literal string as it stands
+    /// in the text, any other through the TOML reader.
+    fn string_at(&self, span: std::ops::Range<usize>) -> Result<Cow<'_, str>, LockError> {
+        let raw = &self.text[span.clone()];
+        if !raw.contains('\r') {
+            if let Some(body) = raw
+                .strip_prefix("'''")
+                .and_then(|r| r.strip_suffix("'''"))
+                .filter(|_| raw.len() >= 6)
+            {
+                // A newline right after the opening quotes is not part of the string.
+                return Ok(Cow::Borrowed(body.strip_prefix('\n').unwrap_or(body)));
+            }
+            if !raw.starts_with("'''")
+                && raw.len() >= 2
+                && raw.starts_with('\'')
+                && raw.ends_with('\'')
+            {
+                return Ok(Cow::Borrowed(&raw[1..raw.len() - 1]));
+            }
+        }
+        toml::de::ValueDeserializer::parse(raw)
+            .and_then(String::deserialize)
+            .map(Cow::Owned)
+            .map_err(|e| {
+                let offset = span.start + e.span().map_or(0, |s| s.start);
+                invalid_at(
+                    self.index,
+                    self.path,
+                    offset,
+                    format!("not a valid lock: {}", e.message().trim()),
+                )
+            })
     }
 }
 
@@ -473,9 +541,9 @@ pub(crate) const PROJECT_ROOT: &str = "project-dir";
 fn check_server(
     server: RawServer,
     version: i64,
-    index: &LineIndex,
-    path: &str,
+    file: &LockText<'_>,
 ) -> Result<PinnedServer, LockError> {
+    let (index, path) = (file.index, file.path);
     let at = |offset: usize, message: String| invalid_at(index, path, offset, message);
     let name_at = server.name.span().start;
     let name = server.name.get_ref().clone();
@@ -637,7 +705,8 @@ fn check_server(
                 ));
             }
             let def_at = item.definition.span().start;
-            let definition = Json::parse(item.definition.get_ref()).map_err(|e| {
+            let definition_text = file.string_at(item.definition.span())?;
+            let definition = Json::parse(&definition_text).map_err(|e| {
                 // The definition starts on the line after the opening quotes.
                 let line = index.line(def_at) + e.line;
                 LockError::Invalid {
@@ -1134,5 +1203,52 @@ mod tests {
         let text = format!("{EXAMPLE}{}", &EXAMPLE[at..]);
         let err = parse_lock_server(&text, "mcp.lock", "memory").unwrap_err();
         assert!(err.to_string().contains("appears twice"), "{err}");
+    }
+
+    /// The example lock with its first definition written as `form` makes of its
+    /// text (the definition without the opening and closing quotes).
+    fn first_definition_as(form: impl Fn(&str) -> String) -> String {
+        let start = EXAMPLE.find("definition = '''\n").unwrap() + "definition = ".len();
+        let end = start + 4 + EXAMPLE[start + 4..].find("\n'''").unwrap() + 4;
+        let body = &EXAMPLE[start + 4..end - 4];
+        format!("{}{}{}", &EXAMPLE[..start], form(body), &EXAMPLE[end..])
+    }
+
+    #[test]
+    fn a_definition_reads_the_same_in_every_toml_string_form() {
+        let whole = parse_lock(EXAMPLE, "mcp.lock").unwrap();
+        let basic = |body: &str| body.replace('\\', "\\\\").replace('"', "\\\"");
+        let forms: [Box<dyn Fn(&str) -> String>; 5] = [
+            Box::new(|b| format!("'''{b}'''")),
+            Box::new(|b| format!("'{}'", b.replace('\n', " "))),
+            Box::new(move |b| format!("\"\"\"\n{}\"\"\"", basic(b))),
+            Box::new(move |b| format!("\"{}\"", basic(b).replace('\n', "\\n"))),
+            Box::new(|b| format!("'''\r\n{}\r\n'''", b.replace('\n', "\r\n"))),
+        ];
+        for (i, form) in forms.iter().enumerate() {
+            let text = first_definition_as(form);
+            assert_ne!(text, EXAMPLE);
+            let lock = parse_lock(&text, "mcp.lock").unwrap_or_else(|e| panic!("form {i}: {e}"));
+            assert_eq!(lock, whole, "form {i}");
+        }
+    }
+
+    #[test]
+    fn a_definition_that_is_not_a_string_is_refused_at_its_line() {
+        let text = first_definition_as(|_| "42".into());
+        let err = parse_lock(&text, "mcp.lock").unwrap_err().to_string();
+        let line = 1 + text[..text.find("definition = 42").unwrap()]
+            .matches('\n')
+            .count();
+        assert!(
+            err.starts_with(&format!("mcp.lock:{line}: not a valid lock")),
+            "{err}"
+        );
+        let text = first_definition_as(|_| "\"\\q\"".into());
+        let err = parse_lock(&text, "mcp.lock").unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("mcp.lock:{line}: not a valid lock")),
+            "{err}"
+        );
     }
 }
