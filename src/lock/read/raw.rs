@@ -1,0 +1,117 @@
+//! The lock's tables as the TOML reader gives them, before any check.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Deserialize)]
+pub(super) struct VersionOnly {
+    pub(super) version: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLock {
+    #[allow(dead_code)]
+    pub(super) version: i64,
+    #[serde(default)]
+    pub(super) server: Vec<RawServer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawServer {
+    pub(super) name: Spanned<String>,
+    pub(super) transport: String,
+    pub(super) command: Option<String>,
+    #[serde(default)]
+    pub(super) args: Vec<String>,
+    #[serde(default)]
+    pub(super) env: Vec<String>,
+    pub(super) url: Option<String>,
+    #[serde(default)]
+    pub(super) headers: Vec<String>,
+    /// Version 3: the issuer of the login token used.
+    pub(super) oauth_issuer: Option<String>,
+    // Version 1 keeps one listing's fields on the server itself.
+    pub(super) protocol_version: Option<String>,
+    pub(super) client_info: Option<Spanned<String>>,
+    pub(super) client_capabilities: Option<Spanned<String>>,
+    pub(super) server_info: Option<Spanned<String>>,
+    pub(super) list_changed: Option<bool>,
+    pub(super) instructions_hash: Option<Spanned<String>>,
+    pub(super) set_hash: Option<Spanned<String>>,
+    /// Version 2: one listing per client profile.
+    #[serde(default)]
+    pub(super) profile: Vec<RawProfile>,
+    #[serde(default)]
+    pub(super) tool: Vec<RawTool>,
+    #[serde(default)]
+    pub(super) prompt: Vec<RawTool>,
+    #[serde(default)]
+    pub(super) resource_template: Vec<RawTool>,
+    #[serde(default)]
+    pub(super) resource: Vec<RawTool>,
+    /// Version 3: what the entry launches.
+    pub(super) package: Option<Spanned<RawPackage>>,
+}
+
+/// `[server.package]`: the fields of every kind; which ones a kind needs is checked
+/// in [`check_package`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPackage {
+    pub(super) kind: String,
+    pub(super) launcher: String,
+    pub(super) name: Option<String>,
+    pub(super) version: Option<String>,
+    pub(super) integrity: Option<String>,
+    pub(super) reference: Option<String>,
+    pub(super) digest: Option<String>,
+    pub(super) path: Option<String>,
+    pub(super) sha256: Option<String>,
+    #[serde(default)]
+    pub(super) file: Vec<RawFile>,
+}
+
+/// `[[server.package.file]]`: one distribution file of a pinned PyPI release.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFile {
+    pub(super) name: String,
+    pub(super) sha256: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProfile {
+    pub(super) name: Spanned<String>,
+    pub(super) protocol_version: String,
+    pub(super) client_info: Spanned<String>,
+    pub(super) client_capabilities: Spanned<String>,
+    /// `"project-dir"`: `roots/list` was answered with the lock's directory.
+    pub(super) roots: Option<Spanned<String>>,
+    pub(super) server_info: Spanned<String>,
+    pub(super) list_changed: bool,
+    pub(super) instructions_hash: Option<Spanned<String>>,
+    pub(super) set_hash: Spanned<String>,
+    pub(super) prompts_set_hash: Option<Spanned<String>>,
+    pub(super) resource_templates_set_hash: Option<Spanned<String>>,
+    pub(super) resources_set_hash: Option<Spanned<String>>,
+}
+
+/// One pinned definition of any kind: keyed by `name` (tools, prompts),
+/// `uri_template` (resource templates) or `uri` (resources).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTool {
+    pub(super) name: Option<Spanned<String>>,
+    pub(super) uri_template: Option<Spanned<String>>,
+    pub(super) uri: Option<Spanned<String>>,
+    /// The profiles it was seen under (version 2; version 1 has one listing).
+    pub(super) profiles: Option<Spanned<Vec<String>>>,
+    pub(super) hash: Spanned<String>,
+    /// Where the definition's string is: it is read from the text when checked, so
+    /// the lock's definitions are not copied out of it (for a large lock, the
+    /// megabytes that dominate reading it).
+    pub(super) definition: Spanned<serde::de::IgnoredAny>,
+}
