@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::action::Action;
 use crate::classify::{Class, Finding};
 use crate::client::{Fetched, Outcome, ServerSession};
 use crate::config::ServerSpec;
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::lock::{LockedServer, Lockfile, PinnedServer, Reached};
-use crate::policy::Action;
 use crate::secrets::Secrets;
 use crate::surface::Kind;
 use crate::text::count;
@@ -122,7 +122,7 @@ pub struct ToolChange {
     pub live_hash: Option<String>,
     /// Why the live definition cannot be pinned, if it cannot.
     pub problem: Option<String>,
-    /// The worst class among `findings` (set by [`crate::policy::Policy::evaluate`]).
+    /// The worst class among `findings` (set by the policy as it evaluates the report).
     pub class: Option<Class>,
     /// What the policy does with this change.
     pub action: Action,

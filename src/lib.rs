@@ -25,6 +25,7 @@
 //! # Ok::<(), mcp_lock::startup::StartupError>(())
 //! ```
 
+pub mod action;
 pub mod auth;
 pub mod call;
 pub mod check;

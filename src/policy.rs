@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::action::Action;
 use crate::classify::{Class, Classifier, DEFAULT_TARGET_FIELDS, worst};
 use crate::client::PROTOCOL_VERSIONS;
 use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
@@ -18,31 +19,6 @@ use crate::surface::{Kind, Surface};
 
 /// The policy file's name, next to the lock.
 pub const POLICY_FILE: &str = "mcp-lock.toml";
-
-/// What a change does to `verify`'s outcome.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// Reported, nothing more.
-    #[default]
-    Allow,
-    /// Reported as a warning; the exit code stays 0.
-    Warn,
-    /// The run fails with exit code 1.
-    Fail,
-}
-
-impl Action {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Allow => "allow",
-            Action::Warn => "warn",
-            Action::Fail => "fail",
-        }
-    }
-}
 
 /// What the policy is keyed on: a class, a definition of some kind appearing or
 /// disappearing, or a rename.
