@@ -50,63 +50,64 @@ pub fn read_lock_with_lines(path: &Path) -> Result<Option<(Lockfile, LockLines)>
 }
 
 /// A lock read as TOML and not yet checked: [`read_lock_with_lines`] between its two
-/// steps. It holds the text and where each definition is in it, not a copy of any
-/// definition, so a caller that reads two locks (a diff) holds neither lock's parsed
-/// definitions while it reads the other.
-pub struct UncheckedLock<'a> {
+/// steps. It holds each definition's text but not the file's, nor any parsed
+/// definition, so a caller that reads two locks (a diff) holds little of the first
+/// while it reads the second.
+pub struct UncheckedLock {
     version: i64,
     raw: RawLock,
-    text: std::borrow::Cow<'a, str>,
     index: LineIndex,
     path: String,
 }
 
 /// The first step of [`read_lock_with_lines`]: the file read as TOML, its header
 /// checked. `Ok(None)`: no file.
-pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock<'static>>, LockError> {
+pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock>, LockError> {
     let Some(text) = read_text(path)? else {
         return Ok(None);
     };
-    parse_unchecked(text.into(), &path.display().to_string()).map(Some)
+    parse_unchecked(&text, &path.display().to_string()).map(Some)
 }
 
-fn parse_unchecked<'a>(
-    text: std::borrow::Cow<'a, str>,
-    path: &str,
-) -> Result<UncheckedLock<'a>, LockError> {
-    let version = check_header(&text, path)?;
-    let raw: RawLock = toml::from_str(&text).map_err(|e| toml_error(&text, path, e))?;
+/// Reads the TOML, then takes each definition's text out of the file's: the TOML
+/// reader's tables are gone by then, so the text and the definitions are the most
+/// that is held at once, and the caller may drop the text next.
+fn parse_unchecked(text: &str, path: &str) -> Result<UncheckedLock, LockError> {
+    let version = check_header(text, path)?;
+    let mut raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
+    let index = LineIndex::new(text);
+    let file = LockText {
+        text,
+        index: &index,
+        path,
+    };
+    for server in &mut raw.server {
+        file.take_definitions(server)?;
+    }
     Ok(UncheckedLock {
         version,
         raw,
-        index: LineIndex::new(&text),
-        text,
+        index,
         path: path.to_string(),
     })
 }
 
-impl UncheckedLock<'_> {
+impl UncheckedLock {
     /// The second step: every server checked, every definition against its pin.
     pub fn check(self) -> Result<(Lockfile, LockLines), LockError> {
         let UncheckedLock {
             version,
             raw,
-            text,
             index,
             path,
         } = self;
-        let file = LockText {
-            text: &text,
-            index: &index,
-            path: &path,
-        };
         let mut lock = Lockfile::default();
         let mut lines = LockLines::default();
         for server in raw.server {
             let name_at = server.name.span().start;
             let name = server.name.get_ref().clone();
             lines.add_server(&index, &server);
-            let locked = check_server(server, version, &file)?;
+            let locked = check_server(server, version, &index, &path)?;
             if lock.servers.insert(name.clone(), locked).is_some() {
                 return Err(invalid_at(
                     &index,
@@ -148,7 +149,7 @@ pub fn parse_lock(text: &str, path: &str) -> Result<Lockfile, LockError> {
 /// [`parse_lock`], also returning where each server and definition is: the same as
 /// [`LockLines::of`] the text, from the one reading of it.
 pub fn parse_lock_with_lines(text: &str, path: &str) -> Result<(Lockfile, LockLines), LockError> {
-    parse_unchecked(text.into(), path)?.check()
+    parse_unchecked(text, path)?.check()
 }
 
 /// Reads and checks one server's part of a lock file: what the guard needs. The TOML
@@ -204,14 +205,15 @@ pub fn parse_lock_server(
     let one =
         OneServer::deserialize_with(deserializer, index).map_err(|e| toml_error(text, path, e))?;
     match one {
-        Some(server) => {
+        Some(mut server) => {
             let index = LineIndex::new(text);
             let file = LockText {
                 text,
                 index: &index,
                 path,
             };
-            check_server(server, version, &file).map(Some)
+            file.take_definitions(&mut server)?;
+            check_server(server, version, &index, path).map(Some)
         }
         None => Ok(None),
     }
@@ -309,6 +311,20 @@ struct LockText<'a> {
 }
 
 impl LockText<'_> {
+    /// Gives each of a server's definitions its text, read from where it stands.
+    fn take_definitions(&self, server: &mut RawServer) -> Result<(), LockError> {
+        let kinds = [
+            &mut server.tool,
+            &mut server.prompt,
+            &mut server.resource_template,
+            &mut server.resource,
+        ];
+        for item in kinds.into_iter().flatten() {
+            item.definition_text = self.string_at(item.definition.span())?.into_owned();
+        }
+        Ok(())
+    }
+
     /// The string value whose TOML text is at `span`: a literal string as it stands
     /// in the text, any other through the TOML reader.
     fn string_at(&self, span: std::ops::Range<usize>) -> Result<Cow<'_, str>, LockError> {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 use super::raw::{RawPackage, RawServer};
-use super::{LockError, LockText, invalid_at};
+use super::{LineIndex, LockError, invalid_at};
 use crate::hash::definition_hash;
 use crate::json::Json;
 use crate::lock::{LockedServer, LockedTool, PinnedServer, Reached};
@@ -34,9 +34,9 @@ pub(crate) const PROJECT_ROOT: &str = "project-dir";
 pub(super) fn check_server(
     server: RawServer,
     version: i64,
-    file: &LockText<'_>,
+    index: &LineIndex,
+    path: &str,
 ) -> Result<PinnedServer, LockError> {
-    let (index, path) = (file.index, file.path);
     let at = |offset: usize, message: String| invalid_at(index, path, offset, message);
     let name_at = server.name.span().start;
     let name = server.name.get_ref().clone();
@@ -198,8 +198,7 @@ pub(super) fn check_server(
                 ));
             }
             let def_at = item.definition.span().start;
-            let definition_text = file.string_at(item.definition.span())?;
-            let definition = Json::parse(&definition_text).map_err(|e| {
+            let definition = Json::parse(&item.definition_text).map_err(|e| {
                 // The definition starts on the line after the opening quotes.
                 let line = index.line(def_at) + e.line;
                 LockError::Invalid {
