@@ -1,7 +1,6 @@
 //! Reading `mcp.lock`: every problem is an error naming the file and line, and every
 //! pinned definition must still hash to its pin.
 
-use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -50,9 +49,9 @@ pub fn read_lock_with_lines(path: &Path) -> Result<Option<(Lockfile, LockLines)>
 }
 
 /// A lock read as TOML and not yet checked: [`read_lock_with_lines`] between its two
-/// steps. It holds each definition's text but not the file's, nor any parsed
-/// definition, so a caller that reads two locks (a diff) holds little of the first
-/// while it reads the second.
+/// steps. It no longer holds the file's text, so a caller that reads two locks (a
+/// diff) holds neither text, nor either lock's parsed definitions, while it reads the
+/// other.
 pub struct UncheckedLock {
     version: i64,
     raw: RawLock,
@@ -69,25 +68,13 @@ pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock>, LockError> {
     parse_unchecked(&text, &path.display().to_string()).map(Some)
 }
 
-/// Reads the TOML, then takes each definition's text out of the file's: the TOML
-/// reader's tables are gone by then, so the text and the definitions are the most
-/// that is held at once, and the caller may drop the text next.
 fn parse_unchecked(text: &str, path: &str) -> Result<UncheckedLock, LockError> {
     let version = check_header(text, path)?;
-    let mut raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
-    let index = LineIndex::new(text);
-    let file = LockText {
-        text,
-        index: &index,
-        path,
-    };
-    for server in &mut raw.server {
-        file.take_definitions(server)?;
-    }
+    let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
     Ok(UncheckedLock {
         version,
         raw,
-        index,
+        index: LineIndex::new(text),
         path: path.to_string(),
     })
 }
@@ -205,16 +192,7 @@ pub fn parse_lock_server(
     let one =
         OneServer::deserialize_with(deserializer, index).map_err(|e| toml_error(text, path, e))?;
     match one {
-        Some(mut server) => {
-            let index = LineIndex::new(text);
-            let file = LockText {
-                text,
-                index: &index,
-                path,
-            };
-            file.take_definitions(&mut server)?;
-            check_server(server, version, &index, path).map(Some)
-        }
+        Some(server) => check_server(server, version, &LineIndex::new(text), path).map(Some),
         None => Ok(None),
     }
 }
@@ -299,65 +277,6 @@ fn invalid(text: &str, path: &str, offset: usize, message: String) -> LockError 
         path: path.to_string(),
         line: line_of(text, offset),
         message,
-    }
-}
-
-/// The lock's text while its servers are checked: where its definitions are read
-/// from, and what its errors point into.
-struct LockText<'a> {
-    text: &'a str,
-    index: &'a LineIndex,
-    path: &'a str,
-}
-
-impl LockText<'_> {
-    /// Gives each of a server's definitions its text, read from where it stands.
-    fn take_definitions(&self, server: &mut RawServer) -> Result<(), LockError> {
-        let kinds = [
-            &mut server.tool,
-            &mut server.prompt,
-            &mut server.resource_template,
-            &mut server.resource,
-        ];
-        for item in kinds.into_iter().flatten() {
-            item.definition_text = self.string_at(item.definition.span())?.into_owned();
-        }
-        Ok(())
-    }
-
-    /// The string value whose TOML text is at `span`: a literal string as it stands
-    /// in the text, any other through the TOML reader.
-    fn string_at(&self, span: std::ops::Range<usize>) -> Result<Cow<'_, str>, LockError> {
-        let raw = &self.text[span.clone()];
-        if !raw.contains('\r') {
-            if let Some(body) = raw
-                .strip_prefix("'''")
-                .and_then(|r| r.strip_suffix("'''"))
-                .filter(|_| raw.len() >= 6)
-            {
-                // A newline right after the opening quotes is not part of the string.
-                return Ok(Cow::Borrowed(body.strip_prefix('\n').unwrap_or(body)));
-            }
-            if !raw.starts_with("'''")
-                && raw.len() >= 2
-                && raw.starts_with('\'')
-                && raw.ends_with('\'')
-            {
-                return Ok(Cow::Borrowed(&raw[1..raw.len() - 1]));
-            }
-        }
-        toml::de::ValueDeserializer::parse(raw)
-            .and_then(String::deserialize)
-            .map(Cow::Owned)
-            .map_err(|e| {
-                let offset = span.start + e.span().map_or(0, |s| s.start);
-                invalid_at(
-                    self.index,
-                    self.path,
-                    offset,
-                    format!("not a valid lock: {}", e.message().trim()),
-                )
-            })
     }
 }
 

@@ -198,7 +198,7 @@ pub(super) fn check_server(
                 ));
             }
             let def_at = item.definition.span().start;
-            let definition = Json::parse(&item.definition_text).map_err(|e| {
+            let definition = Json::parse(item.definition.get_ref()).map_err(|e| {
                 // The definition starts on the line after the opening quotes.
                 let line = index.line(def_at) + e.line;
                 LockError::Invalid {

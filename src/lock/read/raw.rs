@@ -110,11 +110,5 @@ pub(super) struct RawTool {
     /// The profiles it was seen under (version 2; version 1 has one listing).
     pub(super) profiles: Option<Spanned<Vec<String>>>,
     pub(super) hash: Spanned<String>,
-    /// Where the definition's string is: the TOML reader does not copy it out of
-    /// the text (for a large lock, the megabytes that dominate reading it) while its
-    /// own tables are held.
-    pub(super) definition: Spanned<serde::de::IgnoredAny>,
-    /// The definition's text, taken from where it stands once the TOML is read.
-    #[serde(skip)]
-    pub(super) definition_text: String,
+    pub(super) definition: Spanned<String>,
 }
