@@ -414,13 +414,15 @@ mod tests {
     #[test]
     fn a_definition_reads_the_same_in_every_toml_string_form() {
         let whole = parse_lock(EXAMPLE, "mcp.lock").unwrap();
-        let basic = |body: &str| body.replace('\\', "\\\\").replace('"', "\\\"");
-        let forms: [Box<dyn Fn(&str) -> String>; 5] = [
-            Box::new(|b| format!("'''{b}'''")),
-            Box::new(|b| format!("'{}'", b.replace('\n', " "))),
-            Box::new(move |b| format!("\"\"\"\n{}\"\"\"", basic(b))),
-            Box::new(move |b| format!("\"{}\"", basic(b).replace('\n', "\\n"))),
-            Box::new(|b| format!("'''\r\n{}\r\n'''", b.replace('\n', "\r\n"))),
+        fn basic(body: &str) -> String {
+            body.replace('\\', "\\\\").replace('"', "\\\"")
+        }
+        let forms: [fn(&str) -> String; 5] = [
+            |b| format!("'''{b}'''"),
+            |b| format!("'{}'", b.replace('\n', " ")),
+            |b| format!("\"\"\"\n{}\"\"\"", basic(b)),
+            |b| format!("\"{}\"", basic(b).replace('\n', "\\n")),
+            |b| format!("'''\r\n{}\r\n'''", b.replace('\n', "\r\n")),
         ];
         for (i, form) in forms.iter().enumerate() {
             let text = first_definition_as(form);
