@@ -17,14 +17,26 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
 /// The start of every line of a text, so that many offsets find their lines in
 /// log time each rather than by rescanning the text.
 pub(crate) struct LineIndex {
-    /// Byte offset just after each newline.
-    starts: Vec<usize>,
+    /// Byte offset just after each newline: 32 bits each where the text allows (a
+    /// large lock has hundreds of thousands of lines, and the index is held beside
+    /// it while it is read).
+    starts: Starts,
     len: usize,
+}
+
+enum Starts {
+    Narrow(Vec<u32>),
+    Wide(Vec<usize>),
 }
 
 impl LineIndex {
     pub(crate) fn new(text: &str) -> LineIndex {
-        let starts = newline_ends(text.as_bytes());
+        let ends = newline_ends(text.as_bytes());
+        let starts = if u32::try_from(text.len()).is_ok() {
+            Starts::Narrow(ends.map(|end| end as u32).collect())
+        } else {
+            Starts::Wide(ends.collect())
+        };
         LineIndex {
             starts,
             len: text.len(),
@@ -35,17 +47,20 @@ impl LineIndex {
     pub(crate) fn line(&self, offset: usize) -> usize {
         let offset = offset.min(self.len);
         // Lines before `offset`: newlines at positions < offset.
-        self.starts.partition_point(|&start| start <= offset) + 1
+        let before = match &self.starts {
+            Starts::Narrow(starts) => starts.partition_point(|&start| start as usize <= offset),
+            Starts::Wide(starts) => starts.partition_point(|&start| start <= offset),
+        };
+        before + 1
     }
 }
 
-fn newline_ends(bytes: &[u8]) -> Vec<usize> {
+fn newline_ends(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
     bytes
         .iter()
         .enumerate()
         .filter(|(_, b)| **b == b'\n')
         .map(|(i, _)| i + 1)
-        .collect()
 }
 
 /// Where each server and definition is in a lock's text, for reports that point at
@@ -150,5 +165,18 @@ impl LockLines {
             .or_else(|| self.servers.get(server))
             .copied()
             .unwrap_or(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_offset_finds_the_line_it_is_on_counting_from_one() {
+        let text = "a\nbc\n\nd";
+        let index = LineIndex::new(text);
+        let lines: Vec<usize> = (0..=text.len() + 3).map(|o| index.line(o)).collect();
+        assert_eq!(lines, [1, 1, 2, 2, 2, 3, 4, 4, 4, 4, 4]);
     }
 }
