@@ -7,6 +7,7 @@
 //! breaks old readers. Where a precise answer is not possible the finding says so and
 //! is classified as breaking, never as additive.
 
+mod dialect;
 mod schema;
 mod surface;
 mod text;
@@ -356,7 +357,8 @@ const PRUNE_FROM: usize = 1000;
 
 /// The names of the top-level properties two schemas give the same schema, required
 /// on both or neither; empty when either schema could make that unsafe to rely on
-/// (a reference anywhere, a repeated member, `properties` or `required` not plain).
+/// (a reference anywhere, a repeated member, `properties` or `required` not plain, a
+/// `$schema` change, which is judged by every keyword the schema uses).
 fn unchanged_properties<'a>(x: &'a Json, y: &'a Json) -> HashSet<&'a JsonStr> {
     fn refers(value: &Json) -> bool {
         match value {
@@ -401,6 +403,18 @@ fn unchanged_properties<'a>(x: &'a Json, y: &'a Json) -> HashSet<&'a JsonStr> {
     let mut same = HashSet::new();
     if refers(x) || refers(y) {
         return same;
+    }
+    let dialect = |schema: &'a Json| match schema {
+        Json::Object(members) => members
+            .iter()
+            .find(|(k, _)| k.eq_str("$schema"))
+            .map(|(_, v)| v),
+        _ => None,
+    };
+    match (dialect(x), dialect(y)) {
+        (None, None) => {}
+        (Some(a), Some(b)) if same_json(a, b) => {}
+        _ => return same,
     }
     let (Some((px, rx)), Some((py, ry))) = (parts(x), parts(y)) else {
         return same;
@@ -847,6 +861,25 @@ mod tests {
                 "edit {i}"
             );
         }
+    }
+
+    #[test]
+    fn a_dialect_change_in_a_huge_schema_sees_the_keywords_of_unchanged_properties() {
+        let with_format =
+            |t: &mut Value| t["inputSchema"]["properties"]["p3"]["format"] = "email".into();
+        let pinned = big_tool(PRUNE_FROM + 1, with_format);
+        let live = big_tool(PRUNE_FROM + 1, |t| {
+            with_format(t);
+            t["inputSchema"]["$schema"] = "http://json-schema.org/draft-07/schema#".into();
+        });
+        let (a, _) = readable_pair(&pinned, &live);
+        assert_eq!(
+            a["inputSchema"]["properties"].as_object().unwrap().len(),
+            PRUNE_FROM + 1
+        );
+        let findings = Classifier::default().classify(&pinned, &live);
+        assert_eq!(worst(&findings), Some(Class::Breaking), "{findings:?}");
+        assert!(findings[0].reason.contains("`format`"), "{findings:?}");
     }
 
     #[test]

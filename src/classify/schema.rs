@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::dialect::{self, Draft};
 use super::{Class, Classifier, Direction, Finding, text};
 use crate::json::{Json, escape_pointer};
 
@@ -52,6 +53,7 @@ pub(super) fn compare(
         classifier,
         dir,
         base: pointer,
+        raw: (a, b),
         refs,
         out,
     };
@@ -73,6 +75,8 @@ struct Walk<'a> {
     dir: Direction,
     /// The pointer of the schema's root, for naming `$defs` entries.
     base: &'a str,
+    /// The two schemas as written, before `$ref`s were expanded.
+    raw: (&'a Value, &'a Value),
     refs: Refs,
     out: &'a mut Vec<Finding>,
 }
@@ -347,14 +351,7 @@ impl Walk<'_> {
                     y,
                     format!("`{key}` changed: the model may read it"),
                 ),
-                "$schema" => self.shift(
-                    Shift::Changed,
-                    &kp,
-                    x,
-                    y,
-                    "schema dialect changed, so validation rules may differ".into(),
-                    false,
-                ),
+                "$schema" => self.dialect(a, b, pointer, x, y),
                 "$defs" | "definitions" => self.definitions(&kp, x, y),
                 _ => self.shift(
                     Shift::Imprecise,
@@ -366,6 +363,89 @@ impl Walk<'_> {
                 ),
             }
         }
+    }
+
+    /// `$schema` changed: cosmetic unless the schema uses a keyword that means
+    /// something else under the other dialect, or names one mcp-lock does not know.
+    fn dialect(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        pointer: &str,
+        x: Option<&Value>,
+        y: Option<&Value>,
+    ) {
+        let kp = format!("{pointer}/$schema");
+        let name = |v: Option<&Value>, d: Option<Draft>| match (v, d) {
+            (None, _) => format!("(none: {}, the MCP default)", Draft::DEFAULT.name()),
+            (_, Some(d)) => d.name().to_string(),
+            (Some(v), None) => canon(v),
+        };
+        let (Some(da), Some(db)) = (Draft::of(x), Draft::of(y)) else {
+            let what = format!(
+                "schema dialect {} -> {}, and mcp-lock does not know the rules of {}",
+                name(x, Draft::of(x)),
+                name(y, Draft::of(y)),
+                if Draft::of(y).is_none() {
+                    "the new one"
+                } else {
+                    "the old one"
+                }
+            );
+            return self.shift(Shift::Imprecise, &kp, x, y, what, false);
+        };
+        let what = format!(
+            "schema dialect {} -> {}",
+            name(x, Some(da)),
+            name(y, Some(db))
+        );
+        if da == db {
+            return self.push(
+                Class::Cosmetic,
+                &kp,
+                x,
+                y,
+                format!("{what}: the same dialect, written differently"),
+            );
+        }
+        // Keywords are read as written: expanding `$ref`s folds away the `$ref`s
+        // whose siblings matter. A schema reached through a `$ref` is read expanded.
+        let relative = pointer.strip_prefix(self.base).unwrap_or(pointer);
+        let scan = |raw: &Value, expanded: &Map<String, Value>| match raw.pointer(relative) {
+            Some(Value::Object(m)) if m.get("$schema") == expanded.get("$schema") => {
+                dialect::differences(m, da, db)
+            }
+            _ => dialect::differences(expanded, da, db),
+        };
+        let mut found = scan(self.raw.0, a);
+        for d in scan(self.raw.1, b) {
+            if !found.contains(&d) {
+                found.push(d);
+            }
+        }
+        if found.is_empty() {
+            return self.push(
+                Class::Cosmetic,
+                &kp,
+                x,
+                y,
+                format!("{what}: no keyword this schema uses means anything different in the two"),
+            );
+        }
+        let shown: Vec<String> = found
+            .iter()
+            .take(3)
+            .map(|d| format!("{} at {pointer}{}", d.what, d.pointer))
+            .collect();
+        let more = match found.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        let what = format!(
+            "{what}, and keywords it uses mean something else in each: {}{more}",
+            shown.join("; ")
+        );
+        self.shift(Shift::Imprecise, &kp, x, y, what, false);
     }
 
     fn types(&mut self, pointer: &str, x: Option<&Value>, y: Option<&Value>, target: bool) {
