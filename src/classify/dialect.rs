@@ -58,7 +58,7 @@ impl Draft {
 }
 
 /// A keyword in a schema whose meaning differs between two drafts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Difference {
     /// Pointer to the schema object holding it, relative to the scanned schema.
     pub pointer: String,

@@ -5,7 +5,7 @@
 //! used; a hostile schema that would expand without bound is compared imprecisely.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -422,12 +422,11 @@ impl Walk<'_> {
             }
             _ => dialect::differences(expanded, da, db),
         };
+        // Both sides, each difference once (a schema can hold a million of them).
+        let mut seen = HashSet::new();
         let mut found = scan(self.raw.0, a);
-        for d in scan(self.raw.1, b) {
-            if !found.contains(&d) {
-                found.push(d);
-            }
-        }
+        found.extend(scan(self.raw.1, b));
+        found.retain(|d| seen.insert((d.pointer.clone(), d.what)));
         if found.is_empty() {
             return self.push(
                 Class::Cosmetic,
@@ -457,4 +456,56 @@ impl Walk<'_> {
 /// The canonical text of a value, to compare values regardless of member order.
 fn canon(v: &Value) -> String {
     Json::from_value(v).canonical().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::classify::{Class, Classifier, Finding};
+    use crate::json::Json;
+
+    fn findings(before: Value, after: Value) -> Vec<Finding> {
+        let tool = |schema| Json::from_value(&json!({"name": "t", "inputSchema": schema}));
+        Classifier::default().classify(&tool(before), &tool(after))
+    }
+
+    #[test]
+    fn a_nested_dialect_change_is_judged_by_the_keywords_below_it() {
+        let schema = |dialect: &str| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "mail": {"type": "string", "format": "email"},
+                    "point": {"$schema": dialect, "type": "array", "items": {"type": "number"}}
+                }
+            })
+        };
+        let found = findings(
+            schema("http://json-schema.org/draft-07/schema#"),
+            schema("https://json-schema.org/draft/2020-12/schema"),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].class, Class::Cosmetic, "{found:?}");
+        assert_eq!(found[0].pointer, "/inputSchema/properties/point/$schema");
+    }
+
+    #[test]
+    fn many_dialect_sensitive_keywords_are_counted_not_all_listed() {
+        let properties: serde_json::Map<String, Value> = (0..5_000)
+            .map(|i| (format!("p{i}"), json!({"type": "string", "format": "uri"})))
+            .collect();
+        let schema = |dialect: &str| json!({"$schema": dialect, "type": "object", "properties": properties.clone()});
+        let found = findings(
+            schema("http://json-schema.org/draft-07/schema#"),
+            schema("https://json-schema.org/draft/2020-12/schema"),
+        );
+        assert_eq!(found.len(), 1, "one finding");
+        assert_eq!(found[0].class, Class::Breaking);
+        assert!(
+            found[0].reason.contains("and 4997 more"),
+            "{}",
+            found[0].reason
+        );
+    }
 }
