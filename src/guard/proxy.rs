@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -292,17 +292,20 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
     }));
     let (events, first_event) = channel();
     let stuck = Arc::new(Stuck::default());
+    let expecting = Arc::new(AtomicBool::new(false));
     {
         let shared = shared.clone();
         let events = events.clone();
         let stuck = stuck.clone();
         let arrived = arrived.clone();
+        let expecting = expecting.clone();
         std::thread::spawn(move || {
             let sides = Sides {
                 shared: &shared,
                 arrived: &arrived,
                 max,
                 events: &events,
+                expecting: &expecting,
             };
             client_to_server(server_in, sides, client_notes, &stuck)
         });
@@ -315,6 +318,7 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
                 arrived: &arrived,
                 max,
                 events: &events,
+                expecting: &expecting,
             };
             server_to_client(server_out, sides, server_notes)
         });
@@ -580,6 +584,39 @@ fn write_client_lines(lines: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
+/// How long the server's side polls without blocking for an answer it expects
+/// before it blocks in read(2). A thread blocked on an idle CPU wakes tens of
+/// microseconds late; an answer that arrives within this window is read at once.
+const SPIN: Duration = Duration::from_micros(50);
+
+fn spin_limit() -> Duration {
+    std::env::var("MCP_LOCK_GUARD_SPIN_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(SPIN, Duration::from_micros)
+}
+
+/// Polls `fd` without blocking until it is readable or `limit` has passed.
+fn spin(fd: std::os::fd::RawFd, limit: Duration) {
+    if limit.is_zero() {
+        return;
+    }
+    let start = Instant::now();
+    loop {
+        let mut poll_fd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, no timeout.
+        let ready = unsafe { libc::poll(&mut poll_fd, 1, 0) };
+        if ready != 0 || start.elapsed() >= limit {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+}
+
 enum Line {
     Text,
     TooLong,
@@ -647,6 +684,9 @@ struct Sides<'a> {
     /// Largest line accepted.
     max: usize,
     events: &'a Sender<Event>,
+    /// Set by the client's side after each write to the server: an answer is likely
+    /// on its way, so the server's side spins briefly before it blocks (see [`spin`]).
+    expecting: &'a AtomicBool,
 }
 
 /// The client's side: every message is read strictly, calls are decided, and only
@@ -657,6 +697,7 @@ fn client_to_server(mut server_in: impl Write, sides: Sides<'_>, mut notes: Note
         arrived,
         max,
         events,
+        expecting,
     } = sides;
     let stdin = io::stdin();
     let mut reader = BufReader::with_capacity(64 * 1024, stdin.lock());
@@ -718,6 +759,7 @@ fn client_to_server(mut server_in: impl Write, sides: Sides<'_>, mut notes: Note
                     break;
                 }
                 out.forward.clear();
+                expecting.store(true, Ordering::Release);
             }
             if write_client_lines(&out.back).is_err() {
                 break;
@@ -1363,17 +1405,23 @@ fn end_list_changed(state: &mut Shared) {
 
 /// The server's side: answers to listings are checked (and filtered) before the
 /// client sees them; list_changed makes what was checked stale.
-fn server_to_client(server_out: impl Read, sides: Sides<'_>, mut notes: Notes) {
+fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut notes: Notes) {
     let Sides {
         shared,
         arrived,
         max,
         events,
+        expecting,
     } = sides;
+    let fd = server_out.as_raw_fd();
+    let spin_for = spin_limit();
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
     let mut out = Outbox::default();
     let problem = loop {
+        if reader.buffer().is_empty() && expecting.swap(false, Ordering::AcqRel) {
+            spin(fd, spin_for);
+        }
         let (line, end) = match read_line(&mut reader, &mut buf, max, arrived) {
             Ok(Line::Eof) | Err(_) => (None, Some(None)),
             Ok(Line::TooLong) => (
