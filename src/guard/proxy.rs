@@ -36,11 +36,13 @@ use crate::validate::Violation;
 mod from_client;
 mod from_server;
 mod process;
+mod spin;
 
 use from_client::*;
 use from_server::*;
 use process::*;
 pub use process::{ServerProcess, Upstream};
+use spin::Spin;
 
 /// How long the server gets to exit by itself once the client has gone and its stdin
 /// is closed: long enough to save state, short enough not to hold up the agent.
@@ -417,39 +419,6 @@ fn write_client_lines(lines: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-/// How long the server's side polls without blocking for an answer it expects
-/// before it blocks in read(2). A thread blocked on an idle CPU wakes tens of
-/// microseconds late; an answer that arrives within this window is read at once.
-const SPIN: Duration = Duration::from_micros(50);
-
-fn spin_limit() -> Duration {
-    std::env::var("MCP_LOCK_GUARD_SPIN_US")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(SPIN, Duration::from_micros)
-}
-
-/// Polls `fd` without blocking until it is readable or `limit` has passed.
-fn spin(fd: std::os::fd::RawFd, limit: Duration) {
-    if limit.is_zero() {
-        return;
-    }
-    let start = Instant::now();
-    loop {
-        let mut poll_fd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one pollfd, no timeout.
-        let ready = unsafe { libc::poll(&mut poll_fd, 1, 0) };
-        if ready != 0 || start.elapsed() >= limit {
-            return;
-        }
-        std::hint::spin_loop();
-    }
-}
-
 enum Line {
     Text,
     TooLong,
@@ -518,7 +487,7 @@ struct Sides<'a> {
     max: usize,
     events: &'a Sender<Event>,
     /// Set by the client's side after each write to the server: an answer is likely
-    /// on its way, so the server's side spins briefly before it blocks (see [`spin`]).
+    /// on its way, so the server's side spins briefly before it blocks (see [`Spin`]).
     expecting: &'a AtomicBool,
 }
 

@@ -15,13 +15,13 @@ pub(super) fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut 
         expecting,
     } = sides;
     let fd = server_out.as_raw_fd();
-    let spin_for = spin_limit();
+    let mut spin = Spin::from_env();
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
     let mut out = Outbox::default();
     let problem = loop {
         if reader.buffer().is_empty() && expecting.swap(false, Ordering::AcqRel) {
-            spin(fd, spin_for);
+            spin.until_readable(fd);
         }
         let (line, end) = match read_line(&mut reader, &mut buf, max, arrived) {
             Ok(Line::Eof) | Err(_) => (None, Some(None)),
