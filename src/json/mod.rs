@@ -12,9 +12,11 @@ use std::fmt;
 
 mod envelope;
 mod read;
+mod tape;
 mod write;
 
 pub use envelope::{Envelope, scan_envelope};
+pub use tape::{Listed, TapeDefinition, stream_listing};
 pub use write::{Sink, escape_pointer};
 use write::{into_text, write_value};
 

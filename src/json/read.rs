@@ -321,7 +321,7 @@ impl Reader<'_> {
 }
 
 /// Appends a code point as UTF-8, a surrogate as the same three-byte pattern (WTF-8).
-fn push_wtf8(bytes: &mut Vec<u8>, c: u32) {
+pub(super) fn push_wtf8(bytes: &mut Vec<u8>, c: u32) {
     match c {
         0..0x80 => bytes.push(c as u8),
         0x80..0x800 => bytes.extend([0xc0 | (c >> 6) as u8, 0x80 | (c & 0x3f) as u8]),

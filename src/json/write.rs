@@ -88,7 +88,7 @@ fn write_members<'a>(
 
 impl CanonError {
     /// The same error seen from the parent: `token` goes in front of its pointer.
-    fn under(self, token: &str) -> CanonError {
+    pub(super) fn under(self, token: &str) -> CanonError {
         match self {
             CanonError::RepeatedMember { name, pointer } => CanonError::RepeatedMember {
                 name,
@@ -112,7 +112,7 @@ pub fn escape_pointer(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-fn write_number(n: f64, out: &mut impl Sink) {
+pub(super) fn write_number(n: f64, out: &mut impl Sink) {
     /// Below this every integer is exact and ECMAScript writes it as plain digits.
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if n == 0.0 {
@@ -141,8 +141,12 @@ fn write_number(n: f64, out: &mut impl Sink) {
 /// that could reorder or hide text in a review (bidi controls, zero-width, C1) as
 /// `\u` escapes: the value, and so the canonical form, stays the same.
 fn write_string(s: &JsonStr, out: &mut impl Sink, visible: bool) {
+    write_wtf8(s.bytes(), out, visible);
+}
+
+/// [`write_string`] of the string whose stored bytes (see [`JsonStr`]) these are.
+pub(super) fn write_wtf8(mut bytes: &[u8], out: &mut impl Sink, visible: bool) {
     out.put(b"\"");
-    let mut bytes = s.bytes();
     loop {
         // Characters that need no escape are copied as they are: most names and
         // descriptions are nothing else. A lone surrogate starts with 0xED (as do
