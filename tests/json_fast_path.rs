@@ -466,3 +466,27 @@ fn published_vectors_hash_the_same_through_the_listing_fast_path() {
         assert!(refused, "{}", entry["about"]);
     }
 }
+
+#[test]
+fn streamed_listing_sorts_wide_objects_and_names_the_same_repeat_as_the_tree() {
+    let mut rng = Rng(0xfeed_f00d_1234_5678);
+    for round in 0..400 {
+        let width = 1 + rng.below(30);
+        let members: Vec<String> = (0..width)
+            .map(|_| {
+                // Few distinct names, so that some objects repeat one or several.
+                let name = match rng.below(4) {
+                    0 => format!("k{}", rng.below(width * 2)),
+                    1 => format!("\\u00e9{}", rng.below(width * 3)),
+                    2 => format!("\u{ff61}{}", rng.below(width * 3)),
+                    _ => format!("\u{1f600}{}", rng.below(width * 3)),
+                };
+                format!(r#""{name}":{}"#, rng.below(100))
+            })
+            .collect();
+        let text = format!(r#"[{{"name":"w","o":{{{}}}}}]"#, members.join(","));
+        let tree = Json::parse(&text).unwrap();
+        let (_, got) = hash_listing_text(text.as_bytes()).unwrap();
+        assert_eq!(Some(got), tree_listing(&tree, Listed::Array), "round {round}: {text}");
+    }
+}

@@ -154,13 +154,20 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     cmp_wtf8(a.as_bytes(), b.as_bytes())
 }
 
+#[inline]
 fn cmp_wtf8(a: &[u8], b: &[u8]) -> Ordering {
-    let Some(mut at) = a.iter().zip(b).position(|(x, y)| x != y) else {
+    let Some(at) = a.iter().zip(b).position(|(x, y)| x != y) else {
         return a.len().cmp(&b.len());
     };
     if a[at] < 0x80 && b[at] < 0x80 {
         return a[at].cmp(&b[at]);
     }
+    cmp_wtf8_from(a, b, at)
+}
+
+/// [`cmp_wtf8`] where the first difference, at `at`, is not between two ASCII bytes.
+#[cold]
+fn cmp_wtf8_from(a: &[u8], b: &[u8], mut at: usize) -> Ordering {
     // Back to the start of the character the difference is in (the same in both).
     while at > 0 && a[at] & 0xc0 == 0x80 {
         at -= 1;

@@ -537,6 +537,43 @@ impl Tape {
     }
 }
 
+/// Sorts an object's members by name (UTF-16 order, as JCS says), or returns the
+/// first repeated name in that order. Members mostly come few and often sorted, so
+/// they are sorted by insertion, which also meets any repeat on the way.
+fn sort_members<'a>(members: &mut [u32], key: impl Fn(u32) -> &'a [u8]) -> Option<&'a [u8]> {
+    if members.len() > 16 {
+        members.sort_unstable_by(|&a, &b| cmp_wtf8(key(a), key(b)));
+        return members
+            .windows(2)
+            .find(|w| key(w[0]) == key(w[1]))
+            .map(|w| key(w[0]));
+    }
+    for i in 1..members.len() {
+        let member = members[i];
+        let mut at = i;
+        while at > 0 {
+            match cmp_wtf8(key(members[at - 1]), key(member)) {
+                std::cmp::Ordering::Less => break,
+                std::cmp::Ordering::Greater => {
+                    members[at] = members[at - 1];
+                    at -= 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    // Put back in order before looking for the first repeat.
+                    members[at] = member;
+                    members.sort_by(|&a, &b| cmp_wtf8(key(a), key(b)));
+                    return members
+                        .windows(2)
+                        .find(|w| key(w[0]) == key(w[1]))
+                        .map(|w| key(w[0]));
+                }
+            }
+        }
+        members[at] = member;
+    }
+    None
+}
+
 /// The index after the node at `at` and everything in it.
 fn after(nodes: &[Node], at: usize) -> usize {
     match nodes[at] {
@@ -624,17 +661,13 @@ impl TapeDefinition<'_> {
                     member = after(nodes, member + 1);
                 }
                 let key = |m: u32| self.tape.bytes(self.text, nodes[m as usize]);
-                let members = &mut order[from..];
-                if !members.is_sorted_by(|&a, &b| cmp_wtf8(key(a), key(b)).is_lt()) {
-                    members.sort_unstable_by(|&a, &b| cmp_wtf8(key(a), key(b)));
-                    if let Some(pair) = members.windows(2).find(|w| key(w[0]) == key(w[1])) {
-                        let name = JsonStr::from_wtf8(key(pair[0])).to_string_lossy();
-                        order.truncate(from);
-                        return Err(CanonError::RepeatedMember {
-                            pointer: format!("/{}", escape_pointer(&name)),
-                            name,
-                        });
-                    }
+                if let Some(name) = sort_members(&mut order[from..], key) {
+                    let name = JsonStr::from_wtf8(name).to_string_lossy();
+                    order.truncate(from);
+                    return Err(CanonError::RepeatedMember {
+                        pointer: format!("/{}", escape_pointer(&name)),
+                        name,
+                    });
                 }
                 out.put(b"{");
                 for i in from..order.len() {
@@ -642,8 +675,21 @@ impl TapeDefinition<'_> {
                         out.put(b",");
                     }
                     let member = order[i] as usize;
-                    self.write(member, out, order)?;
-                    out.put(b":");
+                    match nodes[member] {
+                        // The name as sent, and the colon when it follows at once.
+                        Node::Raw { start, len } => {
+                            let end = (start + len) as usize + 1;
+                            let colon = usize::from(self.text.get(end) == Some(&b':'));
+                            out.put(&self.text[start as usize - 1..end + colon]);
+                            if colon == 0 {
+                                out.put(b":");
+                            }
+                        }
+                        _ => {
+                            self.write(member, out, order)?;
+                            out.put(b":");
+                        }
+                    }
                     if let Err(e) = self.write(member + 1, out, order) {
                         let name = JsonStr::from_wtf8(key(order[i])).to_string_lossy();
                         order.truncate(from);
