@@ -487,6 +487,10 @@ fn streamed_listing_sorts_wide_objects_and_names_the_same_repeat_as_the_tree() {
         let text = format!(r#"[{{"name":"w","o":{{{}}}}}]"#, members.join(","));
         let tree = Json::parse(&text).unwrap();
         let (_, got) = hash_listing_text(text.as_bytes()).unwrap();
-        assert_eq!(Some(got), tree_listing(&tree, Listed::Array), "round {round}: {text}");
+        assert_eq!(
+            Some(got),
+            tree_listing(&tree, Listed::Array),
+            "round {round}: {text}"
+        );
     }
 }
