@@ -62,6 +62,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
                 tool,
                 place: format!("{name}: definition #{}", i + 1),
             }));
+            // Freed when the process ends, which is soon (as `read` below).
             std::mem::forget(bytes);
             continue;
         }
