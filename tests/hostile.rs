@@ -130,9 +130,17 @@ fn a_server_that_floods_stderr_and_dies_shows_its_last_words_and_exits_3() {
     run.expect(3);
     let line = line_about(&run, "dying");
     assert!(line.contains("unverifiable"), "{line}");
-    assert!(run.stderr().contains("fatal: the last words"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("fatal: the last words"),
+        "{}",
+        run.stderr()
+    );
     // The tail is bounded: the message is short however much was written.
-    assert!(run.stderr().len() < 16 * 1024, "{} bytes", run.stderr().len());
+    assert!(
+        run.stderr().len() < 16 * 1024,
+        "{} bytes",
+        run.stderr().len()
+    );
     assert!(kib < base + 16 * 1024, "peak {kib} KiB against {base} KiB");
     assert!(p.lock_text().is_none(), "a lock was written");
 }
@@ -142,12 +150,26 @@ fn a_server_that_never_reads_its_stdin_times_out_instead_of_blocking_the_writer(
     let tag = unique_tag("never-read");
     // 100,000 pings ask for 100,000 answers, far more than a pipe holds.
     let p = Project::bare(json!({"deaf": hostile_entry(&["--mode", "never-read", "--tag", &tag])}));
-    let run = p.run(&["update", "--yes", "--request-timeout", "2", "--timeout", "20"]);
+    let run = p.run(&[
+        "update",
+        "--yes",
+        "--request-timeout",
+        "2",
+        "--timeout",
+        "20",
+    ]);
     run.expect(3);
     let line = line_about(&run, "deaf");
     assert!(line.contains("unverifiable"), "{line}");
-    assert!(line.contains("the server stopped reading its input"), "{line}");
-    assert!(run.elapsed < Duration::from_secs(15), "took {:?}", run.elapsed);
+    assert!(
+        line.contains("the server stopped reading its input"),
+        "{line}"
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(15),
+        "took {:?}",
+        run.elapsed
+    );
     assert_none_left(&tag);
 }
 
@@ -192,12 +214,17 @@ fn a_server_exiting_half_way_through_a_page_is_unverifiable_with_its_exit_status
 #[test]
 fn a_server_that_closes_its_output_but_lingers_is_unverifiable_and_ended() {
     let tag = unique_tag("close-stdout");
-    let p = Project::bare(json!({"mute": hostile_entry(&["--mode", "close-stdout", "--tag", &tag])}));
+    let p =
+        Project::bare(json!({"mute": hostile_entry(&["--mode", "close-stdout", "--tag", &tag])}));
     let run = p.run(&["update", "--yes", "--request-timeout", "5"]);
     run.expect(3);
     let line = line_about(&run, "mute");
     assert!(line.contains("closed its output"), "{line}");
-    assert!(run.elapsed < Duration::from_secs(5), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(5),
+        "took {:?}",
+        run.elapsed
+    );
     assert_none_left(&tag);
 }
 
@@ -355,11 +382,25 @@ fn a_redirect_loop_stops_after_ten_hops_and_says_so() {
     // Every request is sent to the same address again, and a second one ping-pongs.
     let to_itself = loopback_http(move |request, stream| {
         counted.fetch_add(1, Ordering::SeqCst);
-        respond(stream, "307 Temporary Redirect", &[("Location", request.path.clone())], b"");
+        respond(
+            stream,
+            "307 Temporary Redirect",
+            &[("Location", request.path.clone())],
+            b"",
+        );
     });
     let ping_pong = loopback_http(|request, stream| {
-        let to = if request.path == "/mcp" { "/elsewhere" } else { "/mcp" };
-        respond(stream, "308 Permanent Redirect", &[("Location", to.into())], b"");
+        let to = if request.path == "/mcp" {
+            "/elsewhere"
+        } else {
+            "/mcp"
+        };
+        respond(
+            stream,
+            "308 Permanent Redirect",
+            &[("Location", to.into())],
+            b"",
+        );
     });
     let p = http_project(&[("looping", &to_itself), ("bouncing", &ping_pong)]);
     let run = p.run(&["update", "--yes"]);
@@ -383,7 +424,12 @@ fn a_401_without_a_challenge_and_a_500_with_a_megabyte_page_are_one_bounded_line
     let failing = loopback_http(|_, stream| {
         let page = format!("<html>{}</html>", "<p>stack frame</p>".repeat(60_000));
         let headers = [("Content-Type", "text/html".to_string())];
-        respond(stream, "500 Internal Server Error", &headers, page.as_bytes());
+        respond(
+            stream,
+            "500 Internal Server Error",
+            &headers,
+            page.as_bytes(),
+        );
     });
     let p = http_project(&[("locked-out", &unauthorized), ("failing", &failing)]);
     let run = p.run(&["update", "--yes"]);
@@ -420,7 +466,10 @@ fn a_hundred_megabyte_sse_event_is_refused_at_the_message_limit() {
     let (run, kib) = run_measured(&p, &["update", "--yes"]);
     run.expect(3);
     let line = line_about(&run, "huge");
-    assert!(line.contains("message larger than 16777216 bytes"), "{line}");
+    assert!(
+        line.contains("message larger than 16777216 bytes"),
+        "{line}"
+    );
     assert!(kib < base + 40 * 1024, "peak {kib} KiB against {base} KiB");
 }
 
@@ -486,4 +535,96 @@ fn a_lock_or_a_config_that_is_a_directory_is_a_usage_error_naming_it() {
     let stderr = run.stderr();
     assert!(stderr.contains(".mcp.json"), "{stderr}");
     assert!(stderr.contains("directory"), "{stderr}");
+}
+
+#[test]
+fn a_hundred_megabyte_line_from_the_server_ends_the_guards_session() {
+    let tag = unique_tag("guard-long-line");
+    let p = pinned();
+    let server = hostile().display().to_string();
+    let mut agent = common::McpPipe::guard(
+        &p,
+        &[
+            "calm",
+            "--max-message-bytes",
+            "1048576",
+            "--",
+            &server,
+            "--mode",
+            "long-line",
+            "--bytes",
+            "100000000",
+            "--tag",
+            &tag,
+        ],
+    );
+    agent.initialize();
+    agent.send(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}}));
+    let answer = agent.answer(9);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let status = agent
+        .wait_exit(Duration::from_secs(20))
+        .expect("the guard ends the session");
+    assert!(
+        agent
+            .stderr_shows("server sent a message larger than 1048576 bytes; the session was ended"),
+        "{}",
+        agent.stderr()
+    );
+    assert_eq!(status.code(), Some(1), "{}", agent.stderr());
+    assert_none_left(&tag);
+}
+
+#[test]
+fn a_legacy_sse_stream_that_drops_before_the_listing_is_answered_is_unverifiable() {
+    let dropping = Arc::new(AtomicBool::new(false));
+    let drop_now = dropping.clone();
+    let stream_slot: Arc<std::sync::Mutex<Option<TcpStream>>> = Default::default();
+    let url = loopback_http(move |request, stream| {
+        if request.method == "GET" {
+            // In the slot before the endpoint is named, so that the first POST finds
+            // it; held open by that copy until the next GET replaces it.
+            let mut slot = stream_slot.lock().unwrap();
+            *slot = stream.try_clone().ok();
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\nevent: endpoint\ndata: /message\n\n",
+            );
+            return;
+        }
+        respond(stream, "202 Accepted", &[], b"");
+        let Some(answer) = mcp_answer(request) else {
+            return;
+        };
+        let mut slot = stream_slot.lock().unwrap();
+        let Some(events) = slot.as_mut() else { return };
+        if request.body["method"] == "tools/list" && drop_now.load(Ordering::SeqCst) {
+            let _ = events.shutdown(std::net::Shutdown::Both);
+            *slot = None;
+            return;
+        }
+        let _ = events.write_all(format!("event: message\ndata: {answer}\n\n").as_bytes());
+    });
+    let url = url.replace("/mcp", "/sse");
+    let p = Project::bare(json!({"legacy": {"type": "sse", "url": url}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let pinned = p.lock_text().unwrap();
+    assert!(pinned.contains("name = \"echo\""), "{pinned}");
+    dropping.store(true, Ordering::SeqCst);
+    let run = p.run(&["verify", "--request-timeout", "10"]);
+    run.expect(3);
+    let stdout = run.stdout();
+    assert!(stdout.contains("legacy [bare]  unverifiable"), "{stdout}");
+    assert!(
+        stdout.contains("tools/list page 1: the server ended the SSE stream"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("removed"), "{stdout}");
+    // Dropped, not timed out: the stream's end is noticed at once.
+    assert!(
+        run.elapsed < Duration::from_secs(8),
+        "took {:?}",
+        run.elapsed
+    );
+    p.run(&["update", "--yes"]).expect(3);
+    assert_eq!(p.lock_text().unwrap(), pinned);
 }
