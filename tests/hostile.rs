@@ -530,11 +530,23 @@ fn a_lock_or_a_config_that_is_a_directory_is_a_usage_error_naming_it() {
     let q = Project::bare(json!({}));
     std::fs::remove_file(q.path().join(".mcp.json")).unwrap();
     std::fs::create_dir(q.path().join(".mcp.json")).unwrap();
-    let run = q.run(&["update", "--yes", "--config", ".mcp.json"]);
-    run.expect(2);
-    let stderr = run.stderr();
-    assert!(stderr.contains(".mcp.json"), "{stderr}");
-    assert!(stderr.contains("directory"), "{stderr}");
+    // Named or found, it is reported as what it is, not as no config at all.
+    for args in [
+        &["update", "--yes", "--config", ".mcp.json"][..],
+        &["update", "--yes"],
+    ] {
+        let run = q.run(args);
+        run.expect(2);
+        let stderr = run.stderr();
+        assert!(
+            stderr.contains(".mcp.json: Is a directory"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("no MCP client config found"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 #[test]
