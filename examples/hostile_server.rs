@@ -85,7 +85,8 @@ fn sleep_an_hour() -> ! {
 /// Writes `bytes` of stderr in lines of 100 characters.
 fn flood_stderr(bytes: u64) {
     let line = format!("{}\n", "noise ".repeat(17).get(..99).unwrap_or_default());
-    let mut err = std::io::stderr().lock();
+    // Buffered, so that the flood comes in large writes and its speed is the reader's.
+    let mut err = std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr().lock());
     let mut written = 0;
     while written < bytes {
         if err.write_all(line.as_bytes()).is_err() {
