@@ -15,7 +15,8 @@ hostile_server: a stdio MCP server that misbehaves, for mcp-lock's tests
 
 Options (one MODE):
   --mode serve             behave (the baseline)
-  --mode flood-stderr      write --bytes of 100-character stderr lines while serving
+  --mode flood-stderr      write --bytes of 100-character stderr lines, then serve (a
+                           client that does not read stderr meanwhile waits forever)
   --mode flood-then-die    write --bytes of stderr lines, then \"fatal: the last words\",
                            then exit 1 without answering anything
   --mode never-read        never read stdin: write --count ping requests to stdout,
@@ -58,9 +59,7 @@ fn main() {
             eprintln!("fatal: the last words");
             std::process::exit(1);
         }
-        "flood-stderr" => {
-            std::thread::spawn(move || flood_stderr(bytes));
-        }
+        "flood-stderr" => flood_stderr(bytes),
         "never-read" => {
             let mut out = std::io::stdout().lock();
             for i in 0..count {
