@@ -639,3 +639,42 @@ fn a_legacy_sse_stream_that_drops_before_the_listing_is_answered_is_unverifiable
     p.run(&["update", "--yes"]).expect(3);
     assert_eq!(p.lock_text().unwrap(), pinned);
 }
+
+#[test]
+fn sigterm_or_sighup_to_verify_with_servers_running_ends_every_one_and_exits_130() {
+    let tag = unique_tag("verify-term");
+    let serve = hostile_entry(&["--mode", "serve"]);
+    let p = Project::bare(json!({"direct": serve, "behind-a-shell": serve}));
+    p.run(&["update", "--yes"]).expect(0);
+    let before = p.lock_text().unwrap();
+    // Both hang without reading; one is a grandchild behind a shell, as with npx.
+    let hostile = hostile().display().to_string();
+    let script = format!("{hostile} --mode never-read --count 0 --tag {tag}; true");
+    p.set_servers(json!({
+        "direct": hostile_entry(&["--mode", "never-read", "--count", "0", "--tag", &tag]),
+        "behind-a-shell": {"command": "sh", "args": ["-c", script]},
+    }));
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let child = p.spawn(&["verify"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // The two servers and the shell.
+        while common::processes_with(&tag).len() < 3 {
+            assert!(
+                Instant::now() < deadline,
+                "{:?}",
+                common::processes_with(&tag)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: signalling the mcp-lock process this test started.
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(stderr.contains("interrupted"), "{signal}: {stderr}");
+        assert_none_left(&tag);
+        assert_eq!(p.lock_text().unwrap(), before);
+    }
+}
