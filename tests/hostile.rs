@@ -40,6 +40,8 @@ fn hostile_entry(args: &[&str]) -> Value {
 
 /// Runs mcp-lock to the end and returns its output with its peak resident memory in
 /// KiB (its own or a reaped child's, whichever is larger: wait4's ru_maxrss).
+// The child is reaped by wait4, which clippy does not know.
+#[allow(clippy::zombie_processes)]
 fn run_measured(p: &Project, args: &[&str]) -> (Run, u64) {
     let started = Instant::now();
     let mut child = std::process::Command::new(common::bin())
@@ -677,4 +679,43 @@ fn sigterm_or_sighup_to_verify_with_servers_running_ends_every_one_and_exits_130
         assert_none_left(&tag);
         assert_eq!(p.lock_text().unwrap(), before);
     }
+}
+
+#[test]
+fn an_http_server_that_never_answers_or_trickles_its_headers_times_out() {
+    let silent = loopback_http(|_, _| std::thread::sleep(Duration::from_secs(30)));
+    let trickling = loopback_http(|_, stream| {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n");
+        // One byte of a header every 100 ms, never ending the headers.
+        for _ in 0..300 {
+            if stream.write_all(b"X").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let p = http_project(&[("silent", &silent), ("trickling", &trickling)]);
+    let run = p.run(&[
+        "update",
+        "--yes",
+        "--request-timeout",
+        "1",
+        "--timeout",
+        "10",
+    ]);
+    run.expect(3);
+    for server in ["silent", "trickling"] {
+        let line = line_about(&run, server);
+        assert!(line.contains("unverifiable"), "{line}");
+        assert!(
+            line.contains("initialize: no answer within the request timeout of 1s"),
+            "{line}"
+        );
+    }
+    // The probe and the handshake each wait out the request timeout, no longer.
+    assert!(
+        run.elapsed < Duration::from_secs(8),
+        "took {:?}",
+        run.elapsed
+    );
 }
