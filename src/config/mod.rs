@@ -48,7 +48,9 @@ pub fn discover(project_dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = DISCOVERED
         .iter()
         .map(|rel| project_dir.join(rel))
-        .filter(|p| p.is_file())
+        // Anything by a config's name is a config: a directory there is reported
+        // when it is read, not skipped as if nothing were there.
+        .filter(|p| p.exists())
         .collect();
     let mut continued: Vec<PathBuf> = std::fs::read_dir(project_dir.join(CONTINUE_DIR))
         .into_iter()
