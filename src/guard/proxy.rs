@@ -32,6 +32,9 @@ use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
 
+#[doc(hidden)]
+pub mod seam;
+
 /// How long the server gets to exit by itself once the client has gone and its stdin
 /// is closed: long enough to save state, short enough not to hold up the agent.
 const EOF_GRACE: Duration = Duration::from_secs(2);
