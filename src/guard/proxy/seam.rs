@@ -110,11 +110,8 @@ impl Router {
         let mut reader = BufReader::with_capacity(read_size.max(1), bytes);
         let mut buf = Vec::new();
         let mut out = Outbox::default();
-        loop {
-            let line = match read_line(&mut reader, &mut buf, self.max, &self.arrived) {
-                Ok(Line::Text) => &buf,
-                _ => break,
-            };
+        while let Ok(Line::Text) = read_line(&mut reader, &mut buf, self.max, &self.arrived) {
+            let line = &buf;
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
