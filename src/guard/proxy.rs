@@ -36,6 +36,8 @@ use crate::validate::Violation;
 mod from_client;
 mod from_server;
 mod process;
+#[doc(hidden)]
+pub mod seam;
 mod spin;
 
 use from_client::*;
@@ -419,6 +421,8 @@ fn write_client_lines(lines: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
+/// What [`read_line`] found.
+#[derive(Clone, Copy)]
 enum Line {
     Text,
     TooLong,

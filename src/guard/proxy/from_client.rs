@@ -23,39 +23,9 @@ pub(super) fn client_to_server(
     let mut buf = Vec::new();
     let mut out = Outbox::default();
     loop {
-        let line = match read_line(&mut reader, &mut buf, max, arrived) {
+        match read_line(&mut reader, &mut buf, max, arrived) {
             Ok(Line::Eof) | Err(_) => break,
-            Ok(Line::TooLong) => {
-                notes.refuse(&format!(
-                    "a message from the client larger than {max} bytes"
-                ));
-                let error = rpc_error(
-                    &Value::Null,
-                    -32600,
-                    &format!("mcp-lock guard: message larger than {max} bytes; not forwarded"),
-                );
-                out.push_back(error.as_bytes());
-                None
-            }
-            Ok(Line::Text) => Some(&buf),
-        };
-        if let Some(line) = line
-            && !line.iter().all(u8::is_ascii_whitespace)
-        {
-            let routed = from_client(line, shared, &mut notes);
-            match (routed.forward, routed.unlogged) {
-                (Some(bytes), Some(instead)) => out.push_held(
-                    &bytes,
-                    instead.forward.as_deref(),
-                    Some(instead.answer),
-                    instead.forget,
-                ),
-                (Some(bytes), None) => out.push_forward(&bytes),
-                (None, _) => {}
-            }
-            if let Some(answer) = routed.answer {
-                out.push_back(answer.as_bytes());
-            }
+            Ok(line) => take_client_line(line, &buf, max, shared, &mut notes, &mut out),
         }
         if out.due(&reader) {
             let (client_notes, logged) = notes.flush(shared);
@@ -90,6 +60,50 @@ pub(super) fn client_to_server(
     // must not look like one that exited by itself.
     let _ = events.send(Event::ClientClosed);
     drop(server_in);
+}
+
+/// One line the client sent, routed into `out`: a line past the limit refused, a blank
+/// one skipped, anything else decided by [`from_client`]. The fuzz seam routes through
+/// this too.
+pub(super) fn take_client_line(
+    line: Line,
+    buf: &[u8],
+    max: usize,
+    shared: &Mutex<Shared>,
+    notes: &mut Notes,
+    out: &mut Outbox,
+) {
+    match line {
+        Line::Eof => {}
+        Line::TooLong => {
+            notes.refuse(&format!(
+                "a message from the client larger than {max} bytes"
+            ));
+            let error = rpc_error(
+                &Value::Null,
+                -32600,
+                &format!("mcp-lock guard: message larger than {max} bytes; not forwarded"),
+            );
+            out.push_back(error.as_bytes());
+        }
+        Line::Text if buf.iter().all(u8::is_ascii_whitespace) => {}
+        Line::Text => {
+            let routed = from_client(buf, shared, notes);
+            match (routed.forward, routed.unlogged) {
+                (Some(bytes), Some(instead)) => out.push_held(
+                    &bytes,
+                    instead.forward.as_deref(),
+                    Some(instead.answer),
+                    instead.forget,
+                ),
+                (Some(bytes), None) => out.push_forward(&bytes),
+                (None, _) => {}
+            }
+            if let Some(answer) = routed.answer {
+                out.push_back(answer.as_bytes());
+            }
+        }
+    }
 }
 
 pub(super) fn rpc_error(id: &Value, code: i64, message: &str) -> String {

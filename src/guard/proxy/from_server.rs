@@ -33,17 +33,8 @@ pub(super) fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut 
             ),
             Ok(Line::Text) => (Some(&buf), None),
         };
-        if let Some(line) = line
-            && !line.iter().all(u8::is_ascii_whitespace)
-        {
-            match from_server(line, shared, &mut notes) {
-                Some(Out::Raw) => out.push_forward(line),
-                Some(Out::Text(text)) => out.push_forward(text.as_bytes()),
-                Some(Out::Checked { text, instead }) => {
-                    out.push_held(text.as_bytes(), Some(instead.as_bytes()), None, Vec::new())
-                }
-                None => {}
-            }
+        if let Some(line) = line {
+            take_server_line(line, shared, &mut notes, &mut out);
         }
         if end.is_some() || out.due(&reader) {
             let (client_notes, logged) = notes.flush_run(shared, end.is_some());
@@ -60,6 +51,27 @@ pub(super) fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut 
         }
     };
     let _ = events.send(Event::ServerClosed(problem));
+}
+
+/// One line the server sent, routed into `out` as [`from_server`] decides (a blank one
+/// skipped). The fuzz seam routes through this too.
+pub(super) fn take_server_line(
+    line: &[u8],
+    shared: &Mutex<Shared>,
+    notes: &mut Notes,
+    out: &mut Outbox,
+) {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    match from_server(line, shared, notes) {
+        Some(Out::Raw) => out.push_forward(line),
+        Some(Out::Text(text)) => out.push_forward(text.as_bytes()),
+        Some(Out::Checked { text, instead }) => {
+            out.push_held(text.as_bytes(), Some(instead.as_bytes()), None, Vec::new())
+        }
+        None => {}
+    }
 }
 
 pub(super) enum Out {
