@@ -127,6 +127,11 @@ elif name == "config":
 PY
 }
 
+# The fuzz build (every dependency under AddressSanitizer) is kept in a cache folder
+# outside the checkout, so a fresh clone (CI) rebuilds only mcp-lock itself.
+# MCP_LOCK_FUZZ_TARGET_DIR chooses another place.
+target_dir="${MCP_LOCK_FUZZ_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-lock/fuzz-target}"
+
 # Inputs are kept small: every target reads whole documents, and bigger inputs only
 # slow the search down.
 max_len=65536
@@ -139,10 +144,10 @@ for t in "${selected[@]}"; do
   if [[ "$t" == guard ]]; then
     # The guard says every refusal on stderr: closing it triples the speed. A crash
     # input still lands in fuzz/artifacts; run it again to see the panic message:
-    # cargo +nightly fuzz run -O guard fuzz/artifacts/guard/crash-...
+    # cargo +nightly fuzz run -O --target-dir "$target_dir" guard fuzz/artifacts/guard/crash-...
     quiet=(-close_fd_mask=2)
   fi
-  if ! cargo +nightly fuzz run -O "$t" "fuzz/corpus/$t" -- \
+  if ! cargo +nightly fuzz run -O --target-dir "$target_dir" "$t" "fuzz/corpus/$t" -- \
       "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 "${quiet[@]}" "${extra[@]}"; then
     echo "fuzz: $t failed; the input is in fuzz/artifacts/$t" >&2
