@@ -38,6 +38,7 @@ Usage: python3 benches/guard_speed.py [CALLS] [--burst M] [--window K] [--rounds
 """
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -184,6 +185,23 @@ class Peer:
         self.check_answer(last, first + calls - 1)
         return calls / (elapsed / 1e9)
 
+    def usage(self):
+        """CPU microseconds and (voluntary, involuntary) context switches so far of
+        this process's own threads (not its children: for a guard, not the server)."""
+        cpu = vol = invol = 0
+        for task in glob.glob(f"/proc/{self.proc.pid}/task/*"):
+            try:
+                with open(f"{task}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"{task}/status") as f:
+                    status = dict(line.split(":", 1) for line in f if ":" in line)
+            except OSError:  # a thread that ended meanwhile
+                continue
+            cpu += int(fields[11]) + int(fields[12])
+            vol += int(status["voluntary_ctxt_switches"])
+            invol += int(status["nonvoluntary_ctxt_switches"])
+        return [cpu * 1e6 / os.sysconf("SC_CLK_TCK"), vol, invol]
+
     def close(self):
         """Closes stdin and waits for this process (and only it) to exit."""
         try:
@@ -257,16 +275,27 @@ def main():
         order = lambda r: (peers[r % len(peers):] + peers[:r % len(peers)])[::1 if r % 2 == 0 else -1]
         lat = {name: [] for name in names}
         round_p50 = {name: [] for name in names}
+        # What each process itself spent per call (CPU, context switches), by phase.
+        cost = {(name, phase): [0.0, 0, 0] for name in names for phase in ("seq", "burst")}
+
+        def measured(peer, phase, run):
+            before = peer.usage()
+            result = run()
+            after = peer.usage()
+            for i in range(3):
+                cost[(peer.name, phase)][i] += after[i] - before[i]
+            return result
+
         for r, n in enumerate(split(args.calls, args.rounds)):
             for peer in order(r):
-                t = peer.latency(n)
+                t = measured(peer, "seq", lambda: peer.latency(n))
                 lat[peer.name] += t
                 round_p50[peer.name].append(statistics.median(t))
 
         rate = {name: [] for name in names}
         for r, n in enumerate(split(args.burst, args.rounds)):
             for peer in order(r):
-                rate[peer.name].append(peer.burst(n, args.window))
+                rate[peer.name].append(measured(peer, "burst", lambda: peer.burst(n, args.window)))
 
         for peer in peers:
             peer.close()
@@ -315,6 +344,15 @@ def main():
         ratio_rounds = statistics.median(a / b for a, b in zip(rate[g], rate["direct"]))
         print(f"  {label[g]:<16} {tg:>9.0f} calls/s   {g}/direct {tg / td:.3f}"
               f"   (median per-round ratio: {ratio_rounds:.3f})")
+    print("cost per call of each process's own threads (direct: the server; a guard: the guard "
+          "alone), CPU at the kernel's clock-tick resolution")
+    print(f"  {'':<16} {'seq CPU us':>10} {'switches':>14} {'burst CPU us':>13} {'switches':>14}")
+    for name in names:
+        cells = []
+        for phase, calls in (("seq", args.calls), ("burst", args.burst)):
+            c, v, i = cost[(name, phase)]
+            cells.append(f"{c / calls:>10.1f} {v / calls:>6.2f}v+{i / calls:.2f}i")
+        print(f"  {label.get(name, name):<16} {cells[0]} {cells[1]:>28}")
     print(f"audit log: {audit_lines} lines for {expected_calls} guarded calls (+ listing entries)")
     g50 = pct(lat["guard"], 50)
     tg = total(rate["guard"])

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::json::{CanonError, Json, Sink, cmp_utf16};
+use crate::json::{CanonError, Json, Listed, Sink, cmp_utf16, stream_listing};
 
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -45,6 +45,19 @@ impl HashSink {
     fn finish(mut self) -> String {
         self.hasher.update(&self.buffer);
         hex(&self.hasher.finalize())
+    }
+
+    /// The hash of what was put, leaving the sink empty for the next text.
+    fn finish_reset(&mut self) -> String {
+        self.hasher.update(&self.buffer);
+        self.buffer.clear();
+        hex(&self.hasher.finalize_reset())
+    }
+
+    /// Drops what was put.
+    fn reset(&mut self) {
+        self.buffer.clear();
+        self.hasher.reset();
     }
 }
 
@@ -135,6 +148,53 @@ impl HashedTool {
     }
 }
 
+/// A definition's key and hash without the definition: what `mcp-lock hash` needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolHash {
+    /// As [`HashedTool::name`].
+    pub name: Option<String>,
+    /// As [`HashedTool::hash`].
+    pub hash: Result<String, CanonError>,
+}
+
+impl From<&HashedTool> for ToolHash {
+    fn from(tool: &HashedTool) -> Self {
+        ToolHash {
+            name: tool.name.clone(),
+            hash: tool.hash.clone(),
+        }
+    }
+}
+
+/// The [`ToolHash`] of each definition of a listing's text (a bare array, a
+/// tools/list result, or a JSON-RPC answer holding one), the same as
+/// [`HashedTool::new`] gives for each definition [`Json::parse`] reads, but read and
+/// hashed one definition at a time without building any. `None` when the text is not
+/// plainly such a listing (see [`stream_listing`]): read it with [`Json::parse`].
+pub fn hash_listing_text(text: &[u8]) -> Option<(Listed, Vec<ToolHash>)> {
+    let mut found: [(Listed, Vec<ToolHash>); 3] = [
+        (Listed::Array, Vec::new()),
+        (Listed::Tools, Vec::new()),
+        (Listed::ResultTools, Vec::new()),
+    ];
+    let mut sink = HashSink::default();
+    let listed = stream_listing(text, |listed, definition| {
+        let hash = match definition.canonical_into(&mut sink) {
+            Ok(()) => Ok(sink.finish_reset()),
+            Err(e) => {
+                sink.reset();
+                Err(e)
+            }
+        };
+        let name = definition.name();
+        if let Some((_, hashes)) = found.iter_mut().find(|(l, _)| *l == listed) {
+            hashes.push(ToolHash { name, hash });
+        }
+    })?;
+    let (_, hashes) = found.into_iter().find(|(l, _)| *l == listed)?;
+    Some((listed, hashes))
+}
+
 /// Why a listing has no set hash.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetHashError {
@@ -146,16 +206,26 @@ pub enum SetHashError {
 
 /// The set hash of a whole listing, or why it has none.
 pub fn listing_set_hash(tools: &[HashedTool]) -> Result<String, SetHashError> {
-    let mut entries = Vec::with_capacity(tools.len());
-    for (index, tool) in tools.iter().enumerate() {
-        let name = tool.name.as_deref().ok_or(SetHashError::NoName { index })?;
-        let hash = tool
-            .hash
-            .as_deref()
-            .map_err(|reason| SetHashError::Unhashable {
-                name: name.to_string(),
-                reason: reason.clone(),
-            })?;
+    set_hash_of(tools.iter().map(|tool| (&tool.name, &tool.hash)))
+}
+
+/// [`listing_set_hash`] of the names and hashes alone.
+pub fn tool_hashes_set_hash<'a>(
+    tools: impl IntoIterator<Item = &'a ToolHash>,
+) -> Result<String, SetHashError> {
+    set_hash_of(tools.into_iter().map(|tool| (&tool.name, &tool.hash)))
+}
+
+fn set_hash_of<'a>(
+    tools: impl Iterator<Item = (&'a Option<String>, &'a Result<String, CanonError>)>,
+) -> Result<String, SetHashError> {
+    let mut entries = Vec::with_capacity(tools.size_hint().0);
+    for (index, (name, hash)) in tools.enumerate() {
+        let name = name.as_deref().ok_or(SetHashError::NoName { index })?;
+        let hash = hash.as_deref().map_err(|reason| SetHashError::Unhashable {
+            name: name.to_string(),
+            reason: reason.clone(),
+        })?;
         entries.push((name, hash));
     }
     Ok(set_hash(entries))

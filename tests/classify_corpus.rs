@@ -3,6 +3,8 @@
 //!
 //! Regenerate snapshots after an intended change with
 //! `MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test classify_corpus`, then review the diff.
+//! `cargo test --test classify_corpus -- --nocapture` also prints each class's
+//! precision and recall over the corpus.
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +43,43 @@ fn render(findings: &[Finding]) -> String {
     out
 }
 
+/// Per class: how many pairs it was expected for and given, precision (of the pairs
+/// given the class, how many expected it) and recall (of the pairs expected it, how
+/// many got it).
+fn precision_table(outcomes: &[(Option<Class>, Option<Class>)]) -> String {
+    let mut out = format!(
+        "{:<10} {:>8} {:>6} {:>10} {:>7}\n",
+        "class", "expected", "given", "precision", "recall"
+    );
+    for class in Class::ALL {
+        let expected = outcomes.iter().filter(|(e, _)| *e == Some(class)).count();
+        let given = outcomes.iter().filter(|(_, g)| *g == Some(class)).count();
+        let right = outcomes
+            .iter()
+            .filter(|(e, g)| *e == Some(class) && *g == Some(class))
+            .count();
+        let ratio = |n: usize, d: usize| {
+            if d == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.3}", n as f64 / d as f64)
+            }
+        };
+        out.push_str(&format!(
+            "{:<10} {expected:>8} {given:>6} {:>10} {:>7}\n",
+            class.as_str(),
+            ratio(right, given),
+            ratio(right, expected)
+        ));
+    }
+    let right = outcomes.iter().filter(|(e, g)| e == g).count();
+    out.push_str(&format!(
+        "{right} of {} pairs get their expected class\n",
+        outcomes.len()
+    ));
+    out
+}
+
 #[test]
 fn every_corpus_pair_gets_its_expected_class_and_snapshot() {
     let update = std::env::var_os("MCP_LOCK_UPDATE_SNAPSHOTS").is_some();
@@ -53,6 +92,7 @@ fn every_corpus_pair_gets_its_expected_class_and_snapshot() {
     files.sort();
     assert!(files.len() >= 50, "the corpus has {} pairs", files.len());
     let mut failures = Vec::new();
+    let mut outcomes = Vec::new();
     for file in &files {
         let stem = file.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(file).unwrap();
@@ -62,6 +102,7 @@ fn every_corpus_pair_gets_its_expected_class_and_snapshot() {
         let findings = classifier.classify(&before, &after);
         let got = worst(&findings);
         let expect = Class::parse(case["expect"].as_str().unwrap());
+        outcomes.push((expect, got));
         if got != expect {
             failures.push(format!(
                 "{stem}: expected {expect:?}, got {got:?}\n{}",
@@ -99,6 +140,7 @@ fn every_corpus_pair_gets_its_expected_class_and_snapshot() {
             }
         }
     }
+    println!("{}", precision_table(&outcomes));
     assert!(
         failures.is_empty(),
         "{} of {} pairs failed:\n\n{}",

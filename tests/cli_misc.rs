@@ -246,3 +246,18 @@ fn hash_refuses_the_same_file_named_twice() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("- and "));
 }
+
+#[test]
+fn hash_of_a_listing_is_the_same_whether_streamed_or_read_whole() {
+    let tools = r#"[{"name":"b","x":{"z":1,"a":[1.50,"\u00e9"]}},{"name":"a","d":"\ud83d"}]"#;
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":{tools}}}}}"#);
+    let streamed = hash_stdin(&answer, &[]);
+    // A repeated `result` (the last one counts) is left to the whole-text reader.
+    let repeated = format!(r#"{{"result":{{"tools":[]}},"result":{{"tools":{tools}}}}}"#);
+    let whole = hash_stdin(&repeated, &[]);
+    assert_eq!(streamed.0, 0, "{streamed:?}");
+    assert!(streamed.1.ends_with("  (set of 2 tools)\n"), "{streamed:?}");
+    assert_eq!(streamed, whole);
+    let as_json = hash_stdin(&answer, &["--format", "json"]);
+    assert_eq!(as_json, hash_stdin(&repeated, &["--format", "json"]));
+}

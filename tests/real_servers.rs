@@ -151,10 +151,12 @@ fn upgrading_a_real_server_release_is_reported_as_drift() {
     assert_eq!(changes.len(), 14, "{changes:#?}");
     // 2025.7.1 sent empty input schemas (accepting anything), so each tool now
     // requiring a `path` is a new target-selecting input: authority. The one tool
-    // without inputs only moved its description and schema dialect.
+    // without inputs only reworded its description and named its schema dialect
+    // (draft-07, using no keyword that draft-07 and the default 2020-12 read
+    // differently): semantic.
     assert_eq!(find("create_directory")["class"], "authority");
     let list_allowed = find("list_allowed_directories");
-    assert_eq!(list_allowed["class"], "breaking");
+    assert_eq!(list_allowed["class"], "semantic");
     let classes: Vec<&str> = list_allowed["findings"]
         .as_array()
         .unwrap()

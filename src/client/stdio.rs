@@ -345,7 +345,12 @@ impl StdioConnection {
         match timeout_at(deadline, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(RpcError::Closed(self.exit_description().await)),
-            Err(_) => Err(RpcError::Timeout),
+            // Only a full pipe blocks a write: the server has stopped reading its
+            // input, which "no answer" would not say.
+            Err(_) => Err(RpcError::Io(format!(
+                "the server stopped reading its input (a {}-byte write was still blocked at the deadline)",
+                line.len()
+            ))),
         }
     }
 
@@ -543,12 +548,24 @@ async fn keep_stderr_tail(
             Ok(n) => n,
         };
         partial.extend_from_slice(&chunk[..n]);
-        while let Some(i) = partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = partial.drain(..=i).collect();
+        // Only the last lines of a read can survive in the tail: a flood of short
+        // lines is cut down here, not redacted line by line, and the buffer is moved
+        // once per read rather than once per line.
+        let mut kept: VecDeque<(usize, usize)> = VecDeque::new();
+        let mut start = 0;
+        while let Some(i) = partial[start..].iter().position(|&b| b == b'\n') {
             if !std::mem::take(&mut skipping) {
-                push_line(&tail, &line[..line.len() - 1], &secrets);
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back((start, start + i));
             }
+            start += i + 1;
         }
+        for (from, to) in kept {
+            push_line(&tail, &partial[from..to], &secrets);
+        }
+        partial.drain(..start);
         if partial.len() > STDERR_LINE_BYTES {
             if !skipping {
                 push_line(&tail, &partial, &secrets);

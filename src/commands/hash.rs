@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::hash::{HashedTool, listing_set_hash};
+use mcp_lock::hash::{HashedTool, ToolHash, hash_listing_text, tool_hashes_set_hash};
 use mcp_lock::json::Json;
 use mcp_lock::text::escape_for_terminal;
 use serde_json::json;
@@ -15,7 +15,7 @@ use crate::cli::{HashArgs, HashFormat};
 
 /// One definition read, and where from.
 struct Definition {
-    tool: HashedTool,
+    tool: ToolHash,
     /// Where it was read, for messages: the file, and its place in a listing.
     place: String,
 }
@@ -46,15 +46,40 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
     let mut single = files.len() == 1;
     for file in &files {
         let name = file.display().to_string();
-        let text = if name == "-" {
-            let mut text = String::new();
+        let bytes = if name == "-" {
+            let mut bytes = Vec::new();
             std::io::stdin()
-                .read_to_string(&mut text)
+                .read_to_end(&mut bytes)
                 .context("cannot read standard input")?;
-            text
+            bytes
         } else {
-            std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?
+            std::fs::read(file).with_context(|| format!("cannot read {name}"))?
         };
+        // A plain listing is hashed as it is read; anything else is read whole below.
+        if let Some((_, hashes)) = hash_listing_text(&bytes) {
+            single = false;
+            read.extend(hashes.into_iter().enumerate().map(|(i, tool)| Definition {
+                tool,
+                place: format!("{name}: definition #{}", i + 1),
+            }));
+            // Freed when the process ends, which is soon (as `read` below).
+            std::mem::forget(bytes);
+            continue;
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                )
+            })
+            .with_context(|| {
+                if name == "-" {
+                    "cannot read standard input".to_string()
+                } else {
+                    format!("cannot read {name}")
+                }
+            })?;
         let value = Json::parse(&text).map_err(|e| anyhow::anyhow!("{name}: not JSON: {e}"))?;
         if let Some(why) = error_answer(&value) {
             super::error(&format!(
@@ -67,12 +92,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
             Some(defs) => {
                 single = false;
                 read.extend(defs.into_iter().enumerate().map(|(i, def)| Definition {
-                    tool: HashedTool::new(def),
+                    tool: ToolHash::from(&HashedTool::new(def)),
                     place: format!("{name}: definition #{}", i + 1),
                 }));
             }
             None if value.is_object() => read.push(Definition {
-                tool: HashedTool::new(value),
+                tool: ToolHash::from(&HashedTool::new(value)),
                 place: format!("{name}: the definition"),
             }),
             None => anyhow::bail!(
@@ -81,8 +106,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let problems: Vec<Option<String>> = read.iter().map(Definition::problem).collect();
-    let tools: Vec<HashedTool> = read.iter().map(|r| r.tool.clone()).collect();
-    let set = listing_set_hash(&tools);
+    let set = tool_hashes_set_hash(read.iter().map(|r| &r.tool));
     let all_hashed = problems.iter().all(Option::is_none) && (single || set.is_ok());
     match args.format {
         HashFormat::Json => {
@@ -136,7 +160,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
                         let _ = writeln!(
                             text,
                             "{hash}  (set of {})",
-                            mcp_lock::text::count(tools.len(), "tool")
+                            mcp_lock::text::count(read.len(), "tool")
                         );
                     }
                     Err(e) => {
@@ -150,7 +174,6 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
     }
     // The process ends next: freeing every definition one by one would only cost time.
     std::mem::forget(read);
-    std::mem::forget(tools);
     Ok(if all_hashed {
         ExitCode::Success
     } else {

@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub(crate) mod entry;
+mod expand;
 pub(crate) mod jsonc;
 pub mod shape;
 pub mod user;
 pub mod vars;
 
+pub use expand::{expand, match_expansion};
 pub use shape::{Format, Scope, Shape};
 pub use user::{USER_CLIENTS, is_user_file, user_config_path};
 
@@ -46,7 +48,9 @@ pub fn discover(project_dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = DISCOVERED
         .iter()
         .map(|rel| project_dir.join(rel))
-        .filter(|p| p.is_file())
+        // Anything by a config's name is a config: a directory there is reported
+        // when it is read, not skipped as if nothing were there.
+        .filter(|p| p.exists())
         .collect();
     let mut continued: Vec<PathBuf> = std::fs::read_dir(project_dir.join(CONTINUE_DIR))
         .into_iter()
@@ -752,295 +756,9 @@ pub fn wrapped_remote_sidecar(command: &str, args: &[String]) -> Option<String> 
         .cloned()
 }
 
-/// Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in one
-/// value, recording every expanded value as a secret.
-pub fn expand(
-    value: &str,
-    server: &str,
-    field: &str,
-    project_dir: &Path,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    secrets: &mut Secrets,
-) -> Result<String, ConfigError> {
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: "unclosed \"${\"".into(),
-            });
-        };
-        let body = &after[..end];
-        rest = &after[end + 1..];
-        if body == "workspaceFolder" {
-            out.push_str(&project_dir.display().to_string());
-            continue;
-        }
-        if let Some(input) = body.strip_prefix("input:") {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: format!(
-                    "VS Code input variable ${{input:{input}}} cannot be answered here; use ${{env:NAME}} instead"
-                ),
-            });
-        }
-        let body = body.strip_prefix("env:").unwrap_or(body);
-        let (var, default) = match body.split_once(":-") {
-            Some((var, default)) => (var, Some(default)),
-            None => (body, None),
-        };
-        let valid = !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: format!("\"${{{body}}}\" is not a variable reference"),
-            });
-        }
-        match lookup(var).or_else(|| default.map(str::to_string)) {
-            Some(v) => {
-                secrets.add_variable(var, &v);
-                out.push_str(&v);
-            }
-            None => {
-                return Err(ConfigError::UnsetVariable {
-                    server: server.into(),
-                    var: var.into(),
-                    field: field.into(),
-                });
-            }
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// Expands a remote entry's URL: each variable is expanded as by [`expand`], then
-/// percent-encoded for the URL component it lands in ([`vars::expand_url`]).
-fn expand_url(
-    template: &str,
-    server: &str,
-    project_dir: &Path,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    secrets: &mut Secrets,
-) -> Result<String, ConfigError> {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("${") {
-        parts.push(vars::UrlPart::Text(rest[..start].to_string()));
-        let after = &rest[start..];
-        // An unclosed "${" is reported by `expand`.
-        let end = after.find('}').map_or(after.len(), |e| e + 1);
-        let reference = &after[..end];
-        let value = expand(reference, server, "url", project_dir, lookup, secrets)?;
-        let name = reference[2..end - 1].to_string();
-        parts.push(vars::UrlPart::Var { name, value });
-        rest = &after[end..];
-    }
-    parts.push(vars::UrlPart::Text(rest.to_string()));
-    let (url, inserted) = vars::expand_url(&parts).map_err(|message| ConfigError::Variable {
-        server: server.into(),
-        field: "url".into(),
-        message,
-    })?;
-    // The encoded forms are as secret as the values.
-    for (name, text) in inserted {
-        let name = name.strip_prefix("env:").unwrap_or(&name);
-        let name = name.split_once(":-").map_or(name, |(n, _)| n);
-        secrets.add_variable(name, &text);
-    }
-    Ok(url)
-}
-
-/// The values a client gave the variables of `template` when it expanded it to
-/// `actual`: for a wrapped entry, whose guard receives only the expanded arguments.
-/// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
-/// variables make the split ambiguous, the first takes as little as it can.
-pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<(String, String)>> {
-    let (parts, closed) = template_parts(template);
-    if !closed {
-        return None;
-    }
-
-    fn go(parts: &[Part], actual: &str, out: &mut Vec<(String, String)>) -> bool {
-        match parts.split_first() {
-            None => actual.is_empty(),
-            Some((Part::Text(text), rest)) => {
-                actual.starts_with(text) && go(rest, &actual[text.len()..], out)
-            }
-            Some((Part::Var(name), rest)) => {
-                for (cut, _) in actual.char_indices().chain([(actual.len(), ' ')]) {
-                    out.push((name.to_string(), actual[..cut].to_string()));
-                    if go(rest, &actual[cut..], out) {
-                        return true;
-                    }
-                    out.pop();
-                }
-                false
-            }
-        }
-    }
-    let mut out = Vec::new();
-    go(&parts, actual, &mut out).then_some(out)
-}
-
-/// The variables a value refers to, as `${NAME}` / `${env:NAME}` name them.
-fn variables_in(value: &str) -> Vec<String> {
-    template_parts(value)
-        .0
-        .into_iter()
-        .filter_map(|part| match part {
-            Part::Var(name) if name != "workspaceFolder" => Some(name.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A piece of a value as written: text, or a `${...}` reference by variable name.
-enum Part<'a> {
-    Text(&'a str),
-    Var(&'a str),
-}
-
-/// A value split at its `${NAME}`, `${env:NAME}` and `${NAME:-default}` references
-/// (`${workspaceFolder}` among them), and whether every `${` was closed; the parts
-/// after an unclosed one are left out.
-fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
-    let mut parts = Vec::new();
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        parts.push(Part::Text(&rest[..start]));
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return (parts, false);
-        };
-        let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
-        parts.push(Part::Var(
-            body.split_once(":-").map_or(body, |(name, _)| name),
-        ));
-        rest = &after[end + 1..];
-    }
-    parts.push(Part::Text(rest));
-    (parts, true)
-}
-
-impl ServerSpec {
-    /// Expands the entry's variables from the given environment.
-    pub fn resolve(
-        &self,
-        project_dir: &Path,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Resolved, ConfigError> {
-        match &self.transport {
-            TransportSpec::Stdio { .. } => self
-                .resolve_stdio(project_dir, lookup)
-                .map(|r| Resolved::Stdio(r.expect("a stdio entry"))),
-            TransportSpec::Remote { kind, url, headers } => {
-                let mut secrets = Secrets::default();
-                let name = &self.name;
-                let written_url = url.clone();
-                let url = expand_url(url, name, project_dir, lookup, &mut secrets)?;
-                let mut resolved = Vec::new();
-                for (key, value) in headers {
-                    let field = format!("headers.{key}");
-                    let expanded = expand(value, name, &field, project_dir, lookup, &mut secrets)?;
-                    // A header value is a credential whether or not it came from a variable.
-                    secrets.add_header(key, &expanded);
-                    resolved.push((key.clone(), expanded, variables_in(value)));
-                }
-                Ok(Resolved::Remote(ResolvedRemote {
-                    name: name.clone(),
-                    oauth_issuer: None,
-                    kind: *kind,
-                    url,
-                    written_url,
-                    headers: resolved,
-                    secrets,
-                }))
-            }
-        }
-    }
-
-    /// Expands a stdio entry's variables from the given environment, recording its
-    /// secrets by the rule in [`crate::secrets`].
-    pub fn resolve_stdio(
-        &self,
-        project_dir: &Path,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Option<ResolvedStdio>, ConfigError> {
-        let TransportSpec::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } = &self.transport
-        else {
-            return Ok(None);
-        };
-        let mut secrets = Secrets::default();
-        let name = &self.name;
-        let mut resolved_env = BTreeMap::new();
-        for (key, value) in env {
-            let v = expand(
-                value,
-                name,
-                &format!("env.{key}"),
-                project_dir,
-                lookup,
-                &mut secrets,
-            )?;
-            if !value.contains("${") {
-                secrets.add_literal_env(key, value);
-            }
-            resolved_env.insert(key.clone(), v);
-        }
-        let self_command = command;
-        let command = expand(command, name, "command", project_dir, lookup, &mut secrets)?;
-        let args = args
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                expand(
-                    a,
-                    name,
-                    &format!("args[{i}]"),
-                    project_dir,
-                    lookup,
-                    &mut secrets,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let cwd = match cwd {
-            Some(c) => project_dir.join(expand(c, name, "cwd", project_dir, lookup, &mut secrets)?),
-            None => project_dir.to_path_buf(),
-        };
-        Ok(Some(ResolvedStdio {
-            written_command: self_command.clone(),
-            command,
-            args,
-            env: resolved_env,
-            cwd,
-            secrets,
-        }))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env(var: &str) -> Option<String> {
-        match var {
-            "TOKEN" => Some("s3cr3t-value".into()),
-            "HOME" => Some("/home/me".into()),
-            _ => None,
-        }
-    }
 
     #[test]
     fn reads_every_supported_shape() {
@@ -1121,54 +839,6 @@ mod tests {
         assert_eq!(
             unwrapped_command("mcp-lock", &args(&["guard", "s", "--"])),
             None
-        );
-    }
-
-    #[test]
-    fn expands_variables_and_remembers_them_as_secrets() {
-        let mut secrets = Secrets::default();
-        let out = expand(
-            "Bearer ${TOKEN} ${env:HOME} ${MISSING:-fallback}",
-            "s",
-            "args[0]",
-            Path::new("/p"),
-            &env,
-            &mut secrets,
-        )
-        .unwrap();
-        assert_eq!(out, "Bearer s3cr3t-value /home/me fallback");
-        assert_eq!(secrets.redact("x s3cr3t-value y"), "x ${TOKEN} y");
-    }
-
-    #[test]
-    fn match_expansion_recovers_the_values_a_client_expanded() {
-        assert_eq!(
-            match_expansion("--token=${SECRET}", "--token=abc123"),
-            Some(vec![("SECRET".into(), "abc123".into())])
-        );
-        assert_eq!(
-            match_expansion("${env:A}/x/${B:-d}", "one/x/two"),
-            Some(vec![("A".into(), "one".into()), ("B".into(), "two".into())])
-        );
-        assert_eq!(match_expansion("plain", "plain"), Some(vec![]));
-        assert_eq!(match_expansion("--token=${SECRET}", "--other=abc"), None);
-        assert_eq!(match_expansion("plain", "other"), None);
-    }
-
-    #[test]
-    fn unset_variable_is_an_error_naming_it() {
-        let err = expand(
-            "${NOPE}",
-            "gh",
-            "env.X",
-            Path::new("/"),
-            &env,
-            &mut Secrets::default(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "server \"gh\": environment variable NOPE is not set (used in env.X)"
         );
     }
 }

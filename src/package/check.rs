@@ -1,0 +1,456 @@
+//! `verify`'s check of what the host will launch for an entry against its pin.
+
+use super::*;
+
+/// The check of one server's package: what the host launches for this entry against
+/// the pin (`None`: the lock has none). `action` is left for the policy to set.
+pub async fn check(entry: &Entry<'_>, pin: Option<&PackagePin>, lookups: Lookups) -> PackageCheck {
+    let started = std::time::Instant::now();
+    let mut out = check_untimed(entry, pin, lookups).await;
+    out.elapsed_ms = started.elapsed().as_millis() as u64;
+    out
+}
+
+async fn check_untimed(
+    entry: &Entry<'_>,
+    pin: Option<&PackagePin>,
+    lookups: Lookups,
+) -> PackageCheck {
+    let rec = entry.recognised();
+    let kind = match &rec.target {
+        Target::Npm { .. } => "npm",
+        Target::Pypi { .. } => "pypi",
+        Target::Oci { .. } => "oci",
+        Target::Script { .. } => "script",
+        Target::Unrecognised => "unrecognised",
+    };
+    let mut out = PackageCheck {
+        status: PackageStatus::Pinned,
+        kind,
+        launcher: rec.launcher.clone(),
+        pinned: pin.map(|p| p.to_string()),
+        live: None,
+        message: String::new(),
+        action: Action::Allow,
+        elapsed_ms: 0,
+    };
+    let changed = |out: &mut PackageCheck, live: String, message: String| {
+        out.status = PackageStatus::Changed;
+        out.live = Some(live);
+        out.message = message;
+    };
+    let Some(pin) = pin else {
+        out.status = if kind == "unrecognised" {
+            PackageStatus::Unrecognised
+        } else {
+            PackageStatus::NotPinnedYet
+        };
+        out.message = match out.status {
+            PackageStatus::Unrecognised => unrecognised_text(&rec),
+            _ => "package not pinned yet (the lock is from before packages were pinned); `mcp-lock update` pins it".into(),
+        };
+        return out;
+    };
+    match (&rec.target, &pin.package) {
+        (Target::Unrecognised, Package::Unrecognised) => {
+            out.status = PackageStatus::Unrecognised;
+            out.message = unrecognised_text(&rec);
+        }
+        (
+            Target::Script { path },
+            Package::Script {
+                path: pinned_path,
+                sha256,
+            },
+        ) => {
+            let now = script_path(entry, path);
+            if now != *pinned_path {
+                changed(
+                    &mut out,
+                    format!("script {now}"),
+                    format!("the entry now runs {now}, the lock pins {pinned_path}"),
+                );
+            } else {
+                match sha256_file_async(entry.cwd.join(path)).await {
+                    Err(e) => changed(
+                        &mut out,
+                        format!("script {now} (unreadable)"),
+                        format!("cannot read the pinned script {now}: {e}"),
+                    ),
+                    Ok(live) if live != *sha256 => changed(
+                        &mut out,
+                        format!("script {now} (sha256 {})", short(&live)),
+                        format!(
+                            "the script {now} changed since it was pinned (sha256 {} -> {})",
+                            short(sha256),
+                            short(&live)
+                        ),
+                    ),
+                    Ok(_) => out.message = format!("script {now} as pinned"),
+                }
+            }
+        }
+        (
+            Target::Oci { reference },
+            Package::Oci {
+                reference: pinned_ref,
+                digest,
+            },
+        ) => {
+            if reference != pinned_ref {
+                changed(
+                    &mut out,
+                    format!("oci {reference}"),
+                    format!("the entry now runs image {reference}, the lock pins {pinned_ref}"),
+                );
+            } else if digest.is_none() {
+                out.status = PackageStatus::Floating;
+                out.message = format!(
+                    "image {reference} is pinned by tag only, not by digest; write it as {reference}@sha256:… in the config to pin it"
+                );
+            } else {
+                out.message = format!("image {reference} pinned by digest");
+            }
+        }
+        (
+            Target::Npm { name, spec },
+            Package::Npm {
+                name: pinned_name,
+                version,
+                integrity,
+            },
+        ) if name == pinned_name => {
+            check_npm(
+                entry,
+                &mut out,
+                name,
+                spec.as_deref(),
+                version,
+                integrity,
+                lookups,
+            )
+            .await;
+        }
+        (
+            Target::Pypi { name, spec },
+            Package::Pypi {
+                name: pinned_name,
+                version,
+                files,
+            },
+        ) if pypi::normalize(name) == pypi::normalize(pinned_name) => {
+            check_pypi(
+                entry,
+                &rec,
+                &mut out,
+                name,
+                spec.as_deref(),
+                version,
+                files,
+                lookups,
+            )
+            .await;
+        }
+        (target, _) => {
+            let live = match target {
+                Target::Npm { name, spec } => format!(
+                    "npm {name}{}",
+                    spec.as_deref().map(|s| format!("@{s}")).unwrap_or_default()
+                ),
+                Target::Pypi { name, spec } => {
+                    format!("pypi {name}{}", spec.as_deref().unwrap_or_default())
+                }
+                Target::Oci { reference } => format!("oci {reference}"),
+                Target::Script { path } => format!("script {path}"),
+                Target::Unrecognised => format!("not recognised ({})", rec.launcher),
+            };
+            let message = format!("the entry now launches {live}; the lock pins {pin}");
+            changed(&mut out, live, message);
+        }
+    }
+    out
+}
+
+fn unrecognised_text(rec: &Recognised) -> String {
+    format!(
+        "launches `{}`, which mcp-lock does not recognise as a package runner or script; its code is not pinned",
+        rec.launcher
+    )
+}
+
+async fn check_npm(
+    entry: &Entry<'_>,
+    out: &mut PackageCheck,
+    name: &str,
+    spec: Option<&str>,
+    version: &str,
+    integrity: &str,
+    lookups: Lookups,
+) {
+    let exact = spec.and_then(npm::exact_version);
+    if let Some(written) = exact
+        && written != version
+    {
+        out.status = PackageStatus::Changed;
+        out.live = Some(format!("npm {name}@{written}"));
+        out.message = format!(
+            "the config asks for {name}@{written}; the lock pins {version} ({version} -> {written})"
+        );
+        return;
+    }
+    if lookups == Lookups::Offline {
+        out.status = PackageStatus::Skipped;
+        out.message = "registry look-up skipped (--offline)".into();
+        return;
+    }
+    let registry = npm::registry_for(name, entry.project_dir, &|k| entry.lookup(k));
+    let packument = match npm::fetch(&registry, name).await {
+        Ok(p) => p,
+        Err(e) => {
+            out.status = PackageStatus::Unverifiable;
+            out.message = e;
+            return;
+        }
+    };
+    match packument.versions.get(version) {
+        None => {
+            out.status = PackageStatus::Changed;
+            out.live = Some(format!("npm {name}@{version} (not published)"));
+            out.message =
+                format!("the pinned {name}@{version} is no longer published on {registry}");
+            return;
+        }
+        Some(live) if live.as_deref() != Some(integrity) => {
+            out.status = PackageStatus::Changed;
+            out.live = Some(format!(
+                "npm {name}@{version} ({})",
+                live.as_deref().map(short).unwrap_or("no integrity")
+            ));
+            out.message = format!(
+                "{registry} gives {name}@{version} another integrity than the lock pins ({} -> {})",
+                short(integrity),
+                live.as_deref().map(short).unwrap_or("none")
+            );
+            return;
+        }
+        Some(_) => {}
+    }
+    let target = npm::resolve(&packument, name, spec);
+    report_target(
+        out,
+        entry.guarded,
+        exact.is_some(),
+        &format!("{name}@"),
+        "npm",
+        version,
+        target,
+        &format!("{name}@{version}"),
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn check_pypi(
+    entry: &Entry<'_>,
+    rec: &Recognised,
+    out: &mut PackageCheck,
+    name: &str,
+    spec: Option<&str>,
+    version: &str,
+    files: &BTreeMap<String, String>,
+    lookups: Lookups,
+) {
+    let exact = spec.and_then(pypi::exact_version);
+    if let Some(written) = exact
+        && !pypi::same_version(written, version)
+    {
+        out.status = PackageStatus::Changed;
+        out.live = Some(format!("pypi {name}=={written}"));
+        out.message = format!(
+            "the config asks for {name}=={written}; the lock pins {version} ({version} -> {written})"
+        );
+        return;
+    }
+    if lookups == Lookups::Offline {
+        out.status = PackageStatus::Skipped;
+        out.message = "index look-up skipped (--offline)".into();
+        return;
+    }
+    let index = pypi::index_for(&rec.launcher, &|k| entry.lookup(k));
+    let listed = match pypi::fetch(&index, name).await {
+        Ok(f) => f,
+        Err(e) => {
+            out.status = PackageStatus::Unverifiable;
+            out.message = e;
+            return;
+        }
+    };
+    let live = pypi::files_of(&listed, version);
+    // Files may be added to a release later: only a pinned file that changed or
+    // vanished counts.
+    for (file, sha) in files {
+        let problem = match live.get(file) {
+            None => Some(format!(
+                "{file} of the pinned {name}=={version} is no longer on {index}"
+            )),
+            Some(None) => {
+                out.status = PackageStatus::Unverifiable;
+                out.message =
+                    format!("{index} gives no sha256 for {file}; the pin cannot be checked");
+                return;
+            }
+            Some(Some(live)) if !live.eq_ignore_ascii_case(sha) => Some(format!(
+                "{index} gives {file} another sha256 than the lock pins ({} -> {})",
+                short(sha),
+                short(live)
+            )),
+            Some(Some(_)) => None,
+        };
+        if let Some(message) = problem {
+            out.status = PackageStatus::Changed;
+            out.live = Some(format!("pypi {name}=={version} ({file} changed)"));
+            out.message = message;
+            return;
+        }
+    }
+    let target = pypi_target(&listed, name, spec);
+    report_target(
+        out,
+        entry.guarded,
+        exact.is_some(),
+        &format!("{name}=="),
+        "pypi",
+        version,
+        target,
+        &format!("{name}=={version}"),
+    );
+}
+
+/// The verdict once the pinned version checked out: an unwrapped entry launches what
+/// its spec resolves to (`target`); a wrapped one launches the pin, and a floating spec
+/// warns. A spec that does not resolve leaves an unwrapped entry unverifiable and only
+/// warns for a wrapped one, which never launches it.
+#[allow(clippy::too_many_arguments)]
+fn report_target(
+    out: &mut PackageCheck,
+    guarded: bool,
+    exact: bool,
+    prefix: &str,
+    kind: &str,
+    version: &str,
+    target: Result<String, String>,
+    pinned_spec: &str,
+) {
+    let target = match target {
+        Ok(t) => t,
+        Err(e) if guarded => {
+            out.status = PackageStatus::Floating;
+            out.message = format!("{e}; the guard launches the pinned {version}");
+            return;
+        }
+        Err(e) => {
+            out.status = PackageStatus::Unverifiable;
+            out.message = e;
+            return;
+        }
+    };
+    let target = target.as_str();
+    let same = if kind == "pypi" {
+        pypi::same_version(target, version)
+    } else {
+        target == version
+    };
+    if !guarded && !same {
+        out.status = PackageStatus::Changed;
+        out.live = Some(format!("{kind} {prefix}{target}"));
+        out.message = format!(
+            "the host launches {prefix}{target}, the lock pins {version} ({version} -> {target}); every tool may be unchanged, the code is not"
+        );
+    } else if guarded && !exact {
+        out.status = PackageStatus::Floating;
+        out.live = Some(format!("{kind} {prefix}{version}"));
+        out.message = format!(
+            "floats; the registry's newest is {target}; pinned {version} (the guard launches {pinned_spec}); write {pinned_spec} in the config to pin it"
+        );
+    } else {
+        out.live = Some(format!("{kind} {prefix}{version}"));
+        out.message = format!("{pinned_spec} as pinned");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::tests::{pin, words};
+
+    #[tokio::test]
+    async fn a_changed_script_is_package_changed_offline_too() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.py"), "print(1)\n").unwrap();
+        let env = BTreeMap::new();
+        let args = words("s.py");
+        let entry = Entry {
+            command: "python3",
+            args: &args,
+            env: &env,
+            cwd: dir.path(),
+            project_dir: dir.path(),
+            guarded: false,
+        };
+        let pinned = resolve_pin(&entry).await.unwrap();
+        assert_eq!(pinned.package.kind(), "script");
+        let same = check(&entry, Some(&pinned), Lookups::Offline).await;
+        assert_eq!(same.status, PackageStatus::Pinned);
+        std::fs::write(dir.path().join("s.py"), "print(2)\n").unwrap();
+        let changed = check(&entry, Some(&pinned), Lookups::Offline).await;
+        assert_eq!(changed.status, PackageStatus::Changed);
+        assert!(
+            changed.message.contains("changed since it was pinned"),
+            "{}",
+            changed.message
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_registry_is_unverifiable_and_offline_is_skipped() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let env = BTreeMap::from([(
+            "npm_config_registry".to_string(),
+            format!("http://127.0.0.1:{port}/"),
+        )]);
+        let args = words("-y tiny-mcp");
+        let entry = Entry {
+            command: "npx",
+            args: &args,
+            env: &env,
+            cwd: dir.path(),
+            project_dir: dir.path(),
+            guarded: false,
+        };
+        let npm = pin(
+            Package::Npm {
+                name: "tiny-mcp".into(),
+                version: "1.0.0".into(),
+                integrity: "sha512-x".into(),
+            },
+            "npx",
+        );
+        let online = check(&entry, Some(&npm), Lookups::Online).await;
+        assert_eq!(online.status, PackageStatus::Unverifiable);
+        assert!(
+            online.message.contains("cannot reach"),
+            "{}",
+            online.message
+        );
+        assert_eq!(
+            check(&entry, Some(&npm), Lookups::Offline).await.status,
+            PackageStatus::Skipped
+        );
+        assert!(resolve_pin(&entry).await.is_err());
+    }
+}
