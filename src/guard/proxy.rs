@@ -10,7 +10,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -237,20 +237,20 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
     }));
     let (events, first_event) = channel();
     let stuck = Arc::new(Stuck::default());
-    let expecting = Arc::new(AtomicBool::new(false));
+    let awaiting = Arc::new(AtomicUsize::new(0));
     {
         let shared = shared.clone();
         let events = events.clone();
         let stuck = stuck.clone();
         let arrived = arrived.clone();
-        let expecting = expecting.clone();
+        let awaiting = awaiting.clone();
         std::thread::spawn(move || {
             let sides = Sides {
                 shared: &shared,
                 arrived: &arrived,
                 max,
                 events: &events,
-                expecting: &expecting,
+                awaiting: &awaiting,
             };
             client_to_server(server_in, sides, client_notes, &stuck)
         });
@@ -263,7 +263,7 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
                 arrived: &arrived,
                 max,
                 events: &events,
-                expecting: &expecting,
+                awaiting: &awaiting,
             };
             server_to_client(server_out, sides, server_notes)
         });
@@ -421,6 +421,38 @@ fn write_client_lines(lines: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
+/// How many requests `lines` (the lines sent to the server in one write) hold; a
+/// batch counts as two, so that a spin is never waited out for half of one.
+fn requests_in(lines: &[u8]) -> usize {
+    lines
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| match crate::json::scan_envelope(line) {
+            Some(envelope) => usize::from(envelope.id.is_some() && envelope.has_method),
+            None => 2,
+        })
+        .sum()
+}
+
+/// A line from the server that answers requests counts them off [`Sides::awaiting`];
+/// true when it answered the only request waiting (the caller is likely to send its
+/// next one as soon as it has read this answer).
+fn count_answer(line: &[u8], awaiting: &AtomicUsize) -> bool {
+    if awaiting.load(Ordering::Acquire) == 0 {
+        return false;
+    }
+    match crate::json::scan_envelope(line) {
+        Some(envelope) if envelope.id.is_none() || envelope.has_method => false,
+        Some(_) => awaiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok_and(|before| before == 1),
+        None => {
+            awaiting.store(0, Ordering::Release);
+            false
+        }
+    }
+}
+
 /// What [`read_line`] found.
 #[derive(Clone, Copy)]
 enum Line {
@@ -490,9 +522,13 @@ struct Sides<'a> {
     /// Largest line accepted.
     max: usize,
     events: &'a Sender<Event>,
-    /// Set by the client's side after each write to the server: an answer is likely
-    /// on its way, so the server's side spins briefly before it blocks (see [`Spin`]).
-    expecting: &'a AtomicBool,
+    /// Requests the client's side sent the server that its answers have not yet
+    /// matched (a batch counts as two). While calls go one at a time (one waiting, or
+    /// the only one just answered: its caller sends the next as soon as it reads the
+    /// answer), the server's side spins briefly before it blocks (see [`Spin`]); with
+    /// more, the calls are pipelined and spinning would only take CPU time from the
+    /// server.
+    awaiting: &'a AtomicUsize,
 }
 
 /// A thread's own audit entries and stderr lines: formatted without any lock, and

@@ -16,7 +16,7 @@ pub(super) fn client_to_server(
         arrived,
         max,
         events,
-        expecting,
+        awaiting,
     } = sides;
     let stdin = io::stdin();
     let mut reader = BufReader::with_capacity(64 * 1024, stdin.lock());
@@ -38,6 +38,8 @@ pub(super) fn client_to_server(
             }
             out.back.extend_from_slice(&client_notes);
             if !out.forward.is_empty() {
+                // Counted before the write, so an answer can never arrive first.
+                awaiting.fetch_add(requests_in(&out.forward), Ordering::AcqRel);
                 stuck.start();
                 let written = server_in.write_all(&out.forward);
                 stuck.stop();
@@ -48,7 +50,6 @@ pub(super) fn client_to_server(
                     break;
                 }
                 out.forward.clear();
-                expecting.store(true, Ordering::Release);
             }
             if write_client_lines(&out.back).is_err() {
                 break;

@@ -12,15 +12,19 @@ pub(super) fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut 
         arrived,
         max,
         events,
-        expecting,
+        awaiting,
     } = sides;
     let fd = server_out.as_raw_fd();
     let mut spin = Spin::from_env();
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
     let mut out = Outbox::default();
+    // Set when a line answered the only request waiting.
+    let mut one_at_a_time = false;
     let problem = loop {
-        if reader.buffer().is_empty() && expecting.swap(false, Ordering::AcqRel) {
+        if reader.buffer().is_empty()
+            && (std::mem::take(&mut one_at_a_time) || awaiting.load(Ordering::Acquire) == 1)
+        {
             spin.until_readable(fd);
         }
         let (line, end) = match read_line(&mut reader, &mut buf, max, arrived) {
@@ -34,6 +38,7 @@ pub(super) fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut 
             Ok(Line::Text) => (Some(&buf), None),
         };
         if let Some(line) = line {
+            one_at_a_time |= count_answer(line, awaiting);
             take_server_line(line, shared, &mut notes, &mut out);
         }
         if end.is_some() || out.due(&reader) {

@@ -2,9 +2,10 @@
 //!
 //! A thread blocked in read(2) on an idle CPU wakes tens of microseconds after the
 //! bytes arrive (an idle vCPU has to be woken by its host); on a quiet machine that
-//! is most of what the guard adds to a round trip. So after the client's side sends
-//! the server something, the server's side first polls without blocking for up to
-//! [`WINDOW`]. On a busy machine the threads are rarely idle and the spinning only
+//! is most of what the guard adds to a round trip. So while exactly one request sent
+//! to the server waits for its answer (a caller is blocked on it; pipelined calls keep
+//! the threads awake anyway), the server's side first polls without blocking for up
+//! to [`WINDOW`]. On a busy machine the threads are rarely idle and the spinning only
 //! takes CPU time from the server, so it is done only while the load average is below
 //! half the CPUs (looked at once a second).
 
@@ -12,7 +13,7 @@ use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 /// How long to poll before blocking.
-const WINDOW: Duration = Duration::from_micros(50);
+const WINDOW: Duration = Duration::from_micros(250);
 /// How often the load average is looked at.
 const RECHECK: Duration = Duration::from_secs(1);
 
