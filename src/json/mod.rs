@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 mod envelope;
+mod lex;
 mod read;
 mod tape;
 mod write;

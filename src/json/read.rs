@@ -1,5 +1,6 @@
 //! The strict reader: JSON text to a [`Json`] tree.
 
+use super::lex::{self, LexError, Number};
 use super::{Json, JsonStr, MAX_DEPTH, ParseError};
 
 /// Reads one JSON text; surrounding whitespace is allowed, anything else is not.
@@ -154,72 +155,22 @@ impl Reader<'_> {
     }
 
     fn number(&mut self) -> Result<Json, ParseError> {
-        let start = self.pos;
-        let digits = |r: &mut Self| {
-            let from = r.pos;
-            while let Some(b'0'..=b'9') = r.peek() {
-                r.pos += 1;
-            }
-            r.pos - from
-        };
-        let negative = self.peek() == Some(b'-');
-        if negative {
-            self.pos += 1;
-        }
-        let integer_at = self.pos;
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(self.error("malformed number")),
-        }
-        let integer = &self.text[integer_at..self.pos];
-        // An integer of up to 15 digits is exact in a double: no float parsing needed.
-        if integer.len() <= 15 && !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
-            let value = integer
-                .iter()
-                .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-            let value = value as f64;
-            return Ok(Json::Number(if negative { -value } else { value }));
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(self.error("malformed number: no digits after '.'"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(self.error("malformed number: no digits in the exponent"));
-            }
-        }
-        // The grammar above admits only ASCII, so this slice is valid UTF-8.
-        let text = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
-        match text.parse::<f64>() {
-            Ok(n) if n.is_finite() => Ok(Json::Number(n)),
-            _ => {
-                self.pos = start;
-                Err(self.error("number out of range for an IEEE 754 double"))
-            }
+        match lex::number(self.text, &mut self.pos).map_err(|e| self.lex_error(e))? {
+            Number::Short {
+                start,
+                end,
+                negative,
+            } => Ok(Json::Number(Number::short_value(
+                self.text, start, end, negative,
+            ))),
+            Number::Double(n) => Ok(Json::Number(n)),
         }
     }
 
-    fn hex4(&mut self) -> Result<u16, ParseError> {
-        let Some(hex) = self.text.get(self.pos..self.pos + 4) else {
-            return Err(self.error("truncated \\u escape"));
-        };
-        if !hex.iter().all(u8::is_ascii_hexdigit) {
-            return Err(self.error("malformed \\u escape"));
-        }
-        let hex = std::str::from_utf8(hex).unwrap_or("0");
-        let unit = u16::from_str_radix(hex, 16).map_err(|_| self.error("malformed \\u escape"))?;
-        self.pos += 4;
-        Ok(unit)
+    /// A failure of the shared lexer, as an error at its place.
+    fn lex_error(&mut self, e: LexError) -> ParseError {
+        self.pos = e.at;
+        self.error(e.message)
     }
 
     fn string(&mut self) -> Result<JsonStr, ParseError> {
@@ -240,24 +191,9 @@ impl Reader<'_> {
         string
     }
 
-    /// Moves past characters that stand for themselves (no quote, backslash or
-    /// control character), checking that they are UTF-8.
+    /// Moves past characters that stand for themselves, checking they are UTF-8.
     fn plain_run(&mut self) -> Result<(), ParseError> {
-        let run_start = self.pos;
-        let rest = &self.text[run_start..];
-        let len = rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            .unwrap_or(rest.len());
-        let run = &rest[..len];
-        if !run.is_ascii()
-            && let Err(e) = std::str::from_utf8(run)
-        {
-            self.pos = run_start + e.valid_up_to();
-            return Err(self.error("invalid UTF-8 in a string"));
-        }
-        self.pos += len;
-        Ok(())
+        lex::plain_run(self.text, &mut self.pos).map_err(|e| self.lex_error(e))
     }
 
     /// The rest of a string after its first escape, onto `bytes`.
@@ -270,26 +206,7 @@ impl Reader<'_> {
                     return Ok(());
                 }
                 Some(b'\\') => {
-                    self.pos += 1;
-                    let Some(escape) = self.peek() else {
-                        return Err(self.error("unterminated string"));
-                    };
-                    self.pos += 1;
-                    let c = match escape {
-                        b'"' => 0x22,
-                        b'\\' => 0x5c,
-                        b'/' => 0x2f,
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => 0x0a,
-                        b'r' => 0x0d,
-                        b't' => 0x09,
-                        b'u' => self.escaped_code_point()?,
-                        _ => {
-                            self.pos -= 1;
-                            return Err(self.error("unknown escape in a string"));
-                        }
-                    };
+                    let c = lex::escape(self.text, &mut self.pos).map_err(|e| self.lex_error(e))?;
                     push_wtf8(bytes, c);
                 }
                 Some(_) => return Err(self.error("unescaped control character in a string")),
@@ -298,25 +215,6 @@ impl Reader<'_> {
             self.plain_run()?;
             bytes.extend_from_slice(&self.text[run_start..self.pos]);
         }
-    }
-
-    /// The code point of a `\u` escape (after the `u`): a surrogate pair written as
-    /// two escapes is one character, a lone surrogate is kept as its own code point.
-    fn escaped_code_point(&mut self) -> Result<u32, ParseError> {
-        let unit = self.hex4()?;
-        if (0xd800..0xdc00).contains(&unit) && self.text[self.pos..].starts_with(b"\\u") {
-            let after = self.pos;
-            self.pos += 2;
-            let next = self.hex4()?;
-            if (0xdc00..0xe000).contains(&next) {
-                let high = u32::from(unit - 0xd800);
-                let low = u32::from(next - 0xdc00);
-                return Ok(0x1_0000 + (high << 10) + low);
-            }
-            // Not a pair: the next escape is read on its own.
-            self.pos = after;
-        }
-        Ok(u32::from(unit))
     }
 }
 

@@ -10,6 +10,7 @@
 //! it leaves to the general reader, which also words the errors: the two cannot
 //! disagree on what a text means, only this one declines more.
 
+use super::lex::{self, Number};
 use super::read::push_wtf8;
 use super::write::{Sink, write_number, write_wtf8};
 use super::{CanonError, JsonStr, MAX_DEPTH, cmp_wtf8, escape_pointer};
@@ -364,20 +365,7 @@ impl Reader<'_> {
             match self.peek().ok_or(Declined)? {
                 b'"' => break,
                 b'\\' => {
-                    let escape = *self.text.get(self.pos + 1).ok_or(Declined)?;
-                    self.pos += 2;
-                    let c = match escape {
-                        b'"' => 0x22,
-                        b'\\' => 0x5c,
-                        b'/' => 0x2f,
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => 0x0a,
-                        b'r' => 0x0d,
-                        b't' => 0x09,
-                        b'u' => self.escaped_code_point()?,
-                        _ => return Err(Declined),
-                    };
+                    let c = lex::escape(self.text, &mut self.pos).map_err(|_| Declined)?;
                     push_wtf8(&mut self.tape.decoded, c);
                 }
                 _ => return Err(Declined),
@@ -396,125 +384,26 @@ impl Reader<'_> {
         })
     }
 
-    /// Past the characters that stand for themselves, checking they are UTF-8. Eight
-    /// bytes at a time: most of a listing is such characters.
+    /// Past the characters that stand for themselves, checking they are UTF-8.
     fn plain_run(&mut self) -> Result<(), Declined> {
-        let rest = &self.text[self.pos..];
-        let len = plain_len(rest);
-        let run = &rest[..len];
-        if !run.is_ascii() && std::str::from_utf8(run).is_err() {
-            return Err(Declined);
-        }
-        self.pos += len;
-        Ok(())
-    }
-
-    /// After `\u`: as the general reader reads it, a pair of escapes as one character.
-    fn escaped_code_point(&mut self) -> Result<u32, Declined> {
-        let unit = self.hex4()?;
-        if (0xd800..0xdc00).contains(&unit) && self.text[self.pos..].starts_with(b"\\u") {
-            let after = self.pos;
-            self.pos += 2;
-            let next = self.hex4()?;
-            if (0xdc00..0xe000).contains(&next) {
-                return Ok(0x1_0000 + (u32::from(unit - 0xd800) << 10) + u32::from(next - 0xdc00));
-            }
-            self.pos = after;
-        }
-        Ok(u32::from(unit))
-    }
-
-    fn hex4(&mut self) -> Result<u16, Declined> {
-        let hex = self.text.get(self.pos..self.pos + 4).ok_or(Declined)?;
-        let mut unit = 0u16;
-        for &b in hex {
-            let digit = (b as char).to_digit(16).ok_or(Declined)?;
-            unit = unit << 4 | digit as u16;
-        }
-        self.pos += 4;
-        Ok(unit)
+        lex::plain_run(self.text, &mut self.pos).map_err(|_| Declined)
     }
 
     fn number(&mut self) -> Result<Node, Declined> {
-        let start = self.pos;
-        let digits = |r: &mut Self| {
-            let from = r.pos;
-            while let Some(b'0'..=b'9') = r.peek() {
-                r.pos += 1;
-            }
-            r.pos - from
-        };
-        let negative = self.peek() == Some(b'-');
-        if negative {
-            self.pos += 1;
-        }
-        let integer_at = self.pos;
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(Declined),
-        }
-        let integer = self.pos - integer_at;
-        let fraction = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
-        if integer <= 15 && !fraction {
-            if negative && self.text[integer_at] == b'0' {
-                return Ok(Node::Number(-0.0));
-            }
-            return Ok(Node::Digits {
+        match lex::number(self.text, &mut self.pos).map_err(|_| Declined)? {
+            // "-0" is written as 0, so it is not kept as written.
+            Number::Short {
+                negative: true,
+                end,
+                start,
+            } if end - start == 2 && self.text[start + 1] == b'0' => Ok(Node::Number(-0.0)),
+            Number::Short { start, end, .. } => Ok(Node::Digits {
                 start: start as u32,
-                len: (self.pos - start) as u32,
-            });
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(Declined);
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(Declined);
-            }
-        }
-        let text = std::str::from_utf8(&self.text[start..self.pos]).map_err(|_| Declined)?;
-        match text.parse::<f64>() {
-            Ok(n) if n.is_finite() => Ok(Node::Number(n)),
-            _ => Err(Declined),
+                len: (end - start) as u32,
+            }),
+            Number::Double(n) => Ok(Node::Number(n)),
         }
     }
-}
-
-/// How many bytes from the start need no escape: no quote, backslash or control
-/// character. A word at a time: a byte is flagged when it equals `"` or `\` or is
-/// below 0x20; the lowest flag of each test is exact (a borrow only runs upwards
-/// from a flagged byte), and that is the one used.
-fn plain_len(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut at = 0;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        let flags = (quote.wrapping_sub(ONES) & !quote
-            | backslash.wrapping_sub(ONES) & !backslash
-            | w.wrapping_sub(ONES * 0x20) & !w)
-            & HIGH;
-        if flags != 0 {
-            return at + (flags.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    at + bytes[at..]
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .unwrap_or(bytes.len() - at)
 }
 
 impl Tape {
@@ -701,41 +590,5 @@ impl TapeDefinition<'_> {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_run_length_stops_at_the_first_byte_that_needs_an_escape() {
-        let naive = |b: &[u8]| {
-            b.iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                .unwrap_or(b.len())
-        };
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for round in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let len = (seed % 40) as usize;
-            // Mostly plain bytes (ASCII and not), and now and then one that stops a run.
-            let bytes: Vec<u8> = (0..len)
-                .map(|i| {
-                    let r = seed.rotate_left(i as u32 * 7);
-                    match r % 23 {
-                        0 => b'"',
-                        1 => b'\\',
-                        2 => (r >> 8) as u8 % 0x20,
-                        3 => 0x20,
-                        4 => 0x80 | (r >> 8) as u8,
-                        _ => b'a' + (r >> 8) as u8 % 26,
-                    }
-                })
-                .collect();
-            assert_eq!(plain_len(&bytes), naive(&bytes), "round {round}: {bytes:?}");
-        }
     }
 }
