@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(json_roundtrip sse lock config classify guard)
+TARGETS=(json_roundtrip listing sse lock config classify guard)
 target=all
 limit=(-max_total_time=60)
 extra=()
@@ -84,7 +84,7 @@ def texts(node):
         for item in node:
             yield from texts(item)
 
-if name == "json_roundtrip":
+if name in ("json_roundtrip", "listing"):
     for path in json_files():
         data = open(path, "rb").read()
         if len(data) <= 64 * 1024:
