@@ -1,0 +1,227 @@
+//! What the guard launches and keeps to itself: the command after `--`, env secrets, pins it refuses to start without, and entries `mcp-lock wrap` wrote.
+
+use super::*;
+
+#[test]
+fn env_secrets_never_reach_the_audit_log_or_the_guards_messages() {
+    let secret = "s3cret-token-value-42";
+    let dir = tempfile::tempdir().unwrap();
+    let project = Project { dir };
+    let mut entry = fixture_entry(&[]);
+    entry["env"] = json!({"API_TOKEN": "${GUARD_TEST_TOKEN}"});
+    project.set_servers(json!({"deploy": entry}));
+    project
+        .run_env(&["update", "--yes"], &[("GUARD_TEST_TOKEN", secret)])
+        .expect(0);
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &["guard", "deploy"],
+        project.path(),
+        &[("GUARD_TEST_TOKEN", secret)],
+    );
+    agent.initialize();
+    agent.list_tools();
+    // The agent leaks the token into arguments, valid and invalid ones.
+    agent.call("search_docs", json!({"query": secret}));
+    agent.call("read_ticket", json!({"id": 5, "note": secret}));
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(!log.contains(secret), "{log}");
+    assert!(log.contains("${GUARD_TEST_TOKEN}"), "{log}");
+    assert!(!agent.stderr().contains(secret));
+}
+
+#[test]
+fn guard_launches_the_command_after_double_dash_and_still_knows_the_env_secrets() {
+    let secret = "another-secret-value-7";
+    let project = deploy_project(&[]);
+    let mut entry = fixture_entry(&[]);
+    entry["env"] = json!({"API_TOKEN": "${GUARD_TEST_TOKEN}"});
+    project.set_servers(json!({"deploy": entry}));
+    let fixture = common::fixture().display().to_string();
+    // What a client does with a wrapped entry: it expands env itself and runs the guard.
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &["guard", "deploy", "--", &fixture, "--revision-file", "rev"],
+        project.path(),
+        &[("API_TOKEN", secret)],
+    );
+    agent.initialize();
+    assert_eq!(agent.list_tools().len(), 3);
+    agent.call("search_docs", json!({"query": secret}));
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(!log.contains(secret), "{log}");
+}
+
+#[test]
+fn guard_refuses_to_start_for_a_server_the_lock_does_not_pin() {
+    let project = deploy_project(&[]);
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    servers["mcpServers"]["other"] = fixture_entry(&[]);
+    project.set_servers(servers["mcpServers"].clone());
+    let run = project.run(&["guard", "other"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("not pinned in mcp.lock"),
+        "{}",
+        run.stderr()
+    );
+    let run = project.run(&["--lock", "missing.lock", "guard", "deploy"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("missing.lock not found"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!Path::new(&project.path().join(".mcp-lock/audit.jsonl")).exists());
+}
+
+#[test]
+fn a_wrapped_config_entry_launches_the_guard_in_front_of_its_server() {
+    let project = deploy_project(&[]);
+    let before = std::fs::read(project.path().join(".mcp.json")).unwrap();
+    let bin = common::bin().display().to_string();
+    project.run(&["wrap", "--guard-command", &bin]).expect(0);
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(project.path().join(".mcp.json")).unwrap()).unwrap();
+    let entry = &config["mcpServers"]["deploy"];
+    assert_eq!(entry["command"], bin.as_str());
+    assert_eq!(entry["args"][0], "guard");
+    // Launch it exactly as a client would.
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let mut agent = McpPipe::spawn(Path::new(&bin), &args, project.path(), &[]);
+    agent.initialize();
+    std::fs::write(project.path().join("rev"), "b").unwrap();
+    agent.notification("notifications/tools/list_changed");
+    assert_eq!(names(&agent.list_tools()), ["read_ticket"]);
+    let answer = agent.call("deploy_preview", json!({"branch": "x"}));
+    assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    // verify still reaches the real server through the wrapped entry.
+    project.run(&["verify"]).expect(1);
+    project.run(&["unwrap"]).expect(0);
+    assert_eq!(
+        std::fs::read(project.path().join(".mcp.json")).unwrap(),
+        before
+    );
+}
+
+/// A wrapped entry as a client launches it: the client expanded the entry's variables
+/// itself, so the guard gets only values, and none of the variables.
+fn launch_expanded(project: &Project, args: &[&str], env: &[(&str, &str)]) -> McpPipe {
+    let fixture = common::fixture().display().to_string();
+    let mut all = vec!["guard", "deploy", "--", fixture.as_str()];
+    all.extend_from_slice(args);
+    McpPipe::spawn(&common::bin(), &all, project.path(), env)
+}
+
+#[test]
+fn a_wrapped_guard_hides_the_values_its_client_expanded_in_args_env_and_server_stderr() {
+    let (arg_secret, env_secret) = ("arg-secret-value-81", "env-secret-value-93");
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let mut entry = fixture_entry(&["--stderr-env", "API_KEY", "--tag", "t-${GUARD_ARG_SECRET}"]);
+    entry["env"] = json!({"API_KEY": "${GUARD_ENV_SECRET}"});
+    project.set_servers(json!({"deploy": entry}));
+    project
+        .run_env(
+            &["update", "--yes"],
+            &[
+                ("GUARD_ARG_SECRET", arg_secret),
+                ("GUARD_ENV_SECRET", env_secret),
+            ],
+        )
+        .expect(0);
+    let tag = format!("t-{arg_secret}");
+    let mut agent = launch_expanded(
+        &project,
+        &["--stderr-env", "API_KEY", "--tag", &tag],
+        &[("API_KEY", env_secret)],
+    );
+    agent.initialize();
+    agent.list_tools();
+    agent.call(
+        "search_docs",
+        json!({"query": format!("{arg_secret} {env_secret}")}),
+    );
+    assert!(agent.stderr_shows("starting with API_KEY="));
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let log = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    for secret in [arg_secret, env_secret] {
+        assert!(!log.contains(secret), "{log}");
+        assert!(!agent.stderr().contains(secret), "{}", agent.stderr());
+    }
+    assert!(
+        log.contains("${GUARD_ARG_SECRET} ${GUARD_ENV_SECRET}"),
+        "{log}"
+    );
+    assert!(
+        agent
+            .stderr()
+            .contains("starting with API_KEY=${GUARD_ENV_SECRET}"),
+        "{}",
+        agent.stderr()
+    );
+    // Its entry, the config and the lock agree: nothing to warn about.
+    assert!(!agent.stderr().contains("warning"), "{}", agent.stderr());
+}
+
+#[test]
+fn a_wrapped_guard_says_when_its_entry_the_config_and_the_lock_disagree() {
+    let project = deploy_project(&[]);
+    // The config now launches the server another way than the lock pinned, and the
+    // command the client gives the guard is neither.
+    let entry = fixture_entry(&["--revision-file", "rev"]);
+    project.set_servers(json!({"deploy": entry}));
+    let mut agent = launch_expanded(&project, &["--revision", "b"], &[]);
+    agent.initialize();
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let stderr = agent.stderr();
+    assert!(
+        stderr.contains("warning: the lock pinned \"deploy\" launched as"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "warning: the command after `--` is not what .mcp.json launches for \"deploy\""
+        ),
+        "{stderr}"
+    );
+    let events: Vec<Value> = audit(&project)
+        .into_iter()
+        .filter(|e| e["event"] == "launch_disagrees")
+        .collect();
+    assert_eq!(events.len(), 2, "{events:?}");
+    // A second config that defines the server differently is said too.
+    std::fs::create_dir_all(project.path().join(".vscode")).unwrap();
+    std::fs::write(
+        project.path().join(".vscode/mcp.json"),
+        json!({"servers": {"deploy": fixture_entry(&["--revision", "c"])}}).to_string(),
+    )
+    .unwrap();
+    let mut agent = launch_expanded(&project, &["--revision-file", "rev"], &[]);
+    agent.initialize();
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    assert!(
+        agent
+            .stderr()
+            .contains("warning: cannot read the config that defines \"deploy\""),
+        "{}",
+        agent.stderr()
+    );
+}
