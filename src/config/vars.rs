@@ -26,7 +26,7 @@ fn dollar_names(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     let mut chars = value.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
-        let rest = &value[i + 1..];
+        let rest = &value[i + c.len_utf8()..];
         let starts_name = rest
             .chars()
             .next()
@@ -303,6 +303,20 @@ mod tests {
         assert_eq!(
             translate("a $TOKEN b ${OTHER} $1 $", Host::GeminiCli).unwrap(),
             "a ${TOKEN} b ${OTHER} $1 $"
+        );
+    }
+
+    #[test]
+    fn gemini_values_with_non_ascii_characters_are_translated_whole() {
+        // Found by the `config` fuzz target: a character of more than one byte before
+        // a `$` was sliced inside.
+        assert_eq!(
+            translate(
+                "caf\u{e9} $\u{e9}t\u{e9} \u{fffd}$TOKEN\u{1f600}",
+                Host::GeminiCli
+            )
+            .unwrap(),
+            "caf\u{e9} $\u{e9}t\u{e9} \u{fffd}${TOKEN}\u{1f600}"
         );
     }
 
