@@ -30,7 +30,11 @@ fn check(text: &[u8]) {
     match (tree, hash_listing_text(text)) {
         (None, Some(_)) => panic!("the fast path read what the tree refuses"),
         (Some(tree), Some((listed, got))) => {
-            assert_eq!(Some(got), tree_listing(&tree, listed), "fast path and tree differ");
+            assert_eq!(
+                Some(got),
+                tree_listing(&tree, listed),
+                "fast path and tree differ"
+            );
         }
         (_, None) => {}
     }

@@ -1,8 +1,10 @@
-//! The lock reader never panics on any text, and what it reads renders and reads
-//! back equal (JSON compared in canonical form, as the lock keeps it); a lock the writer renders from arbitrary names and definitions always
-//! reads back equal. Input: a mode byte, then lock text (mode even) or parts
-//! separated by 0xFF (mode odd): server, profile, command, args (comma separated),
-//! protocol version, serverInfo JSON, then tool definitions as JSON.
+//! The lock reader never panics on any text; its reader of the writer's own layout
+//! agrees with the TOML reader wherever it answers; what it reads renders and reads
+//! back equal (JSON compared in canonical form, as the lock keeps it); and a lock the
+//! writer renders from arbitrary names and definitions always reads back equal.
+//! Input: a mode byte, then lock text (mode even) or parts separated by 0xFF (mode
+//! odd): server, profile, command, args (comma separated), protocol version,
+//! serverInfo JSON, then tool definitions as JSON.
 
 #![no_main]
 
@@ -12,8 +14,8 @@ use libfuzzer_sys::fuzz_target;
 use mcp_lock::hash::definition_hash;
 use mcp_lock::json::Json;
 use mcp_lock::lock::{
-    LockedServer, LockedTool, Lockfile, PinnedServer, Reached, parse_lock, parse_lock_server,
-    parse_lock_with_lines, render_lock,
+    LockedServer, LockedTool, Lockfile, PinnedServer, Reached, layout_and_toml_readings,
+    parse_lock, parse_lock_server, parse_lock_with_lines, render_lock,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -28,6 +30,14 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn read_text(text: &str) {
+    // The reader of the writer's own layout answers only as the TOML reader would.
+    if let Some((layout, toml)) = layout_and_toml_readings(text) {
+        assert_eq!(
+            Some(layout),
+            toml,
+            "the layout reader and the TOML reader differ"
+        );
+    }
     let Ok(lock) = parse_lock(text, "mcp.lock") else {
         return;
     };

@@ -9,8 +9,9 @@ mod write;
 use std::collections::BTreeMap;
 
 pub use read::{
-    LockError, LockLines, UncheckedLock, parse_lock, parse_lock_server, parse_lock_with_lines,
-    read_lock, read_lock_server, read_lock_with_lines, read_lock_with_text, read_unchecked,
+    LockError, LockLines, UncheckedLock, layout_and_toml_readings, parse_lock, parse_lock_server,
+    parse_lock_with_lines, read_lock, read_lock_server, read_lock_with_lines, read_lock_with_text,
+    read_unchecked,
 };
 pub use write::{
     FileLock, render_lock, write_atomically, write_lock, write_lock_atomically, write_lock_file,

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 mod check;
+mod layout;
 mod lines;
 mod raw;
 
@@ -70,7 +71,7 @@ pub fn read_unchecked(path: &Path) -> Result<Option<UncheckedLock>, LockError> {
 
 fn parse_unchecked(text: &str, path: &str) -> Result<UncheckedLock, LockError> {
     let version = check_header(text, path)?;
-    let raw: RawLock = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
+    let raw = read_raw(text, path)?;
     Ok(UncheckedLock {
         version,
         raw,
@@ -106,6 +107,24 @@ impl UncheckedLock {
         }
         Ok((lock, lines))
     }
+}
+
+/// The lock's tables: by the reader of the writer's own layout when the text is in
+/// it, by the TOML reader otherwise (and for every error).
+fn read_raw(text: &str, path: &str) -> Result<RawLock, LockError> {
+    match layout::read(text) {
+        Some(raw) => Ok(raw),
+        None => toml::from_str(text).map_err(|e| toml_error(text, path, e)),
+    }
+}
+
+/// For the lock fuzz target: what the writer's-layout reader and the TOML reader
+/// each make of `text` (as debug text, spans included), when the first reads it.
+#[doc(hidden)]
+pub fn layout_and_toml_readings(text: &str) -> Option<(String, Option<String>)> {
+    let layout = layout::read(text)?;
+    let toml = toml::from_str::<RawLock>(text).ok();
+    Some((format!("{layout:?}"), toml.map(|t| format!("{t:?}"))))
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, LockError> {
@@ -169,6 +188,24 @@ pub fn parse_lock_server(
     name: &str,
 ) -> Result<Option<PinnedServer>, LockError> {
     let version = check_header(text, path)?;
+    // In the writer's layout the whole text is read in one fast pass, and only the
+    // one server's definitions are then parsed and hashed.
+    if let Some(raw) = layout::read(text) {
+        let mut servers = raw.server.into_iter().filter(|s| s.name.get_ref() == name);
+        let Some(server) = servers.next() else {
+            return Ok(None);
+        };
+        if let Some(again) = servers.next() {
+            let at = again.name.span().start;
+            return Err(invalid(
+                text,
+                path,
+                at,
+                format!("server {name:?} appears twice"),
+            ));
+        }
+        return check_server(server, version, &LineIndex::new(text), path).map(Some);
+    }
     let names: ServerNames = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
     let mut found = None;
     for (index, server) in names.server.iter().enumerate() {

@@ -8,7 +8,7 @@ pub(super) struct VersionOnly {
     pub(super) version: Option<Spanned<i64>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLock {
     #[allow(dead_code)]
@@ -17,7 +17,7 @@ pub(super) struct RawLock {
     pub(super) server: Vec<RawServer>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawServer {
     pub(super) name: Spanned<String>,
@@ -57,7 +57,7 @@ pub(super) struct RawServer {
 
 /// `[server.package]`: the fields of every kind; which ones a kind needs is checked
 /// in [`check_package`].
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPackage {
     pub(super) kind: String,
@@ -74,14 +74,14 @@ pub(super) struct RawPackage {
 }
 
 /// `[[server.package.file]]`: one distribution file of a pinned PyPI release.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFile {
     pub(super) name: String,
     pub(super) sha256: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawProfile {
     pub(super) name: Spanned<String>,
@@ -101,7 +101,7 @@ pub(super) struct RawProfile {
 
 /// One pinned definition of any kind: keyed by `name` (tools, prompts),
 /// `uri_template` (resource templates) or `uri` (resources).
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTool {
     pub(super) name: Option<Spanned<String>>,
