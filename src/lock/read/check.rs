@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use toml::Spanned;
 
-use super::raw::RawTool;
 use super::raw::{RawPackage, RawServer};
 use super::{LineIndex, LockError, invalid_at};
 use crate::hash::definition_hash;
-use crate::json::{CanonError, Json, ParseError};
+use crate::json::Json;
 use crate::lock::{LockedServer, LockedTool, PinnedServer, Reached};
 use crate::surface::Kind;
 
@@ -26,41 +25,6 @@ struct RawListing {
     set_hash: Spanned<String>,
     /// The set hashes of the other kinds this profile pins.
     other_set_hashes: Vec<(Kind, Spanned<String>)>,
-}
-
-/// A definition read as JSON, and its hash: the bulk of reading a large lock.
-type ReadDefinition = Result<(Json, Result<String, CanonError>), ParseError>;
-
-/// Each definition read and hashed, on as many threads as there are cores (up to
-/// four) when there are enough of them to be worth it: each definition's work is its
-/// own, and a lock is read before any server starts, with the cores idle. The
-/// results are in the items' order, so the checks that follow, and their first
-/// error, are the same on any number of threads.
-fn read_definitions(items: &[RawTool]) -> Vec<ReadDefinition> {
-    const PER_THREAD: usize = 256;
-    let read = |item: &RawTool| -> ReadDefinition {
-        let definition = Json::parse(item.definition.get_ref())?;
-        let hash = definition_hash(&definition);
-        Ok((definition, hash))
-    };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-        .min(items.len() / PER_THREAD);
-    if threads <= 1 {
-        return items.iter().map(read).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("reading a definition does not panic"))
-            .collect()
-    })
 }
 
 /// The value `roots` is written with: the project directory, never a path.
@@ -198,8 +162,7 @@ pub(super) fn check_server(
     ];
     for (kind, items) in kinds {
         let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
-        let read = read_definitions(&items);
-        for (item, read) in items.into_iter().zip(read) {
+        for item in items {
             let noun = kind.noun();
             let key_name = kind.lock_key();
             let (key, others) = match kind {
@@ -235,7 +198,7 @@ pub(super) fn check_server(
                 ));
             }
             let def_at = item.definition.span().start;
-            let (definition, definition_hash) = read.map_err(|e| {
+            let definition = Json::parse(item.definition.get_ref()).map_err(|e| {
                 // The definition starts on the line after the opening quotes.
                 let line = index.line(def_at) + e.line;
                 LockError::Invalid {
@@ -247,7 +210,7 @@ pub(super) fn check_server(
                     ),
                 }
             })?;
-            match definition_hash {
+            match definition_hash(&definition) {
                 Ok(h) if h == hash => {}
                 Ok(_) => {
                     return Err(at(
