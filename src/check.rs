@@ -10,7 +10,7 @@ use crate::client::{
 };
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{Pinned, ServerReport, compare};
-use crate::lock::{Lockfile, Reached};
+use crate::lock::{Lockfile, Pins, Reached};
 use crate::policy::Policy;
 use crate::profile::{Profile, UnknownProfile};
 use crate::secrets::Secrets;
@@ -191,10 +191,11 @@ pub fn resolve_all(
 /// back in the order given.
 pub async fn check_servers(
     targets: Vec<Target>,
-    lock: &Lockfile,
+    pins: Pins<'_>,
     options: &CheckOptions,
     progress: Progress,
 ) -> Vec<Checked> {
+    let lock = pins.header();
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let mut handles = Vec::new();
     for Target {
@@ -268,6 +269,7 @@ pub async fn check_servers(
         client.status = StatusSink::new(move |state| status.state(&name, state));
         let permits = permits.clone();
         let progress = progress.clone();
+        let arriving = pins.arriving();
         handles.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await.expect("never closed");
             let mut fetched = match (&resolved, unknown_version) {
@@ -278,6 +280,21 @@ pub async fn check_servers(
                 }
             };
             refuse_repeated_names(&mut fetched);
+            // The listing is compared with the definitions, which may have been
+            // read meanwhile: the header the server was launched from has none. A
+            // lock that does not read is the caller's error to report.
+            let (server_pins, exact) = match arriving {
+                None => (server_pins, exact),
+                Some(whole) => {
+                    let whole = whole.get().await?;
+                    let server_pins = whole.servers.get(&spec.name).cloned();
+                    let exact = server_pins
+                        .as_ref()
+                        .and_then(|s| s.profiles.get(&profile.name))
+                        .cloned();
+                    (server_pins, exact)
+                }
+            };
             // Tools the host's config hides from its agent are neither pinned nor
             // judged: the agent never sees them.
             let filtered = filter_listing(&spec.filter, &mut fetched);
@@ -308,13 +325,13 @@ pub async fn check_servers(
                 secrets: resolved.secrets().clone(),
             };
             progress.finished(&checked.report);
-            checked
+            Some(checked)
         }));
     }
     let mut results = Vec::with_capacity(handles.len());
     for handle in handles {
         match handle.await {
-            Ok(checked) => results.push(checked),
+            Ok(checked) => results.extend(checked),
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
     }
@@ -464,7 +481,7 @@ pub fn attach_package(
 /// pinned servers named in `gone` (see [`select_with_lock`]) have left the config and
 /// are reported as removed.
 pub async fn verify_servers(
-    lock: &Lockfile,
+    pins: Pins<'_>,
     targets: Vec<Target>,
     gone: &[String],
     options: &CheckOptions,
@@ -475,6 +492,7 @@ pub async fn verify_servers(
         .iter()
         .map(|t| (t.spec.name.clone(), t.resolved.secrets().clone()))
         .collect();
+    let lock = pins.header();
     let entries = package_entries(&targets, options)
         .into_iter()
         .map(|e| {
@@ -483,7 +501,7 @@ pub async fn verify_servers(
         })
         .collect();
     let (checked, packages) = tokio::join!(
-        check_servers(targets, lock, options, progress),
+        check_servers(targets, pins, options, progress),
         crate::package::check_all(entries, options.packages)
     );
     // A registry URL or message can carry a value from the entry's variables.
@@ -497,8 +515,14 @@ pub async fn verify_servers(
     for report in &mut reports {
         attach_package(report, &packages);
     }
+    // A server gone from the config is reported with its definitions.
+    let arrived = match pins.arriving() {
+        Some(whole) if !gone.is_empty() => whole.get().await,
+        _ => None,
+    };
+    let whole = arrived.as_deref().unwrap_or(lock);
     for name in gone {
-        if let Some(pinned) = lock.servers.get(name) {
+        if let Some(pinned) = whole.servers.get(name) {
             for profile in pinned.profiles.values() {
                 reports.push(ServerReport::dropped_from_config(
                     profile,

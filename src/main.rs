@@ -7,6 +7,7 @@ use clap::Parser;
 use mcp_lock::exit_codes::ExitCode;
 
 fn main() -> std::process::ExitCode {
+    one_allocator_arena();
     let cli = cli::Cli::parse();
     match cli.color {
         cli::ColorWhen::Auto => {}
@@ -142,4 +143,19 @@ async fn interrupted() {
 
 fn exit(code: ExitCode) -> std::process::ExitCode {
     std::process::ExitCode::from(i32::from(code) as u8)
+}
+
+/// One glibc malloc arena for every thread, set before any thread starts. Memory
+/// here moves between threads (a large lock's definitions are read on a thread of
+/// their own while the listing is read on the runtime's; the guard's two directions
+/// hand messages across), and with an arena per thread the memory one frees is not
+/// reused by the others: at a 10,000-tool verify the peak was 74 MB with an arena
+/// per thread and 60 MB with one. Small blocks still come from each thread's own
+/// cache, without the arena's lock.
+fn one_allocator_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; nothing else runs yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }

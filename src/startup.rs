@@ -24,7 +24,7 @@ use crate::classify::{Class, Finding};
 use crate::config::{ConfigError, ProjectConfig};
 use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
-use crate::lock::{LockError, read_lock};
+use crate::lock::{LockError, Pins, read_lock};
 use crate::policy::{Action, POLICY_FILE, Policy, PolicyError};
 
 /// Why verification could not run at all (as opposed to finding drift).
@@ -162,7 +162,15 @@ impl Verifier {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(&self.project_dir)
             .to_path_buf();
-        let reports = verify_servers(&lock, targets, &gone, &options, &policy, progress).await;
+        let reports = verify_servers(
+            Pins::Whole(&lock),
+            targets,
+            &gone,
+            &options,
+            &policy,
+            progress,
+        )
+        .await;
         Ok(Verification { reports, notices })
     }
 

@@ -142,4 +142,29 @@ fn ten_thousand_tools_pin_verify_and_drift_like_three() {
         }
     });
     assert_eq!(p.lock_text().unwrap(), lock);
+
+    // A lock this large has its definitions read while the server is listed: one
+    // edited by hand is refused as in a small lock, naming its line, the server
+    // stopped and nothing reported.
+    std::fs::write(&rev, "a").unwrap();
+    let tool = format!("bulk_{:05}", SYNTHETIC / 2);
+    let at = lock.find(&format!("name = \"{tool}\"\n")).unwrap();
+    let def = at + lock[at..].find("definition = '''").unwrap();
+    let line = 1 + lock[..def].matches('\n').count();
+    let quote = def + lock[def..].find("\"description\": \"").unwrap() + 16;
+    let edited = format!("{}Edited: {}", &lock[..quote], &lock[quote..]);
+    std::fs::write(p.path().join("mcp.lock"), &edited).unwrap();
+    for format in ["human", "json"] {
+        let run = p.run(&["verify", "--format", format, LIMIT]);
+        run.expect(2);
+        let expected = format!(
+            "mcp.lock:{line}: tool {tool:?} of server \"bulk\": the definition does not match its hash"
+        );
+        assert!(run.stderr().contains(&expected), "{}", run.stderr());
+        assert_eq!(run.stdout(), "", "no report for a lock that does not read");
+        assert_eq!(
+            common::processes_with(&rev.display().to_string()),
+            Vec::<String>::new()
+        );
+    }
 }

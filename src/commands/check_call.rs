@@ -9,6 +9,7 @@ use mcp_lock::check::{ProfileUse, Target, Targets, check_servers, plan_targets, 
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::json::Json;
+use mcp_lock::lock::Pins;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};
@@ -33,7 +34,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     targets.truncate(at + 1);
     targets.drain(..at);
     let options = check_options(&args.connect, true, ws.lock_dir())?;
-    let mut checked = check_servers(targets, &lock, &options, progress()).await;
+    let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     let mut checked = checked.remove(0);
     policy.evaluate(&mut checked.report);
     let listing = match &checked.fetched.outcome {

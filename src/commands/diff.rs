@@ -32,18 +32,18 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let project = ws.load_config()?;
-            let (lock, ctx) =
-                ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
+            let read = super::verify::CheckLock::read(ws)?;
             let reports = super::verify::live_reports(
                 ws,
                 &project,
-                &lock,
+                read.pins(),
                 &args.servers,
                 &args.connect,
                 &policy,
                 mcp_lock::package::Lookups::Online,
             )
             .await?;
+            let (_, ctx) = read.finish().await?;
             (reports, ctx)
         }
     };

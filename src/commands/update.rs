@@ -11,7 +11,7 @@ use mcp_lock::check::{
 };
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{FileLock, Lockfile, read_lock, write_lock_file};
+use mcp_lock::lock::{FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::policy::Rule;
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
@@ -67,7 +67,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     super::announce(&selected);
     let entries = package_entries(&targets, &options);
     let (mut checked, packages) = tokio::join!(
-        check_servers(targets, &lock, &options, progress()),
+        check_servers(targets, Pins::Whole(&lock), &options, progress()),
         mcp_lock::package::resolve_all(entries)
     );
     for c in &mut checked {

@@ -6,10 +6,12 @@ use mcp_lock::check::{
 use mcp_lock::config::ProjectConfig;
 use mcp_lock::drift::ServerReport;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::Lockfile;
+use mcp_lock::lock::{Lockfile, Pins, WholeLock, read_unchecked};
 use mcp_lock::policy::Policy;
+use mcp_lock::report::LockContext;
+use std::sync::Arc;
 
-use super::{Workspace, check_options, env_lookup, progress};
+use super::{Workspace, check_options, display_path, env_lookup, progress};
 use crate::cli::{ConnectArgs, Format, VerifyArgs};
 
 pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -18,8 +20,7 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     let project = ws.load_config()?;
     let policy = ws.policy(Some(&args.policy))?;
-    let (lock, ctx) =
-        ws.read_lock_for_reports(&ws.lock_path, "; run `mcp-lock update` to create it")?;
+    let read = CheckLock::read(ws)?;
     let lookups = if args.offline {
         mcp_lock::package::Lookups::Offline
     } else {
@@ -28,13 +29,14 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let reports = live_reports(
         ws,
         &project,
-        &lock,
+        read.pins(),
         &args.servers,
         &args.connect,
         &policy,
         lookups,
     )
     .await?;
+    let (lock, ctx) = read.finish().await?;
     let code = ExitCode::for_reports(&reports);
     super::print_reports(&reports, args.format, &ctx, code, "Verified");
     // The process ends next: freeing every pinned and listed definition one by one
@@ -49,12 +51,13 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
 pub async fn live_reports(
     ws: &Workspace,
     project: &ProjectConfig,
-    lock: &Lockfile,
+    pins: Pins<'_>,
     servers: &[String],
     connect: &ConnectArgs,
     policy: &Policy,
     lookups: mcp_lock::package::Lookups,
 ) -> anyhow::Result<Vec<ServerReport>> {
+    let lock = pins.header();
     let (selected, gone) = select_with_lock(project, lock, servers)?;
     let resolved = resolve_all(project, &selected, &env_lookup)?;
     let using = Workspace::profile_use(&connect.client, ProfileUse::Pinned);
@@ -65,8 +68,66 @@ pub async fn live_reports(
     super::announce(&selected);
     let mut options = check_options(connect, true, ws.lock_dir())?;
     options.packages = lookups;
-    let reports = verify_servers(lock, targets, &gone, &options, policy, progress()).await;
+    let reports = verify_servers(pins, targets, &gone, &options, policy, progress()).await;
     Ok(reports)
+}
+
+/// The lock live servers are checked against, read as the check needs it.
+pub enum CheckLock {
+    Whole(Lockfile, LockContext),
+    /// A large lock: its header read, its definitions being read while the servers
+    /// are listed.
+    Arriving {
+        header: Lockfile,
+        whole: WholeLock,
+        shown: String,
+    },
+}
+
+impl CheckLock {
+    /// From this many definitions on, they are read while the servers are listed;
+    /// below, reading them first costs milliseconds, and a broken definition is
+    /// reported before any server starts.
+    const ARRIVING_FROM: usize = 1000;
+
+    /// Reads the project's lock; a missing file is an error that says how to make one.
+    pub fn read(ws: &Workspace) -> anyhow::Result<CheckLock> {
+        let shown = display_path(&ws.lock_path, &ws.project_dir);
+        let Some(unchecked) = read_unchecked(&ws.lock_path)? else {
+            anyhow::bail!("{shown} not found; run `mcp-lock update` to create it");
+        };
+        if unchecked.definitions() < Self::ARRIVING_FROM {
+            let (lock, lines) = unchecked.check()?;
+            let ctx = LockContext::with_lines(&shown, lines, &lock);
+            return Ok(CheckLock::Whole(lock, ctx));
+        }
+        let (header, unchecked) = unchecked.header()?;
+        Ok(CheckLock::Arriving {
+            header,
+            whole: WholeLock::read(unchecked),
+            shown,
+        })
+    }
+
+    pub fn pins(&self) -> Pins<'_> {
+        match self {
+            CheckLock::Whole(lock, _) => Pins::Whole(lock),
+            CheckLock::Arriving { header, whole, .. } => Pins::Arriving { header, whole },
+        }
+    }
+
+    /// The whole lock and what the reports need to point into it, or the error
+    /// reading its definitions found.
+    pub async fn finish(self) -> anyhow::Result<(Arc<Lockfile>, LockContext)> {
+        match self {
+            CheckLock::Whole(lock, ctx) => Ok((Arc::new(lock), ctx)),
+            CheckLock::Arriving { whole, shown, .. } => {
+                let (lock, lines) = whole.finish().await?;
+                let ctx = LockContext::with_lines(&shown, lines, &lock);
+                Ok((lock, ctx))
+            }
+        }
+    }
 }
 
 /// `verify --no-connect`: the lock (read, so well formed) against the config, with no

@@ -3,11 +3,13 @@
 //! The lock keeps every pinned definition in readable form beside its hash, so a
 //! reviewer sees what moved and the reader can prove the two still agree.
 
+mod arriving;
 mod read;
 mod write;
 
 use std::collections::BTreeMap;
 
+pub use arriving::{Pins, WholeLock};
 pub use read::{
     LockError, LockLines, UncheckedLock, layout_and_toml_readings, parse_lock, parse_lock_server,
     parse_lock_with_lines, read_lock, read_lock_server, read_lock_with_lines, read_lock_with_text,

@@ -16,7 +16,7 @@ pub(crate) use lines::LineIndex;
 pub use lines::LockLines;
 
 use super::{FORMAT_VERSION, Lockfile, PinnedServer};
-use check::check_server;
+use check::{Definitions, check_server};
 use lines::line_of;
 use raw::{RawLock, RawServer, VersionOnly};
 
@@ -95,7 +95,7 @@ impl UncheckedLock {
             let name_at = server.name.span().start;
             let name = server.name.get_ref().clone();
             lines.add_server(&index, &server);
-            let locked = check_server(server, version, &index, &path)?;
+            let locked = check_server(server, version, &index, &path, Definitions::Read)?;
             if lock.servers.insert(name.clone(), locked).is_some() {
                 return Err(invalid_at(
                     &index,
@@ -125,6 +125,57 @@ pub fn layout_and_toml_readings(text: &str) -> Option<(String, Option<String>)> 
     let layout = layout::read(text)?;
     let toml = toml::from_str::<RawLock>(text).ok();
     Some((format!("{layout:?}"), toml.map(|t| format!("{t:?}"))))
+}
+
+impl UncheckedLock {
+    /// The lock without its definitions (every server's profiles and package, the
+    /// item maps empty): what planning and launching the servers need, read in a
+    /// fraction of the time. The definitions are read by [`UncheckedLock::check`]
+    /// of the lock returned beside it, which gives the whole lock; meanwhile the
+    /// servers can be listed. A problem in the header is the problem the whole
+    /// reading reports first, so the error is the same either way.
+    pub fn header(self) -> Result<(Lockfile, UncheckedLock), LockError> {
+        let mut header = Lockfile::default();
+        for server in &self.raw.server {
+            let name = server.name.get_ref().clone();
+            let checked = check_server(
+                server.header(),
+                self.version,
+                &self.index,
+                &self.path,
+                Definitions::Skip,
+            );
+            let problem = match checked {
+                Ok(pinned) => match header.servers.insert(name.clone(), pinned) {
+                    None => continue,
+                    Some(_) => invalid_at(
+                        &self.index,
+                        &self.path,
+                        server.name.span().start,
+                        format!("server {name:?} appears twice"),
+                    ),
+                },
+                Err(e) => e,
+            };
+            return Err(self.check().err().unwrap_or(problem));
+        }
+        Ok((header, self))
+    }
+
+    /// The lock's path, as its messages name it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// How many definitions the lock pins, of every kind (counted in the text read,
+    /// before any check).
+    pub fn definitions(&self) -> usize {
+        self.raw
+            .server
+            .iter()
+            .map(|s| s.tool.len() + s.prompt.len() + s.resource_template.len() + s.resource.len())
+            .sum()
+    }
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, LockError> {
@@ -204,7 +255,14 @@ pub fn parse_lock_server(
                 format!("server {name:?} appears twice"),
             ));
         }
-        return check_server(server, version, &LineIndex::new(text), path).map(Some);
+        return check_server(
+            server,
+            version,
+            &LineIndex::new(text),
+            path,
+            Definitions::Read,
+        )
+        .map(Some);
     }
     let names: ServerNames = toml::from_str(text).map_err(|e| toml_error(text, path, e))?;
     let mut found = None;
@@ -229,7 +287,14 @@ pub fn parse_lock_server(
     let one =
         OneServer::deserialize_with(deserializer, index).map_err(|e| toml_error(text, path, e))?;
     match one {
-        Some(server) => check_server(server, version, &LineIndex::new(text), path).map(Some),
+        Some(server) => check_server(
+            server,
+            version,
+            &LineIndex::new(text),
+            path,
+            Definitions::Read,
+        )
+        .map(Some),
         None => Ok(None),
     }
 }

@@ -30,12 +30,22 @@ struct RawListing {
 /// The value `roots` is written with: the project directory, never a path.
 pub(crate) const PROJECT_ROOT: &str = "project-dir";
 
+/// Whether [`check_server`] reads the definitions, or only what launching the server
+/// needs (its header: the item lists are empty, and the checks that need them are
+/// left to the whole reading).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Definitions {
+    Read,
+    Skip,
+}
+
 /// One server's entry, checked: its JSON fields read, every pin against its hash.
 pub(super) fn check_server(
     server: RawServer,
     version: i64,
     index: &LineIndex,
     path: &str,
+    definitions: Definitions,
 ) -> Result<PinnedServer, LockError> {
     let at = |offset: usize, message: String| invalid_at(index, path, offset, message);
     let name_at = server.name.span().start;
@@ -369,7 +379,7 @@ pub(super) fn check_server(
             resource_templates: others.remove(&Kind::ResourceTemplate),
             resources: others.remove(&Kind::Resource),
         };
-        if locked.set_hash() != *listing.set_hash.get_ref() {
+        if definitions == Definitions::Read && locked.set_hash() != *listing.set_hash.get_ref() {
             return Err(at(
                 listing.set_hash.span().start,
                 format!(
@@ -377,7 +387,11 @@ pub(super) fn check_server(
                 ),
             ));
         }
-        for (kind, hash) in &listing.other_set_hashes {
+        for (kind, hash) in listing
+            .other_set_hashes
+            .iter()
+            .filter(|_| definitions == Definitions::Read)
+        {
             if locked.set_hash_of(*kind).as_deref() != Some(hash.get_ref().as_str()) {
                 return Err(at(
                     hash.span().start,

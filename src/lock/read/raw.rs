@@ -57,7 +57,7 @@ pub(super) struct RawServer {
 
 /// `[server.package]`: the fields of every kind; which ones a kind needs is checked
 /// in [`check_package`].
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPackage {
     pub(super) kind: String,
@@ -74,14 +74,14 @@ pub(super) struct RawPackage {
 }
 
 /// `[[server.package.file]]`: one distribution file of a pinned PyPI release.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFile {
     pub(super) name: String,
     pub(super) sha256: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawProfile {
     pub(super) name: Spanned<String>,
@@ -111,4 +111,33 @@ pub(super) struct RawTool {
     pub(super) profiles: Option<Spanned<Vec<String>>>,
     pub(super) hash: Spanned<String>,
     pub(super) definition: Spanned<String>,
+}
+
+impl RawServer {
+    /// The server without its definitions: what launching it needs, cheap to read.
+    pub(super) fn header(&self) -> RawServer {
+        RawServer {
+            name: self.name.clone(),
+            transport: self.transport.clone(),
+            command: self.command.clone(),
+            args: self.args.clone(),
+            env: self.env.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+            oauth_issuer: self.oauth_issuer.clone(),
+            protocol_version: self.protocol_version.clone(),
+            client_info: self.client_info.clone(),
+            client_capabilities: self.client_capabilities.clone(),
+            server_info: self.server_info.clone(),
+            list_changed: self.list_changed,
+            instructions_hash: self.instructions_hash.clone(),
+            set_hash: self.set_hash.clone(),
+            profile: self.profile.clone(),
+            tool: Vec::new(),
+            prompt: Vec::new(),
+            resource_template: Vec::new(),
+            resource: Vec::new(),
+            package: self.package.clone(),
+        }
+    }
 }
