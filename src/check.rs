@@ -1,5 +1,6 @@
 //! Checking many servers at once: resolve, fetch concurrently (bounded), compare.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
@@ -10,7 +11,7 @@ use crate::client::{
 };
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{Pinned, ServerReport, compare};
-use crate::lock::{Lockfile, Pins, Reached};
+use crate::lock::{LockedServer, Lockfile, Pins, Reached};
 use crate::policy::Policy;
 use crate::profile::{Profile, UnknownProfile};
 use crate::secrets::Secrets;
@@ -187,6 +188,15 @@ pub fn resolve_all(
         .collect()
 }
 
+/// Drops `value` on a thread of its own: freeing every listed definition of a large
+/// listing takes a tenth of a verify, and nothing waits for it. Dropped here if no
+/// thread can be started.
+fn drop_elsewhere<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("mcp-lock-drop".into())
+        .spawn(move || drop(value));
+}
+
 /// Fetches and compares every target, at most `options.jobs` at a time. Results come
 /// back in the order given.
 pub async fn check_servers(
@@ -283,15 +293,15 @@ pub async fn check_servers(
             // The listing is compared with the definitions, which may have been
             // read meanwhile: the header the server was launched from has none. A
             // lock that does not read is the caller's error to report.
-            let (server_pins, exact) = match arriving {
-                None => (server_pins, exact),
+            let arrived = match &arriving {
+                None => None,
+                Some(whole) => Some(whole.get().await?),
+            };
+            let (server_pins, exact) = match &arrived {
+                None => (server_pins.as_ref(), exact.as_ref()),
                 Some(whole) => {
-                    let whole = whole.get().await?;
-                    let server_pins = whole.servers.get(&spec.name).cloned();
-                    let exact = server_pins
-                        .as_ref()
-                        .and_then(|s| s.profiles.get(&profile.name))
-                        .cloned();
+                    let server_pins = whole.servers.get(&spec.name);
+                    let exact = server_pins.and_then(|s| s.profiles.get(&profile.name));
                     (server_pins, exact)
                 }
             };
@@ -299,18 +309,21 @@ pub async fn check_servers(
             // judged: the agent never sees them.
             let filtered = filter_listing(&spec.filter, &mut fetched);
             let union = server_pins
-                .as_ref()
                 .filter(|_| exact.is_none())
                 .map(|s| s.union(&profile.name));
             let is_exact = exact.is_some();
-            let mut view = exact.or(union);
+            // Borrowed from the lock unless the host's filter narrows it.
+            let mut view: Option<Cow<'_, LockedServer>> =
+                exact.map(Cow::Borrowed).or(union.map(Cow::Owned));
             if let Some(view) = &mut view
                 && !spec.filter.is_empty()
             {
-                view.tools.retain(|name, _| spec.filter.shows(name));
+                view.to_mut()
+                    .tools
+                    .retain(|name, _| spec.filter.shows(name));
             }
-            let pinned = server_pins.as_ref().map(|server| Pinned {
-                view: view.as_ref().expect("one of the two"),
+            let pinned = server_pins.map(|server| Pinned {
+                view: view.as_deref().expect("one of the two"),
                 server,
                 exact: is_exact,
             });
@@ -511,7 +524,13 @@ pub async fn verify_servers(
             check.redact(secrets);
         }
     }
-    let mut reports: Vec<ServerReport> = checked.into_iter().map(|c| c.report).collect();
+    let mut reports = Vec::with_capacity(checked.len());
+    let mut listings = Vec::with_capacity(checked.len());
+    for c in checked {
+        reports.push(c.report);
+        listings.push(c.fetched);
+    }
+    drop_elsewhere(listings);
     for report in &mut reports {
         attach_package(report, &packages);
     }

@@ -56,11 +56,7 @@ impl LineIndex {
 }
 
 fn newline_ends(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b == b'\n')
-        .map(|(i, _)| i + 1)
+    memchr::memchr_iter(b'\n', bytes).map(|i| i + 1)
 }
 
 /// Where each server and definition is in a lock's text, for reports that point at
