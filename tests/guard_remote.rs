@@ -70,6 +70,7 @@ fn a_revision_announced_on_the_get_stream_makes_a_prepared_call_stale_and_nothin
     let p = Project::bare(json!({}));
     let rev = p.path().join("rev");
     let actions = p.path().join("actions.jsonl");
+    let log = p.path().join("requests.log");
     std::fs::write(&rev, "a").unwrap();
     let server = HttpServer::fixture(&[
         "--http",
@@ -78,6 +79,8 @@ fn a_revision_announced_on_the_get_stream_makes_a_prepared_call_stale_and_nothin
         "--notify-on-change",
         "--action-log",
         actions.to_str().unwrap(),
+        "--log-file",
+        log.to_str().unwrap(),
     ]);
     p.set_servers(json!({"deploy": {"type": "http", "url": server.url("/mcp")}}));
     p.run(&["update", "--yes"]).expect(0);
@@ -91,6 +94,20 @@ fn a_revision_announced_on_the_get_stream_makes_a_prepared_call_stale_and_nothin
     );
     let planned = json!({"branch": "fix-login"});
 
+    // The guard opens the GET stream on its own time; a revision written before the
+    // stream is open is the stream's starting point, and would never be announced.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !log_lines(&log)
+        .iter()
+        .any(|l| l == "stream open revision=a")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the guard opened no GET stream; stderr:\n{}",
+            agent.stderr()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     std::fs::write(&rev, "b").unwrap();
     agent.notification("notifications/tools/list_changed");
     agent.list_tools();

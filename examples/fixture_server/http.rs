@@ -273,6 +273,9 @@ fn handle_streamable(
             if !write_raw(stream, "retry: 100\n\n") {
                 return;
             }
+            // From here a change of the file is announced: a test waits for this line
+            // before it changes the revision.
+            state.log(&format!("stream open revision={}", seen.trim()));
             loop {
                 std::thread::sleep(Duration::from_millis(10));
                 let now = read();
