@@ -1,5 +1,7 @@
 //! `mcp-lock verify`: compare live servers with the lock; the policy decides the exit.
 
+use std::sync::Arc;
+
 use mcp_lock::check::{
     ProfileUse, Targets, plan_targets, resolve_all, select_with_lock, verify_servers,
 };
@@ -9,7 +11,6 @@ use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{Lockfile, Pins, WholeLock, read_unchecked};
 use mcp_lock::policy::Policy;
 use mcp_lock::report::LockContext;
-use std::sync::Arc;
 
 use super::{Workspace, check_options, display_path, env_lookup, progress};
 use crate::cli::{ConnectArgs, Format, VerifyArgs};
