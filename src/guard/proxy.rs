@@ -1,16 +1,16 @@
-//! The guard's plumbing: the server as a child process ([`process`]), one thread per
-//! direction ([`from_client`], [`from_server`]), and shutdown that leaves nothing
-//! running.
+//! The guard's plumbing: the server as a child process ([`process`]), one event loop
+//! for both directions ([`pump`]) routing the client's lines ([`from_client`]) and
+//! the server's ([`from_server`]), and shutdown that leaves nothing running.
 //!
-//! Plain threads and blocking pipes rather than async: a proxy adds latency at every
-//! hop, and a thread blocked in read(2) wakes faster than a task behind a reactor.
+//! A plain thread around poll(2) rather than async: a proxy adds latency at every
+//! hop, and the loop needs nothing a reactor gives.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -35,7 +35,9 @@ use crate::validate::Violation;
 
 mod from_client;
 mod from_server;
+mod lines;
 mod process;
+mod pump;
 #[doc(hidden)]
 pub mod seam;
 mod spin;
@@ -44,6 +46,7 @@ use from_client::*;
 use from_server::*;
 use process::*;
 pub use process::{ServerProcess, Upstream};
+use pump::pump;
 use spin::Spin;
 
 /// How long the server gets to exit by itself once the client has gone and its stdin
@@ -133,13 +136,6 @@ struct Unlogged {
 }
 
 impl Outbox {
-    /// Whether to write now: when no complete line is waiting in the reader's buffer
-    /// (reading on could block), or enough has piled up. A lone request goes out at
-    /// once, a burst in few writes.
-    fn due<R: Read>(&self, reader: &BufReader<R>) -> bool {
-        self.forward.len() + self.back.len() > 256 * 1024 || !reader.buffer().contains(&b'\n')
-    }
-
     fn push_forward(&mut self, message: &[u8]) {
         self.forward.extend_from_slice(message);
         self.forward.push(b'\n');
@@ -221,10 +217,8 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
         mut process,
     } = upstream;
     ignore_file_size_signal();
-    let server_in = std::fs::File::from(input);
-    let server_out = std::fs::File::from(output);
     let max = setup.max_message_bytes;
-    let (client_notes, server_notes) = (Notes::new(&setup.audit)?, Notes::new(&setup.audit)?);
+    let notes = Notes::new(&setup.audit)?;
     let mut main_notes = Notes::new(&setup.audit)?;
     let arrived = setup.pins.input_arrived();
     let shared = Arc::new(Mutex::new(Shared {
@@ -236,51 +230,13 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
         list_changed: ListChangedRun::default(),
     }));
     let (events, first_event) = channel();
-    let stuck = Arc::new(Stuck::default());
-    let awaiting = Arc::new(AtomicUsize::new(0));
     {
         let shared = shared.clone();
-        let events = events.clone();
-        let stuck = stuck.clone();
-        let arrived = arrived.clone();
-        let awaiting = awaiting.clone();
-        std::thread::spawn(move || {
-            let sides = Sides {
-                shared: &shared,
-                arrived: &arrived,
-                max,
-                events: &events,
-                awaiting: &awaiting,
-            };
-            client_to_server(server_in, sides, client_notes, &stuck)
-        });
+        std::thread::spawn(move || pump(input, output, &shared, notes, &arrived, max, &events));
     }
-    {
-        let shared = shared.clone();
-        std::thread::spawn(move || {
-            let sides = Sides {
-                shared: &shared,
-                arrived: &arrived,
-                max,
-                events: &events,
-                awaiting: &awaiting,
-            };
-            server_to_client(server_out, sides, server_notes)
-        });
-    }
-    let event = loop {
-        match first_event.recv_timeout(Duration::from_millis(250)) {
-            Ok(event) => break event,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Event::ClientClosed,
-            // A server that stops reading blocks the client's side in a write, where
-            // it cannot see the client leave: look for that here.
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if stuck.for_longer_than(Duration::from_secs(1)) && client_hung_up() {
-                    break Event::ClientClosed;
-                }
-            }
-        }
-    };
+    // The loop's thread sends its events and ends with the session; if it is gone
+    // without a word, its side is closed.
+    let event = first_event.recv().unwrap_or(Event::ClientClosed);
     let ended = match event {
         Event::ClientClosed => {
             if let Some(process) = process.as_mut() {
@@ -434,101 +390,37 @@ fn requests_in(lines: &[u8]) -> usize {
         .sum()
 }
 
-/// A line from the server that answers requests counts them off [`Sides::awaiting`];
-/// true when it answered the only request waiting (the caller is likely to send its
-/// next one as soon as it has read this answer).
-fn count_answer(line: &[u8], awaiting: &AtomicUsize) -> bool {
-    if awaiting.load(Ordering::Acquire) == 0 {
+/// A line from the server that answers requests counts them off `awaiting`; true
+/// when it answered the only request waiting (the caller is likely to send its next
+/// one as soon as it has read this answer).
+fn count_answer(line: &[u8], awaiting: &mut usize) -> bool {
+    if *awaiting == 0 {
         return false;
     }
     match crate::json::scan_envelope(line) {
         Some(envelope) if envelope.id.is_none() || envelope.has_method => false,
-        Some(_) => awaiting
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok_and(|before| before == 1),
+        Some(_) => {
+            *awaiting -= 1;
+            *awaiting == 0
+        }
         None => {
-            awaiting.store(0, Ordering::Release);
+            *awaiting = 0;
             false
         }
     }
 }
 
-/// What [`read_line`] found.
+/// What a line from the client's side was.
 #[derive(Clone, Copy)]
 enum Line {
     Text,
     TooLong,
-    Eof,
-}
-
-/// Reads one line (without its newline) of at most `max` bytes into `buf`. A longer
-/// line is skipped to its end and reported as `TooLong`. `arrived` is set after each
-/// read from the file that returned bytes (see [`PinWatch::input_arrived`]).
-fn read_line<R: Read>(
-    reader: &mut BufReader<R>,
-    buf: &mut Vec<u8>,
-    max: usize,
-    arrived: &AtomicBool,
-) -> io::Result<Line> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let refill = reader.buffer().is_empty();
-        let available = match reader.fill_buf() {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if refill && !available.is_empty() {
-            arrived.store(true, Ordering::Release);
-        }
-        if available.is_empty() {
-            return Ok(match (too_long, buf.is_empty()) {
-                (true, _) => Line::TooLong,
-                (false, true) => Line::Eof,
-                (false, false) => Line::Text,
-            });
-        }
-        let (chunk, used, end) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (&available[..i], i + 1, true),
-            None => (available, available.len(), false),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        reader.consume(used);
-        if end {
-            return Ok(if too_long { Line::TooLong } else { Line::Text });
-        }
-    }
 }
 
 /// The canonical text of a JSON-RPC id: the key pending requests are found by, so
 /// that 1 and 1.0 are the same request.
 fn id_key(id: &Json) -> String {
     id.canonical().unwrap_or_default()
-}
-
-/// What both directions' loops are given.
-struct Sides<'a> {
-    shared: &'a Mutex<Shared>,
-    /// Set after each read that returned bytes: the lock watch looks only then.
-    arrived: &'a AtomicBool,
-    /// Largest line accepted.
-    max: usize,
-    events: &'a Sender<Event>,
-    /// Requests the client's side sent the server that its answers have not yet
-    /// matched (a batch counts as two). While calls go one at a time (one waiting, or
-    /// the only one just answered: its caller sends the next as soon as it reads the
-    /// answer), the server's side spins briefly before it blocks (see [`Spin`]); with
-    /// more, the calls are pipelined and spinning would only take CPU time from the
-    /// server.
-    awaiting: &'a AtomicUsize,
 }
 
 /// A thread's own audit entries and stderr lines: formatted without any lock, and

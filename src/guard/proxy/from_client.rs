@@ -3,66 +3,6 @@
 
 use super::*;
 
-/// The client's side: every message is read strictly, calls are decided, and only
-/// what passes reaches the server.
-pub(super) fn client_to_server(
-    mut server_in: impl Write,
-    sides: Sides<'_>,
-    mut notes: Notes,
-    stuck: &Stuck,
-) {
-    let Sides {
-        shared,
-        arrived,
-        max,
-        events,
-        awaiting,
-    } = sides;
-    let stdin = io::stdin();
-    let mut reader = BufReader::with_capacity(64 * 1024, stdin.lock());
-    let mut buf = Vec::new();
-    let mut out = Outbox::default();
-    loop {
-        match read_line(&mut reader, &mut buf, max, arrived) {
-            Ok(Line::Eof) | Err(_) => break,
-            Ok(line) => take_client_line(line, &buf, max, shared, &mut notes, &mut out),
-        }
-        if out.due(&reader) {
-            let (client_notes, logged) = notes.flush(shared);
-            let refused = out.settle(logged, shared);
-            if refused > 0 {
-                notes.say(&format!(
-                    "refused {} with calls: their audit entries could not be written",
-                    crate::text::count(refused, "message")
-                ));
-            }
-            out.back.extend_from_slice(&client_notes);
-            if !out.forward.is_empty() {
-                // Counted before the write, so an answer can never arrive first.
-                awaiting.fetch_add(requests_in(&out.forward), Ordering::AcqRel);
-                stuck.start();
-                let written = server_in.write_all(&out.forward);
-                stuck.stop();
-                if written.is_err() {
-                    // The server is gone; its side reports how. Refusals decided in
-                    // this burst still reach the client.
-                    let _ = write_client_lines(&out.back);
-                    break;
-                }
-                out.forward.clear();
-            }
-            if write_client_lines(&out.back).is_err() {
-                break;
-            }
-            out.back.clear();
-        }
-    }
-    // Reported before the server's stdin closes: a server that exits at once on EOF
-    // must not look like one that exited by itself.
-    let _ = events.send(Event::ClientClosed);
-    drop(server_in);
-}
-
 /// One line the client sent, routed into `out`: a line past the limit refused, a blank
 /// one skipped, anything else decided by [`from_client`]. The fuzz seam routes through
 /// this too.
@@ -75,7 +15,6 @@ pub(super) fn take_client_line(
     out: &mut Outbox,
 ) {
     match line {
-        Line::Eof => {}
         Line::TooLong => {
             notes.refuse(&format!(
                 "a message from the client larger than {max} bytes"

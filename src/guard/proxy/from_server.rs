@@ -4,60 +4,6 @@
 
 use super::*;
 
-/// The server's side: answers to listings are checked (and filtered) before the
-/// client sees them; list_changed makes what was checked stale.
-pub(super) fn server_to_client(server_out: std::fs::File, sides: Sides<'_>, mut notes: Notes) {
-    let Sides {
-        shared,
-        arrived,
-        max,
-        events,
-        awaiting,
-    } = sides;
-    let fd = server_out.as_raw_fd();
-    let mut spin = Spin::from_env();
-    let mut reader = BufReader::with_capacity(64 * 1024, server_out);
-    let mut buf = Vec::new();
-    let mut out = Outbox::default();
-    // Set when a line answered the only request waiting.
-    let mut one_at_a_time = false;
-    let problem = loop {
-        if reader.buffer().is_empty()
-            && (std::mem::take(&mut one_at_a_time) || awaiting.load(Ordering::Acquire) == 1)
-        {
-            spin.until_readable(fd);
-        }
-        let (line, end) = match read_line(&mut reader, &mut buf, max, arrived) {
-            Ok(Line::Eof) | Err(_) => (None, Some(None)),
-            Ok(Line::TooLong) => (
-                None,
-                Some(Some(format!(
-                    "server sent a message larger than {max} bytes; the session was ended"
-                ))),
-            ),
-            Ok(Line::Text) => (Some(&buf), None),
-        };
-        if let Some(line) = line {
-            one_at_a_time |= count_answer(line, awaiting);
-            take_server_line(line, shared, &mut notes, &mut out);
-        }
-        if end.is_some() || out.due(&reader) {
-            let (client_notes, logged) = notes.flush_run(shared, end.is_some());
-            out.settle(logged, shared);
-            out.forward.extend_from_slice(&client_notes);
-            if write_client_lines(&out.forward).is_err() {
-                let _ = events.send(Event::ClientClosed);
-                return;
-            }
-            out.forward.clear();
-        }
-        if let Some(problem) = end {
-            break problem;
-        }
-    };
-    let _ = events.send(Event::ServerClosed(problem));
-}
-
 /// One line the server sent, routed into `out` as [`from_server`] decides (a blank one
 /// skipped). The fuzz seam routes through this too.
 pub(super) fn take_server_line(

@@ -81,34 +81,6 @@ pub(super) fn ignore_file_size_signal() {
     }
 }
 
-/// When the client's side began a write to the server that has not returned yet.
-#[derive(Default)]
-pub(super) struct Stuck {
-    /// Milliseconds since `origin`, plus one; 0 when not writing.
-    since: std::sync::atomic::AtomicU64,
-    origin: std::sync::OnceLock<Instant>,
-}
-
-impl Stuck {
-    pub(super) fn now(&self) -> u64 {
-        self.origin.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
-    }
-
-    pub(super) fn start(&self) {
-        self.since
-            .store(self.now(), std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub(super) fn stop(&self) {
-        self.since.store(0, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub(super) fn for_longer_than(&self, limit: Duration) -> bool {
-        let since = self.since.load(std::sync::atomic::Ordering::Relaxed);
-        since != 0 && self.now().saturating_sub(since) > limit.as_millis() as u64
-    }
-}
-
 /// Whether the client has closed its end of our stdin.
 pub(super) fn client_hung_up() -> bool {
     let mut fd = libc::pollfd {
@@ -160,7 +132,7 @@ pub(super) fn pass_stderr(
     server_err: std::process::ChildStderr,
     secrets: &crate::secrets::Secrets,
 ) {
-    use std::io::BufRead;
+    use std::io::{BufRead, Read};
     let mut reader = io::BufReader::new(server_err);
     let mut line = Vec::new();
     loop {

@@ -4,21 +4,18 @@
 //! of at most `max_message_bytes`, each line routed, audit entries written before
 //! what they decided is passed on. Not a stable interface.
 
-use std::io::{self, BufReader};
+use std::io;
 use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
 
+use super::lines::{Framed, Lines};
 use super::{
-    GuardSetup, Line, ListChangedRun, Notes, Outbox, Shared, read_line, take_client_line,
-    take_server_line,
+    GuardSetup, Line, ListChangedRun, Notes, Outbox, Shared, take_client_line, take_server_line,
 };
 
 /// One guarded session with no server process and no terminal.
 pub struct Router {
     shared: Mutex<Shared>,
-    client: Notes,
-    server: Notes,
-    arrived: AtomicBool,
+    notes: Notes,
     max: usize,
 }
 
@@ -33,8 +30,7 @@ pub struct FromClient {
 
 impl Router {
     pub fn new(setup: GuardSetup) -> io::Result<Router> {
-        let client = Notes::new(&setup.audit)?;
-        let server = Notes::new(&setup.audit)?;
+        let notes = Notes::new(&setup.audit)?;
         Ok(Router {
             max: setup.max_message_bytes,
             shared: Mutex::new(Shared {
@@ -45,31 +41,37 @@ impl Router {
                 client_notes: Vec::new(),
                 list_changed: ListChangedRun::default(),
             }),
-            client,
-            server,
-            arrived: AtomicBool::new(false),
+            notes,
         })
     }
 
-    /// Bytes from the client, read `read_size` bytes at a time.
+    /// Bytes from the client, read `read_size` bytes at a time; the burst ends as a
+    /// stream does (its last line needs no newline).
     pub fn from_client(&mut self, bytes: &[u8], read_size: usize) -> FromClient {
-        let mut reader = BufReader::with_capacity(read_size.max(1), bytes);
-        let mut buf = Vec::new();
+        let mut lines = Lines::default();
         let mut out = Outbox::default();
-        loop {
-            match read_line(&mut reader, &mut buf, self.max, &self.arrived) {
-                Ok(Line::Eof) | Err(_) => break,
-                Ok(line) => take_client_line(
+        let chunks: Vec<&[u8]> = bytes.chunks(read_size.max(1)).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            lines.push(chunk);
+            if i + 1 == chunks.len() {
+                lines.end();
+            }
+            while let Some(framed) = lines.next(self.max) {
+                let (line, bytes) = match framed {
+                    Framed::Line(bytes) => (Line::Text, bytes),
+                    Framed::TooLong => (Line::TooLong, &[][..]),
+                };
+                take_client_line(
                     line,
-                    &buf,
+                    bytes,
                     self.max,
                     &self.shared,
-                    &mut self.client,
+                    &mut self.notes,
                     &mut out,
-                ),
+                );
             }
         }
-        let (notes, logged) = self.client.flush(&self.shared);
+        let (notes, logged) = self.notes.flush(&self.shared);
         out.settle(logged, &self.shared);
         out.back.extend_from_slice(&notes);
         FromClient {
@@ -82,13 +84,24 @@ impl Router {
     /// the client would be sent. A line past the limit ends the burst, as it ends a
     /// session.
     pub fn from_server(&mut self, bytes: &[u8], read_size: usize) -> Vec<u8> {
-        let mut reader = BufReader::with_capacity(read_size.max(1), bytes);
-        let mut buf = Vec::new();
+        let mut lines = Lines::default();
         let mut out = Outbox::default();
-        while let Ok(Line::Text) = read_line(&mut reader, &mut buf, self.max, &self.arrived) {
-            take_server_line(&buf, &self.shared, &mut self.server, &mut out);
+        let chunks: Vec<&[u8]> = bytes.chunks(read_size.max(1)).collect();
+        'read: for (i, chunk) in chunks.iter().enumerate() {
+            lines.push(chunk);
+            if i + 1 == chunks.len() {
+                lines.end();
+            }
+            while let Some(framed) = lines.next(self.max) {
+                match framed {
+                    Framed::Line(line) => {
+                        take_server_line(line, &self.shared, &mut self.notes, &mut out)
+                    }
+                    Framed::TooLong => break 'read,
+                }
+            }
         }
-        let (notes, logged) = self.server.flush_run(&self.shared, true);
+        let (notes, logged) = self.notes.flush_run(&self.shared, true);
         out.settle(logged, &self.shared);
         out.forward.extend_from_slice(&notes);
         out.forward
