@@ -232,7 +232,9 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
     let (events, first_event) = channel();
     {
         let shared = shared.clone();
-        std::thread::spawn(move || pump(input, output, &shared, notes, &arrived, max, &events));
+        std::thread::Builder::new()
+            .name("mcp-lock-guard".into())
+            .spawn(move || pump(input, output, &shared, notes, &arrived, max, &events))?;
     }
     // The loop's thread sends its events and ends with the session; if it is gone
     // without a word, its side is closed.
@@ -377,39 +379,6 @@ fn write_client_lines(lines: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-/// How many requests `lines` (the lines sent to the server in one write) hold; a
-/// batch counts as two, so that a spin is never waited out for half of one.
-fn requests_in(lines: &[u8]) -> usize {
-    lines
-        .split(|&b| b == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(|line| match crate::json::scan_envelope(line) {
-            Some(envelope) => usize::from(envelope.id.is_some() && envelope.has_method),
-            None => 2,
-        })
-        .sum()
-}
-
-/// A line from the server that answers requests counts them off `awaiting`; true
-/// when it answered the only request waiting (the caller is likely to send its next
-/// one as soon as it has read this answer).
-fn count_answer(line: &[u8], awaiting: &mut usize) -> bool {
-    if *awaiting == 0 {
-        return false;
-    }
-    match crate::json::scan_envelope(line) {
-        Some(envelope) if envelope.id.is_none() || envelope.has_method => false,
-        Some(_) => {
-            *awaiting -= 1;
-            *awaiting == 0
-        }
-        None => {
-            *awaiting = 0;
-            false
-        }
-    }
-}
-
 /// What a line from the client's side was.
 #[derive(Clone, Copy)]
 enum Line {
@@ -490,9 +459,15 @@ impl Notes {
         };
         // What was queued in common (a lock reload, list_changed) happened before
         // this thread's own decisions that followed it.
-        let mut all = queued;
-        all.extend_from_slice(&self.lines);
-        let logged = match self.log.append(&all) {
+        let all = if queued.is_empty() {
+            &self.lines
+        } else {
+            let mut all = queued;
+            all.extend_from_slice(&self.lines);
+            self.lines = all;
+            &self.lines
+        };
+        let logged = match self.log.append(all) {
             Ok(()) => true,
             Err(e) => {
                 self.say(&format!(

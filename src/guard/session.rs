@@ -488,6 +488,11 @@ impl Session {
         self.pending.remove(id)
     }
 
+    /// How many requests wait for their answers.
+    pub fn waiting(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Every request still waiting, for when the server is gone.
     pub fn drain_pending(&mut self) -> Vec<(String, Pending)> {
         let mut all: Vec<_> = self.pending.drain().collect();

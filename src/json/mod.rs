@@ -293,10 +293,18 @@ impl Json {
         match self {
             Json::Array(items) => items.iter().any(Json::has_repeated_member),
             Json::Object(members) => {
-                let mut names: Vec<&JsonStr> = members.iter().map(|(k, _)| k).collect();
-                names.sort_unstable();
-                names.windows(2).any(|w| w[0] == w[1])
-                    || members.iter().any(|(_, v)| v.has_repeated_member())
+                // A few names are compared pair by pair, without sorting a copy.
+                let repeated = if members.len() <= 8 {
+                    members
+                        .iter()
+                        .enumerate()
+                        .any(|(i, (k, _))| members[i + 1..].iter().any(|(other, _)| other == k))
+                } else {
+                    let mut names: Vec<&JsonStr> = members.iter().map(|(k, _)| k).collect();
+                    names.sort_unstable();
+                    names.windows(2).any(|w| w[0] == w[1])
+                };
+                repeated || members.iter().any(|(_, v)| v.has_repeated_member())
             }
             _ => false,
         }
@@ -387,6 +395,42 @@ mod tests {
             })
         );
         assert_eq!(v.get("b").unwrap().get("c"), Some(&Json::Number(2.0)));
+    }
+
+    #[test]
+    fn a_repeated_member_is_found_in_small_and_large_objects_at_any_depth() {
+        let object = |n: usize, repeat: Option<(usize, usize)>| {
+            let names: Vec<String> = (0..n)
+                .map(|i| match repeat {
+                    Some((_, to)) if i == to => "k0".to_string(),
+                    _ => format!("k{i}"),
+                })
+                .collect();
+            let members: Vec<String> = names.iter().map(|k| format!("\"{k}\":1")).collect();
+            format!("{{{}}}", members.join(","))
+        };
+        for n in [2, 8, 9, 40] {
+            let unique = Json::parse(&object(n, None)).unwrap();
+            assert!(!unique.has_repeated_member(), "{n} distinct names");
+            let repeated = Json::parse(&object(n, Some((0, n - 1)))).unwrap();
+            assert!(
+                repeated.has_repeated_member(),
+                "{n} names, the last repeating the first"
+            );
+            let nested = format!("[{{\"a\":{}}}]", object(n, Some((0, n - 1))));
+            assert!(
+                Json::parse(&nested).unwrap().has_repeated_member(),
+                "nested, {n}"
+            );
+        }
+        // Names that differ only past the inline length, or by one escape, differ.
+        let long = Json::parse(r#"{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1":1,"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2":2,"\u0061":3,"a":4}"#).unwrap();
+        assert!(long.has_repeated_member(), "\\u0061 is a");
+        let distinct = Json::parse(
+            r#"{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1":1,"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2":2}"#,
+        )
+        .unwrap();
+        assert!(!distinct.has_repeated_member());
     }
 
     #[test]

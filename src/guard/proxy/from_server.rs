@@ -439,8 +439,7 @@ pub(super) fn check_item_listing(
 /// Re-reads the lock when it changed on disk, so `mcp-lock update` takes effect in a
 /// running session; tells the client to list again when that changes what it may use.
 pub(super) fn reload_pins(state: &mut Shared) {
-    let server = state.session.server().to_string();
-    let Some(result) = state.pins.changed(&server) else {
+    let Some(result) = state.pins.changed(state.session.server()) else {
         return;
     };
     match result {

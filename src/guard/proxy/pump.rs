@@ -54,11 +54,11 @@ struct Pump<'a> {
     client_gone: bool,
     /// When the queue for the server last moved (or began to wait).
     server_took: Instant,
-    /// Requests sent to the server that its answers have not yet matched (a batch
-    /// counts as two). While calls go one at a time (one waiting, or the only one just
-    /// answered: its caller sends the next as soon as it reads the answer), the loop
-    /// spins briefly before it blocks (see [`Spin`]); with more, they are pipelined,
-    /// and it pauses instead, so that one wake-up takes several answers.
+    /// Requests forwarded that the server has not answered (the session's count).
+    /// While calls go one at a time (one waiting, or the only one just answered: its
+    /// caller sends the next as soon as it reads the answer), the loop spins briefly
+    /// before it blocks (see [`Spin`]); with more, they are pipelined, and it pauses
+    /// instead, so that one wake-up takes several answers.
     awaiting: usize,
     one_at_a_time: bool,
     spin: Spin,
@@ -203,8 +203,7 @@ impl Pump<'_> {
         while let Some(framed) = self.from_server.next(self.max) {
             match framed {
                 Framed::Line(line) => {
-                    self.one_at_a_time |= count_answer(line, &mut self.awaiting);
-                    take_server_line(line, self.shared, &mut self.notes, &mut self.server_out);
+                    take_server_line(line, self.shared, &mut self.notes, &mut self.server_out)
                 }
                 Framed::TooLong => {
                     return Some(Some(format!(
@@ -263,9 +262,11 @@ impl Pump<'_> {
             ));
         }
         self.server_out.settle(logged, self.shared);
+        let awaiting = lock(self.shared).session.waiting();
+        self.one_at_a_time |= self.awaiting == 1 && awaiting == 0;
+        self.awaiting = awaiting;
         let client_out = std::mem::take(&mut self.client_out.forward);
         if !client_out.is_empty() && self.server_in.is_some() {
-            self.awaiting += requests_in(&client_out);
             if self.to_server.pending() == 0 {
                 self.server_took = Instant::now();
             }
