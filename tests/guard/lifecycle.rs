@@ -202,3 +202,86 @@ fn killing_the_guards_whole_process_group_still_ends_the_servers_grandchildren()
         "the server outlived its guard's group"
     );
 }
+
+#[test]
+fn a_burst_of_calls_written_at_once_is_answered_whole_however_the_reads_cut_it() {
+    // One write of about 400 KB: the guard's reads cut it into pieces that end
+    // inside lines, and the server's answers come back while the burst still goes in.
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    let count = 3_000;
+    let burst: Vec<String> = (0..count)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": 500_000 + id, "method": "tools/call",
+                "params": {"name": "read_ticket", "arguments": {"id": format!("T-{id}")}}})
+            .to_string()
+        })
+        .collect();
+    agent.send_raw(&burst.join("\n"));
+    for id in 0..count {
+        let answer = agent.answer(500_000 + id);
+        assert_eq!(
+            answer["result"]["structuredContent"]["title"],
+            format!("Ticket T-{id}"),
+            "{answer}"
+        );
+    }
+    agent.close();
+    assert_eq!(
+        agent.wait_exit(Duration::from_secs(10)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    let forwarded = audit(&project)
+        .iter()
+        .filter(|e| e["event"] == "tools/call" && e["decision"] == "forwarded")
+        .count();
+    assert_eq!(forwarded, count as usize);
+}
+
+#[test]
+fn the_guard_leaves_its_stdout_blocking_as_it_found_it() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // The test keeps a second descriptor of the guard's stdout pipe (the same open
+    // file, so the same flags): non-blocking while the session runs, blocking after.
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) into a two-element array; each new descriptor is owned once.
+    let (read_end, write_end) = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    };
+    let kept = write_end.try_clone().unwrap();
+    let nonblocking = || {
+        // SAFETY: fcntl(2) on a descriptor this test owns.
+        unsafe { libc::fcntl(kept.as_raw_fd(), libc::F_GETFL) & libc::O_NONBLOCK != 0 }
+    };
+    assert!(!nonblocking());
+    let project = deploy_project(&[]);
+    let mut guard = std::process::Command::new(common::bin())
+        .args(["guard", "deploy"])
+        .current_dir(project.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::from(write_end))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = guard.stdin.take().unwrap();
+    let mut answers = std::io::BufReader::new(std::fs::File::from(read_end));
+    let mut line = String::new();
+    use std::io::{BufRead, Write};
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}})
+    )
+    .unwrap();
+    answers.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    assert!(nonblocking(), "non-blocking while the session runs");
+    drop(stdin);
+    assert_eq!(guard.wait().unwrap().code(), Some(0));
+    assert!(!nonblocking(), "put back when the session ended");
+}

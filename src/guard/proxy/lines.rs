@@ -179,6 +179,10 @@ impl Outgoing {
                     _ => return Err(e),
                 }
             }
+            if n == 0 {
+                // Nothing taken without an error: tried again when poll says so.
+                return Ok(wrote);
+            }
             self.sent += n as usize;
             wrote = true;
         }

@@ -1,11 +1,12 @@
-//! A short, bounded busy-poll for an answer the server is expected to send.
+//! How the event loop waits: a short, bounded busy-poll for an answer the server is
+//! expected to send, or a pause that lets pipelined answers gather.
 //!
-//! A thread blocked in read(2) on an idle CPU wakes tens of microseconds after the
+//! A thread blocked in poll(2) on an idle CPU wakes tens of microseconds after the
 //! bytes arrive (an idle vCPU has to be woken by its host); on a quiet machine that
 //! is most of what the guard adds to a round trip. So while exactly one request sent
-//! to the server waits for its answer (a caller is blocked on it; pipelined calls keep
-//! the threads awake anyway), the server's side first polls without blocking for up
-//! to [`WINDOW`]. On a busy machine the threads are rarely idle and the spinning only
+//! to the server waits for its answer (a caller is blocked on it), or the only one was
+//! just answered (its caller sends the next at once), the loop first polls without
+//! blocking for up to [`WINDOW`]. On a busy machine the threads are rarely idle and the spinning only
 //! takes CPU time from the server, so it is done only while the load average is below
 //! half the CPUs (looked at once a second).
 //!
