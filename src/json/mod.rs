@@ -276,6 +276,14 @@ impl Json {
         }
     }
 
+    /// [`Json::as_str`] borrowed: the string if it is valid Unicode, without a copy.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => s.as_str(),
+            _ => None,
+        }
+    }
+
     pub fn as_array(&self) -> Option<&[Json]> {
         match self {
             Json::Array(items) => Some(items),

@@ -52,9 +52,9 @@ pub(super) fn rpc_error(id: &Value, code: i64, message: &str) -> String {
 
 /// What one line from the client becomes.
 #[derive(Default)]
-pub(super) struct Routed {
-    /// For the server.
-    forward: Option<Vec<u8>>,
+pub(super) struct Routed<'a> {
+    /// For the server: the line itself, or a batch rewritten.
+    forward: Option<std::borrow::Cow<'a, [u8]>>,
     /// For the client.
     answer: Option<String>,
     /// When `forward` holds calls: what stands in for it if their audit entries
@@ -62,7 +62,7 @@ pub(super) struct Routed {
     unlogged: Option<Unlogged>,
 }
 
-impl Routed {
+impl Routed<'_> {
     pub(super) fn answer(answer: Option<String>) -> Self {
         Routed {
             answer,
@@ -73,7 +73,11 @@ impl Routed {
 
 /// What to send the server and what to answer the client, for one line from the
 /// client.
-pub(super) fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes) -> Routed {
+pub(super) fn from_client<'a>(
+    line: &'a [u8],
+    shared: &Mutex<Shared>,
+    notes: &mut Notes,
+) -> Routed<'a> {
     let parsed = std::str::from_utf8(line)
         .map_err(|e| e.to_string())
         .and_then(|text| Json::parse(text).map_err(|e| e.to_string()));
@@ -108,8 +112,7 @@ pub(super) fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes
     // The same text read the way a server reads it, integers exact: what arguments
     // are checked against, so the value checked is the value sent. Integers beyond 64
     // bits cannot be read exactly here, and are refused in calls.
-    let is_call =
-        |m: &Json| m.get("method").and_then(Json::as_str).as_deref() == Some("tools/call");
+    let is_call = |m: &Json| m.get("method").and_then(Json::as_text) == Some("tools/call");
     let has_call = match &message {
         Json::Array(items) => items.iter().any(is_call),
         single => is_call(single),
@@ -159,18 +162,18 @@ pub(super) fn from_client(line: &[u8], shared: &Mutex<Shared>, notes: &mut Notes
                 forget,
             });
             Routed {
-                forward: batch(forward).map(String::into_bytes),
+                forward: batch(forward).map(|text| text.into_bytes().into()),
                 answer: batch(answers),
                 unlogged,
             }
         }
         single => match decide(single, exact.as_ref(), strict_is_exact, shared, notes) {
             Verdict::Forward => Routed {
-                forward: Some(line.to_vec()),
+                forward: Some(line.into()),
                 ..Routed::default()
             },
             Verdict::ForwardCall { key, unsent } => Routed {
-                forward: Some(line.to_vec()),
+                forward: Some(line.into()),
                 answer: None,
                 unlogged: Some(Unlogged {
                     forward: None,
@@ -261,9 +264,9 @@ pub(super) fn decide(
             "mcp-lock guard: not a JSON-RPC message; not forwarded",
         ));
     }
-    let method = message.get("method").and_then(Json::as_str);
-    let (Some(method), Some(id)) = (method.clone(), message.get("id")) else {
-        if method.as_deref() == Some("tools/call") {
+    let method = message.get("method").and_then(Json::as_text);
+    let (Some(method), Some(id)) = (method, message.get("id")) else {
+        if method == Some("tools/call") {
             // A call sent as a notification: some servers run it anyway, unchecked.
             let members: Members = vec![
                 ("decision", json!("refused")),
@@ -291,7 +294,7 @@ pub(super) fn decide(
             "mcp-lock guard: a request with this id is still waiting for its answer; not forwarded",
         ));
     }
-    let pending = match method.as_str() {
+    let pending = match method {
         "tools/list" => Pending::List {
             first_page: matches!(
                 params.and_then(|p| p.get("cursor")),
@@ -300,10 +303,10 @@ pub(super) fn decide(
             generation: state.session.generation(),
         },
         "initialize" | "server/discover" => {
-            Pending::Handshake(ClientHello::from_request(&method, params))
+            Pending::Handshake(ClientHello::from_request(method, params))
         }
         "prompts/list" | "resources/templates/list" | "resources/list" => {
-            let kind = match method.as_str() {
+            let kind = match method {
                 "prompts/list" => Kind::Prompt,
                 "resources/templates/list" => Kind::ResourceTemplate,
                 _ => Kind::Resource,
@@ -342,7 +345,7 @@ pub(super) fn decide(
                 state.session.expect(key, Pending::Other);
             }
             drop(state);
-            return decide_item_use(&method, id, member, &item, decision, notes);
+            return decide_item_use(method, id, member, &item, decision, notes);
         }
         "tools/call" => {
             reload_pins(&mut state);
