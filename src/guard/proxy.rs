@@ -379,13 +379,6 @@ fn write_client_lines(lines: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-/// What a line from the client's side was.
-#[derive(Clone, Copy)]
-enum Line {
-    Text,
-    TooLong,
-}
-
 /// The canonical text of a JSON-RPC id: the key pending requests are found by, so
 /// that 1 and 1.0 are the same request.
 fn id_key(id: &Json) -> String {

@@ -1,21 +1,21 @@
 //! The client's side: every message read strictly, calls decided, and only what
 //! passes sent on to the server.
 
+use super::lines::Framed;
 use super::*;
 
 /// One line the client sent, routed into `out`: a line past the limit refused, a blank
 /// one skipped, anything else decided by [`from_client`]. The fuzz seam routes through
 /// this too.
 pub(super) fn take_client_line(
-    line: Line,
-    buf: &[u8],
+    line: Framed<'_>,
     max: usize,
     shared: &Mutex<Shared>,
     notes: &mut Notes,
     out: &mut Outbox,
 ) {
     match line {
-        Line::TooLong => {
+        Framed::TooLong => {
             notes.refuse(&format!(
                 "a message from the client larger than {max} bytes"
             ));
@@ -26,8 +26,8 @@ pub(super) fn take_client_line(
             );
             out.push_back(error.as_bytes());
         }
-        Line::Text if buf.iter().all(u8::is_ascii_whitespace) => {}
-        Line::Text => {
+        Framed::Line(buf) if buf.iter().all(u8::is_ascii_whitespace) => {}
+        Framed::Line(buf) => {
             let routed = from_client(buf, shared, notes);
             match (routed.forward, routed.unlogged) {
                 (Some(bytes), Some(instead)) => out.push_held(

@@ -229,14 +229,9 @@ impl Pump<'_> {
             Ok(Read::Nothing) => {}
             Ok(Read::Ended) | Err(_) => self.client_closing(),
         }
-        while let Some(framed) = self.from_client.next(self.max) {
-            let (line, bytes) = match framed {
-                Framed::Line(bytes) => (Line::Text, bytes),
-                Framed::TooLong => (Line::TooLong, &[][..]),
-            };
+        while let Some(line) = self.from_client.next(self.max) {
             take_client_line(
                 line,
-                bytes,
                 self.max,
                 self.shared,
                 &mut self.notes,

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use super::lines::{Framed, Lines};
 use super::{
-    GuardSetup, Line, ListChangedRun, Notes, Outbox, Shared, take_client_line, take_server_line,
+    GuardSetup, ListChangedRun, Notes, Outbox, Shared, take_client_line, take_server_line,
 };
 
 /// One guarded session with no server process and no terminal.
@@ -56,19 +56,8 @@ impl Router {
             if i + 1 == chunks.len() {
                 lines.end();
             }
-            while let Some(framed) = lines.next(self.max) {
-                let (line, bytes) = match framed {
-                    Framed::Line(bytes) => (Line::Text, bytes),
-                    Framed::TooLong => (Line::TooLong, &[][..]),
-                };
-                take_client_line(
-                    line,
-                    bytes,
-                    self.max,
-                    &self.shared,
-                    &mut self.notes,
-                    &mut out,
-                );
+            while let Some(line) = lines.next(self.max) {
+                take_client_line(line, self.max, &self.shared, &mut self.notes, &mut out);
             }
         }
         let (notes, logged) = self.notes.flush(&self.shared);
