@@ -81,6 +81,11 @@ impl Lines {
             self.buf.clear();
             self.start = 0;
             self.scanned = 0;
+            // A large message read once (a listing of many tools) is not held on to
+            // for the rest of the session.
+            if self.buf.capacity() > 16 * READ_SIZE {
+                self.buf.shrink_to(READ_SIZE);
+            }
         } else if self.start >= READ_SIZE {
             self.buf.drain(..self.start);
             self.scanned -= self.start;
@@ -152,8 +157,7 @@ impl Outgoing {
 
     pub(super) fn extend(&mut self, bytes: &[u8]) {
         if self.sent == self.bytes.len() {
-            self.bytes.clear();
-            self.sent = 0;
+            self.clear();
         }
         self.bytes.extend_from_slice(bytes);
     }
@@ -161,6 +165,9 @@ impl Outgoing {
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.sent = 0;
+        if self.bytes.capacity() > 16 * READ_SIZE {
+            self.bytes.shrink_to(READ_SIZE);
+        }
     }
 
     /// Writes what `fd` takes now (all of it, when `fd` blocks); true when anything
