@@ -502,17 +502,26 @@ fn a_lock_cut_off_mid_file_is_a_usage_error_naming_the_file_and_line() {
 }
 
 #[test]
-fn a_lock_that_is_not_utf8_is_a_usage_error_naming_the_file() {
+fn a_lock_that_is_not_utf8_is_a_usage_error_naming_the_file_line_and_byte() {
     let p = pinned();
     let mut bytes = std::fs::read(p.path().join("mcp.lock")).unwrap();
     let at = bytes.windows(4).position(|w| w == b"echo").unwrap();
     bytes[at] = 0xFF;
     std::fs::write(p.path().join("mcp.lock"), &bytes).unwrap();
-    let run = p.run(&["verify"]);
-    run.expect(2);
-    let stderr = run.stderr();
-    assert!(stderr.contains("mcp.lock"), "{stderr}");
-    assert!(stderr.contains("UTF-8"), "{stderr}");
+    let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    let column = at
+        - bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
+    for args in [&["verify"][..], &["update", "--yes"], &["guard", "calm"]] {
+        let run = p.run(args);
+        run.expect(2);
+        let stderr = run.stderr();
+        assert!(stderr.contains(&format!("mcp.lock:{line}: not valid UTF-8: byte {} of the file (column {column} of this line) is 0xFF", at + 1)), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
     assert_eq!(std::fs::read(p.path().join("mcp.lock")).unwrap(), bytes);
 }
 

@@ -178,15 +178,35 @@ impl UncheckedLock {
     }
 }
 
+/// The lock file's text; `Ok(None)`: no file. Bytes that are not UTF-8 are named by
+/// line and byte, as a TOML error is.
 fn read_text(path: &Path) -> Result<Option<String>, LockError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(LockError::Read {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(LockError::Read {
+                path: path.display().to_string(),
+                source,
+            });
+        }
+    };
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + memchr::memchr_iter(b'\n', &bytes[..at]).count();
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        LockError::Invalid {
             path: path.display().to_string(),
-            source,
-        }),
-    }
+            line,
+            message: format!(
+                "not valid UTF-8: byte {} of the file (column {} of this line) is 0x{:02X}",
+                at + 1,
+                at - line_start + 1,
+                bytes[at]
+            ),
+        }
+    })
 }
 
 /// [`read_lock`], also returning the file's text (for [`LockLines`]).
@@ -218,18 +238,10 @@ pub fn read_lock_server(
     path: &Path,
     name: &str,
 ) -> Result<Option<Option<PinnedServer>>, LockError> {
-    let shown = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(LockError::Read {
-                path: shown,
-                source,
-            });
-        }
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
     };
-    parse_lock_server(&text, &shown, name).map(Some)
+    parse_lock_server(&text, &path.display().to_string(), name).map(Some)
 }
 
 /// [`parse_lock`] for one server only.
