@@ -28,7 +28,7 @@ enum Client {
     /// written, then the server's stdin is closed.
     Closing,
     /// The server's stdin is closed; the server's output still goes to the client,
-    /// unless `gone`.
+    /// unless `client_gone`.
     Closed,
 }
 
