@@ -253,19 +253,14 @@ pub fn parse_lock_server(
     let version = check_header(text, path)?;
     // In the writer's layout the whole text is read in one fast pass, and only the
     // one server's definitions are then parsed and hashed.
+    let twice = |at: usize| invalid(text, path, at, format!("server {name:?} appears twice"));
     if let Some(raw) = layout::read(text) {
         let mut servers = raw.server.into_iter().filter(|s| s.name.get_ref() == name);
         let Some(server) = servers.next() else {
             return Ok(None);
         };
         if let Some(again) = servers.next() {
-            let at = again.name.span().start;
-            return Err(invalid(
-                text,
-                path,
-                at,
-                format!("server {name:?} appears twice"),
-            ));
+            return Err(twice(again.name.span().start));
         }
         return check_server(
             server,
@@ -281,13 +276,7 @@ pub fn parse_lock_server(
     for (index, server) in names.server.iter().enumerate() {
         if server.name.get_ref() == name {
             if found.is_some() {
-                let at = server.name.span().start;
-                return Err(invalid(
-                    text,
-                    path,
-                    at,
-                    format!("server {name:?} appears twice"),
-                ));
+                return Err(twice(server.name.span().start));
             }
             found = Some(index);
         }
@@ -506,6 +495,24 @@ mod tests {
         );
         let err = parse_lock_server(&text, "mcp.lock", "broken").unwrap_err();
         assert!(err.to_string().contains("set_hash does not match"), "{err}");
+    }
+
+    #[test]
+    fn a_server_pinned_twice_is_refused_naming_the_second_by_either_reader() {
+        let at = EXAMPLE.find("\n[[server]]").unwrap();
+        let twice = format!("{EXAMPLE}{}", &EXAMPLE[at..]);
+        let second = 1 + twice[..twice.rfind("name = \"memory\"").unwrap()]
+            .matches('\n')
+            .count();
+        let want = format!("mcp.lock:{second}: server \"memory\" appears twice");
+        // As written, and with a comment the writer's own layout does not have (read
+        // by the TOML reader instead).
+        let commented = twice.replacen("[[server]]", "[[server]] # pinned", 1);
+        for text in [&twice, &commented] {
+            let err = parse_lock_server(text, "mcp.lock", "memory").unwrap_err();
+            assert_eq!(err.to_string(), want);
+        }
+        assert!(layout::read(&twice).is_some() && layout::read(&commented).is_none());
     }
 
     #[test]

@@ -6,9 +6,9 @@
 //! is most of what the guard adds to a round trip. So while exactly one request sent
 //! to the server waits for its answer (a caller is blocked on it), or the only one was
 //! just answered (its caller sends the next at once), the loop first polls without
-//! blocking for up to [`WINDOW`]. On a busy machine the threads are rarely idle and the spinning only
-//! takes CPU time from the server, so it is done only while the load average is below
-//! half the CPUs (looked at once a second).
+//! blocking for up to [`WINDOW`]. On a busy machine the threads are rarely idle and
+//! the spinning only takes CPU time from the server, so it is done only while the
+//! load average is below half the CPUs (looked at once a second).
 //!
 //! While calls are pipelined, the opposite: before it blocks, the loop sleeps for
 //! [`PAUSE`], so that what it is woken for next is several answers, not one. The
@@ -42,14 +42,14 @@ impl Spin {
     /// `MCP_LOCK_GUARD_SPIN_US` sets the window in microseconds (0 turns spinning
     /// off) and spins whatever the load; unset, [`WINDOW`] while the machine is quiet.
     pub(super) fn from_env() -> Self {
-        let forced = std::env::var("MCP_LOCK_GUARD_SPIN_US")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_micros);
-        let pause = std::env::var("MCP_LOCK_GUARD_PAUSE_US")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(PAUSE, Duration::from_micros);
+        let micros = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_micros)
+        };
+        let forced = micros("MCP_LOCK_GUARD_SPIN_US");
+        let pause = micros("MCP_LOCK_GUARD_PAUSE_US").unwrap_or(PAUSE);
         // SAFETY: sets this thread's timer slack; no memory is shared.
         unsafe {
             libc::prctl(libc::PR_SET_TIMERSLACK, SLACK_NS, 0, 0, 0);
