@@ -103,20 +103,24 @@ pub async fn probe(http: &Http, url: &Url) -> Result<Option<Challenge>, String> 
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "mcp-lock", "version": env!("CARGO_PKG_VERSION")}}
     });
+    let client = http.client_for(url)?;
     let response = http
-        .client_for(url)?
-        .post(url.clone())
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .map_err(|e| {
-            format!(
-                "cannot reach {url}: {}",
-                crate::client::http::reqwest_chain(e)
-            )
-        })?;
+        .within(url, async {
+            client
+                .post(url.clone())
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+                .map_err(|e| {
+                    format!(
+                        "cannot reach {url}: {}",
+                        crate::client::http::reqwest_chain(e)
+                    )
+                })
+        })
+        .await?;
     if response.status() != StatusCode::UNAUTHORIZED {
         return Ok(None);
     }
@@ -159,6 +163,30 @@ pub async fn resource_metadata(
     ))
 }
 
+/// The resource metadata, checked to be for the server at `url`: RFC 9728 requires
+/// its `resource`, and a document for another resource (or none named) could send
+/// the login to anyone's authorization server.
+pub async fn checked_resource_metadata(
+    http: &Http,
+    url: &Url,
+    challenge: &Challenge,
+) -> Result<ResourceMetadata, String> {
+    let resource = super::canonical_resource(url.as_str())?;
+    let (at, metadata) = resource_metadata(http, url, challenge).await?;
+    let Some(named) = &metadata.resource else {
+        return Err(format!(
+            "the protected resource metadata at {at} names no resource (RFC 9728 requires it); refusing it"
+        ));
+    };
+    if super::canonical_resource(named).ok().as_deref() != Some(resource.as_str()) {
+        return Err(format!(
+            "the protected resource metadata at {at} is for {:?}, not {resource:?}; refusing it",
+            crate::text::escape_cut(named, 200)
+        ));
+    }
+    Ok(metadata)
+}
+
 /// The authorization server's metadata, by RFC 8414 then OpenID Connect discovery,
 /// checked to name the issuer it was fetched for.
 pub async fn server_metadata(http: &Http, issuer: &str) -> Result<ServerMetadata, String> {
@@ -181,7 +209,7 @@ pub async fn server_metadata(http: &Http, issuer: &str) -> Result<ServerMetadata
                 if doc.issuer != issuer {
                     return Err(format!(
                         "the authorization server metadata at {candidate} names the issuer {:?}, not {issuer:?}; refusing it",
-                        doc.issuer
+                        crate::text::escape_cut(&doc.issuer, 200)
                     ));
                 }
                 if !doc
@@ -214,20 +242,21 @@ fn well_known(url: &Url, name: &str, path: &str) -> Url {
 }
 
 async fn get_json<T: serde::de::DeserializeOwned>(http: &Http, url: &Url) -> Result<T, String> {
-    let response = http
-        .client_for(url)?
-        .get(url.clone())
-        .header(ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?;
-    if !response.status().is_success() {
-        return Err(format!("{url}: HTTP {}", response.status().as_u16()));
-    }
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?;
+    let client = http.client_for(url)?;
+    let body = http
+        .within(url, async {
+            let response = client
+                .get(url.clone())
+                .header(ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?;
+            if !response.status().is_success() {
+                return Err(format!("{url}: HTTP {}", response.status().as_u16()));
+            }
+            super::read_capped(response, url).await
+        })
+        .await?;
     serde_json::from_slice(&body).map_err(|e| format!("{url}: not the expected JSON: {e}"))
 }
 

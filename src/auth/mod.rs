@@ -16,6 +16,8 @@ pub mod store;
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use tokio::time::Instant;
+
 use oauth2::basic::BasicClient;
 use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, HttpRequest,
@@ -46,36 +48,137 @@ pub fn canonical_resource(url: &str) -> Result<String, String> {
     })
 }
 
-/// HTTP clients for the authorization exchanges, one per origin (same-origin
-/// redirects only, proxies skipped for loopback), like the MCP client's.
-#[derive(Default)]
-pub struct Http;
+/// Largest answer accepted from an authorization exchange: metadata, registration
+/// and token responses are a few kilobytes, and a hostile server must not make us
+/// hold hundreds of megabytes.
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+/// HTTP for the authorization exchanges: clients per origin (same-origin redirects
+/// only, proxies skipped for loopback), like the MCP client's, and one deadline that
+/// every exchange, its answer's body included, must finish by.
+#[derive(Clone, Copy)]
+pub struct Http {
+    deadline: Instant,
+}
 
 impl Http {
+    /// Exchanges that must all be over by `deadline`.
+    pub fn until(deadline: Instant) -> Self {
+        Http { deadline }
+    }
+
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     pub fn client_for(&self, url: &Url) -> Result<reqwest::Client, String> {
-        crate::client::http::build_client(url, &crate::client::ClientOptions::default())
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let options = crate::client::ClientOptions {
+            request_timeout: left.max(Duration::from_millis(1)),
+            ..Default::default()
+        };
+        crate::client::http::build_client(url, &options)
+    }
+
+    /// One exchange with `url` (the request and the whole answer), cut off at the
+    /// deadline.
+    pub async fn within<T>(
+        &self,
+        url: &Url,
+        exchange: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        tokio::time::timeout_at(self.deadline, exchange)
+            .await
+            .unwrap_or_else(|_| Err(format!("{url} did not answer in time (--timeout)")))
     }
 }
 
-/// oauth2's requests sent through reqwest.
+/// The answer's body, refused once it passes [`MAX_ANSWER_BYTES`] (checked while
+/// reading, so a huge body is never held).
+pub(crate) async fn read_capped(
+    mut response: reqwest::Response,
+    url: &Url,
+) -> Result<Vec<u8>, String> {
+    let too_big = || {
+        format!(
+            "{url} answered with more than {} KiB; refusing it",
+            MAX_ANSWER_BYTES / 1024
+        )
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
+    {
+        return Err(too_big());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?
+    {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(too_big());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// An endpoint from authorization server metadata, as a URL the browser or our
+/// client may be sent to: https, or http on loopback only (RFC 8414 wants https; a
+/// `file:` or `javascript:` address must never reach the opener).
+fn endpoint_url(name: &str, text: &str) -> Result<Url, String> {
+    let shown = crate::text::escape_cut(text, 200);
+    let url = Url::parse(text).map_err(|e| format!("the {name} {shown:?} is not a URL: {e}"))?;
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if crate::client::http::is_loopback(&url) => Ok(url),
+        _ => Err(format!(
+            "the {name} {shown:?} is neither https nor http on loopback; refusing it"
+        )),
+    }
+}
+
+/// Why one of oauth2's requests failed, in one line.
+#[derive(Debug)]
+struct SendError(String);
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// oauth2's requests sent through reqwest, within the deadline and the size cap.
 async fn send(
+    http: Http,
     client: reqwest::Client,
     request: HttpRequest,
-) -> Result<HttpResponse, reqwest::Error> {
+) -> Result<HttpResponse, SendError> {
     let (parts, body) = request.into_parts();
-    let response = client
-        .request(parts.method, parts.uri.to_string())
-        .headers(parts.headers)
-        .body(body)
-        .send()
-        .await?;
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response.bytes().await?.to_vec();
-    let mut out = HttpResponse::new(body);
-    *out.status_mut() = status;
-    *out.headers_mut() = headers;
-    Ok(out)
+    let url = Url::parse(&parts.uri.to_string())
+        .map_err(|e| SendError(format!("{}: not a URL: {e}", parts.uri)))?;
+    http.within(&url, async {
+        let response = client
+            .request(parts.method, url.clone())
+            .headers(parts.headers)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = read_capped(response, &url).await?;
+        let mut out = HttpResponse::new(body);
+        *out.status_mut() = status;
+        *out.headers_mut() = headers;
+        Ok(out)
+    })
+    .await
+    .map_err(SendError)
 }
 
 fn token_error<E: std::error::Error>(
@@ -89,7 +192,7 @@ fn token_error<E: std::error::Error>(
             }
             text
         }
-        RequestTokenError::Request(e) => crate::client::http::error_chain(&e),
+        RequestTokenError::Request(e) => e.to_string(),
         RequestTokenError::Parse(e, _) => format!("unreadable token response: {e}"),
         RequestTokenError::Other(s) => s,
     }
@@ -138,34 +241,34 @@ struct Registration {
 
 /// Logs in to the server at `url`: discovery, a client, the browser round trip and
 /// the code exchange; the tokens go to `store`. `say` shows a line to the person.
+/// Everything, the person's part included, must be over within `options.timeout`.
 pub async fn login(
     url: &str,
     store: &TokenStore,
     options: &LoginOptions,
     say: &dyn Fn(&str),
 ) -> Result<LoggedIn, String> {
-    let http = Http;
+    let deadline = Instant::now() + options.timeout;
+    let http = Http::until(deadline);
     let server = Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     let resource = canonical_resource(url)?;
+    // Before anyone is sent to a browser: a login whose tokens cannot be kept is lost.
+    store.check_writable()?;
     let Some(challenge) = discovery::probe(&http, &server).await? else {
         return Err(format!(
             "{url} answered without asking for authorization; no login is needed"
         ));
     };
-    let (_, metadata) = discovery::resource_metadata(&http, &server, &challenge).await?;
-    if let Some(named) = &metadata.resource
-        && canonical_resource(named).ok().as_deref() != Some(resource.as_str())
-    {
-        return Err(format!(
-            "the protected resource metadata is for {named:?}, not {resource:?}; refusing it"
-        ));
-    }
+    let metadata = discovery::checked_resource_metadata(&http, &server, &challenge).await?;
     let issuer = metadata
         .authorization_servers
         .first()
         .ok_or("the protected resource metadata names no authorization server")?
         .clone();
     let server_meta = discovery::server_metadata(&http, &issuer).await?;
+    let authorization_url =
+        endpoint_url("authorization endpoint", &server_meta.authorization_endpoint)?;
+    let token_url = endpoint_url("token endpoint", &server_meta.token_endpoint)?;
     let mut scopes: BTreeSet<String> = match &challenge.scope {
         Some(s) => s.split_whitespace().map(str::to_string).collect(),
         None => metadata.scopes_supported.iter().cloned().collect(),
@@ -188,14 +291,8 @@ pub async fn login(
         AuthType::BasicAuth
     };
     let mut oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
-        .set_auth_uri(
-            AuthUrl::new(server_meta.authorization_endpoint.clone())
-                .map_err(|e| format!("the authorization endpoint is not a URL: {e}"))?,
-        )
-        .set_token_uri(
-            TokenUrl::new(server_meta.token_endpoint.clone())
-                .map_err(|e| format!("the token endpoint is not a URL: {e}"))?,
-        )
+        .set_auth_uri(AuthUrl::from_url(authorization_url))
+        .set_token_uri(TokenUrl::from_url(token_url.clone()))
         .set_redirect_uri(
             RedirectUrl::new(callback.redirect_uri.clone())
                 .map_err(|e| format!("the redirect URI is not a URL: {e}"))?,
@@ -204,10 +301,8 @@ pub async fn login(
     if let Some(secret) = &client.client_secret {
         oauth = oauth.set_client_secret(ClientSecret::new(secret.clone()));
     }
-    let token_url = Url::parse(&server_meta.token_endpoint)
-        .map_err(|e| format!("the token endpoint is not a URL: {e}"))?;
     let token_client = http.client_for(&token_url)?;
-    let post = |request: HttpRequest| send(token_client.clone(), request);
+    let post = |request: HttpRequest| send(http, token_client.clone(), request);
 
     for step in 0..=MAX_STEP_UPS {
         let (pkce, verifier) = PkceCodeChallenge::new_random_sha256();
@@ -217,7 +312,8 @@ pub async fn login(
             .set_pkce_challenge(pkce)
             .add_extra_param("resource", resource.clone())
             .url();
-        say(&format!("Open this address to log in:\n  {address}"));
+        let shown = crate::text::escape_for_terminal(address.as_str());
+        say(&format!("Open this address to log in:\n  {shown}"));
         if options.open_browser {
             open_browser(address.as_str());
         }
@@ -226,9 +322,9 @@ pub async fn login(
                 "Then paste the address the browser ends on (it starts with the redirect URI) and press Enter:",
             );
         }
-        let query = tokio::time::timeout(
-            options.timeout,
-            wait_for_callback(&callback, options.paste_back),
+        let query = tokio::time::timeout_at(
+            deadline,
+            wait_for_callback(&callback, state.secret(), options.paste_back),
         )
         .await
         .map_err(|_| {
@@ -256,6 +352,7 @@ pub async fn login(
             .or_else(|| {
                 (!scopes.is_empty()).then(|| scopes.iter().cloned().collect::<Vec<_>>().join(" "))
             });
+        let obtained = now();
         let record = TokenRecord {
             resource: resource.clone(),
             issuer: server_meta.issuer.clone(),
@@ -264,8 +361,9 @@ pub async fn login(
             client_secret: client.client_secret.clone(),
             access_token: tokens.access_token().secret().clone(),
             refresh_token: tokens.refresh_token().map(|t| t.secret().clone()),
-            expires_at: tokens.expires_in().map(|d| now() + d.as_secs()),
+            expires_at: tokens.expires_in().map(|d| expiry(obtained, d)),
             scope: granted.clone(),
+            obtained_at: Some(obtained),
         };
         // A token without enough scope is answered 403 insufficient_scope: ask again
         // for the union, a bounded number of times.
@@ -274,6 +372,7 @@ pub async fn login(
             Some(wanted) if step < MAX_STEP_UPS => {
                 let before = scopes.len();
                 scopes.extend(wanted.split_whitespace().map(str::to_string));
+                let wanted = crate::text::escape_cut(&wanted, 200);
                 if scopes.len() == before {
                     return Err(format!(
                         "the server still answers 403 insufficient_scope with every scope it asked for ({wanted})"
@@ -286,12 +385,13 @@ pub async fn login(
             }
             Some(wanted) => {
                 return Err(format!(
-                    "the server still answers 403 insufficient_scope ({wanted}) after {MAX_STEP_UPS} step-ups"
+                    "the server still answers 403 insufficient_scope ({}) after {MAX_STEP_UPS} step-ups",
+                    crate::text::escape_cut(&wanted, 200)
                 ));
             }
             None => {}
         }
-        let lock = lock(store).await?;
+        let lock = lock(store, deadline).await?;
         let path = store.save(&record, &lock)?;
         return Ok(LoggedIn {
             issuer: record.issuer,
@@ -303,12 +403,30 @@ pub async fn login(
     unreachable!("the loop returns on its last step")
 }
 
-/// Takes the store's lock off the async workers (flock blocks).
-async fn lock(store: &TokenStore) -> Result<store::StoreLock, String> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || store.lock())
-        .await
-        .map_err(|e| format!("the token cache lock failed: {e}"))?
+/// When a token given at `now` for `lifetime` expires, in Unix seconds; a lifetime
+/// past the end of time is the end of time, not an overflow.
+fn expiry(now: u64, lifetime: Duration) -> u64 {
+    now.saturating_add(lifetime.as_secs())
+}
+
+/// How often a run waiting for the cache's lock looks again.
+const LOCK_POLL: Duration = Duration::from_millis(20);
+
+/// Takes the store's lock, waiting at most until `deadline` (another run holds it
+/// only while it reads or writes a file, never across a network call).
+async fn lock(store: &TokenStore, deadline: Instant) -> Result<store::StoreLock, String> {
+    loop {
+        if let Some(held) = store.try_lock()? {
+            return Ok(held);
+        }
+        if Instant::now() + LOCK_POLL > deadline {
+            return Err(format!(
+                "the token cache {} stayed locked by another mcp-lock run until the deadline",
+                store.dir().display()
+            ));
+        }
+        tokio::time::sleep(LOCK_POLL).await;
+    }
 }
 
 async fn register(
@@ -322,8 +440,7 @@ async fn register(
             meta.issuer
         ));
     };
-    let url =
-        Url::parse(endpoint).map_err(|e| format!("the registration endpoint is not a URL: {e}"))?;
+    let url = endpoint_url("registration endpoint", endpoint)?;
     let body = json!({
         "client_name": "mcp-lock",
         "redirect_uris": [redirect_uri],
@@ -332,22 +449,27 @@ async fn register(
         "token_endpoint_auth_method": "none",
         "application_type": "native",
     });
-    let response = http
-        .client_for(&url)?
-        .post(url.clone())
-        .header(CONTENT_TYPE, "application/json")
-        .header(ACCEPT, "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .map_err(|e| {
-            format!(
-                "client registration at {url} failed: {}",
-                crate::client::http::reqwest_chain(e)
-            )
-        })?;
-    let status = response.status();
-    let text = response.text().await.unwrap_or_default();
+    let client = http.client_for(&url)?;
+    let (status, text) = http
+        .within(&url, async {
+            let response = client
+                .post(url.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+                .map_err(|e| {
+                    format!(
+                        "client registration at {url} failed: {}",
+                        crate::client::http::reqwest_chain(e)
+                    )
+                })?;
+            let status = response.status();
+            let body = read_capped(response, &url).await?;
+            Ok((status, String::from_utf8_lossy(&body).into_owned()))
+        })
+        .await?;
     if !status.is_success() {
         return Err(format!(
             "client registration at {url} failed: HTTP {}: {}",
@@ -370,10 +492,11 @@ async fn register(
 /// The callback's query, from the listener or (with paste-back) stdin, whichever first.
 async fn wait_for_callback(
     callback: &callback::Callback,
+    state: &str,
     paste_back: bool,
 ) -> Result<String, String> {
     if !paste_back {
-        return callback.wait().await;
+        return callback.wait(state).await;
     }
     // A plain thread, not spawn_blocking: when the listener wins, the runtime must not
     // wait at exit for a read of stdin that may never end.
@@ -387,7 +510,7 @@ async fn wait_for_callback(
         let _ = tx.send(got);
     });
     tokio::select! {
-        got = callback.wait() => got,
+        got = callback.wait(state) => got,
         got = pasted => got.map_err(|e| format!("cannot read the pasted address: {e}"))?,
     }
 }
@@ -402,22 +525,25 @@ fn check_callback(
         url::form_urlencoded::parse(query.as_bytes())
             .into_owned()
             .collect();
+    // The state first: a request that is not this login's answer says nothing about it.
+    if params.get("state").map(String::as_str) != Some(state) {
+        return Err("the callback's state does not match the login's; refusing it (start mcp-lock login again)".into());
+    }
     if let Some(error) = params.get("error") {
         let description = params
             .get("error_description")
-            .map(|d| format!(": {d}"))
+            .map(|d| format!(": {}", crate::text::escape_cut(d, 300)))
             .unwrap_or_default();
         return Err(format!(
-            "the authorization server refused the login: {error}{description}"
+            "the authorization server refused the login: {}{description}",
+            crate::text::escape_cut(error, 100)
         ));
-    }
-    if params.get("state").map(String::as_str) != Some(state) {
-        return Err("the callback's state does not match the login's; refusing it (start mcp-lock login again)".into());
     }
     match params.get("iss") {
         Some(iss) if *iss != meta.issuer => {
             return Err(format!(
-                "the callback comes from issuer {iss:?}, not {:?}; refusing it",
+                "the callback comes from issuer {:?}, not {:?}; refusing it",
+                crate::text::escape_cut(iss, 200),
                 meta.issuer
             ));
         }
@@ -444,21 +570,26 @@ async fn insufficient_scope(
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "mcp-lock", "version": env!("CARGO_PKG_VERSION")}}
     });
+    let client = http.client_for(server)?;
     let response = http
-        .client_for(server)?
-        .post(server.clone())
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .header(AUTHORIZATION, format!("Bearer {token}"))
-        .body(body.to_string())
-        .send()
-        .await
-        .map_err(|e| {
-            format!(
-                "cannot reach {server}: {}",
-                crate::client::http::reqwest_chain(e)
-            )
-        })?;
+        .within(server, async {
+            let response = client
+                .post(server.clone())
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json")
+                .header(AUTHORIZATION, format!("Bearer {token}"))
+                .body(body.to_string())
+                .send()
+                .await
+                .map_err(|e| {
+                    format!(
+                        "cannot reach {server}: {}",
+                        crate::client::http::reqwest_chain(e)
+                    )
+                })?;
+            Ok(response)
+        })
+        .await?;
     if response.status() != StatusCode::FORBIDDEN {
         return Ok(None);
     }
@@ -497,62 +628,136 @@ pub struct Bearer {
     pub issuer: String,
 }
 
+impl From<TokenRecord> for Bearer {
+    fn from(record: TokenRecord) -> Self {
+        Bearer {
+            access_token: record.access_token,
+            issuer: record.issuer,
+        }
+    }
+}
+
 /// The cached token for the server at `url`, if `login` left one: refreshed first
-/// when it expires within a minute, or when `force` (after a 401). The rotated
-/// refresh token is saved under the cache's lock. `Err` when a needed refresh failed.
+/// when it expires within a minute, or when `force` (after a 401). Every exchange is
+/// over by `deadline`, and the cache's lock is held only to read or write a file, so
+/// a token endpoint that never answers stalls no other run. `Err` when a needed
+/// refresh failed.
 pub async fn cached_bearer(
     store: &TokenStore,
     url: &str,
     force: bool,
+    deadline: Instant,
 ) -> Result<Option<Bearer>, String> {
     let Ok(resource) = canonical_resource(url) else {
         return Ok(None);
     };
+    let http = Http::until(deadline);
     let fresh = |r: &TokenRecord| {
         r.expires_at
-            .is_none_or(|at| at > now() + REFRESH_MARGIN.as_secs())
+            .is_none_or(|at| at > now().saturating_add(REFRESH_MARGIN.as_secs()))
     };
     // Files are replaced atomically, so a read without the lock sees a whole record.
-    let unlocked = store.find_unlocked(&resource);
-    let Some(first) = unlocked.into_iter().next() else {
+    let records = store.find_unlocked(&resource);
+    let named = if records.len() > 1 {
+        current_issuers(&http, url).await
+    } else {
+        Vec::new()
+    };
+    let Some((path, first)) = choose(records, &named) else {
         return Ok(None);
     };
     if !force && fresh(&first) {
-        return Ok(Some(Bearer {
-            access_token: first.access_token,
-            issuer: first.issuer,
-        }));
+        return Ok(Some(first.into()));
     }
-    let held = lock(store).await?;
-    // Another run may have refreshed it while we waited.
-    let Some((_, record)) = store.find(&resource, &held).into_iter().next() else {
+    // Another run may have refreshed it meanwhile.
+    let Some(record) = reread(store, &path, &resource, deadline).await? else {
         return Ok(None);
     };
     if !force && fresh(&record) || force && record.access_token != first.access_token {
-        return Ok(Some(Bearer {
-            access_token: record.access_token,
-            issuer: record.issuer,
-        }));
+        return Ok(Some(record.into()));
     }
-    let record = refresh(record).await?;
-    store.save(&record, &held)?;
-    Ok(Some(Bearer {
-        access_token: record.access_token,
-        issuer: record.issuer,
-    }))
+    let refreshed = match refresh(&http, record.clone()).await {
+        Ok(refreshed) => refreshed,
+        Err(e) => {
+            // A run that refreshed at the same time may have rotated the refresh
+            // token under us: its tokens are as good.
+            return match reread(store, &path, &resource, deadline).await? {
+                Some(now) if now.refresh_token != record.refresh_token => Ok(Some(now.into())),
+                _ => Err(e),
+            };
+        }
+    };
+    // Saved only over the record it was made from: a login, logout or refresh by
+    // another run while ours was on the network wins, and this run still uses the
+    // tokens it got.
+    let held = lock(store, deadline).await?;
+    if store
+        .read(&path, &resource, &held)
+        .is_some_and(|now| same_tokens(&now, &record))
+    {
+        store.save_to(&path, &refreshed, &held)?;
+    }
+    Ok(Some(refreshed.into()))
+}
+
+fn same_tokens(a: &TokenRecord, b: &TokenRecord) -> bool {
+    a.access_token == b.access_token && a.refresh_token == b.refresh_token
+}
+
+/// The record in `path` as the cache holds it now, read under the lock.
+async fn reread(
+    store: &TokenStore,
+    path: &std::path::Path,
+    resource: &str,
+    deadline: Instant,
+) -> Result<Option<TokenRecord>, String> {
+    let held = lock(store, deadline).await?;
+    Ok(store.read(path, resource, &held))
+}
+
+/// The record to use among a server's cached ones (with their files, in file
+/// order): one for an issuer the server's metadata names now (`named`, in its
+/// order of preference) when there is one, else any; among those the latest login,
+/// then the first file, so the choice never depends on how a directory lists.
+fn choose<P>(records: Vec<(P, TokenRecord)>, named: &[String]) -> Option<(P, TokenRecord)> {
+    let rank = |r: &TokenRecord| named.iter().position(|n| *n == r.issuer);
+    let best = records.iter().filter_map(|(_, r)| rank(r)).min();
+    records
+        .into_iter()
+        .filter(|(_, r)| best.is_none() || rank(r) == best)
+        .enumerate()
+        .max_by_key(|(i, (_, r))| (r.obtained_at.unwrap_or(0), std::cmp::Reverse(*i)))
+        .map(|(_, found)| found)
+}
+
+/// The authorization servers the server's protected resource metadata names now;
+/// empty when it cannot be had in half the time left (the server itself needs the
+/// rest).
+async fn current_issuers(http: &Http, url: &str) -> Vec<String> {
+    let Ok(server) = Url::parse(url) else {
+        return Vec::new();
+    };
+    let now = Instant::now();
+    let half = now + http.deadline().saturating_duration_since(now) / 2;
+    let quick = Http::until(half);
+    discovery::checked_resource_metadata(&quick, &server, &discovery::Challenge::default())
+        .await
+        .map(|m| m.authorization_servers)
+        .unwrap_or_default()
 }
 
 /// Exchanges the refresh token for new tokens, keeping the old refresh token when no
 /// new one is issued.
-async fn refresh(record: TokenRecord) -> Result<TokenRecord, String> {
+async fn refresh(http: &Http, record: TokenRecord) -> Result<TokenRecord, String> {
     let expired = || "the token from mcp-lock login expired and cannot be refreshed".to_string();
     let Some(refresh_token) = record.refresh_token.clone() else {
         return Err(expired());
     };
-    let token_url =
-        Url::parse(&record.token_endpoint).map_err(|e| format!("{}: {e}", expired()))?;
-    let client = Http.client_for(&token_url)?;
-    let post = |request: HttpRequest| send(client.clone(), request);
+    let token_url = endpoint_url("token endpoint", &record.token_endpoint)
+        .map_err(|e| format!("{}: {e}", expired()))?;
+    let client = http.client_for(&token_url)?;
+    let http = *http;
+    let post = |request: HttpRequest| send(http, client.clone(), request);
     let mut oauth = BasicClient::new(ClientId::new(record.client_id.clone()))
         .set_token_uri(TokenUrl::from_url(token_url.clone()));
     if let Some(secret) = &record.client_secret {
@@ -572,7 +777,7 @@ async fn refresh(record: TokenRecord) -> Result<TokenRecord, String> {
             .refresh_token()
             .map(|t| t.secret().clone())
             .or(record.refresh_token.clone()),
-        expires_at: tokens.expires_in().map(|d| now() + d.as_secs()),
+        expires_at: tokens.expires_in().map(|d| expiry(now(), d)),
         ..record
     })
 }
@@ -603,6 +808,94 @@ mod tests {
             code_challenge_methods_supported: vec!["S256".into()],
             authorization_response_iss_parameter_supported: true,
         }
+    }
+
+    #[test]
+    fn an_error_callback_with_another_state_is_refused_for_its_state_and_its_text_escaped() {
+        let m = meta();
+        let forged = check_callback("error=access_denied&state=t", "s", &m).unwrap_err();
+        assert!(forged.contains("state"), "{forged}");
+        assert!(!forged.contains("access_denied"), "{forged}");
+        let refused = check_callback(
+            "error=access_denied&error_description=%1B%5B2J%E2%80%AEgone&state=s",
+            "s",
+            &m,
+        )
+        .unwrap_err();
+        assert!(refused.contains("access_denied"), "{refused}");
+        assert!(
+            !refused.contains('\u{1b}') && !refused.contains('\u{202e}'),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_lifetime_past_the_end_of_time_saturates_instead_of_overflowing() {
+        assert_eq!(expiry(1_000, Duration::from_secs(u64::MAX)), u64::MAX);
+        assert_eq!(expiry(1_000, Duration::from_secs(60)), 1_060);
+    }
+
+    #[test]
+    fn endpoints_must_be_https_or_http_on_loopback() {
+        for good in [
+            "https://as.example/authorize",
+            "http://127.0.0.1:8080/authorize",
+            "http://localhost/authorize",
+            "http://[::1]/authorize",
+        ] {
+            assert!(endpoint_url("authorization endpoint", good).is_ok(), "{good}");
+        }
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://as.example/authorize",
+            "data:text/html,hi",
+        ] {
+            let e = endpoint_url("authorization endpoint", bad).unwrap_err();
+            assert!(e.contains("neither https nor http on loopback"), "{e}");
+        }
+    }
+
+    fn cached(issuer: &str, obtained_at: Option<u64>) -> (usize, TokenRecord) {
+        (
+            0,
+            TokenRecord {
+                resource: "https://mcp.example/mcp".into(),
+                issuer: issuer.into(),
+                token_endpoint: format!("{issuer}token"),
+                client_id: "c".into(),
+                client_secret: None,
+                access_token: format!("at-{issuer}"),
+                refresh_token: None,
+                expires_at: None,
+                scope: None,
+                obtained_at,
+            },
+        )
+    }
+
+    #[test]
+    fn the_cached_record_is_the_one_for_the_issuer_the_server_names_else_the_latest_login() {
+        let records = || {
+            vec![
+                cached("https://old.example/", Some(300)),
+                cached("https://new.example/", Some(200)),
+                cached("https://other.example/", None),
+            ]
+        };
+        let named = ["https://new.example/".to_string()];
+        let pick = |named: &[String]| choose(records(), named).unwrap().1.issuer;
+        assert_eq!(pick(&named), "https://new.example/");
+        // Not named (or no metadata): the latest login, whatever the file order.
+        assert_eq!(pick(&[]), "https://old.example/");
+        assert_eq!(
+            pick(&["https://gone.example/".to_string()]),
+            "https://old.example/"
+        );
+        // Equal logins: the first file, every time.
+        let same = vec![cached("https://b.example/", None), cached("https://a.example/", None)];
+        assert_eq!(choose(same, &[]).unwrap().1.issuer, "https://b.example/");
+        assert!(choose(Vec::<(usize, TokenRecord)>::new(), &named).is_none());
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub struct TokenRecord {
     pub expires_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// When the login that made it happened (Unix seconds; kept through refreshes),
+    /// so the latest of a server's records can be told; `None` in older caches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obtained_at: Option<u64>,
 }
 
 /// The cache directory.
@@ -83,8 +87,25 @@ impl TokenStore {
             .map_err(|e| format!("cannot make {} private: {e}", self.dir.display()))
     }
 
-    /// Takes the cache's lock, creating the directory if need be.
-    pub fn lock(&self) -> Result<StoreLock, String> {
+    /// Fails now, not after a login, when records cannot be written: the directory is
+    /// created and a file tried in it.
+    pub fn check_writable(&self) -> Result<(), String> {
+        self.ensure_dir()?;
+        tempfile::Builder::new()
+            .prefix(".check-")
+            .tempfile_in(&self.dir)
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "cannot write the token cache in {}: {e}; make it writable or set XDG_CONFIG_HOME to a directory that is",
+                    self.dir.display()
+                )
+            })
+    }
+
+    /// Takes the cache's lock, creating the directory if need be; `None` while
+    /// another run holds it.
+    pub fn try_lock(&self) -> Result<Option<StoreLock>, String> {
         self.ensure_dir()?;
         let path = self.dir.join(".lock");
         let file = OpenOptions::new()
@@ -94,16 +115,34 @@ impl TokenStore {
             .mode(0o600)
             .open(&path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        // SAFETY: flock on a descriptor this function owns; it blocks until granted.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if rc != 0 {
-            return Err(format!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            ));
+        // SAFETY: flock on a descriptor this function owns; LOCK_NB never blocks.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(Some(StoreLock { _file: file }));
         }
-        Ok(StoreLock { _file: file })
+        let error = std::io::Error::last_os_error();
+        if error.kind() == std::io::ErrorKind::WouldBlock {
+            return Ok(None);
+        }
+        Err(format!("cannot lock {}: {error}", path.display()))
+    }
+
+    /// Takes the cache's lock, waiting for as long as another run holds it (which is
+    /// only while it reads or writes a file).
+    pub fn lock(&self) -> Result<StoreLock, String> {
+        loop {
+            if let Some(held) = self.try_lock()? {
+                return Ok(held);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// The record in `path` as the cache holds it now, if it is still for `resource`.
+    pub fn read(&self, path: &Path, resource: &str, _lock: &StoreLock) -> Option<TokenRecord> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let record: TokenRecord = serde_json::from_str(&text).ok()?;
+        (record.resource == resource).then_some(record)
     }
 
     /// Every record for `resource`, whatever the issuer, with its file.
@@ -131,14 +170,20 @@ impl TokenStore {
 
     /// Like [`Self::find`] without the lock: files are replaced atomically, so each is
     /// read whole, though it may be replaced just after.
-    pub fn find_unlocked(&self, resource: &str) -> Vec<TokenRecord> {
-        self.scan(resource).into_iter().map(|(_, r)| r).collect()
+    pub fn find_unlocked(&self, resource: &str) -> Vec<(PathBuf, TokenRecord)> {
+        self.scan(resource)
     }
 
     /// Writes a record atomically (a 0600 temporary file renamed over the old one).
-    pub fn save(&self, record: &TokenRecord, _lock: &StoreLock) -> Result<PathBuf, String> {
-        self.ensure_dir()?;
+    pub fn save(&self, record: &TokenRecord, lock: &StoreLock) -> Result<PathBuf, String> {
         let path = self.path_for(&record.resource, &record.issuer);
+        self.save_to(&path, record, lock)?;
+        Ok(path)
+    }
+
+    /// Writes a record over the file it was read from, atomically.
+    pub fn save_to(&self, path: &Path, record: &TokenRecord, _lock: &StoreLock) -> Result<(), String> {
+        self.ensure_dir()?;
         let mut file = tempfile::Builder::new()
             .prefix(".token-")
             .permissions(std::fs::Permissions::from_mode(0o600))
@@ -148,9 +193,9 @@ impl TokenStore {
         file.write_all(text.as_bytes())
             .and_then(|_| file.as_file().sync_all())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        file.persist(&path)
+        file.persist(path)
             .map_err(|e| format!("cannot write {}: {}", path.display(), e.error))?;
-        Ok(path)
+        Ok(())
     }
 
     /// Removes every record for `resource`; returns how many there were.
@@ -179,6 +224,7 @@ mod tests {
             refresh_token: Some("rt".into()),
             expires_at: Some(1),
             scope: None,
+            obtained_at: None,
         }
     }
 

@@ -83,6 +83,8 @@ struct Conn {
     /// The login token's store and whether one is in use, for a refresh on 401.
     store: Option<TokenStore>,
     bearer: std::sync::atomic::AtomicBool,
+    /// How long a refresh of the login token may take (the per-request timeout).
+    auth_timeout: std::time::Duration,
     pinned_versions: Vec<String>,
     warned: std::sync::atomic::AtomicBool,
 }
@@ -168,7 +170,8 @@ impl Conn {
         if !self.bearer.load(std::sync::atomic::Ordering::SeqCst) {
             return false;
         }
-        match cached_bearer(store, self.url.as_str(), true).await {
+        let deadline = tokio::time::Instant::now() + self.auth_timeout;
+        match cached_bearer(store, self.url.as_str(), true, deadline).await {
             Ok(Some(b)) => {
                 if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
                 {
@@ -278,7 +281,8 @@ async fn streamable(
     if !headers.contains_key(AUTHORIZATION)
         && let Some(store) = &store
     {
-        match cached_bearer(store, &remote.url, false).await {
+        let deadline = tokio::time::Instant::now() + options.request_timeout;
+        match cached_bearer(store, &remote.url, false, deadline).await {
             Ok(Some(b)) => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
                     .map_err(|_| {
@@ -306,6 +310,7 @@ async fn streamable(
         get_started: std::sync::atomic::AtomicBool::new(false),
         store,
         bearer: std::sync::atomic::AtomicBool::new(bearer),
+        auth_timeout: options.request_timeout,
         pinned_versions,
         warned: std::sync::atomic::AtomicBool::new(false),
     });

@@ -91,7 +91,7 @@ pub(crate) fn build_client(url: &Url, options: &ClientOptions) -> Result<Client,
         .map_err(|e| format!("could not set up the HTTP client: {}", error_chain(&e)))
 }
 
-fn is_loopback(url: &Url) -> bool {
+pub(crate) fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

@@ -75,9 +75,10 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
     let say = |line: &str| eprintln!("{line}");
     match auth::login(&url, &store, &options, &say).await {
         Ok(done) => {
+            // The issuer and scope are the authorization server's words.
             let scope = done
                 .scope
-                .map(|s| format!(", scope {s}"))
+                .map(|s| format!(", scope {}", mcp_lock::text::escape_cut(&s, 300)))
                 .unwrap_or_default();
             let client = if done.registered {
                 " (client registered)"
@@ -90,7 +91,7 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
                 &format!(
                     "to {} with issuer {}{scope}{client}; tokens cached in {}",
                     args.server,
-                    done.issuer,
+                    mcp_lock::text::escape_cut(&done.issuer, 200),
                     done.path.display()
                 ),
             );
