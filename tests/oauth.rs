@@ -71,6 +71,13 @@ fn location_of(address: &str) -> String {
 /// Runs `mcp-lock login remote --no-browser`, plays the browser (the in-memory
 /// provider approves at once) and pastes the callback address back. Returns stderr.
 fn login(p: &Project, home: &Path) -> String {
+    let (ok, seen) = try_login(p, home);
+    assert!(ok, "login failed:\n{seen}");
+    seen
+}
+
+/// [`login`] that may fail: whether it succeeded, and stderr.
+fn try_login(p: &Project, home: &Path) -> (bool, String) {
     let mut child = std::process::Command::new(bin())
         .args(["login", "remote", "--no-browser", "--timeout", "60"])
         .current_dir(p.path())
@@ -91,8 +98,7 @@ fn login(p: &Project, home: &Path) -> String {
     stderr.read_to_string(&mut rest).unwrap();
     seen.push_str(&rest);
     let status = child.wait().unwrap();
-    assert!(status.success(), "login failed:\n{seen}");
-    seen
+    (status.success(), seen)
 }
 
 fn token_files(home: &Path) -> Vec<PathBuf> {
@@ -528,4 +534,367 @@ fn printed_address(stderr: &mut impl BufRead) -> (String, String) {
             return (format!("http{address}"), seen);
         }
     }
+}
+
+/// Runs mcp-lock with the test environment (and `vars`), stdin empty; kills it and
+/// fails when it is still running after `limit`. Returns the exit code, stdout and
+/// stderr together, and how long it took.
+fn run_bounded(
+    p: &Project,
+    home: &Path,
+    args: &[&str],
+    vars: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> (i32, String, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let child = std::process::Command::new(bin())
+        .args(args)
+        .current_dir(p.path())
+        .envs(env(home))
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(child, started, limit, args)
+}
+
+fn wait_bounded(
+    mut child: std::process::Child,
+    started: std::time::Instant,
+    limit: std::time::Duration,
+    what: &[&str],
+) -> (i32, String, std::time::Duration) {
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let said = format!("{}{}", out.join().unwrap(), err.join().unwrap());
+    let Some(status) = status else {
+        panic!("mcp-lock {what:?} was still running after {limit:?}:\n{said}");
+    };
+    (status.code().unwrap_or(-1), said, elapsed)
+}
+
+fn lines_starting(log: &Path, prefix: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .count()
+}
+
+/// Rewrites the one cached record.
+fn edit_record(home: &Path, change: impl FnOnce(&mut Value)) {
+    let file = token_files(home).remove(0);
+    let mut record = token_record(home);
+    change(&mut record);
+    std::fs::write(&file, record.to_string()).unwrap();
+}
+
+#[test]
+fn a_token_endpoint_that_never_answers_fails_verify_within_its_timeout_without_holding_the_cache_lock()
+ {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let hang = p.path().join("hang");
+    let hang_arg = hang.display().to_string();
+    let server = oauth_server(&["--hang-file", &hang_arg], &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    login(&p, &home);
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    edit_record(&home, |r| r["expires_at"] = json!(1));
+    std::fs::write(&hang, "/token\n").unwrap();
+    let before = lines_starting(&log, "POST /token ");
+
+    let started = std::time::Instant::now();
+    let verify = std::process::Command::new(bin())
+        .args(["verify", "--timeout", "4"])
+        .current_dir(p.path())
+        .envs(env(&home))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while lines_starting(&log, "POST /token ") == before {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "verify never asked for a refresh"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // While verify waits on the token endpoint, another run takes the cache's lock.
+    let (code, said, took) = run_bounded(
+        &p,
+        &home,
+        &["logout", "remote"],
+        &[],
+        std::time::Duration::from_secs(5),
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(took < std::time::Duration::from_secs(3), "logout took {took:?}");
+
+    let (code, said, took) = wait_bounded(
+        verify,
+        started,
+        std::time::Duration::from_secs(15),
+        &["verify"],
+    );
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains("did not answer in time"), "{said}");
+    assert!(took < std::time::Duration::from_secs(9), "verify took {took:?}");
+    // The logout in between is not undone by the refresh that failed.
+    assert!(token_files(&home).is_empty());
+}
+
+#[test]
+fn a_metadata_endpoint_that_never_answers_fails_login_within_its_timeout() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let hang = p.path().join("hang");
+    std::fs::write(&hang, "/.well-known/oauth-authorization-server\n").unwrap();
+    let hang_arg = hang.display().to_string();
+    let server = oauth_server(&["--hang-file", &hang_arg], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let (code, said, took) = run_bounded(
+        &p,
+        &home,
+        &["login", "remote", "--no-browser", "--timeout", "3"],
+        &[],
+        std::time::Duration::from_secs(15),
+    );
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains("did not answer in time"), "{said}");
+    assert!(took < std::time::Duration::from_secs(8), "login took {took:?}");
+}
+
+#[test]
+fn after_the_authorization_server_changes_the_record_for_the_issuer_the_server_names_is_used() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = oauth_server(&[], &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    login(&p, &home);
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    let fresh = token_record(&home);
+    // What a login with the server's former authorization server left: listed
+    // first, expired, and (to show the issuer decides, not recency) newer.
+    let stale = json!({
+        "resource": server.url("/mcp"),
+        "issuer": "http://127.0.0.1:9/former/",
+        "token_endpoint": "http://127.0.0.1:9/former/token",
+        "client_id": "former-client",
+        "access_token": "former-access-token",
+        "refresh_token": "former-refresh-token",
+        "expires_at": 1,
+        "obtained_at": 99_999_999_999u64,
+    });
+    let stale_file = home.join("mcp-lock/oauth/0000.json");
+    std::fs::write(&stale_file, stale.to_string()).unwrap();
+
+    let (code, said, _) = run_bounded(
+        &p,
+        &home,
+        &["verify"],
+        &[],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{said}");
+    let token = fresh["access_token"].as_str().unwrap();
+    let server_log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        server_log.lines().last().is_some_and(|l| l.ends_with(&format!("Bearer {token}"))),
+        "{server_log}"
+    );
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&stale_file).unwrap()).unwrap();
+    assert_eq!(left, stale);
+}
+
+/// A GET on loopback that gives up after 10 s: the answer's status line, or `None`.
+fn status_of(address: &str) -> Option<String> {
+    let url = url::Url::parse(address).unwrap();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", url.port().unwrap())).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let target = format!("{}?{}", url.path(), url.query().unwrap_or(""));
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.lines().next().map(str::to_string)
+}
+
+#[test]
+fn a_forged_callback_or_an_idle_connection_neither_ends_nor_blocks_the_login() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = oauth_server(&[], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(bin())
+        .args(["login", "remote", "--no-browser", "--timeout", "30"])
+        .current_dir(p.path())
+        .envs(env(&home))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (address, seen) = printed_address(&mut stderr);
+    let redirect = url::Url::parse(&address)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "redirect_uri")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| panic!("no redirect_uri in {address}"));
+
+    // Any local process can reach the port: its requests are answered and ignored.
+    let forged = status_of(&format!(
+        "{redirect}?error=access_denied&error_description=%1B%5B2Jforged&state=wrong"
+    ));
+    assert_eq!(forged.as_deref(), Some("HTTP/1.1 400 Bad Request"), "{seen}");
+    let wrong = status_of(&format!("{redirect}?code=forged&state=wrong"));
+    assert_eq!(wrong.as_deref(), Some("HTTP/1.1 400 Bad Request"), "{seen}");
+    let port = url::Url::parse(&redirect).unwrap().port().unwrap();
+    let idle = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+
+    let callback = location_of(&address);
+    assert_eq!(
+        status_of(&callback).as_deref(),
+        Some("HTTP/1.1 200 OK"),
+        "{seen}"
+    );
+    child.stderr = Some(stderr.into_inner());
+    let (code, said, _) = wait_bounded(
+        child,
+        started,
+        std::time::Duration::from_secs(40),
+        &["login"],
+    );
+    drop((stdin, idle));
+    assert_eq!(code, 0, "{seen}{said}");
+    assert!(said.contains("Logged in"), "{said}");
+    assert!(!said.contains("forged"), "{said}");
+    run(&p, &home, &["update", "--yes"]).expect(0);
+}
+
+#[test]
+fn a_token_lifetime_of_2_to_the_64_never_expires_and_the_granted_scope_is_shown_escaped() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = oauth_server(&["--mode", "huge-expiry", "--mode", "odd-scope"], &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let (ok, said) = try_login(&p, &home);
+    assert!(ok, "{said}");
+    assert!(
+        !said.contains('\u{1b}') && !said.contains('\u{202e}'),
+        "{said:?}"
+    );
+    assert!(said.contains("\\u{001b}[2J\\u{202e}evil"), "{said}");
+    assert_eq!(token_record(&home)["expires_at"], json!(u64::MAX));
+    let refreshes = lines_starting(&log, "POST /token ");
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    assert_eq!(lines_starting(&log, "POST /token "), refreshes, "refreshed");
+}
+
+#[test]
+fn an_authorization_endpoint_that_is_not_https_or_loopback_http_is_never_shown_or_opened() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = oauth_server(&["--mode", "bad-scheme"], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let (code, said, _) = run_bounded(
+        &p,
+        &home,
+        &["login", "remote", "--no-browser", "--timeout", "20"],
+        &[],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains("neither https nor http on loopback"), "{said}");
+    assert!(!said.contains("Open this address"), "{said}");
+}
+
+#[test]
+fn protected_resource_metadata_without_a_resource_is_refused() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = oauth_server(&["--mode", "no-resource"], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let (code, said, _) = run_bounded(
+        &p,
+        &home,
+        &["login", "remote", "--no-browser", "--timeout", "20"],
+        &[],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains("names no resource"), "{said}");
+    assert!(!said.contains("Open this address"), "{said}");
+}
+
+#[test]
+fn a_token_response_over_a_mebibyte_is_refused_and_nothing_is_cached() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = oauth_server(
+        &["--token-padding", "4000000"],
+        &p.path().join("server.log"),
+    );
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let (ok, said) = try_login(&p, &home);
+    assert!(!ok, "{said}");
+    assert!(said.contains("more than 1024 KiB"), "{said}");
+    assert!(token_files(&home).is_empty());
+}
+
+#[test]
+fn an_unwritable_token_cache_fails_the_login_before_anyone_is_sent_to_a_browser() {
+    let p = Project::bare(json!({}));
+    // The config home is a file: nothing can be created under it, even by root.
+    let home = p.path().join("config-home");
+    std::fs::write(&home, "").unwrap();
+    let server = oauth_server(&[], &p.path().join("server.log"));
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let (code, said, _) = run_bounded(
+        &p,
+        &home,
+        &["login", "remote", "--no-browser", "--timeout", "20"],
+        &[],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code, 3, "{said}");
+    assert!(said.contains("cannot create"), "{said}");
+    assert!(!said.contains("Open this address"), "{said}");
 }
