@@ -655,7 +655,10 @@ fn a_token_endpoint_that_never_answers_fails_verify_within_its_timeout_without_h
         std::time::Duration::from_secs(5),
     );
     assert_eq!(code, 0, "{said}");
-    assert!(took < std::time::Duration::from_secs(3), "logout took {took:?}");
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "logout took {took:?}"
+    );
 
     let (code, said, took) = wait_bounded(
         verify,
@@ -665,7 +668,10 @@ fn a_token_endpoint_that_never_answers_fails_verify_within_its_timeout_without_h
     );
     assert_eq!(code, 3, "{said}");
     assert!(said.contains("did not answer in time"), "{said}");
-    assert!(took < std::time::Duration::from_secs(9), "verify took {took:?}");
+    assert!(
+        took < std::time::Duration::from_secs(9),
+        "verify took {took:?}"
+    );
     // The logout in between is not undone by the refresh that failed.
     assert!(token_files(&home).is_empty());
 }
@@ -688,7 +694,10 @@ fn a_metadata_endpoint_that_never_answers_fails_login_within_its_timeout() {
     );
     assert_eq!(code, 3, "{said}");
     assert!(said.contains("did not answer in time"), "{said}");
-    assert!(took < std::time::Duration::from_secs(8), "login took {took:?}");
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "login took {took:?}"
+    );
 }
 
 #[test]
@@ -727,7 +736,10 @@ fn after_the_authorization_server_changes_the_record_for_the_issuer_the_server_n
     let token = fresh["access_token"].as_str().unwrap();
     let server_log = std::fs::read_to_string(&log).unwrap();
     assert!(
-        server_log.lines().last().is_some_and(|l| l.ends_with(&format!("Bearer {token}"))),
+        server_log
+            .lines()
+            .last()
+            .is_some_and(|l| l.ends_with(&format!("Bearer {token}"))),
         "{server_log}"
     );
     let left: Value = serde_json::from_str(&std::fs::read_to_string(&stale_file).unwrap()).unwrap();
@@ -782,7 +794,11 @@ fn a_forged_callback_or_an_idle_connection_neither_ends_nor_blocks_the_login() {
     let forged = status_of(&format!(
         "{redirect}?error=access_denied&error_description=%1B%5B2Jforged&state=wrong"
     ));
-    assert_eq!(forged.as_deref(), Some("HTTP/1.1 400 Bad Request"), "{seen}");
+    assert_eq!(
+        forged.as_deref(),
+        Some("HTTP/1.1 400 Bad Request"),
+        "{seen}"
+    );
     let wrong = status_of(&format!("{redirect}?code=forged&state=wrong"));
     assert_eq!(wrong.as_deref(), Some("HTTP/1.1 400 Bad Request"), "{seen}");
     let port = url::Url::parse(&redirect).unwrap().port().unwrap();
@@ -842,7 +858,10 @@ fn an_authorization_endpoint_that_is_not_https_or_loopback_http_is_never_shown_o
         std::time::Duration::from_secs(30),
     );
     assert_eq!(code, 3, "{said}");
-    assert!(said.contains("neither https nor http on loopback"), "{said}");
+    assert!(
+        said.contains("neither https nor http on loopback"),
+        "{said}"
+    );
     assert!(!said.contains("Open this address"), "{said}");
 }
 

@@ -266,8 +266,10 @@ pub async fn login(
         .ok_or("the protected resource metadata names no authorization server")?
         .clone();
     let server_meta = discovery::server_metadata(&http, &issuer).await?;
-    let authorization_url =
-        endpoint_url("authorization endpoint", &server_meta.authorization_endpoint)?;
+    let authorization_url = endpoint_url(
+        "authorization endpoint",
+        &server_meta.authorization_endpoint,
+    )?;
     let token_url = endpoint_url("token endpoint", &server_meta.token_endpoint)?;
     let mut scopes: BTreeSet<String> = match &challenge.scope {
         Some(s) => s.split_whitespace().map(str::to_string).collect(),
@@ -843,7 +845,10 @@ mod tests {
             "http://localhost/authorize",
             "http://[::1]/authorize",
         ] {
-            assert!(endpoint_url("authorization endpoint", good).is_ok(), "{good}");
+            assert!(
+                endpoint_url("authorization endpoint", good).is_ok(),
+                "{good}"
+            );
         }
         for bad in [
             "file:///etc/passwd",
@@ -893,7 +898,10 @@ mod tests {
             "https://old.example/"
         );
         // Equal logins: the first file, every time.
-        let same = vec![cached("https://b.example/", None), cached("https://a.example/", None)];
+        let same = vec![
+            cached("https://b.example/", None),
+            cached("https://a.example/", None),
+        ];
         assert_eq!(choose(same, &[]).unwrap().1.issuer, "https://b.example/");
         assert!(choose(Vec::<(usize, TokenRecord)>::new(), &named).is_none());
     }

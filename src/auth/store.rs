@@ -1,8 +1,9 @@
 //! The token cache: one JSON file per (canonical server URL, issuer) under the user's
 //! config directory (`$XDG_CONFIG_HOME/mcp-lock/oauth/`, else `~/.config/mcp-lock/oauth/`).
-//! The directory is 0700 and every file 0600; files are replaced atomically, and every
-//! read-refresh-write happens under one `flock` so two runs never lose a rotated
-//! refresh token.
+//! The directory is 0700 and every file 0600; files are replaced atomically under one
+//! `flock`, held only while a file is read or written (never across a network call, so
+//! a hung token endpoint stalls no other run). A refresh is saved only over the record
+//! it was made from; see `auth::cached_bearer`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -182,7 +183,12 @@ impl TokenStore {
     }
 
     /// Writes a record over the file it was read from, atomically.
-    pub fn save_to(&self, path: &Path, record: &TokenRecord, _lock: &StoreLock) -> Result<(), String> {
+    pub fn save_to(
+        &self,
+        path: &Path,
+        record: &TokenRecord,
+        _lock: &StoreLock,
+    ) -> Result<(), String> {
         self.ensure_dir()?;
         let mut file = tempfile::Builder::new()
             .prefix(".token-")
