@@ -221,3 +221,25 @@ fn a_symlinked_config_inside_the_project_is_still_wrapped_through_its_link() {
         text
     );
 }
+
+#[test]
+fn a_user_config_symlinked_into_dotfiles_under_home_is_wrapped_through_its_link() {
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("dotfiles")).unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    let text = "{\n  \"mcpServers\": { \"mine\": { \"command\": \"srv-user\" } }\n}\n";
+    std::fs::write(home.path().join("dotfiles/gemini.json"), text).unwrap();
+    // Out of the file's own directory, but still in home: the user's own link.
+    let link = home.path().join(".gemini/settings.json");
+    std::os::unix::fs::symlink("../dotfiles/gemini.json", &link).unwrap();
+
+    home.run(&["--user", "gemini-cli", "wrap"]).expect(0);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    let wrapped = std::fs::read_to_string(home.path().join("dotfiles/gemini.json")).unwrap();
+    assert!(wrapped.contains("\"guard\""), "{wrapped}");
+    home.run(&["--user", "gemini-cli", "unwrap"]).expect(0);
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("dotfiles/gemini.json")).unwrap(),
+        text
+    );
+}
