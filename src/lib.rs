@@ -34,6 +34,7 @@ pub mod client;
 pub mod config;
 pub mod drift;
 pub mod exit_codes;
+pub mod files;
 pub mod guard;
 pub mod hash;
 pub mod json;

@@ -1,5 +1,6 @@
-//! Writing `mcp.lock` through the real binary: a symlinked lock keeps its link, and
-//! what a killed write left behind is cleaned up by the next update.
+//! Writing `mcp.lock` through the real binary: a symlinked lock keeps its link (a
+//! dangling one is refused), and what a killed write left behind is cleaned up by the
+//! next update.
 
 mod common;
 
@@ -23,7 +24,10 @@ fn a_symlinked_lock_is_written_through_and_stays_a_link() {
     let shared = project.path().join("shared");
     std::fs::create_dir(&shared).unwrap();
     let link = project.path().join("mcp.lock");
-    // Dangling at first: the first pin creates the file it points at.
+    // The team's lock is pinned first; the link then points at it.
+    project
+        .run(&["--lock", "shared/team.lock", "update", "--yes"])
+        .expect(0);
     std::os::unix::fs::symlink("shared/team.lock", &link).unwrap();
     project.run(&["update", "--yes"]).expect(0);
     let is_link = || {
@@ -32,7 +36,7 @@ fn a_symlinked_lock_is_written_through_and_stays_a_link() {
             .file_type()
             .is_symlink()
     };
-    assert!(is_link(), "the first pin replaced the link");
+    assert!(is_link(), "the update replaced the link");
     let first = std::fs::read_to_string(shared.join("team.lock")).unwrap();
     assert!(first.contains("[[server]]"), "{first}");
 
@@ -43,6 +47,23 @@ fn a_symlinked_lock_is_written_through_and_stays_a_link() {
     assert_ne!(second, first, "the target kept the old pins");
     project.run(&["verify"]).expect(0);
     assert_eq!(files_in(&shared), ["team.lock"]);
+}
+
+#[test]
+fn a_dangling_lock_symlink_inside_the_project_is_refused_and_creates_nothing() {
+    let project = Project::new(json!({ "fixture": fixture_entry(&[]) }));
+    std::fs::create_dir(project.path().join("shared")).unwrap();
+    std::os::unix::fs::symlink("shared/team.lock", project.path().join("mcp.lock")).unwrap();
+    let run = project.run(&["update", "--yes"]);
+    run.expect(2);
+    let stderr = run.stderr();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot write mcp.lock: it is a symlink to")
+            && stderr.contains("which does not exist"),
+        "{stderr}"
+    );
+    assert!(files_in(&project.path().join("shared")).is_empty());
 }
 
 #[test]

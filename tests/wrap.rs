@@ -801,3 +801,41 @@ fn yaml_configs_are_refused_saying_what_to_do_by_hand() {
     );
     assert_eq!(read(&project, ".continue/mcpServers/fs.yaml"), cont);
 }
+
+#[test]
+fn two_wraps_of_one_config_at_once_keep_both_edits() {
+    let config = r#"{
+  "mcpServers": {
+    "alpha": { "command": "srv-alpha", "args": ["--a"] },
+    "beta": { "command": "srv-beta", "args": ["--b"] }
+  }
+}
+"#;
+    for round in 0..10 {
+        let project = project_with(".mcp.json", config);
+        let runs = [
+            project.spawn(&["wrap", "alpha"]),
+            project.spawn(&["wrap", "beta"]),
+        ];
+        for run in runs {
+            let output = run.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let text = read(&project, ".mcp.json");
+        let parsed = servers(&text);
+        for name in ["alpha", "beta"] {
+            assert_eq!(
+                parsed[name]["command"], "mcp-lock",
+                "round {round}: {name} lost its wrap:\n{text}"
+            );
+        }
+        // The backup is the config from before either wrap.
+        assert_eq!(backup(&project, ".mcp.json").as_deref(), Some(config));
+        project.run(&["unwrap"]).expect(0);
+        assert_eq!(read(&project, ".mcp.json"), config, "round {round}");
+    }
+}

@@ -6,7 +6,6 @@
 //! it was made from; see `auth::cached_bearer`.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -81,20 +80,26 @@ impl TokenStore {
         self.dir.join(format!("{hex}.json"))
     }
 
-    fn ensure_dir(&self) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir)
+    /// Creates the directory if need be and makes it private, returning its real
+    /// path. A symlinked directory leading out of mcp-lock's config directory (its
+    /// parent) is refused, and the mode is set on the directory itself.
+    fn ensure_dir(&self) -> Result<PathBuf, String> {
+        let root = crate::files::parent_of(&self.dir);
+        let real = crate::files::create_dir_within(&self.dir, &root, 0o700)
             .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
-        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot make {} private: {e}", self.dir.display()))
+        crate::files::open_dir(&real)
+            .and_then(|dir| dir.set_permissions(std::fs::Permissions::from_mode(0o700)))
+            .map_err(|e| format!("cannot make {} private: {e}", self.dir.display()))?;
+        Ok(real)
     }
 
     /// Fails now, not after a login, when records cannot be written: the directory is
     /// created and a file tried in it.
     pub fn check_writable(&self) -> Result<(), String> {
-        self.ensure_dir()?;
+        let real = self.ensure_dir()?;
         tempfile::Builder::new()
             .prefix(".check-")
-            .tempfile_in(&self.dir)
+            .tempfile_in(&real)
             .map(drop)
             .map_err(|e| {
                 format!(
@@ -107,13 +112,13 @@ impl TokenStore {
     /// Takes the cache's lock, creating the directory if need be; `None` while
     /// another run holds it.
     pub fn try_lock(&self) -> Result<Option<StoreLock>, String> {
-        self.ensure_dir()?;
-        let path = self.dir.join(".lock");
+        let path = self.ensure_dir()?.join(".lock");
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         // SAFETY: flock on a descriptor this function owns; LOCK_NB never blocks.
@@ -189,18 +194,11 @@ impl TokenStore {
         record: &TokenRecord,
         _lock: &StoreLock,
     ) -> Result<(), String> {
-        self.ensure_dir()?;
-        let mut file = tempfile::Builder::new()
-            .prefix(".token-")
-            .permissions(std::fs::Permissions::from_mode(0o600))
-            .tempfile_in(&self.dir)
-            .map_err(|e| format!("cannot write in {}: {e}", self.dir.display()))?;
+        let real = self.ensure_dir()?;
         let text = serde_json::to_string_pretty(record).expect("a record serializes");
-        file.write_all(text.as_bytes())
-            .and_then(|_| file.as_file().sync_all())
+        let name = path.file_name().unwrap_or_default();
+        crate::files::replace(&real.join(name), &real, text.as_bytes(), 0o600)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        file.persist(path)
-            .map_err(|e| format!("cannot write {}: {}", path.display(), e.error))?;
         Ok(())
     }
 
@@ -250,5 +248,41 @@ mod tests {
         assert_eq!(store.remove("https://a.example/mcp", &lock).unwrap(), 1);
         assert!(store.find("https://a.example/mcp", &lock).is_empty());
         assert_eq!(store.find("https://b.example/mcp", &lock).len(), 1);
+    }
+
+    #[test]
+    fn a_cache_directory_symlinked_out_of_the_config_directory_is_neither_used_nor_chmodded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir(tmp.path().join("mcp-lock")).unwrap();
+        std::os::unix::fs::symlink("../elsewhere", tmp.path().join("mcp-lock/oauth")).unwrap();
+        let store = TokenStore::at(tmp.path().join("mcp-lock/oauth"));
+        let err = store.lock().err().expect("refused");
+        assert!(err.contains("outside"), "{err}");
+        let mode = std::fs::metadata(&elsewhere).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_symlinked_lock_or_token_file_in_the_cache_is_not_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = TokenStore::at(tmp.path().join("oauth"));
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        let lock = store.lock().unwrap();
+        let token = store.path_for("https://a.example/mcp", "https://as.example/");
+        std::os::unix::fs::symlink(&victim, &token).unwrap();
+        let err = store
+            .save(&record("https://a.example/mcp"), &lock)
+            .unwrap_err();
+        assert!(err.contains("outside"), "{err}");
+        drop(lock);
+        std::fs::remove_file(store.dir().join(".lock")).unwrap();
+        std::os::unix::fs::symlink(&victim, store.dir().join(".lock")).unwrap();
+        assert!(store.lock().is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
     }
 }

@@ -80,19 +80,21 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         }
         Err(reason) => Some(reason),
     };
-    let audit_path = args.audit_log.clone().unwrap_or_else(|| {
-        ws.lock_path
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join(".mcp-lock")
-            .join("audit.jsonl")
-    });
-    let mut audit = AuditLog::open(&audit_path, &args.server, secrets).with_context(|| {
-        format!(
-            "cannot open the audit log {}",
-            display_path(&audit_path, &ws.project_dir)
-        )
-    })?;
+    // The default log belongs beside the lock; one given is where the user said.
+    let (audit_path, audit_root) = match &args.audit_log {
+        Some(path) => (path.clone(), mcp_lock::files::parent_of(path)),
+        None => {
+            let lock_dir = mcp_lock::files::parent_of(&ws.lock_path);
+            (lock_dir.join(".mcp-lock").join("audit.jsonl"), lock_dir)
+        }
+    };
+    let mut audit =
+        AuditLog::open(&audit_path, &audit_root, &args.server, secrets).with_context(|| {
+            format!(
+                "cannot open the audit log {}",
+                display_path(&audit_path, &ws.project_dir)
+            )
+        })?;
     for line in &disagreements {
         eprintln!(
             "mcp-lock guard: warning: {}",

@@ -189,10 +189,7 @@ pub struct Workspace {
 /// The user's own lock for a project's personal servers:
 /// `$XDG_CONFIG_HOME/mcp-lock/locks/<directory name>-<hash of its path>.lock`.
 fn user_lock_path(project_dir: &Path) -> anyhow::Result<PathBuf> {
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+    let config_home = user_config_home()
         .context("cannot tell where the user's lock goes: neither XDG_CONFIG_HOME nor HOME is set; pass --lock PATH")?;
     let key = mcp_lock::config::project_key(project_dir);
     let name = project_dir
@@ -206,7 +203,44 @@ fn user_lock_path(project_dir: &Path) -> anyhow::Result<PathBuf> {
         .join(format!("{name}-{hash}.lock")))
 }
 
+/// `$XDG_CONFIG_HOME`, else `~/.config`.
+fn user_config_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+}
+
 impl Workspace {
+    /// The directory a file mcp-lock writes at `path` must stay in once its symlinks
+    /// are followed (see [`mcp_lock::files`]): the project for a file in it, mcp-lock's
+    /// config directory for the user's locks, home for a client's user-level config,
+    /// and otherwise the directory the path names. A repository cannot point a file
+    /// of its own at the user's.
+    fn belongs_in(&self, path: &Path) -> PathBuf {
+        use mcp_lock::files::normalize;
+        let path = normalize(&self.project_dir.join(path));
+        let project = normalize(&self.project_dir);
+        if path.starts_with(&project) {
+            return project;
+        }
+        if let Some(own) = user_config_home().map(|c| normalize(&c.join("mcp-lock")))
+            && path.starts_with(&own)
+        {
+            return own;
+        }
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| normalize(Path::new(&h)));
+        if let Some(home) = home
+            && path.starts_with(&home)
+            && mcp_lock::config::is_user_file(&path, &|v| std::env::var(v).ok())
+        {
+            return home;
+        }
+        mcp_lock::files::parent_of(&path)
+    }
+
     fn load_config(&self) -> anyhow::Result<ProjectConfig> {
         let prefer = self.policy(None)?.prefer;
         Ok(ProjectConfig::load_preferring(

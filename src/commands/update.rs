@@ -30,13 +30,19 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
+    let root = ws.belongs_in(&ws.lock_path);
     let _file_lock = if args.dry_run {
         None
     } else {
+        // A lock symlinked out of the project, or dangling, is refused before any
+        // server is started.
+        mcp_lock::files::landing(&ws.lock_path, &root)
+            .with_context(|| format!("cannot write {display}"))?;
         let path = ws.lock_path.clone();
         let shown = display.clone();
+        let root = root.clone();
         let lock = tokio::task::spawn_blocking(move || {
-            FileLock::acquire(&path, || {
+            FileLock::acquire(&path, &root, || {
                 status(
                     "Blocking",
                     AnsiColor::Cyan,
@@ -131,7 +137,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         // A project with nothing to pin gets its (empty) lock; one whose servers were
         // all held gets none.
         if existing.is_none() && !args.dry_run && held.is_empty() {
-            write(ws, &lock)?;
+            write(ws, &root, &lock)?;
         }
         if held.is_empty() && plan.package_errors.is_empty() {
             status(
@@ -220,7 +226,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
                 .filter(|(_, auto)| **auto)
                 .map(|(p, _)| p.clone())
                 .collect();
-            write(ws, &apply(&lock, &checked, &accepted))?;
+            write(ws, &root, &apply(&lock, &checked, &accepted))?;
             for p in &accepted {
                 report_line(p, true);
             }
@@ -253,7 +259,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     // Nothing accepted (a first pin rejected, say) leaves the lock as it was: an
     // empty lock is not written in its place.
     if !accepted.is_empty() {
-        write(ws, &apply(&lock, &checked, &accepted))?;
+        write(ws, &root, &apply(&lock, &checked, &accepted))?;
     }
     for (p, yes) in proposals.iter().zip(decisions) {
         report_line(p, yes);
@@ -263,9 +269,9 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes the lock unless its bytes are already there. (A server that sent one of its
 /// secrets was held by the plan, so none reaches the lock.)
-fn write(ws: &Workspace, lock: &Lockfile) -> anyhow::Result<()> {
+fn write(ws: &Workspace, root: &std::path::Path, lock: &Lockfile) -> anyhow::Result<()> {
     let display = ws.lock_display();
-    write_lock_file(&ws.lock_path, lock)
+    write_lock_file(&ws.lock_path, root, lock)
         .map(|_| ())
         .with_context(|| format!("cannot write {display}"))
 }

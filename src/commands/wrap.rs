@@ -1,12 +1,14 @@
 //! `mcp-lock wrap` / `unwrap`: make a client config's stdio servers launch through
 //! `mcp-lock guard`, and back. The text edits live in [`mcp_lock::wrap`].
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 use mcp_lock::config::{self, ConfigError, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::files::{self, normalize};
+use mcp_lock::lock::FileLock;
 use mcp_lock::text::escape_for_terminal;
 use mcp_lock::wrap::{self, ConfigPath, GuardLaunch, Outcome, Rewrite};
 
@@ -31,6 +33,14 @@ struct Config {
 pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Result<ExitCode> {
     let configs = read_configs(ws)?;
     check_selection(&configs, &args.servers)?;
+    // Before a backup is read or anything written: a file of a config's that is a
+    // symlink leading out of where it belongs, or dangling, stops the whole run.
+    for config in &configs {
+        for (path, shown) in files_of(config) {
+            mcp_lock::files::landing(&path, &ws.belongs_in(&config.path))
+                .with_context(|| format!("cannot write {shown}"))?;
+        }
+    }
     // Every file is rewritten in memory before any is written: an error in one
     // leaves them all untouched.
     let mut planned = Vec::new();
@@ -67,19 +77,53 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
             summarize(config, &rewrite, direction, args.dry_run);
             continue;
         }
-        // Another program may write this file too (Claude Code keeps its state in
-        // ~/.claude.json): read it again right before writing, and make the same
-        // change to what is there now, so only the entries concerned change.
+        // Another wrap may rewrite this file at the same time, and another program
+        // may write it too (Claude Code keeps its state in ~/.claude.json): under the
+        // lock every wrap and update takes, read it again and make the same change to
+        // what is there now, so only the entries concerned change and no run's edit
+        // is lost.
+        let root = ws.belongs_in(&config.path);
+        let _lock = FileLock::acquire(&config.path, &root, || {
+            status(
+                "Blocking",
+                AnsiColor::Cyan,
+                &format!(
+                    "waiting for file lock on {} (another mcp-lock run is writing beside it)",
+                    config.shown
+                ),
+            )
+        })
+        .with_context(|| format!("cannot write {}", config.shown))?;
         let (rewrite, new_backup) = match std::fs::read_to_string(&config.path) {
             Ok(now) if now != config.text => {
                 plan(ws, config, &now, launch.as_ref(), &args.servers)?
             }
             _ => (rewrite, new_backup),
         };
-        write(config, &rewrite, new_backup.as_deref())?;
+        if rewrite.changed() == 0 {
+            nothing_to_do(config, &rewrite, direction);
+            continue;
+        }
+        write(config, &root, &rewrite, new_backup.as_deref())?;
         summarize(config, &rewrite, direction, args.dry_run);
     }
     Ok(ExitCode::Success)
+}
+
+/// The files wrap and unwrap write for a config, with how the user names each: the
+/// config, its backup and its remote sidecar.
+fn files_of(config: &Config) -> [(PathBuf, String); 3] {
+    [
+        (config.path.clone(), config.shown.clone()),
+        (
+            wrap::backup_path(&config.path),
+            format!("{}.mcp-lock.bak", config.shown),
+        ),
+        (
+            wrap::remote_sidecar_path(&config.path),
+            format!("{}.mcp-lock.remote.json", config.shown),
+        ),
+    ]
 }
 
 /// The rewrite of `text` (config's content), wrapping with `launch` or unwrapping
@@ -237,21 +281,6 @@ fn config_argument(ws: &Workspace, config: &Path) -> anyhow::Result<Option<Strin
     Ok(Some(written.to_string()))
 }
 
-/// `.` and `..` resolved by name, without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 fn report_servers(
     config: &Config,
     rewrite: &Rewrite,
@@ -324,29 +353,33 @@ fn nothing_to_do(config: &Config, rewrite: &Rewrite, direction: Direction) {
 
 /// The backup first (wrap: `backup_text`, the config with no server wrapped), then
 /// the config, each replaced atomically with the config's permissions.
-fn write(config: &Config, rewrite: &Rewrite, backup_text: Option<&str>) -> anyhow::Result<()> {
+fn write(
+    config: &Config,
+    root: &Path,
+    rewrite: &Rewrite,
+    backup_text: Option<&str>,
+) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    // A symlinked config (dotfiles) keeps its link: the file it points at changes.
-    let target = std::fs::canonicalize(&config.path).unwrap_or_else(|_| config.path.clone());
-    let mode = std::fs::metadata(&target)
+    let mode = std::fs::metadata(&config.path)
         .map(|m| m.permissions().mode())
         .unwrap_or(0o644);
     let backup = wrap::backup_path(&config.path);
     let shown_backup = format!("{}.mcp-lock.bak", config.shown);
     if let Some(text) = backup_text {
-        mcp_lock::lock::write_atomically(&backup, text.as_bytes(), mode)
+        files::replace(&backup, root, text.as_bytes(), mode)
             .with_context(|| format!("cannot write the backup {shown_backup}"))?;
     }
     let wrapping = backup_text.is_some();
     // Remote entries are in the sidecar before the config names it, and leave it
     // only once the config has them back.
     if wrapping && !rewrite.remote_moved.is_empty() {
-        write_sidecar(config, rewrite, mode, true)?;
+        write_sidecar(config, root, rewrite, mode, true)?;
     }
-    mcp_lock::lock::write_atomically(&target, rewrite.text.as_bytes(), mode)
+    // A symlinked config (dotfiles) keeps its link: the file it points at changes.
+    files::replace(&config.path, root, rewrite.text.as_bytes(), mode)
         .with_context(|| format!("cannot write {}", config.shown))?;
     if !wrapping && !rewrite.remote_moved.is_empty() {
-        write_sidecar(config, rewrite, mode, false)?;
+        write_sidecar(config, root, rewrite, mode, false)?;
     }
     if rewrite.restored_backup {
         std::fs::remove_file(&backup)
@@ -359,6 +392,7 @@ fn write(config: &Config, rewrite: &Rewrite, backup_text: Option<&str>) -> anyho
 /// replaced); unwrap takes the restored ones out, and the file when none is left.
 fn write_sidecar(
     config: &Config,
+    root: &Path,
     rewrite: &Rewrite,
     mode: u32,
     wrapping: bool,
@@ -387,8 +421,13 @@ fn write_sidecar(
         }
         return Ok(());
     }
-    mcp_lock::lock::write_atomically(&path, wrap::sidecar_text(&entries).as_bytes(), mode & 0o666)
-        .with_context(|| format!("cannot write {shown}"))
+    files::replace(
+        &path,
+        root,
+        wrap::sidecar_text(&entries).as_bytes(),
+        mode & 0o666,
+    )
+    .with_context(|| format!("cannot write {shown}"))
 }
 
 fn summarize(config: &Config, rewrite: &Rewrite, direction: Direction, dry: bool) {

@@ -6,7 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -27,16 +27,14 @@ pub struct AuditLog {
 
 impl AuditLog {
     /// Opens (creating it and its directory, readable by the owner only) the log at
-    /// `path` for appending.
+    /// `path` for appending. `root` is the directory the log belongs in (the lock's,
+    /// for the default `.mcp-lock/audit.jsonl`).
     /// The log itself must be a regular file, not a symlink: a checked-out
-    /// `.mcp-lock/audit.jsonl` pointing at `~/.bashrc` must not get lines appended.
-    pub fn open(path: &Path, server: &str, secrets: Secrets) -> std::io::Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-        }
+    /// `.mcp-lock/audit.jsonl` pointing at `~/.bashrc` must not get lines appended;
+    /// nor may its directory lead out of `root` (a checked-out `.mcp-lock` link).
+    pub fn open(path: &Path, root: &Path, server: &str, secrets: Secrets) -> std::io::Result<Self> {
+        let dir = crate::files::create_dir_within(&crate::files::parent_of(path), root, 0o700)?;
+        let real = dir.join(path.file_name().unwrap_or_default());
         let open = |read: bool| {
             OpenOptions::new()
                 .create(true)
@@ -44,14 +42,18 @@ impl AuditLog {
                 .read(read)
                 .mode(0o600)
                 .custom_flags(libc::O_NOFOLLOW)
-                .open(path)
+                .open(&real)
         };
         // Read too, to check that the file ends in a newline before each append; a
         // log its owner made write-only is appended to without that check.
         let file = match open(true) {
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => open(false)?,
-            opened => opened?,
-        };
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => open(false),
+            opened => opened,
+        }
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => crate::files::no_append_through(&real),
+            _ => e,
+        })?;
         if !file.metadata()?.is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }
@@ -320,7 +322,7 @@ mod tests {
         std::fs::write(&target, "export A=1\n").unwrap();
         let link = dir.path().join("audit.jsonl");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert!(AuditLog::open(&link, "s", Secrets::default()).is_err());
+        assert!(AuditLog::open(&link, dir.path(), "s", Secrets::default()).is_err());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "export A=1\n");
     }
 
@@ -331,7 +333,7 @@ mod tests {
         let mut secrets = Secrets::default();
         secrets.add("FLAG", "true");
         secrets.add("MODE", "call");
-        let mut log = AuditLog::open(&path, "s", secrets).unwrap();
+        let mut log = AuditLog::open(&path, dir.path(), "s", secrets).unwrap();
         let m: Members = vec![
             ("first_page", serde_json::json!(true)),
             ("arguments", serde_json::json!({"q": "true"})),
@@ -349,7 +351,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         std::fs::write(&path, "{\"time\":\"2026-12-01T00:00:00.000Z\",\"ser").unwrap();
-        let mut log = AuditLog::open(&path, "s", Secrets::default()).unwrap();
+        let mut log = AuditLog::open(&path, dir.path(), "s", Secrets::default()).unwrap();
         log.record("call", Vec::new()).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -362,7 +364,7 @@ mod tests {
     fn a_line_torn_by_another_writer_after_our_append_is_not_glued_to() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let mut log = AuditLog::open(&path, "s", Secrets::default()).unwrap();
+        let mut log = AuditLog::open(&path, dir.path(), "s", Secrets::default()).unwrap();
         log.record("first", Vec::new()).unwrap();
         // Another guard dies mid-entry after this one's append.
         let mut other = OpenOptions::new().append(true).open(&path).unwrap();
@@ -381,7 +383,7 @@ mod tests {
         let path = dir.path().join("sub/audit.jsonl");
         let mut secrets = Secrets::default();
         secrets.add("API_TOKEN", "tok-123456789");
-        let mut log = AuditLog::open(&path, "s", secrets).unwrap();
+        let mut log = AuditLog::open(&path, dir.path(), "s", secrets).unwrap();
         let m: Members = vec![("arguments", serde_json::json!({"q": "tok-123456789"}))];
         log.record("call", m).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

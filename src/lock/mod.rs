@@ -15,9 +15,7 @@ pub use read::{
     parse_lock_with_lines, read_lock, read_lock_server, read_lock_with_lines, read_lock_with_text,
     read_unchecked,
 };
-pub use write::{
-    FileLock, render_lock, write_atomically, write_lock, write_lock_atomically, write_lock_file,
-};
+pub use write::{FileLock, render_lock, write_lock, write_lock_file};
 
 use crate::client::ServerSession;
 use crate::config::{ServerSpec, TransportSpec};

@@ -1,13 +1,14 @@
 //! Writing `mcp.lock`: a deterministic, reviewable TOML layout, replaced atomically
-//! under a file lock.
+//! (as [`crate::files`] writes) under a file lock.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead as _, Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
+use crate::files;
 use crate::json::Json;
 use crate::surface::Kind;
 
@@ -271,21 +272,24 @@ fn write_multiline(text: &str, w: &mut impl std::io::Write) -> std::io::Result<(
     w.write_all(out.as_bytes())
 }
 
-/// An exclusive lock on the directory that holds `mcp.lock`, held while a lock is
-/// read, approved and written, so two updates never lose each other's work. The
-/// directory is locked rather than the file because the file is replaced by rename.
-/// A symlinked lock is written where it points, so that directory is the one locked.
+/// An exclusive lock on the directory a file lands in (see [`files::landing`]), held
+/// across reading, changing and writing it, so two runs never lose each other's
+/// work: `mcp.lock` while an update reads, approves and writes it; a client config
+/// while wrap rewrites it. The directory is locked rather than the file because the
+/// file is replaced by rename. A symlinked file is written where it points, so that
+/// directory is the one locked.
 pub struct FileLock {
     _dir: File,
 }
 
 impl FileLock {
-    /// Takes the lock, calling `on_wait` once if another process holds it. Then
-    /// removes the temporary files a writer killed midway left: every writer holds
-    /// this lock, so none of them is still writing.
-    pub fn acquire(lock_path: &Path, on_wait: impl FnOnce()) -> std::io::Result<Self> {
-        let target = resolve_links(lock_path)?;
-        let handle = File::open(lock_dir(&target))?;
+    /// Takes the lock for writing `path` (which belongs in `root`), calling `on_wait`
+    /// once if another process holds it. Then removes the temporary files a writer
+    /// killed midway left: every writer holds this lock, so none of them is still
+    /// writing. Refused as [`files::landing`] refuses the path.
+    pub fn acquire(path: &Path, root: &Path, on_wait: impl FnOnce()) -> std::io::Result<Self> {
+        let target = files::landing(path, root)?;
+        let handle = files::open_dir(&files::parent_of(&target))?;
         match handle.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -294,108 +298,27 @@ impl FileLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
-        remove_stale_temporaries(&target);
+        files::remove_stale_temporaries(&target);
         Ok(FileLock { _dir: handle })
     }
 }
 
-fn lock_dir(lock_path: &Path) -> PathBuf {
-    match lock_path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// Where a write to `path` lands: the file at the end of its symlinks, so a link
-/// (a lock shared between checkouts, a dotfiles config) stays a link and its target
-/// gets the new bytes. A dangling link names the file a first write creates.
-fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
-    // As many as the kernel follows before ELOOP.
-    const MAX_LINKS: usize = 40;
-    let mut path = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&path)?;
-                // A relative target is relative to the link's directory.
-                path = lock_dir(&path).join(target);
-            }
-            _ => return Ok(path),
-        }
-    }
-    Err(std::io::Error::other(format!(
-        "{}: too many levels of symbolic links",
-        path.display()
-    )))
-}
-
-/// Random characters in a temporary file's name: `.NAME.XXXXXX.tmp`.
-const TEMP_RANDOM: usize = 6;
-
-/// Removes `.NAME.XXXXXX.tmp` files beside `path`: what [`write_atomically`] leaves
-/// when killed before its rename. Only that exact pattern, only regular files; a
-/// file that cannot be removed is left for the next run.
-fn remove_stale_temporaries(path: &Path) {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    let prefix = format!(".{name}.");
-    let Ok(entries) = std::fs::read_dir(lock_dir(path)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(random) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|rest| rest.strip_suffix(".tmp"))
-        else {
-            continue;
-        };
-        if random.len() == TEMP_RANDOM
-            && random.bytes().all(|b| b.is_ascii_alphanumeric())
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// Replaces the file with `contents` so that a reader sees the old bytes or the new,
-/// never a torn file: temp file in the same directory, fsync, rename, fsync the dir.
-/// Call it holding the [`FileLock`].
-pub fn write_lock_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+/// Writes the lock to `path` (which belongs in `root`) whole or not at all, as
+/// [`files::replace`] does, rendering it into the temporary file a definition at a
+/// time, and leaves the file as it was (returns `false`) when it already holds
+/// exactly these bytes. Call it holding the [`FileLock`].
+pub fn write_lock_file(path: &Path, root: &Path, lock: &Lockfile) -> std::io::Result<bool> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .map(|m| m.permissions().mode())
-        .unwrap_or(0o644);
-    write_atomically(path, contents.as_bytes(), mode)
-}
-
-/// Writes a file whole or not at all: a temporary file beside it, synced, renamed
-/// over it, the directory synced. `mode` is the new file's permissions. A symlink is
-/// written through: the file it points at is replaced, in that file's directory.
-pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    let (temp, path) = temporary_beside(path)?;
-    (&temp).write_all(bytes)?;
-    persist(temp, &path, mode)
-}
-
-/// Writes the lock to `path` as [`write_lock_atomically`] does, rendering it into the
-/// temporary file a definition at a time, and leaves the file as it was (returns
-/// `false`) when it already holds exactly these bytes. Call it holding the
-/// [`FileLock`].
-pub fn write_lock_file(path: &Path, lock: &Lockfile) -> std::io::Result<bool> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .map(|m| m.permissions().mode())
-        .unwrap_or(0o644);
-    let old = File::open(path).ok().map(std::io::BufReader::new);
-    let (temp, target) = temporary_beside(path)?;
+    let temp = files::Temporary::beside(path, root)?;
+    let existing = File::open(temp.target()).ok();
+    let mode = match &existing {
+        Some(file) => file.metadata()?.permissions().mode(),
+        None => 0o644,
+    };
     let mut w = SameAs {
-        old,
+        old: existing.map(std::io::BufReader::new),
         differs: false,
-        new: std::io::BufWriter::with_capacity(1 << 16, temp.as_file()),
+        new: std::io::BufWriter::with_capacity(1 << 16, temp.file()),
     };
     write_lock(lock, &mut w)?;
     w.new.flush()?;
@@ -409,7 +332,7 @@ pub fn write_lock_file(path: &Path, lock: &Lockfile) -> std::io::Result<bool> {
         // The temporary file is removed as it is dropped.
         return Ok(false);
     }
-    persist(temp, &target, mode)?;
+    temp.persist(mode)?;
     Ok(true)
 }
 
@@ -450,88 +373,9 @@ impl std::io::Write for SameAs<'_> {
     }
 }
 
-/// A new temporary file beside where a write to `path` lands, and that place.
-fn temporary_beside(path: &Path) -> std::io::Result<(tempfile::NamedTempFile, PathBuf)> {
-    let path = resolve_links(path)?;
-    let dir = lock_dir(&path);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .rand_bytes(TEMP_RANDOM)
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
-    Ok((temp, path))
-}
-
-/// Gives a written temporary file its mode, syncs it, renames it over `path` and
-/// syncs the directory.
-fn persist(temp: tempfile::NamedTempFile, path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    File::open(lock_dir(path))?.sync_all()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn links_resolve_relative_to_their_own_directory_through_a_chain_and_when_dangling() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        std::fs::create_dir(d.join("shared")).unwrap();
-        std::os::unix::fs::symlink("shared/hop", d.join("mcp.lock")).unwrap();
-        std::os::unix::fs::symlink("../shared/team.lock", d.join("shared/hop")).unwrap();
-        assert_eq!(
-            resolve_links(&d.join("mcp.lock")).unwrap(),
-            d.join("shared/../shared/team.lock")
-        );
-        assert_eq!(
-            resolve_links(&d.join("plain.lock")).unwrap(),
-            d.join("plain.lock")
-        );
-        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
-        let err = resolve_links(&d.join("loop")).unwrap_err();
-        assert!(
-            err.to_string()
-                .ends_with("loop: too many levels of symbolic links")
-        );
-    }
-
-    #[test]
-    fn only_temporaries_named_like_the_writers_are_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let lock = d.join("mcp.lock");
-        write_atomically(&lock, b"old", 0o644).unwrap();
-        let kept = [
-            ".mcp.lock.notes.tmp",
-            ".mcp.lock.AbC12.tmp",
-            "mcp.lock.AbC123.tmp",
-            ".other.lock.AbC123.tmp",
-            ".mcp.lock.AbC123.tmp.keep",
-        ];
-        for name in kept
-            .iter()
-            .chain(&[".mcp.lock.AbC123.tmp", ".mcp.lock.zz99ZZ.tmp"])
-        {
-            std::fs::write(d.join(name), "x").unwrap();
-        }
-        std::fs::create_dir(d.join(".mcp.lock.dir000.tmp")).unwrap();
-        remove_stale_temporaries(&lock);
-        let mut left: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        let mut expected: Vec<String> = kept.iter().map(|s| s.to_string()).collect();
-        expected.extend([".mcp.lock.dir000.tmp".into(), "mcp.lock".into()]);
-        expected.sort();
-        assert_eq!(left, expected);
-    }
 
     #[test]
     fn a_lock_file_is_replaced_only_when_its_bytes_differ_from_the_new_ones() {
@@ -540,14 +384,15 @@ mod tests {
         let path = dir.path().join("mcp.lock");
         let lock = Lockfile::default();
         let text = render_lock(&lock);
+        let root = dir.path();
         assert!(
-            write_lock_file(&path, &lock).unwrap(),
+            write_lock_file(&path, root, &lock).unwrap(),
             "a first write writes"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
         let inode = std::fs::metadata(&path).unwrap().ino();
         assert!(
-            !write_lock_file(&path, &lock).unwrap(),
+            !write_lock_file(&path, root, &lock).unwrap(),
             "same bytes: untouched"
         );
         assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
@@ -557,7 +402,7 @@ mod tests {
         for old in [longer.as_str(), shorter, changed.as_str(), ""] {
             std::fs::write(&path, old).unwrap();
             assert!(
-                write_lock_file(&path, &lock).unwrap(),
+                write_lock_file(&path, root, &lock).unwrap(),
                 "{old:?} is replaced"
             );
             assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
