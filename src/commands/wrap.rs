@@ -33,11 +33,11 @@ struct Config {
 pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Result<ExitCode> {
     let configs = read_configs(ws)?;
     check_selection(&configs, &args.servers)?;
-    // Before a backup is read or anything written: a file of a config's that is a
-    // symlink leading out of where it belongs, or dangling, stops the whole run.
+    // Before a backup is read or anything written: a config, backup or sidecar that
+    // is a symlink leading out of where it belongs, or dangling, stops the whole run.
     for config in &configs {
         for (path, shown) in files_of(config) {
-            mcp_lock::files::landing(&path, &ws.belongs_in(&config.path))
+            files::landing(&path, &ws.belongs_in(&config.path))
                 .with_context(|| format!("cannot write {shown}"))?;
         }
     }
