@@ -15,6 +15,10 @@ pub struct Recognised {
     /// For `--package=P` / `--from P` / `--spec P` written as one argument: the
     /// option's prefix (`--package=`) that stays in front of the rewritten spec.
     pub prefix: String,
+    /// The registry (npm) or index (PyPI) the runner is told to use by its arguments
+    /// (`--registry URL`, `--default-index URL`), with a trailing `/`: it outranks the
+    /// environment and config files.
+    pub registry: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +75,7 @@ pub fn recognise(command: &str, args: &[String], is_file: &dyn Fn(&str) -> bool)
                 },
                 arg: None,
                 prefix: String::new(),
+                registry: None,
             })
         }
         _ => None,
@@ -80,6 +85,7 @@ pub fn recognise(command: &str, args: &[String], is_file: &dyn Fn(&str) -> bool)
         target: Target::Unrecognised,
         arg: None,
         prefix: String::new(),
+        registry: None,
     })
 }
 
@@ -148,6 +154,7 @@ fn npm_runner(
         target: Target::Npm { name, spec },
         arg: Some(index),
         prefix,
+        registry: None,
     })
 }
 
@@ -248,6 +255,7 @@ fn python_runner(
         target: Target::Pypi { name, spec },
         arg: Some(index),
         prefix,
+        registry: None,
     })
 }
 
@@ -362,6 +370,7 @@ fn oci_runner(base: &str, args: &[String]) -> Option<Recognised> {
         },
         arg: Some(i),
         prefix: String::new(),
+        registry: None,
     })
 }
 
@@ -396,6 +405,7 @@ fn script_runner(
         target: Target::Script { path: path.clone() },
         arg: Some(i),
         prefix: String::new(),
+        registry: None,
     })
 }
 
