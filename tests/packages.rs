@@ -1240,3 +1240,91 @@ fn an_unreachable_registry_says_which_package_could_not_be_checked_in_the_summar
         verify.stderr()
     );
 }
+
+#[test]
+fn a_decoy_after_an_option_that_takes_a_value_is_not_pinned_and_verify_says_why() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let p = bare_project(json!({
+        "decoy": {"command": "npx", "args": ["-y", "--globalconfig", "tiny-mcp", "evil-pkg"]},
+        "health": {"command": "docker", "args": ["run", "-i", "--rm", "--health-cmd",
+            format!("mcp/github@sha256:{}", "a".repeat(64)), "evil/image:latest"]},
+    }));
+    let env = npm_env(port, &path);
+    // docker is not run here: only the package pins are looked at.
+    let update = run(&p, &["update", "--yes", "decoy"], &env);
+    update.expect(0);
+    assert_eq!(package_of(&p, "decoy"), Package::Unrecognised);
+    let verify = run(&p, &["verify", "decoy"], &env);
+    verify.expect(0);
+    assert!(
+        verify.stdout().contains(
+            "not recognised: `npx` is given `--globalconfig`: it names an npmrc file, whose registry mcp-lock does not read; its code is not pinned"
+        ),
+        "{}",
+        verify.stdout()
+    );
+    let recognised = mcp_lock::package::recognise(
+        "docker",
+        &[
+            "run".to_string(),
+            "-i".into(),
+            "--rm".into(),
+            "--health-cmd".into(),
+            format!("mcp/github@sha256:{}", "a".repeat(64)),
+            "evil/image:latest".into(),
+        ],
+        &|_| false,
+    );
+    assert_eq!(
+        recognised.target,
+        mcp_lock::package::Target::Oci {
+            reference: "evil/image:latest".into()
+        },
+        "the image is the one docker runs, pinned by tag only"
+    );
+}
+
+#[test]
+fn a_registry_or_index_given_as_an_argument_is_the_one_the_pin_resolves_from() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let sha = "b".repeat(64);
+    let page = json!({"meta": {"api-version": "1.1"}, "name": "tiny-py", "files": [
+        {"filename": "tiny_py-2.0.0-py3-none-any.whl", "url": "x", "hashes": {"sha256": sha}}]})
+    .to_string();
+    let index = fake_registry(move |_, s| respond(s, "200 OK", "", &page));
+    // The environment names registries nothing listens on: only the arguments work.
+    let nowhere = free_port();
+    let env = vec![
+        (
+            "npm_config_registry".to_string(),
+            format!("http://127.0.0.1:{nowhere}/"),
+        ),
+        (
+            "UV_INDEX_URL".to_string(),
+            format!("http://127.0.0.1:{nowhere}/simple/"),
+        ),
+        ("PATH".to_string(), path.clone()),
+    ];
+    let p = bare_project(json!({
+        "npm": {"command": "npx", "args": ["--registry", format!("http://127.0.0.1:{port}"), "-y", "tiny-mcp"]},
+        "py": {"command": "uvx", "args": [format!("--index-url=http://127.0.0.1:{index}/simple"), "tiny-py"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    assert_eq!(
+        package_of(&p, "npm"),
+        Package::Npm {
+            name: "tiny-mcp".into(),
+            version: "1.0.0".into(),
+            integrity: sha512_sri(),
+        }
+    );
+    match package_of(&p, "py") {
+        Package::Pypi { version, .. } => assert_eq!(version, "2.0.0"),
+        other => panic!("{other:?}"),
+    }
+    run(&p, &["verify"], &env).expect(0);
+}

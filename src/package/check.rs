@@ -173,10 +173,13 @@ async fn check_untimed(
 }
 
 fn unrecognised_text(rec: &Recognised) -> String {
-    format!(
-        "launches `{}`, which mcp-lock does not recognise as a package runner or script; its code is not pinned",
-        rec.launcher
-    )
+    match &rec.note {
+        Some(note) => format!("not recognised: {note}; its code is not pinned"),
+        None => format!(
+            "launches `{}`, which mcp-lock does not recognise as a package runner or script; its code is not pinned",
+            rec.launcher
+        ),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -11,6 +11,7 @@ mod check;
 mod launch;
 pub mod launcher;
 pub mod npm;
+mod options;
 pub mod pypi;
 
 pub use check::check;
