@@ -137,6 +137,10 @@ struct Line {
     registry: Option<String>,
 }
 
+/// A value attached to its option (`--opt=v`, `-ov`): the value, and what precedes it
+/// in the argument.
+type Attached = (String, String);
+
 /// Reads `args[start..]` with a runner's option table, or says why it cannot.
 fn read_line(
     launcher: &str,
@@ -172,7 +176,7 @@ fn read_line(
         }
         // The option's name, its kind, and a value attached to it with what precedes
         // the value in the argument.
-        let mut taken: Option<(String, Kind, Option<(String, String)>)> = None;
+        let mut taken: Option<(String, Kind, Option<Attached>)> = None;
         if arg.starts_with("--") || !syntax.clusters {
             let split = if arg.starts_with("--") || syntax.short_eq {
                 arg.split_once('=')
