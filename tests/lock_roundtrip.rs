@@ -307,7 +307,7 @@ fn a_malformed_package_table_is_a_lock_error_naming_its_line() {
         ),
         (
             "version = \"2026.10.19\"\n",
-            "version = \"99.0 @ file:///tmp/evil.whl\"\n",
+            "version = \"99.0 @ file:///srv/evil.whl\"\n",
             "is not a PEP 440 version",
         ),
         (

@@ -1072,7 +1072,7 @@ fn package_error(run: &common::Run, server: &str) -> String {
 fn a_registry_version_that_is_not_semver_is_never_pinned_and_the_error_names_the_registry_and_the_value()
  {
     let (_runners, path) = stand_in_runners();
-    for latest in ["npm:evil-pkg@6.6.6", "file:/tmp/evil.tgz"] {
+    for latest in ["npm:evil-pkg@6.6.6", "file:/srv/evil.tgz"] {
         let body = packument(latest, &sha512_sri());
         let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
         let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
@@ -1120,7 +1120,7 @@ fn a_pypi_file_whose_version_is_not_pep440_is_never_pinned() {
     let (_runners, path) = stand_in_runners();
     let sha = "a".repeat(64);
     let body = json!({"meta": {"api-version": "1.1"}, "name": "tiny-py", "files": [
-        {"filename": "tiny_py-99.0 @ file:/tmp/evil-py3-none-any.whl", "url": "x",
+        {"filename": "tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl", "url": "x",
          "hashes": {"sha256": sha}}]})
     .to_string();
     let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
@@ -1136,7 +1136,7 @@ fn a_pypi_file_whose_version_is_not_pep440_is_never_pinned() {
     update.expect(3);
     let line = package_error(&update, "tiny");
     assert!(
-        line.contains(&format!("the index at http://127.0.0.1:{port}/simple/ answered for tiny-py with a file \"tiny_py-99.0 @ file:/tmp/evil-py3-none-any.whl\" whose version \"99.0 @ file:/tmp/evil\" is not a PEP 440 version")),
+        line.contains(&format!("the index at http://127.0.0.1:{port}/simple/ answered for tiny-py with a file \"tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl\" whose version \"99.0 @ file:/srv/evil\" is not a PEP 440 version")),
         "{line}"
     );
     assert_eq!(

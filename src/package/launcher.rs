@@ -647,7 +647,7 @@ mod tests {
         assert_eq!(r.target, Target::Unrecognised);
         assert!(r.note.unwrap().contains("`--globalconfig`"));
         assert_eq!(
-            of("npx -y --cache /tmp/c tiny-mcp").target,
+            of("npx -y --cache ./npm-cache tiny-mcp").target,
             npm("tiny-mcp", None)
         );
         assert_eq!(

@@ -373,7 +373,7 @@ mod tests {
     fn a_version_that_is_not_semver_is_never_pinned_naming_the_registry_and_the_value() {
         for bad in [
             "npm:evil-pkg@6.6.6",
-            "file:/tmp/evil.tgz",
+            "file:/srv/evil.tgz",
             "1.0.0 || 6.6.6",
             "v1.0.0",
             "01.0.0",

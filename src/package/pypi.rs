@@ -525,7 +525,7 @@ mod tests {
             );
         }
         for bad in [
-            "99.0 @ file:/tmp/evil.whl",
+            "99.0 @ file:/srv/evil.whl",
             "1.0@x",
             "",
             "a1",
@@ -555,11 +555,11 @@ mod tests {
     #[test]
     fn a_file_whose_version_is_not_pep440_refuses_the_page_naming_the_value() {
         let json = format!(
-            r#"{{"files":[{{"filename":"tiny_py-99.0 @ file:/tmp/evil-py3-none-any.whl","hashes":{{"sha256":"{SHA_A}"}}}}]}}"#
+            r#"{{"files":[{{"filename":"tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl","hashes":{{"sha256":"{SHA_A}"}}}}]}}"#
         );
         let err = parse_project_page(&json, "tiny-py").unwrap_err();
         assert!(
-            err.contains("\"99.0 @ file:/tmp/evil\" is not a PEP 440 version"),
+            err.contains("\"99.0 @ file:/srv/evil\" is not a PEP 440 version"),
             "{err}"
         );
     }
