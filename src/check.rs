@@ -463,6 +463,9 @@ pub fn package_entries(
                 cwd: stdio.cwd.clone(),
                 project_dir: options.project_dir.clone(),
                 guarded: t.spec.guarded,
+                fetcher: crate::package::Fetcher {
+                    allow_redirects: options.client.allow_cross_origin_redirects,
+                },
             }),
             Resolved::Remote(_) => None,
         })

@@ -205,7 +205,7 @@ fn with_packages() -> Lockfile {
             Package::Npm {
                 name: "@scope/tiny-mcp".into(),
                 version: "1.0.0".into(),
-                integrity: "sha512-AbC+/=".into(),
+                integrity: format!("sha512-{}==", "AbC+/".repeat(17) + "x"),
             },
         ),
         (
@@ -288,9 +288,27 @@ fn a_malformed_package_table_is_a_lock_error_naming_its_line() {
             "unknown kind \"cargo\"",
         ),
         (
-            "integrity = \"sha512-AbC+/=\"",
-            "integrity = \"abc\"",
-            "is not an SRI hash",
+            "integrity = \"sha512-",
+            "integrity = \"abc",
+            "is not a sha512 SRI hash",
+        ),
+        // A sha1 alone pins nothing npm checks.
+        (
+            "integrity = \"sha512-",
+            "integrity = \"sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk= x",
+            "is not a sha512 SRI hash",
+        ),
+        // The guard launches `name@version`: an alias or path there would launch
+        // another package.
+        (
+            "version = \"1.0.0\"\n",
+            "version = \"npm:evil-pkg@6.6.6\"\n",
+            "version \"npm:evil-pkg@6.6.6\" is not a semver version",
+        ),
+        (
+            "version = \"2026.10.19\"\n",
+            "version = \"99.0 @ file:///srv/evil.whl\"\n",
+            "is not a PEP 440 version",
         ),
         (
             &format!("sha256 = \"{}\"", "e".repeat(64)),

@@ -980,3 +980,351 @@ fn an_unknown_launcher_is_recorded_as_not_recognised_and_shown() {
         verify.stdout()
     );
 }
+
+// Hostile registries: small HTTP servers on loopback answering what an attacker (or a
+// broken proxy) might, with the entry's runner a stand-in that starts the fixture
+// server, so that only the package check can fail.
+
+/// A registry on loopback: `answer(path, stream)` writes each whole HTTP response.
+fn fake_registry(answer: impl Fn(&str, &mut TcpStream) + Send + Sync + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                let _ = reader.read_line(&mut request);
+                let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                answer(&path, &mut stream);
+            });
+        }
+    });
+    port
+}
+
+fn respond(stream: &mut TcpStream, status: &str, headers: &str, body: &str) {
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+fn sha512_sri() -> String {
+    format!("sha512-{}==", "Q".repeat(86))
+}
+
+fn packument(latest: &str, integrity: &str) -> String {
+    json!({"name": "tiny-mcp", "dist-tags": {"latest": latest},
+        "versions": {latest: {"dist": {"integrity": integrity}}}})
+    .to_string()
+}
+
+/// A directory holding `npx` and `uvx` that start the fixture server whatever their
+/// arguments, and the PATH that finds them first.
+fn stand_in_runners() -> (tempfile::TempDir, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["npx", "uvx"] {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!("#!/bin/sh\nexec '{}'\n", common::fixture().display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (dir, path)
+}
+
+fn npm_env(port: u16, path: &str) -> Vec<(String, String)> {
+    vec![
+        (
+            "npm_config_registry".into(),
+            format!("http://127.0.0.1:{port}/"),
+        ),
+        ("PATH".into(), path.to_string()),
+    ]
+}
+
+/// The `SERVER: package: …` line of update's stderr.
+fn package_error(run: &common::Run, server: &str) -> String {
+    run.stderr()
+        .lines()
+        .find(|l| l.contains(&format!("{server}: package:")))
+        .unwrap_or_else(|| panic!("no package error for {server}: {}", run.stderr()))
+        .to_string()
+}
+
+#[test]
+fn a_registry_version_that_is_not_semver_is_never_pinned_and_the_error_names_the_registry_and_the_value()
+ {
+    let (_runners, path) = stand_in_runners();
+    for latest in ["npm:evil-pkg@6.6.6", "file:/srv/evil.tgz"] {
+        let body = packument(latest, &sha512_sri());
+        let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+        let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+        let update = run(&p, &["update", "--yes"], &npm_env(port, &path));
+        update.expect(3);
+        let line = package_error(&update, "tiny");
+        assert!(
+            line.contains(&format!(
+                "the registry at http://127.0.0.1:{port}/ gives tiny-mcp the version \"{latest}\", which is not a semver version"
+            )),
+            "{line}"
+        );
+        assert_eq!(
+            lock_of(&p).servers["tiny"].package,
+            None,
+            "no package pinned"
+        );
+    }
+}
+
+#[test]
+fn an_npm_integrity_of_sha1_only_is_not_a_pin() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=");
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+    let update = run(&p, &["update", "--yes"], &npm_env(port, &path));
+    update.expect(3);
+    let line = package_error(&update, "tiny");
+    assert!(
+        line.contains(&format!(
+            "the registry at http://127.0.0.1:{port}/ gives tiny-mcp@1.0.0 no sha512 integrity (only \"sha1-"
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        lock_of(&p).servers["tiny"].package,
+        None,
+        "no package pinned"
+    );
+}
+
+#[test]
+fn a_pypi_file_whose_version_is_not_pep440_is_never_pinned() {
+    let (_runners, path) = stand_in_runners();
+    let sha = "a".repeat(64);
+    let body = json!({"meta": {"api-version": "1.1"}, "name": "tiny-py", "files": [
+        {"filename": "tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl", "url": "x",
+         "hashes": {"sha256": sha}}]})
+    .to_string();
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let p = bare_project(json!({"tiny": {"command": "uvx", "args": ["tiny-py"]}}));
+    let env = vec![
+        (
+            "UV_INDEX_URL".to_string(),
+            format!("http://127.0.0.1:{port}/simple/"),
+        ),
+        ("PATH".to_string(), path.clone()),
+    ];
+    let update = run(&p, &["update", "--yes"], &env);
+    update.expect(3);
+    let line = package_error(&update, "tiny");
+    assert!(
+        line.contains(&format!("the index at http://127.0.0.1:{port}/simple/ answered for tiny-py with a file \"tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl\" whose version \"99.0 @ file:/srv/evil\" is not a PEP 440 version")),
+        "{line}"
+    );
+    assert_eq!(
+        lock_of(&p).servers["tiny"].package,
+        None,
+        "no package pinned"
+    );
+}
+
+#[test]
+fn an_endless_packument_is_refused_while_it_is_read() {
+    let (_runners, path) = stand_in_runners();
+    // No Content-Length: the body ends when the registry stops, which it never does.
+    let port = fake_registry(|_, s| {
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{{\"versions\":{{"
+        );
+        let chunk = format!("\"{}\":1,", "9".repeat(1 << 20));
+        while s.write_all(chunk.as_bytes()).is_ok() {}
+    });
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+    let update = run(&p, &["update", "--yes"], &npm_env(port, &path));
+    update.expect(3);
+    let line = package_error(&update, "tiny");
+    assert!(
+        line.contains(&format!(
+            "http://127.0.0.1:{port}/tiny-mcp answered with more than 64 MiB; refusing to read more"
+        )),
+        "{line}"
+    );
+    assert!(
+        update.elapsed < Duration::from_secs(25),
+        "refused as it read, not at the 30 s timeout: {:?}",
+        update.elapsed
+    );
+}
+
+#[test]
+fn a_registry_redirect_to_another_origin_is_refused_unless_allowed() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let elsewhere = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let port = fake_registry(move |p, s| {
+        respond(
+            s,
+            "302 Found",
+            &format!("Location: http://127.0.0.1:{elsewhere}{p}\r\n"),
+            "",
+        )
+    });
+    let env = npm_env(port, &path);
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+    let update = run(&p, &["update", "--yes"], &env);
+    update.expect(3);
+    let line = package_error(&update, "tiny");
+    assert!(
+        line.contains(&format!(
+            "http://127.0.0.1:{port}/tiny-mcp redirects to http://127.0.0.1:{elsewhere}/tiny-mcp, another origin; not followed (pass --allow-redirects to follow it)"
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        lock_of(&p).servers["tiny"].package,
+        None,
+        "no package pinned"
+    );
+    run(&p, &["update", "--yes", "--allow-redirects"], &env).expect(0);
+    assert_eq!(
+        package_of(&p, "tiny"),
+        Package::Npm {
+            name: "tiny-mcp".into(),
+            version: "1.0.0".into(),
+            integrity: sha512_sri(),
+        }
+    );
+}
+
+#[test]
+fn an_unreachable_registry_says_which_package_could_not_be_checked_in_the_summary() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+    run(&p, &["update", "--yes"], &npm_env(port, &path)).expect(0);
+    run(&p, &["verify"], &npm_env(port, &path)).expect(0);
+    let gone = free_port();
+    let verify = run(&p, &["verify"], &npm_env(gone, &path));
+    verify.expect(3);
+    let last = verify
+        .stderr()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        last.starts_with(&format!(
+            "error: 1 server converged; 1 package could not be checked: tiny: cannot reach http://127.0.0.1:{gone}/tiny-mcp"
+        )),
+        "{}",
+        verify.stderr()
+    );
+}
+
+#[test]
+fn a_decoy_after_an_option_that_takes_a_value_is_not_pinned_and_verify_says_why() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let p = bare_project(json!({
+        "decoy": {"command": "npx", "args": ["-y", "--globalconfig", "tiny-mcp", "evil-pkg"]},
+        "health": {"command": "docker", "args": ["run", "-i", "--rm", "--health-cmd",
+            format!("mcp/github@sha256:{}", "a".repeat(64)), "evil/image:latest"]},
+    }));
+    let env = npm_env(port, &path);
+    // docker is not run here: only the package pins are looked at.
+    let update = run(&p, &["update", "--yes", "decoy"], &env);
+    update.expect(0);
+    assert_eq!(package_of(&p, "decoy"), Package::Unrecognised);
+    let verify = run(&p, &["verify", "decoy"], &env);
+    verify.expect(0);
+    assert!(
+        verify.stdout().contains(
+            "not recognised: `npx` is given `--globalconfig`: it names an npmrc file, whose registry mcp-lock does not read; its code is not pinned"
+        ),
+        "{}",
+        verify.stdout()
+    );
+    let recognised = mcp_lock::package::recognise(
+        "docker",
+        &[
+            "run".to_string(),
+            "-i".into(),
+            "--rm".into(),
+            "--health-cmd".into(),
+            format!("mcp/github@sha256:{}", "a".repeat(64)),
+            "evil/image:latest".into(),
+        ],
+        &|_| false,
+    );
+    assert_eq!(
+        recognised.target,
+        mcp_lock::package::Target::Oci {
+            reference: "evil/image:latest".into()
+        },
+        "the image is the one docker runs, pinned by tag only"
+    );
+}
+
+#[test]
+fn a_registry_or_index_given_as_an_argument_is_the_one_the_pin_resolves_from() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let sha = "b".repeat(64);
+    let page = json!({"meta": {"api-version": "1.1"}, "name": "tiny-py", "files": [
+        {"filename": "tiny_py-2.0.0-py3-none-any.whl", "url": "x", "hashes": {"sha256": sha}}]})
+    .to_string();
+    let index = fake_registry(move |_, s| respond(s, "200 OK", "", &page));
+    // The environment names registries nothing listens on: only the arguments work.
+    let nowhere = free_port();
+    let env = vec![
+        (
+            "npm_config_registry".to_string(),
+            format!("http://127.0.0.1:{nowhere}/"),
+        ),
+        (
+            "UV_INDEX_URL".to_string(),
+            format!("http://127.0.0.1:{nowhere}/simple/"),
+        ),
+        ("PATH".to_string(), path.clone()),
+    ];
+    let p = bare_project(json!({
+        "npm": {"command": "npx", "args": ["--registry", format!("http://127.0.0.1:{port}"), "-y", "tiny-mcp"]},
+        "py": {"command": "uvx", "args": [format!("--index-url=http://127.0.0.1:{index}/simple"), "tiny-py"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    assert_eq!(
+        package_of(&p, "npm"),
+        Package::Npm {
+            name: "tiny-mcp".into(),
+            version: "1.0.0".into(),
+            integrity: sha512_sri(),
+        }
+    );
+    match package_of(&p, "py") {
+        Package::Pypi { version, .. } => assert_eq!(version, "2.0.0"),
+        other => panic!("{other:?}"),
+    }
+    run(&p, &["verify"], &env).expect(0);
+}

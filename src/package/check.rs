@@ -122,6 +122,7 @@ async fn check_untimed(
         ) if name == pinned_name => {
             check_npm(
                 entry,
+                &rec,
                 &mut out,
                 name,
                 spec.as_deref(),
@@ -172,14 +173,19 @@ async fn check_untimed(
 }
 
 fn unrecognised_text(rec: &Recognised) -> String {
-    format!(
-        "launches `{}`, which mcp-lock does not recognise as a package runner or script; its code is not pinned",
-        rec.launcher
-    )
+    match &rec.note {
+        Some(note) => format!("not recognised: {note}; its code is not pinned"),
+        None => format!(
+            "launches `{}`, which mcp-lock does not recognise as a package runner or script; its code is not pinned",
+            rec.launcher
+        ),
+    }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn check_npm(
     entry: &Entry<'_>,
+    rec: &Recognised,
     out: &mut PackageCheck,
     name: &str,
     spec: Option<&str>,
@@ -203,8 +209,11 @@ async fn check_npm(
         out.message = "registry look-up skipped (--offline)".into();
         return;
     }
-    let registry = npm::registry_for(name, entry.project_dir, &|k| entry.lookup(k));
-    let packument = match npm::fetch(&registry, name).await {
+    let registry = rec
+        .registry
+        .clone()
+        .unwrap_or_else(|| npm::registry_for(name, entry.project_dir, &|k| entry.lookup(k)));
+    let packument = match npm::fetch(&registry, name, &entry.fetcher).await {
         Ok(p) => p,
         Err(e) => {
             out.status = PackageStatus::Unverifiable;
@@ -220,7 +229,8 @@ async fn check_npm(
                 format!("the pinned {name}@{version} is no longer published on {registry}");
             return;
         }
-        Some(live) if live.as_deref() != Some(integrity) => {
+        // Only the sha512 entries are compared: npm verifies a tarball by no other.
+        Some(live) if live.as_deref().and_then(npm::sha512_of) != npm::sha512_of(integrity) => {
             out.status = PackageStatus::Changed;
             out.live = Some(format!(
                 "npm {name}@{version} ({})",
@@ -235,7 +245,7 @@ async fn check_npm(
         }
         Some(_) => {}
     }
-    let target = npm::resolve(&packument, name, spec);
+    let target = npm::resolve(&packument, &registry, name, spec);
     report_target(
         out,
         entry.guarded,
@@ -275,8 +285,11 @@ async fn check_pypi(
         out.message = "index look-up skipped (--offline)".into();
         return;
     }
-    let index = pypi::index_for(&rec.launcher, &|k| entry.lookup(k));
-    let listed = match pypi::fetch(&index, name).await {
+    let index = rec
+        .registry
+        .clone()
+        .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k)));
+    let listed = match pypi::fetch(&index, name, &entry.fetcher).await {
         Ok(f) => f,
         Err(e) => {
             out.status = PackageStatus::Unverifiable;
@@ -395,6 +408,7 @@ mod tests {
             cwd: dir.path(),
             project_dir: dir.path(),
             guarded: false,
+            fetcher: Fetcher::default(),
         };
         let pinned = resolve_pin(&entry).await.unwrap();
         assert_eq!(pinned.package.kind(), "script");
@@ -431,6 +445,7 @@ mod tests {
             cwd: dir.path(),
             project_dir: dir.path(),
             guarded: false,
+            fetcher: Fetcher::default(),
         };
         let npm = pin(
             Package::Npm {

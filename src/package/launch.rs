@@ -24,6 +24,7 @@ pub fn pinned_launch(
         cwd,
         project_dir,
         guarded: true,
+        fetcher: Fetcher::default(),
     };
     let rec = entry.recognised();
     let Some(pin) = pin else {

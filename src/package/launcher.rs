@@ -1,6 +1,10 @@
 //! Recognising what a stdio entry launches: an npm or PyPI package through its
 //! ecosystem's runner, an OCI image through `docker`/`podman run`, or a local script.
-//! Anything else is "not recognised", never guessed.
+//! Anything else is "not recognised", never guessed: each runner's command line is read
+//! with its own option table ([`super::options`]), and an option not in it makes the
+//! entry not recognised, with a note saying which.
+
+use super::options::{self, Kind, Opt, Syntax};
 
 /// What an entry launches, as its command and arguments say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +19,13 @@ pub struct Recognised {
     /// For `--package=P` / `--from P` / `--spec P` written as one argument: the
     /// option's prefix (`--package=`) that stays in front of the rewritten spec.
     pub prefix: String,
+    /// The registry (npm) or index (PyPI) the runner is told to use by its arguments
+    /// (`--registry URL`, `--default-index URL`), with a trailing `/`: it outranks the
+    /// environment and config files.
+    pub registry: Option<String>,
+    /// Why a runner's command line was not recognised (an option mcp-lock does not
+    /// know, or one that means the code comes from elsewhere).
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,64 +50,72 @@ pub fn recognise(command: &str, args: &[String], is_file: &dyn Fn(&str) -> bool)
     let base = file_name(command);
     let base = base.strip_suffix(".exe").unwrap_or(base);
     let base = base.strip_suffix(".cmd").unwrap_or(base);
+    let table = |t: &'static [Opt]| move |arg: &str| options::find(t, arg);
     let found = match base {
-        "npx" => npm_runner("npx", args, 0, NPX_VALUES),
-        "bunx" => npm_runner("bunx", args, 0, &["-p", "--package"]),
-        "npm" if matches!(first(args), Some("exec" | "x")) => {
-            npm_runner(&format!("npm {}", args[0]), args, 1, NPX_VALUES)
+        "npx" => npm_runner("npx", args, 0, options::NPX, &options::npx),
+        "bunx" => npm_runner("bunx", args, 0, options::WORDS, &table(options::DLX)),
+        "npm" if matches!(first(args), Some("exec" | "x")) => npm_runner(
+            &format!("npm {}", args[0]),
+            args,
+            1,
+            options::NPM_EXEC,
+            &options::npm_exec,
+        ),
+        "pnpm" if first(args) == Some("dlx") => {
+            npm_runner("pnpm dlx", args, 1, options::WORDS, &table(options::DLX))
         }
-        "pnpm" if first(args) == Some("dlx") => npm_runner("pnpm dlx", args, 1, NPX_VALUES),
-        "yarn" if first(args) == Some("dlx") => npm_runner("yarn dlx", args, 1, NPX_VALUES),
-        "bun" if first(args) == Some("x") => npm_runner("bun x", args, 1, &["-p", "--package"]),
-        "uvx" => uv_runner("uvx", args, 0),
+        "yarn" if first(args) == Some("dlx") => {
+            npm_runner("yarn dlx", args, 1, options::WORDS, &table(options::DLX))
+        }
+        "bun" if first(args) == Some("x") => {
+            npm_runner("bun x", args, 1, options::WORDS, &table(options::DLX))
+        }
+        "uvx" => python_runner("uvx", args, 0, &table(options::UV)),
         "uv" if first(args) == Some("tool") && args.get(1).map(String::as_str) == Some("run") => {
-            uv_runner("uv tool run", args, 2)
+            python_runner("uv tool run", args, 2, &table(options::UV))
         }
-        "pipx" if first(args) == Some("run") => pipx_runner(args),
-        "docker" | "podman" if first(args) == Some("run") => oci_runner(base, args),
-        "node" | "nodejs" => script_runner(base, args, 0, NODE_VALUES, &["-e", "--eval", "-p"]),
+        "pipx" if first(args) == Some("run") => {
+            python_runner("pipx run", args, 1, &table(options::PIPX))
+        }
+        "docker" if first(args) == Some("run") => oci_runner("docker run", args, &options::docker),
+        "podman" if first(args) == Some("run") => oci_runner("podman run", args, &options::podman),
+        "node" | "nodejs" => script_runner(base, args, 0, options::WORDS, &table(options::NODE)),
         "python" | "python3" => {
-            script_runner(base, args, 0, &["-W", "-X", "-Q"], &["-c", "-m", "-"])
+            script_runner(base, args, 0, options::PYTHON, &table(options::PYTHON_OPTS))
         }
-        "deno" if first(args) == Some("run") => script_runner("deno run", args, 1, &[], &[]),
+        "deno" if first(args) == Some("run") => {
+            script_runner("deno run", args, 1, options::WORDS, &table(options::DENO))
+        }
         "bun" => {
             let start = usize::from(first(args) == Some("run"));
-            script_runner(base, args, start, &[], &["-e", "--eval"])
+            script_runner(base, args, start, options::WORDS, &table(options::BUN))
         }
         _ if (command.contains('/') || command.contains('\\')) && is_file(command) => {
-            Some(Recognised {
+            Ok(Recognised {
                 launcher: "path".into(),
                 target: Target::Script {
                     path: command.to_string(),
                 },
                 arg: None,
                 prefix: String::new(),
+                registry: None,
+                note: None,
             })
         }
-        _ => None,
+        _ => Err(None),
     };
-    found.unwrap_or_else(|| Recognised {
+    found.unwrap_or_else(|note| Recognised {
         launcher: command.to_string(),
         target: Target::Unrecognised,
         arg: None,
         prefix: String::new(),
+        registry: None,
+        note,
     })
 }
 
-/// Options of npx / npm exec that take a value as the next argument.
-const NPX_VALUES: &[&str] = &[
-    "-p",
-    "--package",
-    "-c",
-    "--call",
-    "--registry",
-    "--cache",
-    "--userconfig",
-    "-w",
-    "--workspace",
-];
-/// Node options that take a value as the next argument.
-const NODE_VALUES: &[&str] = &["-r", "--require", "--import", "--loader", "--env-file"];
+/// Not recognised: with a note when a runner was found but its line could not be read.
+type NotRecognised = Option<String>;
 
 fn first(args: &[String]) -> Option<&str> {
     args.first().map(String::as_str)
@@ -106,49 +125,175 @@ fn file_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
+/// A runner's command line as its option table reads it.
+#[derive(Debug, Default)]
+struct Line {
+    /// The index of the first positional argument.
+    positional: Option<usize>,
+    /// The package option's value: the index of the argument holding it, the value,
+    /// and what stays in front of it in that argument (`--package=`, `-p`).
+    package: Option<(usize, String, String)>,
+    /// The registry option's value, with a trailing `/`.
+    registry: Option<String>,
+}
+
+/// A value attached to its option (`--opt=v`, `-ov`): the value, and what precedes it
+/// in the argument.
+type Attached = (String, String);
+
+/// Reads `args[start..]` with a runner's option table, or says why it cannot.
+fn read_line(
+    launcher: &str,
+    args: &[String],
+    start: usize,
+    syntax: Syntax,
+    kind_of: &dyn Fn(&str) -> Option<Kind>,
+) -> Result<Line, String> {
+    let mut line = Line::default();
+    let unknown =
+        |name: &str| format!("`{launcher}` is given `{name}`, an option mcp-lock does not know");
+    let mut i = start;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if arg == "--" {
+            if line.positional.is_none() && i + 1 < args.len() {
+                line.positional = Some(i + 1);
+            }
+            break;
+        }
+        if arg == "-"
+            && let Some(Kind::Stop(why)) = kind_of(arg)
+        {
+            return Err(format!("`{launcher}` is given `-`: {why}"));
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            line.positional.get_or_insert(i);
+            if syntax.stop_at_positional {
+                break;
+            }
+            i += 1;
+            continue;
+        }
+        // The option's name, its kind, and a value attached to it with what precedes
+        // the value in the argument.
+        let mut taken: Option<(String, Kind, Option<Attached>)> = None;
+        if arg.starts_with("--") || !syntax.clusters {
+            let split = if arg.starts_with("--") || syntax.short_eq {
+                arg.split_once('=')
+            } else {
+                None
+            };
+            let (name, attached) = match split {
+                Some((name, value)) => (name, Some((value.to_string(), format!("{name}=")))),
+                None => (arg, None),
+            };
+            let kind = kind_of(name).ok_or_else(|| unknown(name))?;
+            taken = Some((name.to_string(), kind, attached));
+        } else {
+            // A getopt cluster: flags, then at most one option taking a value, which is
+            // the rest of the argument or the next one.
+            for (j, c) in arg.char_indices().skip(1) {
+                let name = format!("-{c}");
+                let kind = kind_of(&name).ok_or_else(|| unknown(&name))?;
+                match kind {
+                    Kind::Flag | Kind::Attached => continue,
+                    Kind::Stop(_) => {
+                        taken = Some((name, kind, None));
+                        break;
+                    }
+                    _ => {
+                        let end = j + c.len_utf8();
+                        let mut rest = &arg[end..];
+                        let mut prefix = arg[..end].to_string();
+                        if syntax.short_eq && rest.starts_with('=') {
+                            rest = &rest[1..];
+                            prefix.push('=');
+                        }
+                        let attached = (!rest.is_empty()).then(|| (rest.to_string(), prefix));
+                        taken = Some((name, kind, attached));
+                        break;
+                    }
+                }
+            }
+        }
+        let Some((name, kind, attached)) = taken else {
+            i += 1;
+            continue;
+        };
+        let value = match kind {
+            Kind::Flag | Kind::Attached => None,
+            Kind::Stop(why) => return Err(format!("`{launcher}` is given `{name}`: {why}")),
+            Kind::Value | Kind::Package | Kind::Registry => match attached {
+                Some((value, prefix)) => Some((i, value, prefix)),
+                None => match args.get(i + 1) {
+                    // A value that reads as an option: runners differ on it; not a guess.
+                    Some(next) if !next.starts_with('-') => {
+                        i += 1;
+                        Some((i, next.clone(), String::new()))
+                    }
+                    _ => {
+                        return Err(format!(
+                            "`{launcher}` is given `{name}` without a value mcp-lock can read"
+                        ));
+                    }
+                },
+            },
+        };
+        match (kind, value) {
+            (Kind::Package, Some(found)) => {
+                if line.package.is_some() {
+                    return Err(format!(
+                        "`{launcher}` is given `{name}` twice: more than one package"
+                    ));
+                }
+                line.package = Some(found);
+            }
+            (Kind::Registry, Some((_, url, _))) => {
+                line.registry = Some(if url.ends_with('/') {
+                    url
+                } else {
+                    format!("{url}/")
+                });
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(line)
+}
+
 /// `npx [options] [--package=P] pkg[@spec] …`: with `--package`, the package is its
 /// value and the first word after the options is the command it provides.
 fn npm_runner(
     launcher: &str,
     args: &[String],
     start: usize,
-    values: &[&str],
-) -> Option<Recognised> {
-    let mut package: Option<(usize, String)> = None;
-    let mut i = start;
-    while i < args.len() {
-        let arg = &args[i];
-        if arg == "--" {
-            i += 1;
-            break;
-        }
-        if let Some(value) = arg.strip_prefix("--package=") {
-            package.get_or_insert((i, format!("--package={value}")));
-        } else if (arg == "-p" || arg == "--package") && i + 1 < args.len() {
-            package.get_or_insert((i + 1, args[i + 1].clone()));
-            i += 1;
-        } else if values.contains(&arg.as_str()) {
-            i += 1;
-        } else if !arg.starts_with('-') {
-            break;
-        }
-        i += 1;
-    }
-    let (index, written, prefix) = match package {
-        Some((index, written)) => match written.strip_prefix("--package=") {
-            Some(value) => (index, value.to_string(), "--package=".to_string()),
-            None => (index, written, String::new()),
+    syntax: Syntax,
+    kind_of: &dyn Fn(&str) -> Option<Kind>,
+) -> Result<Recognised, NotRecognised> {
+    let line = read_line(launcher, args, start, syntax, kind_of).map_err(Some)?;
+    let (index, written, prefix) = match line.package {
+        Some(found) => found,
+        None => match line.positional {
+            Some(i) => (i, args[i].clone(), String::new()),
+            None => return Err(Some(format!("`{launcher}` names no package"))),
         },
-        None if i < args.len() => (i, args[i].clone(), String::new()),
-        None => return None,
     };
-    let (name, spec) = split_npm_spec(&written)?;
-    Some(Recognised {
+    let (name, spec) = split_npm_spec(&written).ok_or_else(|| not_on_a_registry(&written))?;
+    Ok(Recognised {
         launcher: launcher.into(),
         target: Target::Npm { name, spec },
         arg: Some(index),
         prefix,
+        registry: line.registry,
+        note: None,
     })
+}
+
+fn not_on_a_registry(written: &str) -> NotRecognised {
+    Some(format!(
+        "`{written}` is not a package on a registry (a path, URL, git or alias spec)"
+    ))
 }
 
 /// `@scope/name@spec` or `name@spec` into name and spec. Specs that name no registry
@@ -178,76 +323,30 @@ pub fn split_npm_spec(written: &str) -> Option<(String, Option<String>)> {
     Some((name.to_string(), spec))
 }
 
-/// Options of uvx / uv tool run that take a value as the next argument.
-const UV_VALUES: &[&str] = &[
-    "--with",
-    "--with-editable",
-    "--with-requirements",
-    "-w",
-    "--python",
-    "-p",
-    "--index",
-    "--default-index",
-    "--index-url",
-    "-i",
-    "--extra-index-url",
-    "--find-links",
-    "-f",
-    "--cache-dir",
-    "--directory",
-    "--project",
-    "--config-file",
-    "--env-file",
-];
-
-/// `uvx [--from P] [options] pkg[==v|@v] …`.
-fn uv_runner(launcher: &str, args: &[String], start: usize) -> Option<Recognised> {
-    python_runner(launcher, args, start, "--from", UV_VALUES)
-}
-
-/// `pipx run [--spec P] [options] app …`.
-fn pipx_runner(args: &[String]) -> Option<Recognised> {
-    const PIPX_VALUES: &[&str] = &["--python", "--index-url", "-i", "--pip-args", "--backend"];
-    python_runner("pipx run", args, 1, "--spec", PIPX_VALUES)
-}
-
-/// A Python runner's package: the value of `from` (`--from P`, `--from=P`) when given,
-/// else the first argument that is not an option (skipping the values of `values`).
+/// `uvx [--from P] [options] pkg[==v|@v] …`, `pipx run [--spec P] [options] app …`:
+/// the package option's value when given, else the first positional argument.
 fn python_runner(
     launcher: &str,
     args: &[String],
     start: usize,
-    from: &str,
-    values: &[&str],
-) -> Option<Recognised> {
-    let with_value = format!("{from}=");
-    let mut given: Option<(usize, String, String)> = None;
-    let mut i = start;
-    while i < args.len() {
-        let arg = &args[i];
-        if let Some(value) = arg.strip_prefix(&with_value) {
-            given.get_or_insert((i, value.to_string(), with_value.clone()));
-        } else if arg == from && i + 1 < args.len() {
-            given.get_or_insert((i + 1, args[i + 1].clone(), String::new()));
-            i += 1;
-        } else if values.contains(&arg.as_str()) {
-            i += 1;
-        } else if !arg.starts_with('-') {
-            break;
-        }
-        i += 1;
-    }
-    let (index, written, prefix) = match given {
+    kind_of: &dyn Fn(&str) -> Option<Kind>,
+) -> Result<Recognised, NotRecognised> {
+    let line = read_line(launcher, args, start, options::GETOPT, kind_of).map_err(Some)?;
+    let (index, written, prefix) = match line.package {
         Some(found) => found,
-        None if i < args.len() => (i, args[i].clone(), String::new()),
-        None => return None,
+        None => match line.positional {
+            Some(i) => (i, args[i].clone(), String::new()),
+            None => return Err(Some(format!("`{launcher}` names no package"))),
+        },
     };
-    let (name, spec) = split_pypi_spec(&written)?;
-    Some(Recognised {
+    let (name, spec) = split_pypi_spec(&written).ok_or_else(|| not_on_a_registry(&written))?;
+    Ok(Recognised {
         launcher: launcher.into(),
         target: Target::Pypi { name, spec },
         arg: Some(index),
         prefix,
+        registry: line.registry,
+        note: None,
     })
 }
 
@@ -286,116 +385,58 @@ pub fn split_pypi_spec(written: &str) -> Option<(String, Option<String>)> {
     Some((name.to_string(), spec))
 }
 
-/// `docker run` options that take a value as the next argument.
-const DOCKER_VALUES: &[&str] = &[
-    "-e",
-    "--env",
-    "--env-file",
-    "-v",
-    "--volume",
-    "--mount",
-    "--name",
-    "-p",
-    "--publish",
-    "--network",
-    "--net",
-    "-w",
-    "--workdir",
-    "-u",
-    "--user",
-    "--entrypoint",
-    "-l",
-    "--label",
-    "--platform",
-    "--pull",
-    "--cpus",
-    "-m",
-    "--memory",
-    "--add-host",
-    "--cap-add",
-    "--cap-drop",
-    "--device",
-    "-h",
-    "--hostname",
-    "--ipc",
-    "--pid",
-    "--restart",
-    "--runtime",
-    "--security-opt",
-    "--tmpfs",
-    "--ulimit",
-    "--log-driver",
-    "--log-opt",
-    "--shm-size",
-    "--gpus",
-    "--group-add",
-    "--dns",
-    "--expose",
-    "--label-file",
-    "--cidfile",
-    "--stop-signal",
-    "--stop-timeout",
-    "-a",
-    "--attach",
-];
-
 /// `docker run [options] IMAGE [command …]`.
-fn oci_runner(base: &str, args: &[String]) -> Option<Recognised> {
-    let mut i = 1;
-    while i < args.len() {
-        let arg = &args[i];
-        if DOCKER_VALUES.contains(&arg.as_str()) {
-            i += 2;
-            continue;
-        }
-        if arg.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    let reference = args.get(i)?;
-    Some(Recognised {
-        launcher: format!("{base} run"),
+fn oci_runner(
+    launcher: &str,
+    args: &[String],
+    kind_of: &dyn Fn(&str) -> Option<Kind>,
+) -> Result<Recognised, NotRecognised> {
+    let line = read_line(launcher, args, 1, options::GETOPT, kind_of).map_err(Some)?;
+    let i = line
+        .positional
+        .ok_or_else(|| Some(format!("`{launcher}` names no image")))?;
+    Ok(Recognised {
+        launcher: launcher.into(),
         target: Target::Oci {
-            reference: reference.clone(),
+            reference: args[i].clone(),
         },
         arg: Some(i),
         prefix: String::new(),
+        registry: None,
+        note: None,
     })
 }
 
-/// `node [options] path …`: the first word after the options is the script, unless an
-/// option says the code comes from elsewhere (`-e`, `-c`, `-m`).
+/// `node [options] path …`: the first positional argument after the options is the
+/// script, unless an option says the code comes from elsewhere (`-e`, `-c`, `-m`).
 fn script_runner(
     launcher: &str,
     args: &[String],
     start: usize,
-    values: &[&str],
-    not_a_file: &[&str],
-) -> Option<Recognised> {
-    let mut i = start;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        if not_a_file.contains(&arg) {
-            return None;
-        }
-        if values.contains(&arg) {
-            i += 2;
-            continue;
-        }
-        if arg.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
+    syntax: Syntax,
+    kind_of: &dyn Fn(&str) -> Option<Kind>,
+) -> Result<Recognised, NotRecognised> {
+    let line = read_line(launcher, args, start, syntax, kind_of).map_err(Some)?;
+    let i = line
+        .positional
+        .ok_or_else(|| Some(format!("`{launcher}` names no script")))?;
+    let path = &args[i];
+    // `deno run npm:pkg`, `deno run https://…`: a specifier, not a local file.
+    if let Some((scheme, _)) = path.split_once(':')
+        && scheme.len() > 1
+        && scheme.bytes().all(|b| b.is_ascii_alphabetic())
+    {
+        return Err(Some(format!(
+            "`{launcher}` runs `{path}`, which is not a local file"
+        )));
     }
-    let path = args.get(i)?;
-    Some(Recognised {
+    Ok(Recognised {
         launcher: launcher.into(),
         target: Target::Script { path: path.clone() },
         arg: Some(i),
         prefix: String::new(),
+        registry: None,
+        note: None,
     })
 }
 
@@ -595,5 +636,142 @@ mod tests {
         assert_eq!(split_pypi_spec("pkg @ https://x/y.whl"), None);
         assert_eq!(split_pypi_spec("pkg-"), None);
         assert_eq!(split_pypi_spec("pkg+local"), None);
+    }
+
+    /// The forms of issue 26: each pinned a decoy while the runner ran something else.
+    #[test]
+    fn an_option_is_read_as_its_runner_reads_it_and_an_unknown_one_is_never_guessed() {
+        let digest = format!("mcp/github@sha256:{}", "a".repeat(64));
+        // An option that takes a value takes the next word.
+        let r = of("npx -y --globalconfig tiny-mcp evil-pkg");
+        assert_eq!(r.target, Target::Unrecognised);
+        assert!(r.note.unwrap().contains("`--globalconfig`"));
+        assert_eq!(
+            of("npx -y --cache ./npm-cache tiny-mcp").target,
+            npm("tiny-mcp", None)
+        );
+        assert_eq!(
+            of("uvx --refresh-package tiny-py evil").target,
+            pypi("evil", None)
+        );
+        let r = of(&format!(
+            "docker run -i --rm --health-cmd {digest} evil/image:latest"
+        ));
+        assert_eq!(
+            r.target,
+            Target::Oci {
+                reference: "evil/image:latest".into()
+            }
+        );
+        // Code given as an argument is no script, in every spelling.
+        for line in [
+            "node --eval=CODE s.js",
+            "node -e CODE s.js",
+            "node -pe CODE s.js",
+            "python3 -cCODE s.py",
+            "python3 -uc CODE s.py",
+            "python3 -mmodule s.py",
+            "python3 - s.py",
+        ] {
+            let r = of(line);
+            assert_eq!(r.target, Target::Unrecognised, "{line}");
+            assert!(r.note.is_some(), "{line}");
+        }
+        // Attached values take nothing more; a cluster's value is the rest of it.
+        assert_eq!(
+            of("python3 -Wignore -X dev -W=x s.py").target,
+            Target::Script {
+                path: "s.py".into()
+            }
+        );
+        assert_eq!(
+            of("python3 -uW ignore s.py").target,
+            Target::Script {
+                path: "s.py".into()
+            }
+        );
+        assert_eq!(
+            of("docker run -it -eFOO=1 -e=BAR --env=X img:1 serve").target,
+            Target::Oci {
+                reference: "img:1".into()
+            }
+        );
+        assert_eq!(
+            of("docker run -ite FOO img:1").target,
+            Target::Oci {
+                reference: "img:1".into()
+            }
+        );
+        assert_eq!(
+            of("node --require ./pre.js --inspect server.js").target,
+            Target::Script {
+                path: "server.js".into()
+            }
+        );
+        assert_eq!(
+            of("uvx -p3.12 --python=3.12 -qq tiny-py").target,
+            pypi("tiny-py", None)
+        );
+        // Options a table does not hold, and ones whose effect is not followed.
+        for line in [
+            "npx --frobnicate tiny-mcp",
+            "npx -yq tiny-mcp",
+            "npx -c 'evil' tiny-mcp",
+            "npx --userconfig ./rc tiny-mcp",
+            "npx -p a -p b cmd",
+            "npm exec tiny-mcp --stdio",
+            "uvx --find-links ./wheels tiny-py",
+            "uvx --index http://127.0.0.1:1/ tiny-py",
+            "uvx -qZ tiny-py",
+            "pipx run --pip-args=--index-url=x tiny-py",
+            "docker run --frobnicate img",
+            "node -r./x.js server.js",
+            "node --max-old-space-size server.js",
+            "deno run npm:evil",
+            "deno run https://example.com/x.ts",
+        ] {
+            let r = of(line);
+            assert_eq!(r.target, Target::Unrecognised, "{line}");
+            assert!(r.note.is_some(), "{line}: a note says why");
+        }
+        // `npm exec` reads options after the package too; `-p` is --parseable there.
+        let r = of("npm exec -p tiny-mcp --registry http://127.0.0.1:1 -- --stdio");
+        assert_eq!(r.target, npm("tiny-mcp", None));
+        assert_eq!(r.registry.as_deref(), Some("http://127.0.0.1:1/"));
+    }
+
+    #[test]
+    fn registry_and_index_arguments_are_what_the_pin_resolves_from() {
+        let r = of("npx --registry=http://127.0.0.1:1/npm -y tiny-mcp");
+        assert_eq!(r.registry.as_deref(), Some("http://127.0.0.1:1/npm/"));
+        assert_eq!(
+            of("npx --registry http://127.0.0.1:1/ tiny-mcp")
+                .registry
+                .as_deref(),
+            Some("http://127.0.0.1:1/")
+        );
+        for line in [
+            "uvx --index-url http://127.0.0.1:2/simple tiny-py",
+            "uvx --default-index=http://127.0.0.1:2/simple tiny-py",
+            "uvx -ihttp://127.0.0.1:2/simple tiny-py",
+            "pipx run -i http://127.0.0.1:2/simple tiny-py",
+        ] {
+            assert_eq!(
+                of(line).registry.as_deref(),
+                Some("http://127.0.0.1:2/simple/"),
+                "{line}"
+            );
+        }
+        assert_eq!(of("npx -y tiny-mcp").registry, None);
+    }
+
+    #[test]
+    fn package_options_keep_their_prefix_for_the_guard() {
+        let r = of("uvx --from=tiny-py==1.0 tiny");
+        assert_eq!((r.arg, r.prefix.as_str()), (Some(0), "--from="));
+        let r = of("npx -p=tiny-mcp tiny");
+        assert_eq!((r.arg, r.prefix.as_str()), (Some(0), "-p="));
+        let r = of("pipx run --spec tiny-py tiny");
+        assert_eq!((r.arg, r.prefix.as_str()), (Some(2), ""));
     }
 }

@@ -11,6 +11,7 @@ mod check;
 mod launch;
 pub mod launcher;
 pub mod npm;
+mod options;
 pub mod pypi;
 
 pub use check::check;
@@ -202,6 +203,8 @@ pub struct Entry<'a> {
     pub project_dir: &'a Path,
     /// Launched through `mcp-lock guard` (wrapped): the guard runs the pinned version.
     pub guarded: bool,
+    /// How the registries are asked.
+    pub fetcher: Fetcher,
 }
 
 /// An [`Entry`] that owns its parts, to move into a task.
@@ -215,6 +218,7 @@ pub struct OwnedEntry {
     pub cwd: std::path::PathBuf,
     pub project_dir: std::path::PathBuf,
     pub guarded: bool,
+    pub fetcher: Fetcher,
 }
 
 impl OwnedEntry {
@@ -226,6 +230,7 @@ impl OwnedEntry {
             cwd: &self.cwd,
             project_dir: &self.project_dir,
             guarded: self.guarded,
+            fetcher: self.fetcher,
         }
     }
 }
@@ -288,38 +293,108 @@ impl Entry<'_> {
     }
 }
 
-/// The whole answer for a request to a registry, or why there is none.
-async fn http_get(url: &str, accept: &str) -> Result<String, String> {
-    static PROVIDER: std::sync::Once = std::sync::Once::new();
-    PROVIDER.call_once(|| {
-        // Fails only if another provider was installed first, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-    let response = client
-        .get(url)
-        .header("Accept", accept)
-        .send()
-        .await
-        .map_err(|e| format!("cannot reach {url}: {}", error_chain(&e)))?;
-    let status = response.status();
-    if status == reqwest::StatusCode::NOT_FOUND {
-        return Err(format!(
-            "{url} answered 404: no such package on that registry"
-        ));
+/// The most a registry's answer (a packument, a simple-API page) may hold. The
+/// abbreviated packuments of the largest npm packages and the pages of the largest
+/// PyPI projects are a few MB; more is refused while reading, not after.
+pub const MAX_REGISTRY_BODY: usize = 64 * 1024 * 1024;
+
+/// How many same-origin redirects a registry look-up follows.
+const MAX_REDIRECTS: usize = 10;
+
+/// How registry look-ups are made: whether a redirect to another origin is followed
+/// (`--allow-redirects`, as for MCP servers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fetcher {
+    pub allow_redirects: bool,
+}
+
+impl Fetcher {
+    /// The whole answer for a request to a registry, or why there is none.
+    pub async fn get(&self, url: &str, accept: &str) -> Result<String, String> {
+        static PROVIDER: std::sync::Once = std::sync::Once::new();
+        PROVIDER.call_once(|| {
+            // Fails only if another provider was installed first, which is as good.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(30))
+            // Redirects are followed below, where their origin is checked.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        let first = url::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+        let mut at = first.clone();
+        let mut response;
+        let mut hops = 0;
+        loop {
+            response = client
+                .get(at.clone())
+                .header("Accept", accept)
+                .send()
+                .await
+                .map_err(|e| format!("cannot reach {at}: {}", error_chain(&e)))?;
+            if !response.status().is_redirection() {
+                break;
+            }
+            let to = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .and_then(|l| at.join(l).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "{at} answered HTTP {} with no readable Location",
+                        response.status()
+                    )
+                })?;
+            if to.origin() != first.origin() && !self.allow_redirects {
+                return Err(format!(
+                    "{at} redirects to {to}, another origin; not followed (pass --allow-redirects to follow it)"
+                ));
+            }
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(format!("{url} redirects more than {MAX_REDIRECTS} times"));
+            }
+            at = to;
+        }
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(format!(
+                "{at} answered 404: no such package on that registry"
+            ));
+        }
+        if !status.is_success() {
+            return Err(format!("{at} answered HTTP {status}"));
+        }
+        let too_large = || {
+            format!(
+                "{at} answered with more than {} MiB; refusing to read more (not a packument or index page mcp-lock accepts)",
+                MAX_REGISTRY_BODY / (1024 * 1024)
+            )
+        };
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_REGISTRY_BODY as u64)
+        {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| format!("cannot read the answer from {at}: {}", error_chain(&e)))?
+        {
+            if body.len() + chunk.len() > MAX_REGISTRY_BODY {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8(body)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
-    if !status.is_success() {
-        return Err(format!("{url} answered HTTP {status}"));
-    }
-    response
-        .text()
-        .await
-        .map_err(|e| format!("cannot read the answer from {url}: {}", error_chain(&e)))
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -399,19 +474,25 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
             reference,
         },
         Target::Npm { name, spec } => {
-            let registry = npm::registry_for(&name, entry.project_dir, &|k| entry.lookup(k));
-            let packument = npm::fetch(&registry, &name).await?;
-            let version = npm::resolve(&packument, &name, spec.as_deref())?;
-            let integrity = packument
-                .versions
-                .get(&version)
-                .cloned()
-                .flatten()
-                .ok_or_else(|| {
-                    format!(
-                        "the registry at {registry} gives no dist.integrity for {name}@{version}"
-                    )
-                })?;
+            let registry = rec.registry.clone().unwrap_or_else(|| {
+                npm::registry_for(&name, entry.project_dir, &|k| entry.lookup(k))
+            });
+            let packument = npm::fetch(&registry, &name, &entry.fetcher).await?;
+            let version = npm::resolve(&packument, &registry, &name, spec.as_deref())?;
+            let given = packument.versions.get(&version).cloned().flatten();
+            let integrity = given
+                .as_deref()
+                .and_then(npm::sha512_of)
+                .ok_or_else(|| match &given {
+                    None => format!(
+                        "the registry at {registry} gives no dist.integrity for {name}@{version}; it cannot be pinned"
+                    ),
+                    Some(other) => format!(
+                        "the registry at {registry} gives {name}@{version} no sha512 integrity (only {:?}); it cannot be pinned",
+                        short(other)
+                    ),
+                })?
+                .to_string();
             Package::Npm {
                 name,
                 version,
@@ -419,8 +500,11 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
             }
         }
         Target::Pypi { name, spec } => {
-            let index = pypi::index_for(&launcher, &|k| entry.lookup(k));
-            let files = pypi::fetch(&index, &name).await?;
+            let index = rec
+                .registry
+                .clone()
+                .unwrap_or_else(|| pypi::index_for(&launcher, &|k| entry.lookup(k)));
+            let files = pypi::fetch(&index, &name, &entry.fetcher).await?;
             let version = pypi_target(&files, &name, spec.as_deref())?;
             let mut pinned = BTreeMap::new();
             for (file, sha) in pypi::files_of(&files, &version) {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::http_get;
+use super::Fetcher;
 
 /// npm's documented default registry, used only when no configuration names one.
 pub const DEFAULT_REGISTRY: &str = "https://registry.npmjs.org/";
@@ -101,57 +101,115 @@ pub struct Packument {
 }
 
 /// Fetches a packument (the abbreviated one npm install uses) from `registry`.
-pub async fn fetch(registry: &str, name: &str) -> Result<Packument, String> {
+pub async fn fetch(registry: &str, name: &str, get: &Fetcher) -> Result<Packument, String> {
     let url = format!("{registry}{}", name.replace('/', "%2f"));
-    let body = http_get(
-        &url,
-        "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8",
-    )
-    .await?;
+    let body = get
+        .get(
+            &url,
+            "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8",
+        )
+        .await?;
     parse_packument(&body)
         .map_err(|e| format!("the registry at {registry} answered for {name} with {e}"))
 }
 
 /// Reads a packument's dist-tags and versions.
 pub fn parse_packument(body: &str) -> Result<Packument, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(body).map_err(|e| format!("something that is not JSON ({e})"))?;
-    let tags = value
-        .get("dist-tags")
-        .and_then(|t| t.as_object())
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        #[serde(rename = "dist-tags")]
+        tags: Option<BTreeMap<String, serde_json::Value>>,
+        versions: Option<BTreeMap<String, Manifest>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Manifest {
+        dist: Option<Dist>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Dist {
+        integrity: Option<serde_json::Value>,
+    }
+    // Only the parts read here are kept: a large packument costs little beyond its
+    // bytes.
+    let shape: Shape = serde_json::from_str(body).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => format!("a document that is not a packument ({e})"),
+        _ => format!("something that is not JSON ({e})"),
+    })?;
+    let tags = shape
+        .tags
         .ok_or("a document without dist-tags (not a packument)")?;
-    let versions = value
-        .get("versions")
-        .and_then(|v| v.as_object())
+    let versions = shape
+        .versions
         .ok_or("a document without versions (not a packument)")?;
     Ok(Packument {
         tags: tags
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v.as_str()?.to_string())))
             .collect(),
         versions: versions
-            .iter()
+            .into_iter()
             .map(|(version, manifest)| {
                 let integrity = manifest
-                    .pointer("/dist/integrity")
-                    .and_then(|i| i.as_str())
-                    .map(String::from);
-                (version.clone(), integrity)
+                    .dist
+                    .and_then(|d| d.integrity)
+                    .and_then(|i| i.as_str().map(String::from));
+                (version, integrity)
             })
             .collect(),
+    })
+}
+
+/// Whether `v` is a semver 2.0 version as npm publishes it: `MAJOR.MINOR.PATCH`, an
+/// optional `-pre.release` and `+build`, numbers without leading zeros, nothing else
+/// (no `v`, no range, no `npm:` alias, no path). At most 256 characters, npm's limit.
+pub fn is_semver(v: &str) -> bool {
+    fn number(s: &str) -> bool {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
+    }
+    fn identifiers(s: &str, numbers_strict: bool) -> bool {
+        s.split('.').all(|id| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && (!numbers_strict || !id.bytes().all(|b| b.is_ascii_digit()) || number(id))
+        })
+    }
+    if v.is_empty() || v.len() > 256 {
+        return false;
+    }
+    let (rest, build) = match v.split_once('+') {
+        Some((rest, build)) => (rest, Some(build)),
+        None => (v, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (rest, None),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| number(p))
+        && pre.is_none_or(|p| identifiers(p, true))
+        && build.is_none_or(|b| identifiers(b, false))
+}
+
+/// The sha512 entry of an SRI integrity (`sha512-<88 base64>`), the only one npm
+/// verifies a tarball by; `None` when it has none (a `sha1-…` alone is no pin).
+pub fn sha512_of(integrity: &str) -> Option<&str> {
+    integrity.split_whitespace().find(|entry| {
+        entry.strip_prefix("sha512-").is_some_and(|b64| {
+            let b64 = b64.split('?').next().unwrap_or(b64);
+            b64.len() == 88
+                && b64.ends_with("==")
+                && b64[..86]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        })
     })
 }
 
 /// Whether a spec is one exact version (`1.2.3`, `1.2.3-rc.1`, `=1.2.3`, `v1.2.3`).
 pub fn exact_version(spec: &str) -> Option<&str> {
     let v = spec.trim_start_matches('=').trim_start_matches('v');
-    let core = v.split(['-', '+']).next().unwrap_or(v);
-    let parts: Vec<&str> = core.split('.').collect();
-    (parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())))
-    .then_some(v)
+    is_semver(v).then_some(v)
 }
 
 /// Whether a spec is a dist-tag (`latest`, `next`): a word that is no version or range.
@@ -166,7 +224,26 @@ pub fn is_tag(spec: &str) -> bool {
 
 /// The version a spec resolves to in a packument, as npm would pick it for an exact
 /// version or a tag. Ranges are not resolved here (an error saying to pin one).
-pub fn resolve(packument: &Packument, name: &str, spec: Option<&str>) -> Result<String, String> {
+pub fn resolve(
+    packument: &Packument,
+    registry: &str,
+    name: &str,
+    spec: Option<&str>,
+) -> Result<String, String> {
+    let version = resolve_unchecked(packument, name, spec)?;
+    if !is_semver(&version) {
+        return Err(format!(
+            "the registry at {registry} gives {name} the version {version:?}, which is not a semver version; refusing to pin or launch it"
+        ));
+    }
+    Ok(version)
+}
+
+fn resolve_unchecked(
+    packument: &Packument,
+    name: &str,
+    spec: Option<&str>,
+) -> Result<String, String> {
     let spec = spec.unwrap_or("latest");
     if let Some(version) = exact_version(spec) {
         return if packument.versions.contains_key(version) {
@@ -243,19 +320,23 @@ mod tests {
         assert_eq!(p.tags["latest"], "1.0.1");
         assert_eq!(p.versions["1.0.0"].as_deref(), Some("sha512-a"));
         assert_eq!(p.versions["1.0.1"], None);
-        assert_eq!(resolve(&p, "t", None).unwrap(), "1.0.1");
-        assert_eq!(resolve(&p, "t", Some("1.0.0")).unwrap(), "1.0.0");
+        assert_eq!(resolve(&p, "R", "t", None).unwrap(), "1.0.1");
+        assert_eq!(resolve(&p, "R", "t", Some("1.0.0")).unwrap(), "1.0.0");
         assert!(
-            resolve(&p, "t", Some("2.0.0"))
+            resolve(&p, "R", "t", Some("2.0.0"))
                 .unwrap_err()
                 .contains("not published")
         );
         assert!(
-            resolve(&p, "t", Some("next"))
+            resolve(&p, "R", "t", Some("next"))
                 .unwrap_err()
                 .contains("no dist-tag")
         );
-        assert!(resolve(&p, "t", Some("^1")).unwrap_err().contains("ranges"));
+        assert!(
+            resolve(&p, "R", "t", Some("^1"))
+                .unwrap_err()
+                .contains("ranges")
+        );
     }
 
     #[test]
@@ -273,7 +354,7 @@ mod tests {
         assert!(
             parse_packument(r#"{"dist-tags":{},"versions":[]}"#)
                 .unwrap_err()
-                .contains("versions")
+                .contains("not a packument")
         );
     }
 
@@ -282,8 +363,61 @@ mod tests {
         assert_eq!(exact_version("1.2.3"), Some("1.2.3"));
         assert_eq!(exact_version("=v1.2.3-rc.1"), Some("1.2.3-rc.1"));
         assert_eq!(exact_version("1.2"), None);
+        assert_eq!(exact_version("1.2.3-x@npm:evil"), None);
         assert_eq!(exact_version("^1.2.3"), None);
         assert!(is_tag("latest") && is_tag("next"));
         assert!(!is_tag("1.2.3") && !is_tag("^1") && !is_tag("1.x"));
+    }
+
+    #[test]
+    fn a_version_that_is_not_semver_is_never_pinned_naming_the_registry_and_the_value() {
+        for bad in [
+            "npm:evil-pkg@6.6.6",
+            "file:/srv/evil.tgz",
+            "1.0.0 || 6.6.6",
+            "v1.0.0",
+            "01.0.0",
+            "1.0.0-01",
+            "1.0",
+            "1.0.0-",
+            "1.0.0+",
+            "1.0.0-a..b",
+        ] {
+            assert!(!is_semver(bad), "{bad}");
+            let p = Packument {
+                tags: [("latest".to_string(), bad.to_string())].into(),
+                versions: [(bad.to_string(), Some("sha512-x".to_string()))].into(),
+            };
+            let err = resolve(&p, "http://127.0.0.1:9/", "tiny-mcp", None).unwrap_err();
+            assert!(
+                err.starts_with("the registry at http://127.0.0.1:9/ gives tiny-mcp the version")
+                    && err.contains(&format!("{bad:?}"))
+                    && err.contains("not a semver version"),
+                "{err}"
+            );
+        }
+        for good in [
+            "0.0.0",
+            "1.2.3",
+            "10.20.30-rc.1+build.007",
+            "1.0.0-0a.1",
+            "2026.8.31",
+        ] {
+            assert!(is_semver(good), "{good}");
+        }
+    }
+
+    #[test]
+    fn only_a_sha512_integrity_is_a_pin() {
+        let b64 = format!("{}==", "A".repeat(86));
+        let sha512 = format!("sha512-{b64}");
+        assert_eq!(sha512_of(&sha512), Some(sha512.as_str()));
+        assert_eq!(
+            sha512_of(&format!("sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk= {sha512}")),
+            Some(sha512.as_str())
+        );
+        assert_eq!(sha512_of("sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="), None);
+        assert_eq!(sha512_of("sha512-short=="), None);
+        assert_eq!(sha512_of("sha256-AAAA"), None);
     }
 }

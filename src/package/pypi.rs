@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::http_get;
+use super::Fetcher;
 
 /// The documented default index of pip and uv, used only when no configuration names
 /// one.
@@ -57,9 +57,11 @@ pub struct IndexFile {
 }
 
 /// Every file the index lists for a project, with the version its name carries.
-pub async fn fetch(index: &str, name: &str) -> Result<Vec<IndexFile>, String> {
+pub async fn fetch(index: &str, name: &str, get: &Fetcher) -> Result<Vec<IndexFile>, String> {
     let url = format!("{index}{}/", normalize(name));
-    let body = http_get(&url, "application/vnd.pypi.simple.v1+json, text/html;q=0.2").await?;
+    let body = get
+        .get(&url, "application/vnd.pypi.simple.v1+json, text/html;q=0.2")
+        .await?;
     parse_project_page(&body, name)
         .map_err(|e| format!("the index at {index} answered for {name} with {e}"))
 }
@@ -94,7 +96,14 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
     };
     let mut out = Vec::new();
     for (filename, sha256) in listed {
-        if let Some(version) = version_of(&filename, name) {
+        if let Some(written) = version_of(&filename, name) {
+            // What is pinned here is what the guard puts after `==`: only a version.
+            let Some(version) = Version::parse(&written) else {
+                return Err(format!(
+                    "a file {filename:?} whose version {written:?} is not a PEP 440 version; refusing to pin or launch it"
+                ));
+            };
+            let version = version.to_string();
             if let Some(sha) = &sha256
                 && !super::is_sha256_hex(sha)
             {
@@ -162,22 +171,17 @@ pub fn files_of(files: &[IndexFile], version: &str) -> BTreeMap<String, Option<S
 /// The newest final release (pre-releases only when there is nothing else), as uv and
 /// pip pick with no specifier.
 pub fn newest(files: &[IndexFile]) -> Option<String> {
-    let versions: Vec<&str> = files.iter().map(|f| f.version.as_str()).collect();
-    let finals: Vec<&str> = versions.iter().copied().filter(|v| !is_pre(v)).collect();
-    let pool = if finals.is_empty() { versions } else { finals };
-    pool.into_iter()
-        .max_by(|a, b| compare(a, b))
-        .map(String::from)
-}
-
-fn is_pre(v: &str) -> bool {
-    let v = v.to_ascii_lowercase();
-    ["a", "b", "rc", "dev", "alpha", "beta", "pre", "c"]
+    let versions: Vec<Version> = files
         .iter()
-        .any(|m| {
-            v.split(|c: char| c.is_ascii_digit() || c == '.')
-                .any(|p| p == *m)
-        })
+        .filter_map(|f| Version::parse(&f.version))
+        .collect();
+    let finals: Vec<&Version> = versions.iter().filter(|v| !v.is_pre()).collect();
+    let pool = if finals.is_empty() {
+        versions.iter().collect()
+    } else {
+        finals
+    };
+    pool.into_iter().max().map(Version::to_string)
 }
 
 /// Whether two version strings name one release (`1.0` and `1.0.0` do).
@@ -185,40 +189,248 @@ pub fn same_version(a: &str, b: &str) -> bool {
     compare(a, b) == Ordering::Equal
 }
 
-/// A PEP 440 ordering good enough for final releases: numeric release segments
-/// compared as numbers, trailing zeros ignored; anything after them compared as text,
-/// a bare release ranking above its pre-releases.
+/// PEP 440 order; a string that is no version sorts below every version.
 pub fn compare(a: &str, b: &str) -> Ordering {
-    fn split(v: &str) -> (Vec<u64>, String) {
-        let v = v.trim_start_matches(['v', 'V']);
-        let end = v
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(v.len());
-        let mut nums: Vec<u64> = v[..end]
-            .split('.')
-            .filter(|p| !p.is_empty())
-            .map(|p| p.parse().unwrap_or(u64::MAX))
-            .collect();
-        while nums.last() == Some(&0) {
-            nums.pop();
+    Version::parse(a).cmp(&Version::parse(b))
+}
+
+/// A PEP 440 version: `[N!]N(.N)*[{a|b|rc}N][.postN][.devN][+local]`, read as the PEP's
+/// regular expression reads it (any case, the alternative spellings `alpha`, `c`,
+/// `pre`, `rev`, `-1`, separators `.`, `-`, `_`, a leading `v`), shown normalised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    epoch: u64,
+    release: Vec<u64>,
+    /// 0 = a, 1 = b, 2 = rc.
+    pre: Option<(u8, u64)>,
+    post: Option<u64>,
+    dev: Option<u64>,
+    /// Lowercase, `.`-separated.
+    local: Option<String>,
+}
+
+impl Version {
+    pub fn parse(text: &str) -> Option<Version> {
+        let lower = text.trim().to_ascii_lowercase();
+        let mut p = Cursor {
+            s: lower.strip_prefix('v').unwrap_or(&lower).as_bytes(),
+            at: 0,
+        };
+        let mut epoch = 0;
+        let first = p.number()?;
+        let mut release = vec![first];
+        if p.eat("!") {
+            epoch = first;
+            release = vec![p.number()?];
         }
-        (nums, v[end..].to_ascii_lowercase())
-    }
-    let (na, ra) = split(a);
-    let (nb, rb) = split(b);
-    na.cmp(&nb)
-        .then_with(|| match (ra.is_empty(), rb.is_empty()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => ra.cmp(&rb),
+        while p.peek() == Some(b'.') && p.peek_at(1).is_some_and(|b| b.is_ascii_digit()) {
+            p.at += 1;
+            release.push(p.number()?);
+        }
+        let pre = p.attempt(|p| {
+            p.separator();
+            let kind = p.word(&[
+                ("alpha", 0),
+                ("a", 0),
+                ("beta", 1),
+                ("b", 1),
+                ("preview", 2),
+                ("pre", 2),
+                ("c", 2),
+                ("rc", 2),
+            ])?;
+            Some((kind, p.implicit_number()))
+        });
+        let post = p
+            .attempt(|p| {
+                p.eat("-").then_some(())?;
+                p.number()
+            })
+            .or_else(|| {
+                p.attempt(|p| {
+                    p.separator();
+                    p.word(&[("post", ()), ("rev", ()), ("r", ())])?;
+                    Some(p.implicit_number())
+                })
+            });
+        let dev = p.attempt(|p| {
+            p.separator();
+            p.word(&[("dev", ())])?;
+            Some(p.implicit_number())
+        });
+        let local = if p.eat("+") {
+            let rest = std::str::from_utf8(&p.s[p.at..]).ok()?;
+            let parts: Vec<&str> = rest.split(['.', '-', '_']).collect();
+            if parts
+                .iter()
+                .any(|s| s.is_empty() || !s.bytes().all(|b| b.is_ascii_alphanumeric()))
+            {
+                return None;
+            }
+            p.at = p.s.len();
+            Some(parts.join("."))
+        } else {
+            None
+        };
+        (p.at == p.s.len()).then_some(Version {
+            epoch,
+            release,
+            pre,
+            post,
+            dev,
+            local,
         })
+    }
+
+    /// A pre-release or development release, which no specifier picks by itself.
+    pub fn is_pre(&self) -> bool {
+        self.pre.is_some() || self.dev.is_some()
+    }
+
+    /// packaging's comparison key: trailing zeros of the release ignored; a dev release
+    /// of a release before its pre-releases, pre-releases before the release, the
+    /// release before its post-releases.
+    fn key(&self) -> impl Ord + '_ {
+        let mut release = self.release.as_slice();
+        while let [rest @ .., 0] = release {
+            release = rest;
+        }
+        // (0, _) sorts below every pre-release (1, kind, n), (2, 0, 0) above them.
+        let pre = match (self.pre, self.post, self.dev) {
+            (None, None, Some(_)) => (0, 0, 0),
+            (None, _, _) => (2, 0, 0),
+            (Some((kind, n)), _, _) => (1, kind, n),
+        };
+        let post = self.post.map_or((0, 0), |n| (1, n));
+        let dev = self.dev.map_or((1, 0), |n| (0, n));
+        let local: Vec<(u8, u64, &str)> = self
+            .local
+            .iter()
+            .flat_map(|l| l.split('.'))
+            .map(|part| match part.parse::<u64>() {
+                Ok(n) => (1, n, ""),
+                Err(_) => (0, 0, part),
+            })
+            .collect();
+        (
+            self.epoch,
+            release,
+            pre,
+            post,
+            dev,
+            self.local.is_some(),
+            local,
+        )
+    }
+}
+
+impl Ord for Version {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for Version {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Display for Version {
+    /// The normalised form: `1!2.0rc1.post3.dev4+ubuntu.1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.epoch != 0 {
+            write!(f, "{}!", self.epoch)?;
+        }
+        let release: Vec<String> = self.release.iter().map(u64::to_string).collect();
+        f.write_str(&release.join("."))?;
+        if let Some((kind, n)) = self.pre {
+            write!(f, "{}{n}", ["a", "b", "rc"][usize::from(kind)])?;
+        }
+        if let Some(n) = self.post {
+            write!(f, ".post{n}")?;
+        }
+        if let Some(n) = self.dev {
+            write!(f, ".dev{n}")?;
+        }
+        if let Some(local) = &self.local {
+            write!(f, "+{local}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A position in a lowercase version string.
+struct Cursor<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.at).copied()
+    }
+
+    fn peek_at(&self, n: usize) -> Option<u8> {
+        self.s.get(self.at + n).copied()
+    }
+
+    fn eat(&mut self, text: &str) -> bool {
+        let found = self.s[self.at..].starts_with(text.as_bytes());
+        if found {
+            self.at += text.len();
+        }
+        found
+    }
+
+    /// Digits, as a number (at most 18 of them: no real version has more).
+    fn number(&mut self) -> Option<u64> {
+        let start = self.at;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+        let digits = &self.s[start..self.at];
+        if digits.is_empty() || digits.len() > 18 {
+            return None;
+        }
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    }
+
+    /// An optional separator, then an optional number (0 when absent).
+    fn implicit_number(&mut self) -> u64 {
+        self.attempt(|p| {
+            p.separator();
+            p.number()
+        })
+        .unwrap_or(0)
+    }
+
+    fn separator(&mut self) {
+        if matches!(self.peek(), Some(b'.' | b'-' | b'_')) {
+            self.at += 1;
+        }
+    }
+
+    /// The first of `words` (longest first where one begins another) found here.
+    fn word<T: Copy>(&mut self, words: &[(&str, T)]) -> Option<T> {
+        words.iter().find(|(w, _)| self.eat(w)).map(|(_, v)| *v)
+    }
+
+    /// `f`, or nothing consumed when it finds nothing.
+    fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let start = self.at;
+        let found = f(self);
+        if found.is_none() {
+            self.at = start;
+        }
+        found
+    }
 }
 
 /// Whether a spec is one exact version (`1.2`, `2026.10.19`).
 pub fn exact_version(spec: &str) -> Option<&str> {
     let spec = spec.strip_prefix("==").unwrap_or(spec).trim();
-    (spec.chars().next().is_some_and(|c| c.is_ascii_digit()) && !spec.contains(['*', ',', ' ']))
+    (spec.chars().next().is_some_and(|c| c.is_ascii_digit()) && Version::parse(spec).is_some())
         .then_some(spec)
 }
 
@@ -289,5 +501,66 @@ mod tests {
         );
         assert_eq!(exact_version("==1.2"), Some("1.2"));
         assert_eq!(exact_version(">=1.2"), None);
+    }
+
+    #[test]
+    fn pep440_versions_are_read_normalised_and_ordered() {
+        for (written, normal) in [
+            ("1.0", "1.0"),
+            ("v1.0.0", "1.0.0"),
+            ("1.0RC1", "1.0rc1"),
+            ("1.0-alpha.2", "1.0a2"),
+            ("1.0c1", "1.0rc1"),
+            ("1.0.post", "1.0.post0"),
+            ("1.0-1", "1.0.post1"),
+            ("1.0_rev3", "1.0.post3"),
+            ("2!1.0.dev4", "2!1.0.dev4"),
+            ("0!1.0+Ubuntu-1_2", "1.0+ubuntu.1.2"),
+            ("2026.10.19", "2026.10.19"),
+        ] {
+            assert_eq!(
+                Version::parse(written).map(|v| v.to_string()).as_deref(),
+                Some(normal),
+                "{written}"
+            );
+        }
+        for bad in [
+            "99.0 @ file:/srv/evil.whl",
+            "1.0@x",
+            "",
+            "a1",
+            "1.0+",
+            "1.0+a..b",
+            "1.0/../x",
+            "1.0;x",
+        ] {
+            assert!(Version::parse(bad).is_none(), "{bad}");
+        }
+        let order = [
+            "1.0.dev1",
+            "1.0a1",
+            "1.0b2",
+            "1.0rc1",
+            "1.0",
+            "1.0.post1",
+            "1.1",
+        ];
+        for pair in order.windows(2) {
+            assert_eq!(compare(pair[0], pair[1]), Ordering::Less, "{pair:?}");
+        }
+        assert!(Version::parse("1.0.dev0").unwrap().is_pre());
+        assert!(!Version::parse("1.0.post1").unwrap().is_pre());
+    }
+
+    #[test]
+    fn a_file_whose_version_is_not_pep440_refuses_the_page_naming_the_value() {
+        let json = format!(
+            r#"{{"files":[{{"filename":"tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl","hashes":{{"sha256":"{SHA_A}"}}}}]}}"#
+        );
+        let err = parse_project_page(&json, "tiny-py").unwrap_err();
+        assert!(
+            err.contains("\"99.0 @ file:/srv/evil\" is not a PEP 440 version"),
+            "{err}"
+        );
     }
 }

@@ -527,6 +527,28 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
     if noun == "listing" {
         let _ = write!(line, " ({})", count(servers.len(), "server"));
     }
+    // A package that could not be checked makes the run exit 3 although every server
+    // converged: say which, and why.
+    let unchecked: BTreeMap<&str, &str> = reports
+        .iter()
+        .filter_map(|r| {
+            let p = r.package.as_ref()?;
+            (p.status == PackageStatus::Unverifiable)
+                .then_some((r.name.as_str(), p.message.as_str()))
+        })
+        .collect();
+    if !unchecked.is_empty() {
+        let reasons: Vec<String> = unchecked
+            .iter()
+            .map(|(server, why)| format!("{}: {}", esc(server), escape_cut(why, SHOWN_LINE_CHARS)))
+            .collect();
+        let _ = write!(
+            line,
+            "; {} could not be checked: {}",
+            count(unchecked.len(), "package"),
+            reasons.join("; ")
+        );
+    }
     let mut actions = Vec::new();
     for (n, word) in [
         (s.fail, "fail the policy"),

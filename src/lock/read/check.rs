@@ -459,14 +459,20 @@ fn check_package(raw: RawPackage) -> Result<crate::package::PackagePin, String> 
     let package = match raw.kind.as_str() {
         "npm" => {
             let integrity = need(raw.integrity.clone(), "integrity")?;
-            if !integrity.starts_with("sha") || !integrity.contains('-') {
+            if crate::package::npm::sha512_of(&integrity).is_none() {
                 return Err(format!(
-                    "integrity {integrity:?} is not an SRI hash (sha512-…)"
+                    "integrity {integrity:?} is not a sha512 SRI hash (sha512-…)"
                 ));
+            }
+            // The guard launches `name@version`: anything but a version there would
+            // launch something else.
+            let version = need(raw.version.clone(), "version")?;
+            if !crate::package::npm::is_semver(&version) {
+                return Err(format!("version {version:?} is not a semver version"));
             }
             Package::Npm {
                 name: need(raw.name.clone(), "name")?,
-                version: need(raw.version.clone(), "version")?,
+                version,
                 integrity,
             }
         }
@@ -478,9 +484,13 @@ fn check_package(raw: RawPackage) -> Result<crate::package::PackagePin, String> 
                     return Err(format!("file {:?} is listed twice", f.name));
                 }
             }
+            let version = need(raw.version.clone(), "version")?;
+            if crate::package::pypi::Version::parse(&version).is_none() {
+                return Err(format!("version {version:?} is not a PEP 440 version"));
+            }
             Package::Pypi {
                 name: need(raw.name.clone(), "name")?,
-                version: need(raw.version.clone(), "version")?,
+                version,
                 files,
             }
         }
