@@ -430,16 +430,7 @@ impl Policy {
             change.action = change.class.map(|c| self.action(Rule::Class(c)));
         }
         if let Some(package) = &mut report.package {
-            package.action = match package.status {
-                PackageStatus::Changed => self.action(Rule::PackageChanged),
-                // Floating is no difference from the pins: exact mode leaves it alone.
-                PackageStatus::Floating => self
-                    .verify
-                    .get(&Rule::PackageFloating)
-                    .copied()
-                    .unwrap_or(Action::Warn),
-                _ => Action::Allow,
-            };
+            package.action = self.package_action(package.status);
         }
         let worst_change = report
             .changes
@@ -456,6 +447,21 @@ impl Policy {
         } else {
             worst_change
         };
+    }
+
+    /// What a package check's status does: the one rule `verify` applies to a
+    /// server's package and the guard to the launch it is about to start.
+    pub fn package_action(&self, status: PackageStatus) -> Action {
+        match status {
+            PackageStatus::Changed => self.action(Rule::PackageChanged),
+            // Floating is no difference from the pins: exact mode leaves it alone.
+            PackageStatus::Floating => self
+                .verify
+                .get(&Rule::PackageFloating)
+                .copied()
+                .unwrap_or(Action::Warn),
+            _ => Action::Allow,
+        }
     }
 
     /// Classifies one change and decides what it does: what [`Policy::evaluate`] does

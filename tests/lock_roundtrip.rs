@@ -140,7 +140,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 3\n"));
+    assert!(render_lock(&lock).contains("\nversion = 4\n"));
     assert_eq!(memory.package, None);
 }
 

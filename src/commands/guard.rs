@@ -63,22 +63,24 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         mut disagreements,
         filter,
     } = launch(ws, &args, &pinned)?;
-    // The pinned package version is what starts, and a changed script does not.
-    let refused = match mcp_lock::package::pinned_launch(
-        &launch.command,
-        &launch.args,
-        &launch.cwd,
-        ws.lock_dir(),
-        pinned.package.as_ref(),
-    ) {
-        Ok((args, note)) => {
-            launch.args = args;
-            if let Some(note) = note.filter(|n| n.starts_with("the entry")) {
-                disagreements.push(note);
-            }
+    // What verify would fail of this launch, the guard does not start: the same check
+    // (without registry look-ups) and the same policy rule decide both.
+    let refused = match launch_check(&launch, ws.lock_dir(), pinned.package.as_ref(), &policy)
+        .await
+    {
+        Err(reason) => Some(format!("refusing to start: {reason}")),
+        Ok(warning) => {
+            disagreements.extend(warning);
+            // The pinned package version is what starts.
+            launch.args = mcp_lock::package::pinned_launch(
+                &launch.command,
+                &launch.args,
+                &launch.cwd,
+                ws.lock_dir(),
+                pinned.package.as_ref(),
+            );
             None
         }
-        Err(reason) => Some(reason),
     };
     let audit_path = args.audit_log.clone().unwrap_or_else(|| {
         ws.lock_path
@@ -94,10 +96,13 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     for line in &disagreements {
-        eprintln!(
-            "mcp-lock guard: warning: {}",
-            mcp_lock::text::escape_for_terminal(line)
-        );
+        // A refusal is the one line shown; what led to it is in the audit log.
+        if refused.is_none() {
+            eprintln!(
+                "mcp-lock guard: warning: {}",
+                mcp_lock::text::escape_for_terminal(line)
+            );
+        }
         audit
             .record(
                 "launch_disagrees",
@@ -158,6 +163,46 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         Ended::ClientClosed => ExitCode::Success,
         Ended::ServerExited(_) => ExitCode::ServerExited,
     })
+}
+
+/// What verify would say of `launch`: its package check against the pin (local
+/// scripts hashed, registries not asked) judged by the policy's `package-*` rule.
+/// `Err`: why the guard must not start it (verify fails it, or cannot check a pin the
+/// lock records as unresolved); `Ok(Some)`: a warning to show and audit.
+async fn launch_check(
+    launch: &Launch,
+    project_dir: &std::path::Path,
+    pin: Option<&mcp_lock::package::PackagePin>,
+    policy: &mcp_lock::policy::Policy,
+) -> Result<Option<String>, String> {
+    use mcp_lock::package::{Entry, Lookups, PackageStatus};
+    use mcp_lock::policy::Action;
+    let entry = Entry {
+        command: &launch.command,
+        args: &launch.args,
+        env: &launch.env,
+        cwd: &launch.cwd,
+        project_dir,
+        guarded: true,
+    };
+    let check = mcp_lock::package::check(&entry, pin, Lookups::Offline).await;
+    let rule = match check.status {
+        PackageStatus::Unverifiable => "unverifiable",
+        PackageStatus::Changed => "package-changed",
+        _ => "package-floating",
+    };
+    let action = match check.status {
+        PackageStatus::Unverifiable => Action::Fail,
+        status => policy.package_action(status),
+    };
+    match action {
+        Action::Fail => Err(format!(
+            "{} ({rule}, which `mcp-lock verify` fails); review it and run `mcp-lock update`",
+            check.message
+        )),
+        Action::Warn => Ok(Some(format!("{} ({rule}, warn)", check.message))),
+        Action::Allow => Ok(None),
+    }
 }
 
 /// What the guard starts, the values it must hide, and where its entry disagrees
