@@ -35,10 +35,14 @@ pub enum Rule {
     /// A wrapped entry whose spec floats (the guard launches the pin), or an image
     /// pinned by tag only (warn by default).
     PackageFloating,
+    /// The entry may reach another server than the one pinned: a remote origin
+    /// (scheme, host, port), or an unrecognised launch's command or module, changed
+    /// (fail by default).
+    LaunchChanged,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 16] = [
+    pub const ALL: [Rule; 17] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -55,6 +59,7 @@ impl Rule {
         Rule::Renamed,
         Rule::PackageChanged,
         Rule::PackageFloating,
+        Rule::LaunchChanged,
     ];
 
     /// A tool appearing: the rule named `tool-added`.
@@ -76,6 +81,7 @@ impl Rule {
             Rule::Renamed => "renamed",
             Rule::PackageChanged => "package-changed",
             Rule::PackageFloating => "package-floating",
+            Rule::LaunchChanged => crate::drift::LAUNCH_CHANGED,
         }
     }
 
@@ -427,7 +433,10 @@ impl Policy {
             self.judge_with(&classifier, change);
         }
         for change in &mut report.server_changes {
-            change.action = change.class.map(|c| self.action(Rule::Class(c)));
+            change.action = match change.rule.and_then(Rule::parse) {
+                Some(rule) => Some(self.action(rule)),
+                None => change.class.map(|c| self.action(Rule::Class(c))),
+            };
         }
         if let Some(package) = &mut report.package {
             package.action = self.package_action(package.status);

@@ -999,7 +999,10 @@ fn guard_refuses(p: &Project, guard_args: &[&str], env: &[(String, String)]) -> 
         stderr.starts_with("error: mcp-lock guard: refusing to start: "),
         "{stderr}"
     );
-    assert!(out.stdout.is_empty(), "nothing was started, nothing answered");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing was started, nothing answered"
+    );
     let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
     let refused: Vec<Value> = audit
         .lines()
@@ -1036,7 +1039,8 @@ fn a_config_changed_to_another_npm_package_is_refused_by_the_guard_as_verify_fai
         assert_eq!(report(&doc, server)["package"]["status"], "changed");
         let refusal = guard_refuses(&p, &[server, "--", "npx", "-y", "evil-pkg"], &guard_env);
         assert!(
-            refusal.contains("the entry now launches npm evil-pkg; the lock pins npm tiny-mcp@1.0.0")
+            refusal
+                .contains("the entry now launches npm evil-pkg; the lock pins npm tiny-mcp@1.0.0")
                 && refusal.contains("(package-changed, which `mcp-lock verify` fails)"),
             "{refusal}"
         );
@@ -1051,8 +1055,7 @@ fn a_config_changed_to_another_npm_package_is_refused_by_the_guard_as_verify_fai
 }
 
 #[test]
-fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays_unverifiable()
-{
+fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays_unverifiable() {
     let registry = Registry::start();
     registry.publish_tiny("1.0.0");
     let cache = tempfile::tempdir().unwrap();
@@ -1073,9 +1076,14 @@ fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays
         update.stderr()
     );
     let text = p.lock_text().expect("the tools were pinned");
-    assert!(text.starts_with("# ") && text.contains("\nversion = 4\n"), "{text}");
     assert!(
-        text.contains("[server.package]\nkind = \"unresolved\"\nlauncher = \"npx\"\nreason = \"cannot reach"),
+        text.starts_with("# ") && text.contains("\nversion = 4\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "[server.package]\nkind = \"unresolved\"\nlauncher = \"npx\"\nreason = \"cannot reach"
+        ),
         "{text}"
     );
     match package_of(&p, "tiny") {
@@ -1159,7 +1167,8 @@ fn verify_says_once_that_a_pinned_script_is_unchanged() {
         .unwrap_or_else(|| panic!("{}", verify.stdout()))
         .to_string();
     assert!(
-        line.trim_start().starts_with("package: script server.js (sha256 ")
+        line.trim_start()
+            .starts_with("package: script server.js (sha256 ")
             && line.ends_with("): unchanged since it was pinned"),
         "{line}"
     );

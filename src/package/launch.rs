@@ -105,8 +105,7 @@ mod tests {
             },
             "uvx",
         );
-        let args =
-            pinned_launch("uvx", &words("tiny-py"), dir.path(), dir.path(), Some(&py));
+        let args = pinned_launch("uvx", &words("tiny-py"), dir.path(), dir.path(), Some(&py));
         assert_eq!(args, words("tiny-py==1.0.0"));
         let args = pinned_launch(
             "pipx",
