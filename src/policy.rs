@@ -589,7 +589,8 @@ mod tests {
                 "resource-added",
                 "resource-removed",
                 "renamed",
-                "package-changed"
+                "package-changed",
+                "launch-changed"
             ]
         );
         assert_eq!(p.action(Rule::PackageFloating), Action::Warn);
