@@ -264,15 +264,14 @@ pub async fn check_servers(
                 pin.package,
                 crate::package::Package::Npm { .. } | crate::package::Package::Pypi { .. }
             )
-            && let Ok((args, _)) = crate::package::pinned_launch(
+        {
+            stdio.args = crate::package::pinned_launch(
                 &stdio.command,
                 &stdio.args,
                 &stdio.cwd,
                 &options.project_dir,
                 Some(pin),
-            )
-        {
-            stdio.args = args;
+            );
         }
         let status = progress.clone();
         let name = format!("{} [{}]", spec.name, profile.name);

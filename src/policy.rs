@@ -35,10 +35,14 @@ pub enum Rule {
     /// A wrapped entry whose spec floats (the guard launches the pin), or an image
     /// pinned by tag only (warn by default).
     PackageFloating,
+    /// The entry may reach another server than the one pinned: a remote origin
+    /// (scheme, host, port), or an unrecognised launch's command or module, changed
+    /// (fail by default).
+    LaunchChanged,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 16] = [
+    pub const ALL: [Rule; 17] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -55,6 +59,7 @@ impl Rule {
         Rule::Renamed,
         Rule::PackageChanged,
         Rule::PackageFloating,
+        Rule::LaunchChanged,
     ];
 
     /// A tool appearing: the rule named `tool-added`.
@@ -76,6 +81,7 @@ impl Rule {
             Rule::Renamed => "renamed",
             Rule::PackageChanged => "package-changed",
             Rule::PackageFloating => "package-floating",
+            Rule::LaunchChanged => crate::drift::LAUNCH_CHANGED,
         }
     }
 
@@ -427,19 +433,13 @@ impl Policy {
             self.judge_with(&classifier, change);
         }
         for change in &mut report.server_changes {
-            change.action = change.class.map(|c| self.action(Rule::Class(c)));
+            change.action = match change.rule.and_then(Rule::parse) {
+                Some(rule) => Some(self.action(rule)),
+                None => change.class.map(|c| self.action(Rule::Class(c))),
+            };
         }
         if let Some(package) = &mut report.package {
-            package.action = match package.status {
-                PackageStatus::Changed => self.action(Rule::PackageChanged),
-                // Floating is no difference from the pins: exact mode leaves it alone.
-                PackageStatus::Floating => self
-                    .verify
-                    .get(&Rule::PackageFloating)
-                    .copied()
-                    .unwrap_or(Action::Warn),
-                _ => Action::Allow,
-            };
+            package.action = self.package_action(package.status);
         }
         let worst_change = report
             .changes
@@ -456,6 +456,21 @@ impl Policy {
         } else {
             worst_change
         };
+    }
+
+    /// What a package check's status does: the one rule `verify` applies to a
+    /// server's package and the guard to the launch it is about to start.
+    pub fn package_action(&self, status: PackageStatus) -> Action {
+        match status {
+            PackageStatus::Changed => self.action(Rule::PackageChanged),
+            // Floating is no difference from the pins: exact mode leaves it alone.
+            PackageStatus::Floating => self
+                .verify
+                .get(&Rule::PackageFloating)
+                .copied()
+                .unwrap_or(Action::Warn),
+            _ => Action::Allow,
+        }
     }
 
     /// Classifies one change and decides what it does: what [`Policy::evaluate`] does
@@ -574,7 +589,8 @@ mod tests {
                 "resource-added",
                 "resource-removed",
                 "renamed",
-                "package-changed"
+                "package-changed",
+                "launch-changed"
             ]
         );
         assert_eq!(p.action(Rule::PackageFloating), Action::Warn);

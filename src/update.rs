@@ -140,16 +140,13 @@ pub struct Plan {
 pub fn add_package_proposals(
     plan: &mut Plan,
     lock: &Lockfile,
-    resolved: &BTreeMap<String, Result<PackagePin, String>>,
+    resolved: &BTreeMap<String, PackagePin>,
 ) {
-    for (server, result) in resolved {
-        let new = match result {
-            Ok(new) => new,
-            Err(e) => {
-                plan.package_errors.push((server.clone(), e.clone()));
-                continue;
-            }
-        };
+    for (server, new) in resolved {
+        let unresolved = matches!(new.package, crate::package::Package::Unresolved { .. });
+        if let crate::package::Package::Unresolved { reason } = &new.package {
+            plan.package_errors.push((server.clone(), reason.clone()));
+        }
         // A new server's package is pinned with its tools, in the same review.
         let mut being_pinned = false;
         for p in &mut plan.proposals {
@@ -162,7 +159,10 @@ pub fn add_package_proposals(
                 being_pinned = true;
             }
         }
-        if being_pinned {
+        // A server pinned now records that its package is not, so verify and the guard
+        // never read the missing pin as "from before packages were pinned"; a pin
+        // already in the lock stays as it is.
+        if being_pinned || unresolved {
             continue;
         }
         let Some(old) = lock.servers.get(server).map(|s| s.package.clone()) else {

@@ -517,3 +517,87 @@ fn the_guard_in_front_of_a_2026_07_28_http_server_forwards_discover_and_meta_and
     let done = std::fs::read_to_string(&actions).unwrap();
     assert_eq!(done.lines().count(), 1, "{done}");
 }
+
+/// `mcp-lock guard NAME` that must refuse: exit 1, one line, a `launch_refused` entry.
+fn guard_refuses(p: &Project, server: &str, env: &[(&str, &str)]) -> String {
+    let out = std::process::Command::new(common::bin())
+        .args(["guard", server])
+        .envs(env.iter().copied())
+        .current_dir(p.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("refusing to start: "), "{stderr}");
+    assert!(out.stdout.is_empty());
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(audit.contains("\"launch_refused\""), "{audit}");
+    stderr
+}
+
+#[test]
+fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_the_guard_refuses_it()
+{
+    let good = HttpServer::fixture(&["--http"]);
+    let mirror_dir = tempfile::tempdir().unwrap();
+    let mirror_log = mirror_dir.path().join("requests.log");
+    // The same tools, on another origin (another port on loopback), logging requests.
+    let mirror = HttpServer::fixture(&["--http", "--log-file", &mirror_log.display().to_string()]);
+    let entry = |url: String| json!({"remote": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}});
+    let p = Project::bare(entry(good.url("/mcp")));
+    let token = [("REMOTE_TOKEN", "t0ken-for-the-pinned-host")];
+    p.run_env(&["update", "--yes"], &token).expect(0);
+    p.run_env(&["verify"], &token).expect(0);
+
+    p.set_servers(entry(mirror.url("/mcp")));
+    let verify = p.run_env(&["verify", "--format", "json"], &token);
+    verify.expect(1);
+    let doc = verify.json();
+    let launch = doc["servers"][0]["server_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["field"] == "launch")
+        .cloned()
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(launch["rule"], "launch-changed", "{launch}");
+    assert_eq!(launch["drift"], true);
+    assert_eq!(launch["action"], "fail");
+    assert_eq!(doc["servers"][0]["verdict"], "stale");
+    assert_eq!(doc["servers"][0]["changes"], json!([]), "the same tools");
+    for (format, shows) in [
+        ("human", "changed  launch  launch-changed, fail"),
+        ("sarif", "\"ruleId\": \"launch-changed\""),
+        ("junit", "launch-changed"),
+        ("github", "mcp-lock launch-changed"),
+        ("markdown", "| launch | launch-changed | **fail** |"),
+    ] {
+        let out = p.run_env(&["verify", "--format", format], &token);
+        out.expect(1);
+        assert!(out.stdout().contains(shows), "{format}: {}", out.stdout());
+    }
+    // The guard never connects to the new host, so the header never goes there.
+    std::fs::write(&mirror_log, "").unwrap();
+    let refusal = guard_refuses(&p, "remote", &token);
+    assert!(
+        refusal.contains(
+            "which may be another server (launch-changed, which `mcp-lock verify` fails)"
+        ),
+        "{refusal}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&mirror_log).unwrap(),
+        "",
+        "no request reached the mirror"
+    );
+
+    // A policy that allows launch-changed: verify passes, the guard serves.
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[verify]\nlaunch-changed = \"warn\"\n",
+    )
+    .unwrap();
+    p.run_env(&["verify"], &token).expect(0);
+}

@@ -140,7 +140,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 3\n"));
+    assert!(render_lock(&lock).contains("\nversion = 4\n"));
     assert_eq!(memory.package, None);
 }
 
@@ -335,4 +335,41 @@ fn a_malformed_package_table_is_a_lock_error_naming_its_line() {
     );
     let err = parse_lock(&twice, "mcp.lock").unwrap_err().to_string();
     assert!(err.contains("is listed twice"), "{err}");
+}
+
+#[test]
+fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() {
+    let text = render_lock(&with_packages());
+    let unresolved = text.replacen(
+        "kind = \"npm\"\nlauncher = \"npx\"\n",
+        "kind = \"unresolved\"\nlauncher = \"npx\"\nreason = \"cannot reach the registry\"\n",
+        1,
+    );
+    assert_ne!(unresolved, text, "{text}");
+    let lock = parse_lock(
+        &unresolved
+            .replace("name = \"@scope/tiny-mcp\"\n", "")
+            .replacen("version = \"1.0.0\"\n", "", 1)
+            .replacen("integrity = \"sha512-AbC+/=\"\n", "", 1),
+        "mcp.lock",
+    );
+    let lock = lock.unwrap_or_else(|e| panic!("{e}"));
+    let pins: Vec<_> = lock
+        .servers
+        .values()
+        .filter_map(|s| s.package.as_ref())
+        .filter(|p| p.package.kind() == "unresolved")
+        .collect();
+    assert_eq!(pins.len(), 1, "{lock:?}");
+    assert!(render_lock(&lock).contains("reason = \"cannot reach the registry\"\n"));
+    // Version 3 has no such kind: refused, naming its line.
+    let v3 = render_lock(&lock).replace("\nversion = 4\n", "\nversion = 3\n");
+    let err = parse_lock(&v3, "mcp.lock").unwrap_err().to_string();
+    assert!(
+        err.starts_with("mcp.lock:")
+            && err.contains(
+                "kind \"unresolved\" needs lock format version 4 (this lock says version 3)"
+            ),
+        "{err}"
+    );
 }

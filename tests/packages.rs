@@ -925,7 +925,7 @@ fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
     let start = text.find("\n[server.package]").unwrap();
     let end = start + 1 + text[start + 1..].find("\n\n").unwrap();
     let v2 =
-        format!("{}{}", &text[..start], &text[end..]).replace("\nversion = 3\n", "\nversion = 2\n");
+        format!("{}{}", &text[..start], &text[end..]).replace("\nversion = 4\n", "\nversion = 2\n");
     std::fs::write(p.path().join("mcp.lock"), &v2).unwrap();
     let verify = p.run(&["verify"]);
     verify.expect(0);
@@ -937,7 +937,7 @@ fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
     // A v2 lock with a package table is refused: the table needs version 3.
     std::fs::write(
         p.path().join("mcp.lock"),
-        text.replace("\nversion = 3\n", "\nversion = 2\n"),
+        text.replace("\nversion = 4\n", "\nversion = 2\n"),
     )
     .unwrap();
     let err = p.run(&["verify"]);
@@ -1327,4 +1327,199 @@ fn a_registry_or_index_given_as_an_argument_is_the_one_the_pin_resolves_from() {
         other => panic!("{other:?}"),
     }
     run(&p, &["verify"], &env).expect(0);
+}
+
+/// Runs `mcp-lock guard` as a host would and expects it to refuse: exit 1, one line on
+/// stderr (returned), nothing on stdout, a `launch_refused` entry in the audit log.
+fn guard_refuses(p: &Project, guard_args: &[&str], env: &[(String, String)]) -> String {
+    let out = Command::new(common::bin())
+        .arg("guard")
+        .args(guard_args)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(p.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.starts_with("error: mcp-lock guard: refusing to start: "),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing was started, nothing answered"
+    );
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    let refused: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "launch_refused")
+        .collect();
+    assert!(!refused.is_empty(), "{audit}");
+    stderr
+}
+
+#[test]
+fn a_config_changed_to_another_npm_package_is_refused_by_the_guard_as_verify_fails_it() {
+    let registry = Registry::start();
+    registry.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = bare_project(json!({
+        "tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]},
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "npx", "-y", "tiny-mcp"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    p.set_servers(json!({
+        "tiny": {"command": "npx", "args": ["-y", "evil-pkg"]},
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "npx", "-y", "evil-pkg"]},
+    }));
+    // npx writes its logs in its cache whenever it runs: an empty cache after the guard
+    // refused shows npx never started.
+    let fresh = tempfile::tempdir().unwrap();
+    let guard_env = registry.client_env(fresh.path());
+    for server in ["tiny", "tiny-wrapped"] {
+        let verify = run(&p, &["verify", server, "--format", "json"], &env);
+        verify.expect(1);
+        let doc = verify.json();
+        assert_eq!(report(&doc, server)["package"]["status"], "changed");
+        let refusal = guard_refuses(&p, &[server, "--", "npx", "-y", "evil-pkg"], &guard_env);
+        assert!(
+            refusal
+                .contains("the entry now launches npm evil-pkg; the lock pins npm tiny-mcp@1.0.0")
+                && refusal.contains("(package-changed, which `mcp-lock verify` fails)"),
+            "{refusal}"
+        );
+    }
+    // The unwrapped entry, launched by the guard from the config, is refused too.
+    guard_refuses(&p, &["tiny"], &guard_env);
+    assert_eq!(
+        std::fs::read_dir(fresh.path()).unwrap().count(),
+        0,
+        "npx never ran"
+    );
+}
+
+#[test]
+fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays_unverifiable() {
+    let registry = Registry::start();
+    registry.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp"]}}));
+    // npx fills its cache while the registry is up.
+    run(&p, &["update", "--yes"], &env).expect(0);
+    std::fs::remove_file(p.path().join("mcp.lock")).unwrap();
+    drop(registry);
+    // The registry is gone; npx still starts the server from its cache.
+    let mut offline_env = env.clone();
+    offline_env.push(("npm_config_prefer_offline".into(), "true".into()));
+    let update = run(&p, &["update", "--yes"], &offline_env);
+    update.expect(3);
+    assert!(
+        update.stderr().contains("tiny: package: cannot reach"),
+        "{}",
+        update.stderr()
+    );
+    let text = p.lock_text().expect("the tools were pinned");
+    assert!(
+        text.starts_with("# ") && text.contains("\nversion = 4\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "[server.package]\nkind = \"unresolved\"\nlauncher = \"npx\"\nreason = \"cannot reach"
+        ),
+        "{text}"
+    );
+    let pinned = format!("{:?}", package_of(&p, "tiny"));
+    assert!(
+        pinned.starts_with("Unresolved { reason: \"cannot reach"),
+        "{pinned}"
+    );
+    // Never "not pinned yet": verify cannot check it (exit 3), online or offline.
+    let verify = run(&p, &["verify", "--format", "json"], &offline_env);
+    verify.expect(3);
+    let doc = verify.json();
+    let tiny = report(&doc, "tiny");
+    assert_eq!(tiny["package"]["status"], "unverifiable", "{tiny}");
+    assert!(
+        tiny["package"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the lock records this package as unresolved (cannot reach"),
+        "{tiny}"
+    );
+    run(&p, &["verify", "--offline"], &offline_env).expect(3);
+    // The guard does not launch the floating spec.
+    let refusal = guard_refuses(&p, &["tiny"], &offline_env);
+    assert!(refusal.contains("(unverifiable, which"), "{refusal}");
+
+    // Once the registry answers, update pins it and verify passes.
+    let registry = Registry::start();
+    registry.publish_tiny("1.0.0");
+    let env = registry.client_env(cache.path());
+    run(&p, &["update", "--yes"], &env).expect(0);
+    assert!(matches!(package_of(&p, "tiny"), Package::Npm { .. }));
+    run(&p, &["verify"], &env).expect(0);
+}
+
+#[test]
+fn a_repointed_script_symlink_is_refused_by_the_guard_as_verify_fails_it() {
+    let p = bare_project(json!({"script": {"command": "node", "args": ["server.js"]}}));
+    let source = std::fs::read_to_string(data("tiny-mcp/server.js")).unwrap();
+    std::fs::write(p.path().join("real.js"), &source).unwrap();
+    std::fs::copy(data("tiny-mcp/package.json"), p.path().join("package.json")).unwrap();
+    std::os::unix::fs::symlink("real.js", p.path().join("server.js")).unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    match package_of(&p, "script") {
+        Package::Script { path, .. } => assert_eq!(path, "real.js", "the link's target"),
+        other => panic!("{other:?}"),
+    }
+    p.run(&["verify"]).expect(0);
+    // The same tools, and a marker written when it runs.
+    let evil = format!(
+        "require('fs').writeFileSync(require('path').join(__dirname, 'evil-ran'), '');\n{source}"
+    );
+    std::fs::write(p.path().join("evil.js"), evil).unwrap();
+    std::fs::remove_file(p.path().join("server.js")).unwrap();
+    std::os::unix::fs::symlink("evil.js", p.path().join("server.js")).unwrap();
+    let verify = p.run(&["verify", "--format", "json"]);
+    verify.expect(1);
+    assert_eq!(
+        report(&verify.json(), "script")["package"]["status"],
+        "changed"
+    );
+    // verify ran it to list its tools; the guard must not.
+    std::fs::remove_file(p.path().join("evil-ran")).ok();
+    let refusal = guard_refuses(&p, &["script", "--", "node", "server.js"], &[]);
+    assert!(
+        refusal.contains("the entry now runs evil.js, the lock pins real.js"),
+        "{refusal}"
+    );
+    guard_refuses(&p, &["script"], &[]);
+    assert!(!p.path().join("evil-ran").exists(), "evil.js never ran");
+}
+
+#[test]
+fn verify_says_once_that_a_pinned_script_is_unchanged() {
+    let p = script_project();
+    p.run(&["update", "--yes"]).expect(0);
+    let verify = p.run(&["verify"]);
+    verify.expect(0);
+    let line = verify
+        .stdout()
+        .lines()
+        .find(|l| l.contains("package:"))
+        .unwrap_or_else(|| panic!("{}", verify.stdout()))
+        .to_string();
+    assert!(
+        line.trim_start()
+            .starts_with("package: script server.js (sha256 ")
+            && line.ends_with("): unchanged since it was pinned"),
+        "{line}"
+    );
+    assert_eq!(line.matches("server.js").count(), 1, "{line}");
 }

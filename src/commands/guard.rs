@@ -61,24 +61,42 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         mut launch,
         secrets,
         mut disagreements,
+        moved,
         filter,
     } = launch(ws, &args, &pinned)?;
-    // The pinned package version is what starts, and a changed script does not.
-    let refused = match mcp_lock::package::pinned_launch(
-        &launch.command,
-        &launch.args,
-        &launch.cwd,
-        ws.lock_dir(),
-        pinned.package.as_ref(),
-    ) {
-        Ok((args, note)) => {
-            launch.args = args;
-            if let Some(note) = note.filter(|n| n.starts_with("the entry")) {
-                disagreements.push(note);
-            }
+    // What verify would fail of this launch, the guard does not start: the same check
+    // (without registry look-ups) and the same policy rule decide both.
+    let moved = moved.map(|line| {
+        match policy.action(mcp_lock::policy::Rule::LaunchChanged) {
+            mcp_lock::policy::Action::Fail => Err(format!(
+                "{line} (launch-changed, which `mcp-lock verify` fails); review it and run `mcp-lock update {}`",
+                args.server
+            )),
+            _ => Ok(line),
+        }
+    });
+    let refused = match moved {
+        Some(Err(reason)) => Err(reason),
+        Some(Ok(line)) => {
+            disagreements.push(line);
+            launch_check(&launch, ws.lock_dir(), pinned.package.as_ref(), &policy).await
+        }
+        None => launch_check(&launch, ws.lock_dir(), pinned.package.as_ref(), &policy).await,
+    };
+    let refused = match refused {
+        Err(reason) => Some(format!("refusing to start: {reason}")),
+        Ok(warning) => {
+            disagreements.extend(warning);
+            // The pinned package version is what starts.
+            launch.args = mcp_lock::package::pinned_launch(
+                &launch.command,
+                &launch.args,
+                &launch.cwd,
+                ws.lock_dir(),
+                pinned.package.as_ref(),
+            );
             None
         }
-        Err(reason) => Some(reason),
     };
     // The default log belongs beside the lock; one given is where the user said.
     let (audit_path, audit_root) = match &args.audit_log {
@@ -96,10 +114,13 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     for line in &disagreements {
-        eprintln!(
-            "mcp-lock guard: warning: {}",
-            mcp_lock::text::escape_for_terminal(line)
-        );
+        // A refusal is the one line shown; what led to it is in the audit log.
+        if refused.is_none() {
+            eprintln!(
+                "mcp-lock guard: warning: {}",
+                mcp_lock::text::escape_for_terminal(line)
+            );
+        }
         audit
             .record(
                 "launch_disagrees",
@@ -162,6 +183,48 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// What verify would say of `launch`: its package check against the pin (local
+/// scripts hashed, registries not asked) judged by the policy's `package-*` rule.
+/// `Err`: why the guard must not start it (verify fails it, or cannot check a pin the
+/// lock records as unresolved); `Ok(Some)`: a warning to show and audit.
+async fn launch_check(
+    launch: &Launch,
+    project_dir: &std::path::Path,
+    pin: Option<&mcp_lock::package::PackagePin>,
+    policy: &mcp_lock::policy::Policy,
+) -> Result<Option<String>, String> {
+    use mcp_lock::package::{Entry, Lookups, PackageStatus};
+    use mcp_lock::policy::Action;
+    let entry = Entry {
+        command: &launch.command,
+        args: &launch.args,
+        env: &launch.env,
+        cwd: &launch.cwd,
+        project_dir,
+        guarded: true,
+        // Registries are not asked here (offline), so redirects never arise.
+        fetcher: mcp_lock::package::Fetcher::default(),
+    };
+    let check = mcp_lock::package::check(&entry, pin, Lookups::Offline).await;
+    let rule = match check.status {
+        PackageStatus::Unverifiable => "unverifiable",
+        PackageStatus::Changed => "package-changed",
+        _ => "package-floating",
+    };
+    let action = match check.status {
+        PackageStatus::Unverifiable => Action::Fail,
+        status => policy.package_action(status),
+    };
+    match action {
+        Action::Fail => Err(format!(
+            "{} ({rule}, which `mcp-lock verify` fails); review it and run `mcp-lock update`",
+            check.message
+        )),
+        Action::Warn => Ok(Some(format!("{} ({rule}, warn)", check.message))),
+        Action::Allow => Ok(None),
+    }
+}
+
 /// What the guard starts, the values it must hide, and where its entry disagrees
 /// with the config or the lock.
 struct Launched {
@@ -169,6 +232,9 @@ struct Launched {
     secrets: Secrets,
     /// One line each, for stderr and the audit log.
     disagreements: Vec<String>,
+    /// The line saying it may reach another server than the pinned one
+    /// (`launch-changed`), when it may.
+    moved: Option<String>,
     /// The tools the entry's host hides from its agent.
     filter: ToolFilter,
 }
@@ -184,6 +250,45 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         let mut secrets = Secrets::default();
         let mut disagreements = Vec::new();
         let mut filter = ToolFilter::default();
+        let mut moved = None;
+        // What is launched is the command after `--`, whatever the config says; a
+        // word the client expanded from the pinned one reads as the pinned one.
+        let launched = match pinned.reached() {
+            Reached::Stdio {
+                command: c,
+                args: a,
+                ..
+            } => {
+                let as_pinned = |template: &String, actual: &String| {
+                    if match_expansion(template, actual).is_some() {
+                        template.clone()
+                    } else {
+                        actual.clone()
+                    }
+                };
+                Reached::Stdio {
+                    command: as_pinned(c, command),
+                    args: if a.len() == rest.len() {
+                        a.iter().zip(rest).map(|(t, v)| as_pinned(t, v)).collect()
+                    } else {
+                        rest.to_vec()
+                    },
+                    env: Vec::new(),
+                }
+            }
+            Reached::Remote { .. } => Reached::Stdio {
+                command: command.clone(),
+                args: rest.to_vec(),
+                env: Vec::new(),
+            },
+        };
+        if mcp_lock::drift::launch_moved(pinned.reached(), &launched) {
+            moved = Some(format!(
+                "the lock pinned {name:?} launched as `{}`, but the guard was given `{}`, which may be another server",
+                pinned.reached(),
+                launched
+            ));
+        }
         match ProjectConfig::load(&ws.project_dir, ws.config.as_deref()) {
             Err(e) => disagreements.push(format!(
                 "cannot read the config that defines {name:?} ({e}); only the values the lock names can be hidden, and the launch cannot be compared with the lock"
@@ -199,7 +304,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                         .chain(rest.iter().map(String::as_str))
                         .collect();
                     secrets = entry_secrets(ws, &project, spec, &launched, &mut disagreements);
-                    compare_with_lock(spec, pinned, &mut disagreements);
+                    compare_with_lock(spec, pinned, &mut disagreements, &mut moved);
                 }
             },
         }
@@ -213,6 +318,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
             launch,
             secrets,
             disagreements,
+            moved,
             filter,
         });
     }
@@ -226,8 +332,8 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
     let Some(resolved) = spec.resolve_stdio(&project.project_dir, &env_lookup)? else {
         return remote_launch(ws, args, &spec, pinned, env);
     };
-    let mut disagreements = Vec::new();
-    compare_with_lock(&spec, pinned, &mut disagreements);
+    let (mut disagreements, mut moved) = (Vec::new(), None);
+    compare_with_lock(&spec, pinned, &mut disagreements, &mut moved);
     env.extend(resolved.env.clone());
     let launch = Launch {
         command: resolved.command.clone(),
@@ -239,6 +345,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         launch,
         secrets: resolved.secrets,
         disagreements,
+        moved,
         filter: spec.filter.clone(),
     })
 }
@@ -255,8 +362,8 @@ fn remote_launch(
 ) -> anyhow::Result<Launched> {
     let project = ws.load_config()?;
     let resolved = spec.resolve(&project.project_dir, &env_lookup)?;
-    let mut disagreements = Vec::new();
-    compare_with_lock(spec, pinned, &mut disagreements);
+    let (mut disagreements, mut moved) = (Vec::new(), None);
+    compare_with_lock(spec, pinned, &mut disagreements, &mut moved);
     let exe = std::env::current_exe()
         .context("cannot find the mcp-lock binary to run the remote bridge")?;
     let mut bridge_args = Vec::new();
@@ -292,6 +399,7 @@ fn remote_launch(
         },
         secrets: resolved.secrets().clone(),
         disagreements,
+        moved,
         filter: spec.filter.clone(),
     })
 }
@@ -410,8 +518,14 @@ fn entry_secrets(
     secrets
 }
 
-/// A line when the lock pinned the server launched another way than the config says.
-fn compare_with_lock(spec: &ServerSpec, pinned: &PinnedServer, disagreements: &mut Vec<String>) {
+/// A line when the lock pinned the server launched another way than the config says:
+/// in `moved` when it may be another server (`launch-changed`), else a disagreement.
+fn compare_with_lock(
+    spec: &ServerSpec,
+    pinned: &PinnedServer,
+    disagreements: &mut Vec<String>,
+    moved: &mut Option<String>,
+) {
     let now = Reached::from_spec(spec);
     // An http entry pinned as legacy HTTP+SSE, or with a login token, is the same launch.
     let pinned_launch = match pinned.reached().without_auth() {
@@ -428,7 +542,17 @@ fn compare_with_lock(spec: &ServerSpec, pinned: &PinnedServer, disagreements: &m
         },
         other => other,
     };
-    if now != pinned_launch {
+    if now == pinned_launch {
+        return;
+    }
+    if mcp_lock::drift::launch_moved(&pinned_launch, &now) {
+        moved.get_or_insert(format!(
+            "the lock pinned {:?} launched as `{}`, but the config now launches `{}`, which may be another server",
+            spec.name,
+            pinned.reached(),
+            now
+        ));
+    } else {
         disagreements.push(format!(
             "the lock pinned {:?} launched as `{}`, but the config now launches `{}`; the pins may be of another server: run `mcp-lock verify {}`",
             spec.name,

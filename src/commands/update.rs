@@ -72,12 +72,20 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     options.protocol = args.protocol.clone();
     super::announce(&selected);
     let entries = package_entries(&targets, &options);
-    let (mut checked, packages) = tokio::join!(
+    let (mut checked, mut packages) = tokio::join!(
         check_servers(targets, Pins::Whole(&lock), &options, progress()),
         mcp_lock::package::resolve_all(entries)
     );
     for c in &mut checked {
         policy.evaluate(&mut c.report);
+    }
+    // Why a package did not resolve goes in the lock: never with a secret in it.
+    for (server, pin) in &mut packages {
+        if let mcp_lock::package::Package::Unresolved { reason } = &mut pin.package
+            && let Some(c) = checked.iter().find(|c| &c.spec.name == server)
+        {
+            c.secrets.redact_in_place(reason);
+        }
     }
     let mut plan = plan(&checked, &lock, &dropped, args.connect.client.is_none());
     add_package_proposals(&mut plan, &lock, &packages);

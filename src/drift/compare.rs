@@ -92,16 +92,9 @@ pub fn compare(
                 ));
             }
             let launch = Reached::as_used(spec, session);
-            if launch != pinned.view.reached {
-                report.server_changes.push(ServerChange {
-                    field: "launch",
-                    pinned: Some(pinned.view.reached.to_string()),
-                    live: Some(launch.to_string()),
-                    drift: false,
-                    class: None,
-                    action: None,
-                });
-            }
+            report
+                .server_changes
+                .extend(super::launch_change(&pinned.view.reached, &launch));
             if !report.changes.is_empty() || report.server_changes.iter().any(|c| c.drift) {
                 report.verdict = Verdict::Stale;
             }
@@ -356,6 +349,7 @@ pub fn server_changes(pins: Pinned<'_>, live: &ServerSession) -> Vec<ServerChang
                 live,
                 drift,
                 class,
+                rule: None,
                 action: None,
             });
         }

@@ -143,16 +143,9 @@ fn compare_listing(pinned: Option<&PinnedServer>, listing: &LockedServer) -> Ser
                 },
             };
             report.server_changes = server_changes(pins, &session);
-            if pins.view.reached != listing.reached {
-                report.server_changes.push(ServerChange {
-                    field: "launch",
-                    pinned: Some(pins.view.reached.to_string()),
-                    live: Some(listing.reached.to_string()),
-                    drift: false,
-                    class: None,
-                    action: None,
-                });
-            }
+            report
+                .server_changes
+                .extend(super::launch_change(&pins.view.reached, &listing.reached));
         }
     }
     if !report.changes.is_empty()
@@ -180,6 +173,7 @@ fn dropped_profile(gone: &LockedServer, now: &PinnedServer) -> ServerReport {
         live: None,
         drift: false,
         class: None,
+        rule: None,
         action: None,
     }];
     report.verdict = if report.changes.is_empty() {

@@ -1,11 +1,13 @@
 //! Comparing what a server said with what the lock pins: verdicts and changes.
 
 mod compare;
+mod launch;
 mod locks;
 
 pub use compare::{
     changed_parts, compare, item_change, item_changes, server_changes, tool_change, tool_changes,
 };
+pub use launch::{LAUNCH_CHANGED, launch_change, launch_moved, origin};
 pub use locks::compare_locks;
 
 use std::collections::BTreeMap;
@@ -183,8 +185,19 @@ pub struct ServerChange {
     pub drift: bool,
     /// For a drift: semantic (instructions) or authority (identity).
     pub class: Option<Class>,
+    /// For a drift no class names: the policy rule it falls under (`launch-changed`:
+    /// a remote origin, or an unrecognised launch's command or module, moved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<&'static str>,
     /// What the policy does with it (drifts only).
     pub action: Option<Action>,
+}
+
+impl ServerChange {
+    /// The policy rule it falls under, for a drift: its rule, or its class.
+    pub fn rule_name(&self) -> Option<&'static str> {
+        self.rule.or(self.class.map(Class::as_str))
+    }
 }
 
 /// The comparison of one server with its pin.
@@ -364,6 +377,7 @@ impl ServerReport {
                 live: None,
                 drift: true,
                 class: Some(Class::Breaking),
+                rule: None,
                 action: None,
             }],
             profile: pinned.profile.clone(),

@@ -26,8 +26,8 @@ use crate::surface::Kind;
 /// The lock format this build writes. Version 1 (one listing per server, made with
 /// no client capabilities) still reads, as pinned under the `bare` profile; version 2
 /// is version 3 without `oauth_issuer` or package pins (every package reads "not
-/// pinned yet").
-pub const FORMAT_VERSION: i64 = 3;
+/// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages.
+pub const FORMAT_VERSION: i64 = 4;
 
 /// The whole lock: servers by name.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -149,6 +149,7 @@ fn render_package(pin: &crate::package::PackagePin, out: &mut String) {
             key(out, "sha256", &basic(sha256));
         }
         Package::Unrecognised => {}
+        Package::Unresolved { reason } => key(out, "reason", &basic(reason)),
     }
 }
 

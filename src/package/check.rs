@@ -52,6 +52,12 @@ async fn check_untimed(
         return out;
     };
     match (&rec.target, &pin.package) {
+        (_, Package::Unresolved { reason }) => {
+            out.status = PackageStatus::Unverifiable;
+            out.message = format!(
+                "the lock records this package as unresolved ({reason}); nothing pins what it launches until `mcp-lock update` resolves it"
+            );
+        }
         (Target::Unrecognised, Package::Unrecognised) => {
             out.status = PackageStatus::Unrecognised;
             out.message = unrecognised_text(&rec);
@@ -86,7 +92,7 @@ async fn check_untimed(
                             short(&live)
                         ),
                     ),
-                    Ok(_) => out.message = format!("script {now} as pinned"),
+                    Ok(_) => out.message = "unchanged since it was pinned".into(),
                 }
             }
         }

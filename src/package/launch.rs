@@ -1,5 +1,5 @@
 //! What the guard launches for a pinned entry: the package spec rewritten to the pinned
-//! version, or a refusal when a pinned script changed.
+//! version. Whether it may launch at all is [`super::check`]'s answer, as for verify.
 
 use std::path::Path;
 
@@ -7,15 +7,14 @@ use super::*;
 
 /// What the guard launches for an entry: its arguments with the package spec
 /// rewritten to the pinned version (`npx -y pkg` -> `npx -y pkg@1.0.0`, `uvx pkg` ->
-/// `uvx pkg==1.0.0`), or a refusal when a pinned script changed. The note says what
-/// was done, when anything was.
+/// `uvx pkg==1.0.0`); anything else as written.
 pub fn pinned_launch(
     command: &str,
     args: &[String],
     cwd: &Path,
     project_dir: &Path,
     pin: Option<&PackagePin>,
-) -> Result<(Vec<String>, Option<String>), String> {
+) -> Vec<String> {
     let entry_env = BTreeMap::new();
     let entry = Entry {
         command,
@@ -27,42 +26,11 @@ pub fn pinned_launch(
         fetcher: Fetcher::default(),
     };
     let rec = entry.recognised();
-    let Some(pin) = pin else {
-        return Ok((args.to_vec(), None));
-    };
     let mut out = args.to_vec();
+    let Some(pin) = pin else {
+        return out;
+    };
     match (&rec.target, &pin.package, rec.arg) {
-        (
-            Target::Script { path },
-            Package::Script {
-                path: pinned,
-                sha256,
-            },
-            _,
-        ) => {
-            let now = script_path(&entry, path);
-            if now != *pinned {
-                // Another script than the pinned one: the config changed, which verify
-                // reports; the guard judges its tools as usual.
-                return Ok((
-                    out,
-                    Some(format!(
-                        "the entry no longer launches the pinned script {pinned} but {now}; launching it as written (run `mcp-lock verify`)"
-                    )),
-                ));
-            }
-            let live = sha256_file(&cwd.join(path)).map_err(|e| {
-                format!("refusing to start: cannot read the pinned script {now}: {e}")
-            })?;
-            if live != *sha256 {
-                return Err(format!(
-                    "refusing to start: the script {now} changed since it was pinned (sha256 {} -> {}); review it and run `mcp-lock update`",
-                    short(sha256),
-                    short(&live)
-                ));
-            }
-            Ok((out, None))
-        }
         (
             Target::Npm { name, .. },
             Package::Npm {
@@ -73,7 +41,6 @@ pub fn pinned_launch(
             Some(i),
         ) if name == pinned => {
             out[i] = format!("{}{name}@{version}", rec.prefix);
-            Ok((out, Some(format!("launching the pinned {name}@{version}"))))
         }
         (
             Target::Pypi { name, .. },
@@ -89,20 +56,14 @@ pub fn pinned_launch(
                 && rec.prefix.is_empty()
                 && args.get(i.wrapping_sub(1)).map(String::as_str) != Some("--spec")
             {
-                out.splice(i..i, ["--spec".to_string(), spec.clone()]);
+                out.splice(i..i, ["--spec".to_string(), spec]);
             } else {
                 out[i] = format!("{}{spec}", rec.prefix);
             }
-            Ok((out, Some(format!("launching the pinned {spec}"))))
         }
-        (_, Package::Unrecognised, _) | (_, Package::Oci { .. }, _) => Ok((out, None)),
-        _ => Ok((
-            out,
-            Some(format!(
-                "the entry no longer launches the pinned {pin}; launching it as written (run `mcp-lock verify`)"
-            )),
-        )),
+        _ => {}
     }
+    out
 }
 
 #[cfg(test)]
@@ -121,23 +82,21 @@ mod tests {
             },
             "npx",
         );
-        let (args, _) = pinned_launch(
+        let args = pinned_launch(
             "npx",
             &words("-y tiny-mcp --stdio"),
             dir.path(),
             dir.path(),
             Some(&npm),
-        )
-        .unwrap();
+        );
         assert_eq!(args, words("-y tiny-mcp@1.0.0 --stdio"));
-        let (args, _) = pinned_launch(
+        let args = pinned_launch(
             "npx",
             &words("-y --package=tiny-mcp@latest tiny"),
             dir.path(),
             dir.path(),
             Some(&npm),
-        )
-        .unwrap();
+        );
         assert_eq!(args, words("-y --package=tiny-mcp@1.0.0 tiny"));
         let py = pin(
             Package::Pypi {
@@ -147,51 +106,24 @@ mod tests {
             },
             "uvx",
         );
-        let (args, _) =
-            pinned_launch("uvx", &words("tiny-py"), dir.path(), dir.path(), Some(&py)).unwrap();
+        let args = pinned_launch("uvx", &words("tiny-py"), dir.path(), dir.path(), Some(&py));
         assert_eq!(args, words("tiny-py==1.0.0"));
-        let (args, _) = pinned_launch(
+        let args = pinned_launch(
             "pipx",
             &words("run tiny-py"),
             dir.path(),
             dir.path(),
             Some(&py),
-        )
-        .unwrap();
+        );
         assert_eq!(args, words("run --spec tiny-py==1.0.0 tiny-py"));
-        // Another package than the pin: launched as written, with a note.
-        let (args, note) = pinned_launch(
+        // Another package than the pin: as written (the guard's check refuses it first).
+        let args = pinned_launch(
             "npx",
             &words("-y other"),
             dir.path(),
             dir.path(),
             Some(&npm),
-        )
-        .unwrap();
+        );
         assert_eq!(args, words("-y other"));
-        assert!(note.unwrap().contains("no longer launches"));
-    }
-
-    #[test]
-    fn guard_refuses_a_script_whose_hash_changed() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("server.js"), "console.log(1)\n").unwrap();
-        let sha = sha256_file(&dir.path().join("server.js")).unwrap();
-        let script = pin(
-            Package::Script {
-                path: "server.js".into(),
-                sha256: sha,
-            },
-            "node",
-        );
-        let args = words("server.js");
-        assert!(pinned_launch("node", &args, dir.path(), dir.path(), Some(&script)).is_ok());
-        std::fs::write(dir.path().join("server.js"), "console.log(2)\n").unwrap();
-        let err = pinned_launch("node", &args, dir.path(), dir.path(), Some(&script)).unwrap_err();
-        assert!(
-            err.starts_with("refusing to start: the script server.js"),
-            "{err}"
-        );
-        assert!(!err.contains('\n'));
     }
 }

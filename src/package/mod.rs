@@ -61,6 +61,10 @@ pub enum Package {
     Script { path: String, sha256: String },
     /// A launch mcp-lock does not recognise: recorded, never guessed.
     Unrecognised,
+    /// A package `update` could not resolve (its registry unreachable, say) when the
+    /// server was first pinned: recorded with why, so verify reports it as
+    /// unverifiable and the guard refuses it until `update` pins it (lock version 4).
+    Unresolved { reason: String },
 }
 
 impl Package {
@@ -72,6 +76,7 @@ impl Package {
             Package::Oci { .. } => "oci",
             Package::Script { .. } => "script",
             Package::Unrecognised => "unrecognised",
+            Package::Unresolved { .. } => "unresolved",
         }
     }
 }
@@ -102,6 +107,7 @@ impl std::fmt::Display for PackagePin {
                 write!(f, "script {path} (sha256 {})", short(sha256))
             }
             Package::Unrecognised => write!(f, "not recognised ({})", self.launcher),
+            Package::Unresolved { .. } => write!(f, "unresolved ({})", self.launcher),
         }
     }
 }
@@ -247,11 +253,17 @@ pub async fn check_all(
     .await
 }
 
-/// [`resolve_pin`] for each entry, all at once, by server name.
-pub async fn resolve_all(entries: Vec<OwnedEntry>) -> BTreeMap<String, Result<PackagePin, String>> {
+/// [`resolve_pin`] for each entry, all at once, by server name; an entry that does
+/// not resolve gets a [`Package::Unresolved`] pin saying why.
+pub async fn resolve_all(entries: Vec<OwnedEntry>) -> BTreeMap<String, PackagePin> {
     at_once(entries, |entry| async move {
-        let result = resolve_pin(&entry.entry()).await;
-        (entry.server, result)
+        let pin = resolve_pin(&entry.entry())
+            .await
+            .unwrap_or_else(|reason| PackagePin {
+                launcher: entry.entry().recognised().launcher,
+                package: Package::Unresolved { reason },
+            });
+        (entry.server, pin)
     })
     .await
 }

@@ -95,16 +95,21 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
             out.push(tool_item(r, c));
         }
         for c in &r.server_changes {
-            if let (Some(class), Some(action)) = (c.class, c.action) {
+            if let (Some(rule), Some(action)) = (c.rule_name(), c.action) {
                 out.push(Item {
-                    rule: class.as_str(),
+                    rule,
                     action,
                     server: r.name.clone(),
                     profile: r.profile.clone(),
                     kind: Kind::Tool,
                     tool: None,
                     title: server_change_title(&server, c),
-                    detail: String::new(),
+                    detail: match (&c.pinned, &c.live) {
+                        (Some(a), Some(b)) if c.field == "launch" => {
+                            format!("{} -> {}\n", esc(a), esc(b))
+                        }
+                        _ => String::new(),
+                    },
                 });
             }
         }
@@ -171,6 +176,9 @@ fn rule_description(rule: &str) -> &'static str {
         }
         "package-floating" => {
             "The entry's package spec floats (the guard launches the pin), or its image has no digest."
+        }
+        "launch-changed" => {
+            "The entry may reach another server: its remote origin, or its unrecognised command or module, changed."
         }
         UNVERIFIED => "The server could not be checked completely.",
         _ => "The lock does not pin this server.",

@@ -261,8 +261,8 @@ fn server_change_row(c: &ServerChange) -> String {
         shown(c.pinned.as_deref()),
         shown(c.live.as_deref())
     );
-    let (class, action) = match (c.class, c.action) {
-        (Some(class), Some(action)) => (class.as_str(), action_text(action.as_str())),
+    let (class, action) = match (c.rule_name(), c.action) {
+        (Some(rule), Some(action)) => (rule, action_text(action.as_str())),
         _ => ("—", "note".into()),
     };
     let change = if c.field == "server" {

@@ -632,11 +632,11 @@ fn server_change_line(change: &ServerChange, indent: &str) -> String {
         shown(change.pinned.as_deref()),
         shown(change.live.as_deref())
     );
-    match (change.class, change.action) {
-        (Some(class), Some(action)) => {
+    match (change.rule_name(), change.action) {
+        (Some(rule), Some(action)) => {
             let act = action_style(action);
             format!(
-                "{indent}changed  {}  {class}, {act}{}{act:#}  {values}\n",
+                "{indent}changed  {}  {rule}, {act}{}{act:#}  {values}\n",
                 change.field,
                 action.as_str()
             )

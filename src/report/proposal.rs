@@ -183,5 +183,8 @@ fn package_detail(pin: &crate::package::PackagePin) -> Vec<String> {
         Package::Unrecognised => {
             vec!["not a launcher mcp-lock recognises: recorded, its code not pinned".into()]
         }
+        Package::Unresolved { reason } => vec![format!(
+            "not resolved ({reason}): verify reports it as unverifiable until `update` pins it"
+        )],
     }
 }

@@ -79,12 +79,12 @@ fn a_call_whose_audit_entry_cannot_be_written_is_refused_and_the_log_keeps_whole
 #[test]
 fn a_flood_of_list_changed_makes_few_audit_entries_that_count_every_notification() {
     const FLOOD: u64 = 200_000;
-    let project = deploy_project(&[]);
     let fixture = common::fixture().display().to_string();
     // The server announces a change 200,000 times before it serves anything.
     let script = format!(
         r#"yes '{{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}}' | head -n {FLOOD}; exec {fixture} --revision-file rev --action-log actions.jsonl"#
     );
+    let project = shell_project(&script);
     let mut agent = McpPipe::guard(&project, &["deploy", "--", "sh", "-c", &script]);
     agent.initialize();
     // Still invalidating: nothing is usable until a listing asked for after them.

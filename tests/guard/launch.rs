@@ -225,3 +225,76 @@ fn a_wrapped_guard_says_when_its_entry_the_config_and_the_lock_disagree() {
         agent.stderr()
     );
 }
+
+#[test]
+fn an_unrecognised_launch_with_another_module_is_launch_changed_and_the_guard_refuses_it() {
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let fixture = common::fixture().display().to_string();
+    // Two python modules that exec the fixture server: the same tools; the second
+    // leaves a mark when it runs.
+    std::fs::write(
+        project.path().join("goodsrv.py"),
+        format!("import os\nos.execv({fixture:?}, [{fixture:?}])\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("evilsrv.py"),
+        format!("import os\nopen('evil-ran', 'w').close()\nos.execv({fixture:?}, [{fixture:?}])\n"),
+    )
+    .unwrap();
+    let entry = |module: &str| json!({"srv": {"command": "python3", "args": ["-m", module]}});
+    project.set_servers(entry("goodsrv"));
+    project.run(&["update", "--yes"]).expect(0);
+    project.run(&["verify"]).expect(0);
+    project.set_servers(entry("evilsrv"));
+    let verify = project.run(&["verify"]);
+    verify.expect(1);
+    assert!(
+        verify.stdout().contains(
+            "changed  launch  launch-changed, fail  python3 -m goodsrv -> python3 -m evilsrv"
+        ),
+        "{}",
+        verify.stdout()
+    );
+    std::fs::remove_file(project.path().join("evil-ran")).ok();
+    for args in [
+        vec!["guard", "srv"],
+        vec!["guard", "srv", "--", "python3", "-m", "evilsrv"],
+    ] {
+        let out = std::process::Command::new(common::bin())
+            .args(&args)
+            .current_dir(project.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(
+                "refusing to start: the lock pinned \"srv\" launched as `python3 -m goodsrv`"
+            ),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(
+        !project.path().join("evil-ran").exists(),
+        "evilsrv never ran"
+    );
+    let refused = audit(&project)
+        .into_iter()
+        .filter(|e| e["event"] == "launch_refused")
+        .count();
+    assert_eq!(refused, 2);
+    // The same module with another argument is a note, and the guard serves it.
+    project.set_servers(json!({"srv": {"command": "python3", "args": ["-m", "goodsrv", "--x"]}}));
+    let verify = project.run(&["verify"]);
+    assert!(
+        verify.stdout().contains("note     launch:"),
+        "{}",
+        verify.stdout()
+    );
+}

@@ -135,12 +135,12 @@ fn a_client_leaving_while_the_server_stopped_reading_still_ends_the_session() {
 #[test]
 fn killing_the_guard_outright_still_ends_the_servers_grandchildren() {
     let tag = format!("guard-killed-{}", std::process::id());
-    let project = deploy_project(&[]);
     let fixture = common::fixture().display().to_string();
     // A shell in between, as npx or uvx put one: the server is a grandchild.
     // It ignores SIGTERM and does not exit when its stdin closes: only the watchdog's
     // SIGKILL to the group ends it.
     let script = format!("{fixture} --misbehave ignore-shutdown --tag {tag}; true");
+    let project = shell_project(&script);
     let mut agent = McpPipe::guard(&project, &["deploy", "--", "sh", "-c", &script]);
     agent.initialize();
     assert_eq!(common::pids_of("fixture_server", &tag).len(), 1);
@@ -163,10 +163,10 @@ fn killing_the_guard_outright_still_ends_the_servers_grandchildren() {
 #[test]
 fn killing_the_guards_whole_process_group_still_ends_the_servers_grandchildren() {
     let tag = format!("guard-group-killed-{}", std::process::id());
-    let project = deploy_project(&[]);
     let fixture = common::fixture().display().to_string();
     // The server is a grandchild behind a shell, ignores SIGTERM and a closed stdin.
     let script = format!("{fixture} --misbehave ignore-shutdown --tag {tag}; true");
+    let project = shell_project(&script);
     // The guard leads a process group of its own, as under a terminal or a client
     // that starts its servers so; `kill -9 -PGID` ends every process in it at once.
     let mut agent = McpPipe::spawn(

@@ -44,6 +44,19 @@ fn actions(project: &Project) -> Vec<Value> {
         .collect()
 }
 
+/// A project whose `deploy` is pinned as launched by `sh -c SCRIPT`, what its test
+/// then gives the guard after `--`: the guard refuses a launch verify would fail, and
+/// another command than the pinned one is such a launch.
+fn shell_project(script: &str) -> Project {
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    std::fs::write(project.path().join("rev"), "a").unwrap();
+    project.set_servers(json!({"deploy": {"command": "sh", "args": ["-c", script]}}));
+    project.run(&["update", "--yes"]).expect(0);
+    project
+}
+
 fn audit(project: &Project) -> Vec<Value> {
     std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl"))
         .unwrap_or_default()

@@ -435,7 +435,7 @@ pub(super) fn check_server(
         Some(raw) => {
             let offset = raw.span().start;
             Some(
-                check_package(raw.into_inner())
+                check_package(raw.into_inner(), version)
                     .map_err(|e| at(offset, format!("server {name:?}: [server.package]: {e}")))?,
             )
         }
@@ -444,7 +444,7 @@ pub(super) fn check_server(
 }
 
 /// The pin a `[server.package]` table describes, with the fields its kind needs.
-fn check_package(raw: RawPackage) -> Result<crate::package::PackagePin, String> {
+fn check_package(raw: RawPackage, version: i64) -> Result<crate::package::PackagePin, String> {
     use crate::package::{Package, PackagePin};
     let need = |field: Option<String>, key: &str| {
         field.ok_or_else(|| format!("kind {:?} needs `{key}`", raw.kind))
@@ -507,9 +507,17 @@ fn check_package(raw: RawPackage) -> Result<crate::package::PackagePin, String> 
             }
         }
         "unrecognised" => Package::Unrecognised,
+        "unresolved" if version >= 4 => Package::Unresolved {
+            reason: need(raw.reason.clone(), "reason")?,
+        },
+        "unresolved" => {
+            return Err(format!(
+                "kind \"unresolved\" needs lock format version 4 (this lock says version {version})"
+            ));
+        }
         other => {
             return Err(format!(
-                "unknown kind {other:?} (expected npm, pypi, oci, script or unrecognised)"
+                "unknown kind {other:?} (expected npm, pypi, oci, script, unrecognised or unresolved)"
             ));
         }
     };

@@ -401,6 +401,7 @@ struct PackageDraft {
     digest: Option<String>,
     path: Option<String>,
     sha256: Option<String>,
+    reason: Option<String>,
     file: Vec<FileDraft>,
 }
 
@@ -417,6 +418,7 @@ impl PackageDraft {
             "digest" => &mut self.digest,
             "path" => &mut self.path,
             "sha256" => &mut self.sha256,
+            "reason" => &mut self.reason,
             _ => return None,
         };
         set(slot, value)
@@ -443,6 +445,7 @@ impl PackageDraft {
             digest: self.digest,
             path: self.path,
             sha256: self.sha256,
+            reason: self.reason,
             file,
         };
         Some(Spanned::new(self.header, package))

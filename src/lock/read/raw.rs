@@ -69,6 +69,8 @@ pub(super) struct RawPackage {
     pub(super) digest: Option<String>,
     pub(super) path: Option<String>,
     pub(super) sha256: Option<String>,
+    /// Why an `unresolved` package could not be pinned (version 4).
+    pub(super) reason: Option<String>,
     #[serde(default)]
     pub(super) file: Vec<RawFile>,
 }
