@@ -194,6 +194,7 @@ fn a_client_batch_of_millions_of_members_is_refused_in_bounded_memory() {
         "{answer}"
     );
     let peak = peak_kib(agent.child.id());
+    eprintln!("the guard peaked at {peak} KiB for a 15 MB client batch");
     assert!(
         peak < 200 * 1024,
         "the guard peaked at {peak} KiB for a 15 MB batch"
@@ -232,6 +233,7 @@ fn a_server_batch_of_millions_of_members_is_dropped_in_bounded_memory() {
         agent.stderr()
     );
     let peak = peak_kib(agent.child.id());
+    eprintln!("the guard peaked at {peak} KiB for a 30 MB server batch");
     assert!(
         peak < 200 * 1024,
         "the guard peaked at {peak} KiB for a 30 MB batch"
@@ -269,4 +271,7 @@ fn requests_past_the_pending_limit_are_answered_with_an_error_at_once() {
             .contains("10000 requests are already waiting"),
         "{answer}"
     );
+    let peak = peak_kib(agent.child.id());
+    eprintln!("the guard peaked at {peak} KiB with 10,000 requests waiting");
+    assert!(peak < 200 * 1024, "the guard peaked at {peak} KiB");
 }
