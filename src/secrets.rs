@@ -377,6 +377,79 @@ fn visit_strings(value: &Json, f: &mut impl FnMut(&str)) {
     }
 }
 
+/// Redacts text that arrives in pieces (a long line read a piece at a time): bytes
+/// that could be the start of a secret the next piece completes are held back until
+/// it does, or until the text ends, so that a secret cut by a piece boundary is
+/// replaced whole. At each place the longest form found there is replaced.
+pub struct PieceRedactor<'a> {
+    secrets: &'a Secrets,
+    /// The bytes any form starts with.
+    first: [bool; 256],
+    /// The longest form's length.
+    longest: usize,
+    held: Vec<u8>,
+}
+
+impl<'a> PieceRedactor<'a> {
+    pub fn new(secrets: &'a Secrets) -> Self {
+        let mut first = [false; 256];
+        let mut longest = 0;
+        for form in secrets.entries.iter().flat_map(|e| &e.forms) {
+            first[usize::from(form.as_bytes()[0])] = true;
+            longest = longest.max(form.len());
+        }
+        PieceRedactor {
+            secrets,
+            first,
+            longest,
+            held: Vec::new(),
+        }
+    }
+
+    /// The next piece, redacted into `out`; `ends`: the text ends with it (the end of
+    /// a line), so nothing is held back.
+    pub fn push(&mut self, piece: &[u8], ends: bool, out: &mut Vec<u8>) {
+        let mut text = std::mem::take(&mut self.held);
+        text.extend_from_slice(piece);
+        let (mut at, mut plain) = (0, 0);
+        while at < text.len() {
+            if !self.first[usize::from(text[at])] {
+                at += 1;
+                continue;
+            }
+            let rest = &text[at..];
+            let forms = || {
+                self.secrets
+                    .entries
+                    .iter()
+                    .flat_map(|e| e.forms.iter().map(move |f| (f.as_bytes(), &e.name)))
+            };
+            if !ends
+                && rest.len() < self.longest
+                && forms().any(|(f, _)| f.len() > rest.len() && f.starts_with(rest))
+            {
+                // The next piece says whether this is a secret.
+                break;
+            }
+            match forms()
+                .filter(|(f, _)| rest.starts_with(f))
+                .max_by_key(|(f, _)| f.len())
+            {
+                Some((form, name)) => {
+                    out.extend_from_slice(&text[plain..at]);
+                    out.extend_from_slice(format!("${{{name}}}").as_bytes());
+                    at += form.len();
+                    plain = at;
+                }
+                None => at += 1,
+            }
+        }
+        out.extend_from_slice(&text[plain..at]);
+        text.drain(..at);
+        self.held = text;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,6 +479,34 @@ mod tests {
         let line = format!("{}pa\"ss\\word-123456 and more", "0".repeat(10));
         assert_eq!(s.redact_truncated(&line, 14), "0000000000${TO…");
         assert_eq!(s.redact_truncated("short", 14), "short");
+    }
+
+    #[test]
+    fn a_secret_cut_by_every_piece_boundary_is_still_redacted_whole() {
+        let mut s = secrets();
+        s.add("OTHER", "pa\"ss");
+        let text = "x pa\"ss\\word-123456 y pa\"ss pa\"ss\\word-12 z pa\"ss\\word-123456";
+        let want = s.redact(text);
+        assert!(
+            want.contains("${TOKEN}") && want.contains("${OTHER}"),
+            "{want}"
+        );
+        for size in 1..text.len() {
+            let mut redactor = PieceRedactor::new(&s);
+            let mut out = Vec::new();
+            let pieces: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
+            for (i, piece) in pieces.iter().enumerate() {
+                redactor.push(piece, i + 1 == pieces.len(), &mut out);
+            }
+            assert_eq!(String::from_utf8(out).unwrap(), want, "pieces of {size}");
+        }
+        // Held back only while it could still be a secret, and never past the end.
+        let mut redactor = PieceRedactor::new(&s);
+        let mut out = Vec::new();
+        redactor.push(b"abc pa", false, &mut out);
+        assert_eq!(out, b"abc ");
+        redactor.push(b"x", true, &mut out);
+        assert_eq!(out, b"abc pax");
     }
 
     #[test]

@@ -83,6 +83,8 @@ Options:
                           exit-at-start | ignore-shutdown |
                           drift-second-listing (serve b from the second listing on, silently) |
                           crash-on-call (exit without answering a tools/call) |
+                          zero-batch (before each tools/call answer, a 30 MB batch
+                          line of bare zeros) |
                           hybrid-listing (tools/list answers also carry a method) |
                           stop-reading (after the first listing, never read again) |
                           huge-error (answer tools/list with a 60 KB error message) |
@@ -360,6 +362,12 @@ fn serve(o: &Options) {
                 }
             }
             ROOTS.store(roots, Ordering::SeqCst);
+        }
+        if method == "tools/call" && o.misbehave == "zero-batch" {
+            // A batch line of 15 million bare zeros (30 MB) before the answer.
+            let mut batch = "0,".repeat(15_000_000);
+            batch.pop();
+            let _ = writeln!(out, "[{batch}]");
         }
         if method == "tools/call" && o.misbehave == "crash-on-call" {
             eprintln!("fixture_server: crashing in the middle of a tools/call");

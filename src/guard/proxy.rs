@@ -21,8 +21,8 @@ use super::audit::{AuditLog, Members};
 use super::client::ClientHello;
 use super::pins::PinWatch;
 use super::session::{
-    Contract, Decision, ErrorCode, ItemDecision, Notice, Pending, Refusal, RequiredAction,
-    ServedAs, Session,
+    Contract, Decision, ErrorCode, ItemDecision, MAX_PENDING, Notice, Pending, Refusal,
+    RequiredAction, ServedAs, Session,
 };
 use crate::call::{checkable_arguments, read_exactly, strict_reads_exactly};
 use crate::client::stdio::{
@@ -38,9 +38,11 @@ mod from_server;
 mod lines;
 mod process;
 mod pump;
+mod scan;
 #[doc(hidden)]
 pub mod seam;
 mod spin;
+mod stderr;
 
 use from_client::*;
 use from_server::*;
@@ -52,6 +54,8 @@ use spin::Spin;
 /// How long the server gets to exit by itself once the client has gone and its stdin
 /// is closed: long enough to save state, short enough not to hold up the agent.
 const EOF_GRACE: Duration = Duration::from_secs(2);
+/// How long the guard's last stderr lines get to be written at the end of a session.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 /// How long after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(1);
 
@@ -273,6 +277,8 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
             Ended::ServerExited(description)
         }
     };
+    // The guard's last lines, unless nobody reads its stderr.
+    stderr::drain(STDERR_GRACE);
     Ok(ended)
 }
 
@@ -318,8 +324,6 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// One line on the guard's stderr (which the client usually logs), redacted and
-/// escaped.
 /// One stderr line each for the items of a checked page served though not approved,
 /// and for those hidden (or the listing refused).
 fn say_page<'a>(
@@ -364,9 +368,11 @@ fn say_page<'a>(
     }
 }
 
+/// One line on the guard's stderr (which the client usually logs), redacted and
+/// escaped; queued, so that a stderr nobody reads does not stall the session.
 fn say(state: &Shared, message: &str) {
     let line = state.audit.redact(&escape_for_terminal(message));
-    let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
+    stderr::note(&format!("mcp-lock guard: {line}"));
 }
 
 /// Writes whole lines to the client in one piece.
@@ -418,7 +424,7 @@ impl Notes {
 
     fn say(&self, message: &str) {
         let line = self.log.redact(&escape_for_terminal(message));
-        let _ = writeln!(io::stderr().lock(), "mcp-lock guard: {line}");
+        stderr::note(&format!("mcp-lock guard: {line}"));
     }
 
     /// Writes this thread's entries and those queued in `shared`, then returns the

@@ -78,6 +78,10 @@ struct Listing {
     tools: HashMap<String, Seen>,
 }
 
+/// The most requests that may wait for the server's answers at once (docs/guard.md);
+/// the guard answers any more with an error.
+pub const MAX_PENDING: usize = 10_000;
+
 /// A request of the client the server has yet to answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pending {

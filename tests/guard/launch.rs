@@ -298,3 +298,34 @@ fn an_unrecognised_launch_with_another_module_is_launch_changed_and_the_guard_re
         verify.stdout()
     );
 }
+
+#[test]
+fn a_secret_in_the_servers_stderr_cut_by_a_64_kib_piece_boundary_is_still_redacted() {
+    let secret = "env-secret-value-64k";
+    let project = Project {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    // The server's stderr line: 65,509 dashes, `starting with API_KEY=` (22 bytes),
+    // then the secret, whose bytes 6 to 20 fall in the line's second 64 KiB piece.
+    let mut entry = fixture_entry(&["--stderr-env", "API_KEY", "--stderr-pad", "65509"]);
+    entry["env"] = json!({"API_KEY": "${GUARD_ENV_SECRET}"});
+    project.set_servers(json!({"deploy": entry}));
+    let env = [("GUARD_ENV_SECRET", secret)];
+    project.run_env(&["update", "--yes"], &env).expect(0);
+    let mut agent = McpPipe::spawn(&common::bin(), &["guard", "deploy"], project.path(), &env);
+    agent.initialize();
+    assert!(
+        agent.stderr_shows("starting with API_KEY="),
+        "{}",
+        agent.stderr()
+    );
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10));
+    let stderr = agent.stderr();
+    assert!(!stderr.contains(&secret[5..]), "part of the secret shown");
+    assert!(
+        stderr.contains("starting with API_KEY=${GUARD_ENV_SECRET}\n"),
+        "{}",
+        &stderr[stderr.len().saturating_sub(300)..]
+    );
+}

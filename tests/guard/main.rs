@@ -2,6 +2,7 @@
 //! fixture server, over real pipes.
 
 mod audit;
+mod bounds;
 mod calls;
 #[path = "../common/mod.rs"]
 mod common;

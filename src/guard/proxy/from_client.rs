@@ -2,6 +2,7 @@
 //! passes sent on to the server.
 
 use super::lines::Framed;
+use super::scan::{Batch, MAX_BATCH_MEMBERS, MAX_STRING_ID_BYTES, batch_members, leading_id};
 use super::*;
 
 /// One line the client sent, routed into `out`: a line past the limit refused, a blank
@@ -15,12 +16,12 @@ pub(super) fn take_client_line(
     out: &mut Outbox,
 ) {
     match line {
-        Framed::TooLong => {
+        Framed::TooLong(head) => {
             notes.refuse(&format!(
                 "a message from the client larger than {max} bytes"
             ));
             let error = rpc_error(
-                &Value::Null,
+                &id_of_too_long(head, shared),
                 -32600,
                 &format!("mcp-lock guard: message larger than {max} bytes; not forwarded"),
             );
@@ -43,6 +44,21 @@ pub(super) fn take_client_line(
                 out.push_back(answer.as_bytes());
             }
         }
+    }
+}
+
+/// The id a request past the limit is answered with: the one its start gives
+/// ([`leading_id`]), a number or a short string no other request waiting uses; null
+/// otherwise.
+fn id_of_too_long(head: &[u8], shared: &Mutex<Shared>) -> Value {
+    let id = leading_id(head)
+        .filter(|raw| raw.len() <= MAX_STRING_ID_BYTES + 2)
+        .and_then(|raw| std::str::from_utf8(raw).ok())
+        .and_then(|raw| Json::parse(raw).ok())
+        .filter(|id| matches!(id, Json::Number(_) | Json::String(_)));
+    match id {
+        Some(id) if !lock(shared).session.is_pending(&id_key(&id)) => id.to_value(),
+        _ => Value::Null,
     }
 }
 
@@ -78,6 +94,22 @@ pub(super) fn from_client<'a>(
     shared: &Mutex<Shared>,
     notes: &mut Notes,
 ) -> Routed<'a> {
+    if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+        && batch_members(line) == Batch::TooMany
+    {
+        // Refused before it is read: routing five million members, even `{}`, would
+        // take hundreds of MB.
+        notes.refuse(&format!(
+            "a batch from the client of more than {MAX_BATCH_MEMBERS} messages"
+        ));
+        return Routed::answer(Some(rpc_error(
+            &Value::Null,
+            -32600,
+            &format!(
+                "mcp-lock guard: a batch of more than {MAX_BATCH_MEMBERS} messages; not forwarded"
+            ),
+        )));
+    }
     let parsed = std::str::from_utf8(line)
         .map_err(|e| e.to_string())
         .and_then(|text| Json::parse(text).map_err(|e| e.to_string()));
@@ -292,6 +324,22 @@ pub(super) fn decide(
             &Value::Null,
             -32600,
             "mcp-lock guard: a request with this id is still waiting for its answer; not forwarded",
+        ));
+    }
+    if state.session.waiting() >= MAX_PENDING {
+        // Each request waiting is remembered until it is answered: a client that never
+        // reads its answers, or a server that never sends them, must not grow that
+        // without end.
+        drop(state);
+        notes.refuse(&format!(
+            "a request while {MAX_PENDING} requests wait for answers"
+        ));
+        return Verdict::Answer(rpc_error(
+            &id.to_value(),
+            -32603,
+            &format!(
+                "mcp-lock guard: {MAX_PENDING} requests are already waiting for the server's answers; not forwarded, retry once some are answered"
+            ),
         ));
     }
     let pending = match method {

@@ -2,6 +2,7 @@
 //! before the client sees them, list_changed making what was checked stale, and the
 //! lock re-read when it changes.
 
+use super::scan::{Batch, MAX_BATCH_MEMBERS, batch_members};
 use super::*;
 
 /// One line the server sent, routed into `out` as [`from_server`] decides (a blank one
@@ -164,48 +165,49 @@ pub(super) fn unreadable_answer(state: &mut Shared, line: &[u8]) -> Option<Out> 
     )))
 }
 
-/// A batch from the server: each member handled on its own, checked listings
-/// re-written, passed on as a batch.
+/// A batch from the server: each member handled on its own (as a single message is,
+/// from its own bytes, without building the rest), checked listings re-written,
+/// passed on as a batch. A batch of more than [`MAX_BATCH_MEMBERS`] is dropped whole.
 pub(super) fn from_server_batch(
     line: &[u8],
     shared: &Mutex<Shared>,
     notes: &mut Notes,
 ) -> Option<Out> {
-    let items = std::str::from_utf8(line)
-        .ok()
-        .and_then(|t| Json::parse(t).ok());
-    let Some(Json::Array(items)) = items else {
-        let state = lock(shared);
-        say(&state, "dropped a batch from the server that is not JSON");
-        return None;
+    let members = match std::str::from_utf8(line).map(|text| batch_members(text.as_bytes())) {
+        Ok(Batch::Members(members)) => members,
+        Ok(Batch::TooMany) => {
+            let state = lock(shared);
+            say(
+                &state,
+                &format!(
+                    "dropped a batch from the server of more than {MAX_BATCH_MEMBERS} messages"
+                ),
+            );
+            return None;
+        }
+        Ok(Batch::NotJson) | Err(_) => {
+            let state = lock(shared);
+            say(&state, "dropped a batch from the server that is not JSON");
+            return None;
+        }
     };
     let mut out = Vec::new();
     // The batch as sent if a listing in it cannot be logged.
     let mut instead = Vec::new();
     let mut held = false;
-    for item in items {
-        let Ok(text) = item.canonical() else {
-            // A repeated member: this item is not passed on, the others are.
-            let mut state = lock(shared);
+    for member in members {
+        let member = &line[member];
+        if member.first() == Some(&b'[') {
+            let state = lock(shared);
             say(
                 &state,
-                "dropped a message from the server that names a member twice",
+                "dropped a batch inside a batch from the server (not a JSON-RPC message)",
             );
-            if let Some(id) = item.get("id")
-                && state.session.answered(&id_key(id)).is_some()
-            {
-                let error = rpc_error(
-                    &id.to_value(),
-                    -32603,
-                    "mcp-lock guard: the server's answer was ambiguous; nothing was forwarded",
-                );
-                out.push(error.clone());
-                instead.push(error);
-            }
             continue;
-        };
-        let (sent, otherwise) = match from_server(text.as_bytes(), shared, notes) {
-            Some(Out::Raw) => (text.clone(), text),
+        }
+        let raw = || String::from_utf8_lossy(member).into_owned();
+        let (sent, otherwise) = match from_server(member, shared, notes) {
+            Some(Out::Raw) => (raw(), raw()),
             Some(Out::Text(t)) => (t.clone(), t),
             Some(Out::Checked { text, instead }) => {
                 held = true;

@@ -26,8 +26,9 @@ pub(super) struct Lines {
 pub(super) enum Framed<'a> {
     /// A line, without its newline.
     Line(&'a [u8]),
-    /// A line past the limit: reported once, as soon as it is past it, and dropped.
-    TooLong,
+    /// A line past the limit: reported once, as soon as it is past it, and dropped;
+    /// with what was read of its start (at least the limit's worth).
+    TooLong(&'a [u8]),
 }
 
 /// What one read found.
@@ -107,7 +108,7 @@ impl Lines {
                         continue;
                     }
                     if end - start > max {
-                        return Some(Framed::TooLong);
+                        return Some(Framed::TooLong(&self.buf[start..end]));
                     }
                     return Some(Framed::Line(&self.buf[start..end]));
                 }
@@ -124,10 +125,11 @@ impl Lines {
                         return None;
                     }
                     if len > max {
+                        // Dropped when the next read makes room.
                         self.skipping = !self.ended;
-                        self.buf.truncate(start);
-                        self.scanned = start;
-                        return Some(Framed::TooLong);
+                        self.start = self.buf.len();
+                        self.scanned = self.start;
+                        return Some(Framed::TooLong(&self.buf[start..]));
                     }
                     if self.ended && len > 0 {
                         self.start = self.buf.len();
@@ -300,7 +302,7 @@ mod tests {
             while let Some(framed) = lines.next(max) {
                 found.push(match framed {
                     Framed::Line(line) => Some(line.to_vec()),
-                    Framed::TooLong => None,
+                    Framed::TooLong(_) => None,
                 });
             }
         }
@@ -325,7 +327,7 @@ mod tests {
         // whole. A line of exactly the limit passes.
         let mut lines = Lines::default();
         lines.push(b"abcdef");
-        assert!(matches!(lines.next(4), Some(Framed::TooLong)));
+        assert!(matches!(lines.next(4), Some(Framed::TooLong(_))));
         assert!(lines.next(4).is_none());
         lines.push(b"gh\nabcd\n");
         assert!(matches!(lines.next(4), Some(Framed::Line(b"abcd"))));

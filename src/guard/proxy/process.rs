@@ -125,28 +125,28 @@ pub(super) fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
     }
 }
 
-/// Copies the server's stderr to the guard's, each line with the server's secrets
-/// redacted. A line longer than [`STDERR_LINE_BYTES`] is passed on in pieces of that
-/// size, each redacted on its own.
+/// Copies the server's stderr to the guard's, with the server's secrets redacted. A
+/// line is passed on whole, or, when longer than [`STDERR_LINE_BYTES`], in pieces of
+/// that size; a secret cut by a piece boundary is still replaced whole (see
+/// [`PieceRedactor`](crate::secrets::PieceRedactor)). The bytes are passed on as they
+/// came (as the server's own stderr would be), but for the secrets.
 pub(super) fn pass_stderr(
     server_err: std::process::ChildStderr,
     secrets: &crate::secrets::Secrets,
 ) {
     use std::io::{BufRead, Read};
     let mut reader = io::BufReader::new(server_err);
-    let mut line = Vec::new();
+    let mut redactor = crate::secrets::PieceRedactor::new(secrets);
+    let (mut piece, mut clean) = (Vec::new(), Vec::new());
     loop {
-        line.clear();
-        match (&mut reader)
+        piece.clear();
+        clean.clear();
+        let read = (&mut reader)
             .take(STDERR_LINE_BYTES as u64)
-            .read_until(b'\n', &mut line)
-        {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line);
-        let clean = secrets.redact_str(&text);
-        if io::stderr().lock().write_all(clean.as_bytes()).is_err() {
+            .read_until(b'\n', &mut piece);
+        let ended = matches!(read, Ok(0) | Err(_));
+        redactor.push(&piece, ended || piece.last() == Some(&b'\n'), &mut clean);
+        if io::stderr().lock().write_all(&clean).is_err() || ended {
             return;
         }
     }

@@ -52,6 +52,10 @@ struct Pump<'a> {
     client: Client,
     /// The client's stdout broke: nothing more is written to it.
     client_gone: bool,
+    /// The client closed its stdin while the loop was not reading it (a queue was
+    /// full): what is left in it is read whatever the queues hold (a pipe or socket
+    /// holds little), so that its end is seen.
+    stdin_hung_up: bool,
     /// When the queue for the server last moved (or began to wait).
     server_took: Instant,
     /// Requests forwarded that the server has not answered (the session's count).
@@ -97,6 +101,7 @@ pub(super) fn pump(
         stdout: NonBlocking::set(1, Some(2)),
         client: Client::Open,
         client_gone: false,
+        stdin_hung_up: false,
         server_took: Instant::now(),
         awaiting: 0,
         one_at_a_time: false,
@@ -124,7 +129,7 @@ impl Pump<'_> {
                 self.route_and_queue(true);
                 return end;
             }
-            self.read_client(fds[0].revents);
+            self.read_client(fds[0].events, fds[0].revents);
             self.route_and_queue(false);
             self.write();
             self.closing();
@@ -141,14 +146,20 @@ impl Pump<'_> {
         };
         let full =
             self.to_server.pending() >= QUEUE_LIMIT || self.to_client.pending() >= QUEUE_LIMIT;
-        let read_client = self.client == Client::Open && !full;
+        let read_client = self.client == Client::Open && (!full || self.stdin_hung_up);
+        // Not read, stdin is still watched for the client hanging up (poll(2) reports
+        // POLLHUP whatever is asked; POLLRDHUP is a socket's half-close).
+        let watch_client = self.client == Client::Open && !read_client;
         let read_server = self.to_client.pending() < QUEUE_LIMIT;
         let write_server = self.server_in.is_some() && self.to_server.pending() > 0;
         let write_client =
             !self.client_gone && self.stdout.is_set() && self.to_client.pending() > 0;
         let when = |yes: bool, events: libc::c_short| if yes { events } else { 0 };
         [
-            pollfd(0, when(read_client, libc::POLLIN)),
+            pollfd(
+                0,
+                when(read_client, libc::POLLIN) | when(watch_client, libc::POLLRDHUP),
+            ),
             pollfd(self.server_output, when(read_server, libc::POLLIN)),
             pollfd(
                 self.server_in.as_ref().map_or(-1, AsRawFd::as_raw_fd),
@@ -170,7 +181,8 @@ impl Pump<'_> {
         if self.awaiting > 1 && !std::mem::take(&mut self.busy) {
             self.spin.pause();
         }
-        let stuck = self.to_server.pending() > 0 && (self.client != Client::Open || fds[0].fd < 0);
+        let stuck = self.to_server.pending() > 0
+            && (self.client != Client::Open || fds[0].events & libc::POLLIN == 0);
         let timeout = if stuck {
             STUCK_CHECK.as_millis() as i32
         } else {
@@ -205,7 +217,7 @@ impl Pump<'_> {
                 Framed::Line(line) => {
                     take_server_line(line, self.shared, &mut self.notes, &mut self.server_out)
                 }
-                Framed::TooLong => {
+                Framed::TooLong(_) => {
                     return Some(Some(format!(
                         "server sent a message larger than {} bytes; the session was ended",
                         self.max
@@ -216,9 +228,14 @@ impl Pump<'_> {
         ended.then_some(None)
     }
 
-    /// Reads the client's stdin when ready.
-    fn read_client(&mut self, revents: libc::c_short) {
+    /// Reads the client's stdin when ready (`events`: what was asked of it).
+    fn read_client(&mut self, events: libc::c_short, revents: libc::c_short) {
         if revents == 0 || self.client != Client::Open {
+            return;
+        }
+        if events & libc::POLLIN == 0 {
+            // Watched, not read: it hung up (or broke). It is read from now on.
+            self.stdin_hung_up = true;
             return;
         }
         match self.from_client.read_from(0) {

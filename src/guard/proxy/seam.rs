@@ -86,7 +86,7 @@ impl Router {
                     Framed::Line(line) => {
                         take_server_line(line, &self.shared, &mut self.notes, &mut out)
                     }
-                    Framed::TooLong => break 'read,
+                    Framed::TooLong(_) => break 'read,
                 }
             }
         }
