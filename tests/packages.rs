@@ -1085,11 +1085,7 @@ fn a_registry_version_that_is_not_semver_is_never_pinned_and_the_error_names_the
             )),
             "{line}"
         );
-        assert_eq!(
-            lock_of(&p).servers["tiny"].package,
-            None,
-            "no package pinned"
-        );
+        assert_recorded_unresolved(&p, "tiny");
     }
 }
 
@@ -1108,11 +1104,7 @@ fn an_npm_integrity_of_sha1_only_is_not_a_pin() {
         )),
         "{line}"
     );
-    assert_eq!(
-        lock_of(&p).servers["tiny"].package,
-        None,
-        "no package pinned"
-    );
+    assert_recorded_unresolved(&p, "tiny");
 }
 
 #[test]
@@ -1139,11 +1131,7 @@ fn a_pypi_file_whose_version_is_not_pep440_is_never_pinned() {
         line.contains(&format!("the index at http://127.0.0.1:{port}/simple/ answered for tiny-py with a file \"tiny_py-99.0 @ file:/srv/evil-py3-none-any.whl\" whose version \"99.0 @ file:/srv/evil\" is not a PEP 440 version")),
         "{line}"
     );
-    assert_eq!(
-        lock_of(&p).servers["tiny"].package,
-        None,
-        "no package pinned"
-    );
+    assert_recorded_unresolved(&p, "tiny");
 }
 
 #[test]
@@ -1199,11 +1187,7 @@ fn a_registry_redirect_to_another_origin_is_refused_unless_allowed() {
         )),
         "{line}"
     );
-    assert_eq!(
-        lock_of(&p).servers["tiny"].package,
-        None,
-        "no package pinned"
-    );
+    assert_recorded_unresolved(&p, "tiny");
     run(&p, &["update", "--yes", "--allow-redirects"], &env).expect(0);
     assert_eq!(
         package_of(&p, "tiny"),
@@ -1522,4 +1506,20 @@ fn verify_says_once_that_a_pinned_script_is_unchanged() {
         "{line}"
     );
     assert_eq!(line.matches("server.js").count(), 1, "{line}");
+}
+
+/// The lock records `server`'s package as unresolved (a refusal pins nothing, and
+/// the lock says so, so verify cannot pass it until an update pins it).
+fn assert_recorded_unresolved(p: &Project, server: &str) {
+    let pin = lock_of(p).servers[server].package.clone();
+    assert!(
+        matches!(
+            pin,
+            Some(mcp_lock::package::PackagePin {
+                package: mcp_lock::package::Package::Unresolved { .. },
+                ..
+            })
+        ),
+        "no package pinned, and the lock records it as unresolved: {pin:?}"
+    );
 }
