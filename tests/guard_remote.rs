@@ -600,7 +600,7 @@ impl LazyAgent {
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     }
 
-    /// The bridge: the guard's child process.
+    /// The bridge: the guard's child running `remote-bridge`.
     fn bridge_pid(&self) -> u32 {
         let guard = self.child.id();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -612,11 +612,16 @@ impl LazyAgent {
                 // pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
                 let after = &stat[stat.rfind(')').unwrap() + 2..];
                 let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
-                if ppid == guard {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                // The guard has a watchdog child too.
+                if ppid == guard && String::from_utf8_lossy(&cmdline).contains("remote-bridge") {
                     return entry.file_name().to_string_lossy().parse().unwrap();
                 }
             }
-            assert!(std::time::Instant::now() < deadline, "the guard has no child");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the guard runs no bridge"
+            );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
@@ -674,7 +679,10 @@ fn a_get_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge
         } else if !last.is_empty() && since.elapsed() > std::time::Duration::from_millis(1500) {
             break last;
         }
-        assert!(std::time::Instant::now() < deadline, "the flood never started");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the flood never started"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let (bridge_peak, guard_peak) = (peak_mib(bridge), peak_mib(agent.child.id()));
@@ -682,7 +690,11 @@ fn a_get_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge
         bridge_peak < 150 && guard_peak < 150,
         "bridge peak {bridge_peak} MiB, guard peak {guard_peak} MiB at {progress:?}"
     );
-    assert_ne!(progress, "flood done", "all 160 MB were taken from the server");
+    eprintln!("bridge peak {bridge_peak} MiB, guard peak {guard_peak} MiB at {progress:?}");
+    assert_ne!(
+        progress, "flood done",
+        "all 160 MB were taken from the server (bridge peak {bridge_peak} MiB)"
+    );
 
     // Once the agent reads, the session still works.
     agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
@@ -719,7 +731,10 @@ fn an_answer_over_max_message_bytes_is_answered_with_an_error_naming_the_limit_a
         );
         agent.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}}));
         let (listing, _) = agent.answer(4);
-        assert!(listing["result"]["tools"].is_array(), "{respond}: {listing}");
+        assert!(
+            listing["result"]["tools"].is_array(),
+            "{respond}: {listing}"
+        );
         let peak = peak_mib(bridge);
         assert!(peak < 150, "{respond}: bridge peak {peak} MiB");
     }
@@ -821,4 +836,31 @@ fn a_legacy_sse_server_gets_the_cached_login_token_from_the_guard_as_from_verify
         seen.push_str(&message.to_string());
     }
     assert!(!seen.contains(token), "{seen}");
+}
+
+#[test]
+fn a_40_mb_answer_under_the_limit_reaches_the_agent_whole_and_the_bridge_holds_it_about_once() {
+    let p = Project::bare(json!({}));
+    let server = HttpServer::fixture(&["--http", "--http-misbehave", "huge-call-answer"]);
+    p.set_servers(json!({"big": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = LazyAgent::guard(&p, &["big"]);
+    agent.initialize();
+    let bridge = agent.bridge_pid();
+    agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+    agent.answer(2);
+    agent.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "q"}}}));
+    let (answer, _) = agent.answer(3);
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(text.len(), 40_000_000, "{}", start_of(&answer));
+    let peak = peak_mib(bridge);
+    eprintln!("bridge peak {peak} MiB for a 40 MB answer");
+    assert!(peak < 150, "bridge peak {peak} MiB");
+}
+
+/// The start of a message, for an assertion's text.
+fn start_of(message: &Value) -> String {
+    message.to_string().chars().take(500).collect()
 }

@@ -541,7 +541,12 @@ fn huge_answer(o: &Options, stream: &TcpStream, id: &Value) {
         start_stream(stream, &[]);
         write_raw(stream, &format!("data: {reply}\n\n"));
     } else {
-        respond(stream, "200 OK", &json_headers(), reply.to_string().as_bytes());
+        respond(
+            stream,
+            "200 OK",
+            &json_headers(),
+            reply.to_string().as_bytes(),
+        );
     }
 }
 
@@ -561,7 +566,10 @@ fn handle_legacy(state: &State, stream: &TcpStream, request: &Request, message: 
             start_stream(stream, &[]);
             // localhost and 127.0.0.1 are different origins.
             let endpoint = if state.o.http.misbehave == "endpoint-cross-origin" {
-                format!("http://localhost:{}/message?sessionId={session}", state.port)
+                format!(
+                    "http://localhost:{}/message?sessionId={session}",
+                    state.port
+                )
             } else {
                 format!("/message?sessionId={session}")
             };

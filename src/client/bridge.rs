@@ -668,8 +668,12 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
         return Err("GET (HTTP+SSE): the stream ended before its endpoint event".into());
     };
     // As verify: another origin is refused (it would get none of the headers).
-    let endpoint = endpoint_of(&url, &endpoint, Err("the guard never POSTs to another origin"))
-        .inspect_err(|_| reader.abort())?;
+    let endpoint = endpoint_of(
+        &url,
+        &endpoint,
+        Err("the guard never POSTs to another origin"),
+    )
+    .inspect_err(|_| reader.abort())?;
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
     loop {

@@ -289,7 +289,11 @@ pub(crate) async fn check_status(
 }
 
 /// Up to `max` bytes of a body (an error page), whatever happens.
-pub(crate) async fn read_body_prefix(mut response: Response, max: usize, deadline: Instant) -> Vec<u8> {
+pub(crate) async fn read_body_prefix(
+    mut response: Response,
+    max: usize,
+    deadline: Instant,
+) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < max {
         match timeout_at(deadline, response.chunk()).await {

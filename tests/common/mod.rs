@@ -30,9 +30,7 @@ pub fn fixture() -> PathBuf {
                 command.env_remove(&*name);
             }
         }
-        let status = command
-            .status()
-            .expect("cargo runs");
+        let status = command.status().expect("cargo runs");
         assert!(status.success(), "building the fixture server failed");
     });
     let path = bin()

@@ -148,7 +148,10 @@ mod tests {
 
     #[test]
     fn only_a_result_or_error_with_the_same_id_answers_a_request() {
-        assert!(answers(br#"{"jsonrpc":"2.0","id":3,"result":null}"#, &json!(3)));
+        assert!(answers(
+            br#"{"jsonrpc":"2.0","id":3,"result":null}"#,
+            &json!(3)
+        ));
         assert!(answers(br#"{"id":"a","error":{"code":1}}"#, &json!("a")));
         assert!(!answers(br#"{"id":3,"result":{}}"#, &json!("3")));
         assert!(!answers(br#"{"id":3,"method":"ping"}"#, &json!(3)));
