@@ -663,28 +663,7 @@ fn a_get_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge
     let bridge = agent.bridge_pid();
 
     // The agent reads nothing now: wait until the server's writes stall (or it is done).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let (mut last, mut since) = (String::new(), std::time::Instant::now());
-    let progress = loop {
-        let now = log_lines(&log)
-            .into_iter()
-            .rev()
-            .find(|l| l.starts_with("flood "))
-            .unwrap_or_default();
-        if now == "flood done" {
-            break now;
-        }
-        if now != last {
-            (last, since) = (now, std::time::Instant::now());
-        } else if !last.is_empty() && since.elapsed() > std::time::Duration::from_millis(1500) {
-            break last;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the flood never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let progress = flood_progress(&log);
     let (bridge_peak, guard_peak) = (peak_mib(bridge), peak_mib(agent.child.id()));
     assert!(
         bridge_peak < 150 && guard_peak < 150,
@@ -700,6 +679,64 @@ fn a_get_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge
     agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
     let (answer, _) = agent.answer(2);
     assert!(answer["result"]["tools"].is_array(), "{answer}");
+}
+
+#[test]
+fn a_legacy_sse_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge_stays_small()
+ {
+    let p = Project::bare(json!({}));
+    let log = p.path().join("requests.log");
+    let server = HttpServer::fixture(&["--sse"]);
+    p.set_servers(json!({"old": {"type": "sse", "url": server.url("/sse")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    // The same port, now flooding its event stream right after the endpoint event.
+    let port = server.port.to_string();
+    drop(server);
+    let _server = HttpServer::fixture(&[
+        "--sse",
+        "--http-misbehave",
+        "flood-get-stream",
+        "--log-file",
+        log.to_str().unwrap(),
+        "--port",
+        &port,
+    ]);
+    let agent = LazyAgent::guard(&p, &["old"]);
+    let bridge = agent.bridge_pid();
+    let progress = flood_progress(&log);
+    let peak = peak_mib(bridge);
+    eprintln!("bridge peak {peak} MiB at {progress:?}");
+    assert!(peak < 150, "bridge peak {peak} MiB at {progress:?}");
+    assert_ne!(
+        progress, "flood done",
+        "all 160 MB were taken (bridge peak {peak} MiB)"
+    );
+}
+
+/// The fixture's last flood line once its writes stall for 1.5 s, or "flood done".
+fn flood_progress(log: &Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut last, mut since) = (String::new(), std::time::Instant::now());
+    loop {
+        let now = log_lines(log)
+            .into_iter()
+            .rev()
+            .find(|l| l.starts_with("flood "))
+            .unwrap_or_default();
+        if now == "flood done" {
+            return now;
+        }
+        if now != last {
+            (last, since) = (now, std::time::Instant::now());
+        } else if !last.is_empty() && since.elapsed() > std::time::Duration::from_millis(1500) {
+            return last;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the flood never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]

@@ -255,6 +255,7 @@ fn handle_streamable(
     }
     match request.method.as_str() {
         "GET" if o.http.misbehave == "flood-get-stream" => {
+            start_stream(stream, &[]);
             flood(state, stream);
             return;
         }
@@ -508,11 +509,11 @@ fn handle_streamable(
 /// What a flood-get-stream server writes on the GET stream before it rests.
 const FLOOD_BYTES: usize = 160 * 1024 * 1024;
 
-/// The GET stream of flood-get-stream: 4 KB notifications, FLOOD_BYTES in all, as fast
-/// as the client takes them. Progress goes to the log each MiB, so a test sees the
-/// writes stall when the client stops reading.
+/// The GET stream of flood-get-stream (legacy: after the endpoint event, answering
+/// nothing): 4 KB notifications, FLOOD_BYTES in all, as fast as the client takes
+/// them. Progress goes to the log each MiB, so a test sees the writes stall when the
+/// client stops reading.
 fn flood(state: &State, stream: &TcpStream) {
-    start_stream(stream, &[]);
     let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
         "params": {"level": "info", "data": "f".repeat(4000)}});
     let event = format!("data: {note}\n\n");
@@ -574,6 +575,10 @@ fn handle_legacy(state: &State, stream: &TcpStream, request: &Request, message: 
                 format!("/message?sessionId={session}")
             };
             if !write_raw(stream, &format!("event: endpoint\ndata: {endpoint}\n\n")) {
+                return;
+            }
+            if state.o.http.misbehave == "flood-get-stream" {
+                flood(state, stream);
                 return;
             }
             // Relay answers until the client goes away.
