@@ -601,3 +601,387 @@ fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_th
     .unwrap();
     p.run_env(&["verify"], &token).expect(0);
 }
+
+/// An agent that reads the guard's stdout only when asked: a reader thread hands over
+/// one line at a time, so lines not asked for stay in the pipe.
+struct LazyAgent {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl LazyAgent {
+    fn guard(p: &Project, args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(common::bin())
+            .arg("guard")
+            .args(args)
+            .current_dir(p.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::sync_channel(0);
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        let stdin = child.stdin.take().unwrap();
+        LazyAgent {
+            child,
+            stdin,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Reads until the answer to `id`; returns it and how many other lines came first.
+    #[track_caller]
+    fn answer(&mut self, id: i64) -> (Value, usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut others = 0;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no answer to {id} after {others} other lines; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                )
+            });
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                return (message, others);
+            }
+            others += 1;
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-agent", "version": "1"}}}));
+        let (hello, _) = self.answer(1);
+        assert!(hello["result"].is_object(), "{hello}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    /// The bridge: the guard's child running `remote-bridge`.
+    fn bridge_pid(&self) -> u32 {
+        let guard = self.child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                    continue;
+                };
+                // pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
+                let after = &stat[stat.rfind(')').unwrap() + 2..];
+                let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                // The guard has a watchdog child too.
+                if ppid == guard && String::from_utf8_lossy(&cmdline).contains("remote-bridge") {
+                    return entry.file_name().to_string_lossy().parse().unwrap();
+                }
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the guard runs no bridge"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for LazyAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A process's peak resident memory (VmHWM), in MiB.
+fn peak_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"));
+    kib / 1024
+}
+
+#[test]
+fn a_get_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge_stays_small() {
+    let p = Project::bare(json!({}));
+    let log = p.path().join("requests.log");
+    let server = HttpServer::fixture(&[
+        "--http",
+        "--http-misbehave",
+        "flood-get-stream",
+        "--log-file",
+        log.to_str().unwrap(),
+    ]);
+    p.set_servers(json!({"flood": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = LazyAgent::guard(&p, &["flood"]);
+    agent.initialize();
+    let bridge = agent.bridge_pid();
+
+    // The agent reads nothing now: wait until the server's writes stall (or it is done).
+    let progress = flood_progress(&log);
+    let (bridge_peak, guard_peak) = (peak_mib(bridge), peak_mib(agent.child.id()));
+    assert!(
+        bridge_peak < 150 && guard_peak < 150,
+        "bridge peak {bridge_peak} MiB, guard peak {guard_peak} MiB at {progress:?}"
+    );
+    eprintln!("bridge peak {bridge_peak} MiB, guard peak {guard_peak} MiB at {progress:?}");
+    assert_ne!(
+        progress, "flood done",
+        "all 160 MB were taken from the server (bridge peak {bridge_peak} MiB)"
+    );
+
+    // Once the agent reads, the session still works.
+    agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+    let (answer, _) = agent.answer(2);
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+}
+
+#[test]
+fn a_legacy_sse_stream_flood_the_agent_does_not_read_waits_in_the_socket_and_the_bridge_stays_small()
+ {
+    let p = Project::bare(json!({}));
+    let log = p.path().join("requests.log");
+    let server = HttpServer::fixture(&["--sse"]);
+    p.set_servers(json!({"old": {"type": "sse", "url": server.url("/sse")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    // The same port, now flooding its event stream right after the endpoint event.
+    let port = server.port.to_string();
+    drop(server);
+    let _server = HttpServer::fixture(&[
+        "--sse",
+        "--http-misbehave",
+        "flood-get-stream",
+        "--log-file",
+        log.to_str().unwrap(),
+        "--port",
+        &port,
+    ]);
+    let agent = LazyAgent::guard(&p, &["old"]);
+    let bridge = agent.bridge_pid();
+    let progress = flood_progress(&log);
+    let peak = peak_mib(bridge);
+    eprintln!("bridge peak {peak} MiB at {progress:?}");
+    assert!(peak < 150, "bridge peak {peak} MiB at {progress:?}");
+    assert_ne!(
+        progress, "flood done",
+        "all 160 MB were taken (bridge peak {peak} MiB)"
+    );
+}
+
+/// The fixture's last flood line once its writes stall for 1.5 s, or "flood done".
+fn flood_progress(log: &Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut last, mut since) = (String::new(), std::time::Instant::now());
+    loop {
+        let now = log_lines(log)
+            .into_iter()
+            .rev()
+            .find(|l| l.starts_with("flood "))
+            .unwrap_or_default();
+        if now == "flood done" {
+            return now;
+        }
+        if now != last {
+            (last, since) = (now, std::time::Instant::now());
+        } else if !last.is_empty() && since.elapsed() > std::time::Duration::from_millis(1500) {
+            return last;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the flood never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_answer_over_max_message_bytes_is_answered_with_an_error_naming_the_limit_and_the_session_goes_on()
+ {
+    for respond in ["json", "sse"] {
+        let p = Project::bare(json!({}));
+        let server = HttpServer::fixture(&[
+            "--http",
+            "--respond",
+            respond,
+            "--http-misbehave",
+            "huge-call-answer",
+        ]);
+        p.set_servers(json!({"big": {"type": "http", "url": server.url("/mcp")}}));
+        p.run(&["update", "--yes"]).expect(0);
+        let mut agent = LazyAgent::guard(&p, &["big", "--max-message-bytes", "4000000"]);
+        agent.initialize();
+        let bridge = agent.bridge_pid();
+        agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+        agent.answer(2);
+        agent.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "q"}}}));
+        let (answer, _) = agent.answer(3);
+        assert_eq!(answer["error"]["code"], -32603, "{respond}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("larger than 4000000 bytes"),
+            "{respond}: {message}"
+        );
+        agent.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}}));
+        let (listing, _) = agent.answer(4);
+        assert!(
+            listing["result"]["tools"].is_array(),
+            "{respond}: {listing}"
+        );
+        let peak = peak_mib(bridge);
+        assert!(peak < 150, "{respond}: bridge peak {peak} MiB");
+    }
+}
+
+#[test]
+fn a_stream_broken_mid_answer_is_answered_with_an_error() {
+    let p = Project::bare(json!({}));
+    let server = HttpServer::fixture(&["--http"]);
+    p.set_servers(json!({"broken": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    // The same port, now dropping its tools/list answers half-sent.
+    let port = server.port.to_string();
+    drop(server);
+    let _server = HttpServer::fixture(&[
+        "--http",
+        "--http-misbehave",
+        "drop-mid-stream",
+        "--port",
+        &port,
+    ]);
+    let mut agent = LazyAgent::guard(&p, &["broken"]);
+    agent.initialize();
+    agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+    let (answer, _) = agent.answer(2);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("SSE stream"), "{message}");
+}
+
+#[test]
+fn a_legacy_sse_endpoint_on_another_origin_is_refused_in_one_line_and_nothing_is_posted() {
+    let p = Project::bare(json!({}));
+    let log = p.path().join("requests.log");
+    let server = HttpServer::fixture(&["--sse"]);
+    p.set_servers(json!({"old": {"type": "sse", "url": server.url("/sse")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let port = server.port.to_string();
+    drop(server);
+    let _server = HttpServer::fixture(&[
+        "--sse",
+        "--http-misbehave",
+        "endpoint-cross-origin",
+        "--log-file",
+        log.to_str().unwrap(),
+        "--port",
+        &port,
+    ]);
+    let mut agent = McpPipe::guard(&p, &["old"]);
+    agent.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-agent", "version": "1"}}}));
+    let refusal = format!(
+        "GET (HTTP+SSE): the endpoint http://localhost:{port}/message?sessionId=s-1 is on another origin; not used"
+    );
+    assert!(agent.stderr_shows(&refusal), "{}", agent.stderr());
+    let lines: Vec<String> = agent
+        .stderr()
+        .lines()
+        .filter(|l| l.contains("another origin"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    agent.close();
+    agent.wait_exit(std::time::Duration::from_secs(10));
+    let posts: Vec<String> = log_lines(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("POST"))
+        .collect();
+    assert!(posts.is_empty(), "{posts:#?}");
+}
+
+#[test]
+fn a_legacy_sse_server_gets_the_cached_login_token_from_the_guard_as_from_verify() {
+    let token = "login-token-5be21c07";
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let server = HttpServer::fixture(&["--sse", "--require-token", token]);
+    let url = server.url("/sse");
+    p.set_servers(json!({"old": {"type": "sse", "url": url}}));
+    // What `mcp-lock login` leaves behind, for this server's URL.
+    let dir = home.join("mcp-lock/oauth");
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = json!({"resource": url, "issuer": "http://127.0.0.1:9/", "token_endpoint": "http://127.0.0.1:9/token", "client_id": "c", "access_token": token});
+    std::fs::write(dir.join("old.json"), record.to_string()).unwrap();
+    let home = home.to_str().unwrap();
+    p.run_env(&["update", "--yes"], &[("XDG_CONFIG_HOME", home)])
+        .expect(0);
+    let mut agent = McpPipe::spawn(
+        &common::bin(),
+        &["guard", "old"],
+        p.path(),
+        &[("XDG_CONFIG_HOME", home)],
+    );
+    agent.initialize();
+    let tools = agent.list_tools();
+    assert!(names(&tools).contains(&"search_docs"), "{tools:?}");
+    agent.close();
+    let mut seen = agent.stderr();
+    for message in agent.held.iter().chain(&tools) {
+        seen.push_str(&message.to_string());
+    }
+    assert!(!seen.contains(token), "{seen}");
+}
+
+#[test]
+fn a_40_mb_answer_under_the_limit_reaches_the_agent_whole_and_the_bridge_holds_it_about_once() {
+    let p = Project::bare(json!({}));
+    let server = HttpServer::fixture(&["--http", "--http-misbehave", "huge-call-answer"]);
+    p.set_servers(json!({"big": {"type": "http", "url": server.url("/mcp")}}));
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = LazyAgent::guard(&p, &["big"]);
+    agent.initialize();
+    let bridge = agent.bridge_pid();
+    agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+    agent.answer(2);
+    agent.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "q"}}}));
+    let (answer, _) = agent.answer(3);
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(text.len(), 40_000_000, "{}", start_of(&answer));
+    let peak = peak_mib(bridge);
+    eprintln!("bridge peak {peak} MiB for a 40 MB answer");
+    assert!(peak < 150, "bridge peak {peak} MiB");
+}
+
+/// The start of a message, for an assertion's text.
+fn start_of(message: &Value) -> String {
+    message.to_string().chars().take(500).collect()
+}

@@ -254,6 +254,11 @@ fn handle_streamable(
         }
     }
     match request.method.as_str() {
+        "GET" if o.http.misbehave == "flood-get-stream" => {
+            start_stream(stream, &[]);
+            flood(state, stream);
+            return;
+        }
         "GET" if o.notify_on_change && o.revision_file.is_some() => {
             // The GET stream: list_changed whenever the revision file changes.
             let path = o.revision_file.clone().unwrap();
@@ -393,6 +398,10 @@ fn handle_streamable(
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
     };
+    if method == "tools/call" && o.http.misbehave == "huge-call-answer" {
+        huge_answer(o, stream, &id);
+        return;
+    }
     if method == "tools/list" {
         match o.http.misbehave.as_str() {
             "status-500" => {
@@ -497,6 +506,51 @@ fn handle_streamable(
     }
 }
 
+/// What a flood-get-stream server writes on the GET stream before it rests.
+const FLOOD_BYTES: usize = 160 * 1024 * 1024;
+
+/// The GET stream of flood-get-stream (legacy: after the endpoint event, answering
+/// nothing): 4 KB notifications, FLOOD_BYTES in all, as fast as the client takes
+/// them. Progress goes to the log each MiB, so a test sees the writes stall when the
+/// client stops reading.
+fn flood(state: &State, stream: &TcpStream) {
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "f".repeat(4000)}});
+    let event = format!("data: {note}\n\n");
+    let mut sent = 0;
+    while sent < FLOOD_BYTES {
+        if !write_raw(stream, &event) {
+            return;
+        }
+        let before = sent / (1024 * 1024);
+        sent += event.len();
+        if sent / (1024 * 1024) != before {
+            state.log(&format!("flood sent-mib={}", sent / (1024 * 1024)));
+        }
+    }
+    state.log("flood done");
+    // Held open, as a real GET stream is.
+    std::thread::sleep(Duration::from_secs(600));
+}
+
+/// A tools/call answer of 40 MB (JSON, or one SSE event with --respond sse).
+fn huge_answer(o: &Options, stream: &TcpStream, id: &Value) {
+    let text = "h".repeat(40 * 1000 * 1000);
+    let reply = json!({"jsonrpc": "2.0", "id": id,
+        "result": {"content": [{"type": "text", "text": text}]}});
+    if o.http.respond_sse {
+        start_stream(stream, &[]);
+        write_raw(stream, &format!("data: {reply}\n\n"));
+    } else {
+        respond(
+            stream,
+            "200 OK",
+            &json_headers(),
+            reply.to_string().as_bytes(),
+        );
+    }
+}
+
 /// Set once a drop-get-stream server has closed its first GET stream.
 static GET_DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -511,10 +565,20 @@ fn handle_legacy(state: &State, stream: &TcpStream, request: &Request, message: 
             let (tx, rx): (Sender<String>, Receiver<String>) = channel();
             state.streams.lock().unwrap().insert(session.clone(), tx);
             start_stream(stream, &[]);
-            if !write_raw(
-                stream,
-                &format!("event: endpoint\ndata: /message?sessionId={session}\n\n"),
-            ) {
+            // localhost and 127.0.0.1 are different origins.
+            let endpoint = if state.o.http.misbehave == "endpoint-cross-origin" {
+                format!(
+                    "http://localhost:{}/message?sessionId={session}",
+                    state.port
+                )
+            } else {
+                format!("/message?sessionId={session}")
+            };
+            if !write_raw(stream, &format!("event: endpoint\ndata: {endpoint}\n\n")) {
+                return;
+            }
+            if state.o.http.misbehave == "flood-get-stream" {
+                flood(state, stream);
                 return;
             }
             // Relay answers until the client goes away.

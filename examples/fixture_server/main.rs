@@ -114,7 +114,11 @@ HTTP (instead of stdio; listens on 127.0.0.1 only):
                           oversized-body | expire-session | expire-session-ts |
                           expire-always | redirect-post-302 |
                           redirect-cross-origin | redirect-same-origin |
-                          huge-challenge (401 with a 60 KB WWW-Authenticate)";
+                          huge-challenge (401 with a 60 KB WWW-Authenticate) |
+                          flood-get-stream (160 MB of 4 KB notifications on the GET
+                          stream, progress in the log) | huge-call-answer (a 40 MB
+                          tools/call answer) | endpoint-cross-origin (legacy: the
+                          endpoint event names http://localhost:PORT)";
 
 struct Options {
     revision: String,

@@ -14,6 +14,16 @@
 //! `notifications/initialized`, and the message sent again. After the handshake a GET
 //! stream carries the server's own messages; a dropped one is reopened with
 //! `Last-Event-ID`, after the `retry` delay the server asked for.
+//!
+//! Memory stays within a few times the largest message: bodies and events are read
+//! with --max-message-bytes as a running cap, forwarded as the server wrote them (see
+//! [`frame`]), and stdout is a byte-budgeted queue (see [`out`]) that makes every
+//! reader wait, and so stop reading its socket, while the guard is not taking. A
+//! request whose answer cannot be forwarded (too large, the stream broke or ended
+//! early, an HTTP error) is answered with a JSON-RPC error, so the client never waits.
+
+mod frame;
+mod out;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,23 +31,33 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Client, Response, StatusCode, Url};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, mpsc};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
 
-use super::ClientOptions;
-use super::http::{build_client, header_map, parse_url, reqwest_chain};
-use super::sse::Parser;
+use super::http::{
+    build_client, header_map, parse_url, read_body, read_body_prefix, reqwest_chain,
+};
+use super::legacy_sse::endpoint_of;
+use super::sse::{Parser, TooLarge};
+use super::{ClientOptions, RpcError};
 use crate::auth::{TokenStore, cached_bearer};
 use crate::config::{RemoteKind, ResolvedRemote};
 use crate::secrets::Secrets;
+use out::Out;
 
 /// How often a dropped GET stream is reopened before the bridge gives up on it.
 const MAX_RECONNECTS: usize = 20;
 /// The wait before reopening when the server set no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_millis(500);
 
-/// Lines for stdout, written by one task so messages never interleave.
-type Out = mpsc::UnboundedSender<Vec<u8>>;
+/// How much of an error body is kept for the client's error message.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The bridge waits as long as the server takes: a call may run for hours.
+fn no_deadline() -> Instant {
+    Instant::now() + Duration::from_secs(10 * 365 * 24 * 3600)
+}
 
 /// Runs the bridge until stdin closes (or the legacy stream ends). `pinned_versions`
 /// are the protocol versions the lock's profiles used: a client speaking another is
@@ -47,16 +67,7 @@ pub async fn run(
     options: ClientOptions,
     pinned_versions: Vec<String>,
 ) -> Result<(), String> {
-    let (out, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        while let Some(mut line) = lines.recv().await {
-            line.push(b'\n');
-            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
-                break;
-            }
-        }
-    });
+    let (out, writer) = Out::start();
     let result = match remote.kind {
         RemoteKind::StreamableHttp => streamable(remote, options, out, pinned_versions).await,
         RemoteKind::Sse => legacy(remote, options, out).await,
@@ -189,74 +200,147 @@ impl Conn {
         }
     }
 
-    /// Writes every message of a JSON body or an SSE stream to stdout.
-    async fn relay(&self, response: Response) {
-        let kind = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
-            .unwrap_or_default();
-        if kind.starts_with("text/event-stream") {
+    /// Relays a POST's answer, a JSON body or an SSE stream, to stdout. When `request`
+    /// is a request and no answer to it came through, the client gets an error for it
+    /// instead. For `initialize`, the agreed version is noted and reading stops at the
+    /// answer.
+    async fn relay(&self, response: Response, request: &Value) {
+        let id = request.get("method").and(request.get("id"));
+        let initialize = request["method"] == "initialize";
+        let mut answered = false;
+        // What broke, if anything, and what to say when nothing answered the request.
+        let (broke, unanswered) = if is_event_stream(&response) {
             let mut parser = Parser::new(self.max);
-            let _ = self.relay_stream(response, &mut parser).await;
+            let broke = match self
+                .relay_stream(response, &mut parser, id, initialize, &mut answered)
+                .await
+            {
+                Ok(()) => None,
+                Err(Broke::TooLarge) => Some(self.too_large()),
+                Err(Broke::Io(e)) => Some(format!(
+                    "the server's SSE stream broke before the answer arrived: {e}"
+                )),
+            };
+            (broke, "the server ended the SSE stream without answering")
+        } else {
+            let broke = match read_body(response, self.max, no_deadline()).await {
+                Ok(body) => match frame::lines(body) {
+                    Ok(lines) => {
+                        for line in lines {
+                            answered |= self.emit(line, id, initialize).await;
+                        }
+                        None
+                    }
+                    Err(frame::NotJson) => Some("the server's answer is not JSON".into()),
+                },
+                Err(RpcError::TooLarge(_)) => Some(self.too_large()),
+                Err(e) => Some(format!("the answer broke off: {e}")),
+            };
+            (broke, "the server's answer holds no answer to the request")
+        };
+        if answered {
             return;
         }
-        match response.bytes().await {
-            Ok(body) if !body.iter().all(u8::is_ascii_whitespace) => self.emit_json(&body),
-            Ok(_) => {}
-            Err(e) => self.say(&format!("an answer broke off: {}", reqwest_chain(e))),
+        match (broke, id) {
+            (why, Some(_)) => {
+                self.fail(request, why.as_deref().unwrap_or(unanswered))
+                    .await
+            }
+            (Some(why), None) => self.say(&why),
+            (None, None) => {}
         }
     }
 
-    /// Relays SSE events until the stream ends; `Err` when it broke.
+    fn too_large(&self) -> String {
+        format!(
+            "the server's answer is larger than {} bytes (--max-message-bytes); not forwarded",
+            self.max
+        )
+    }
+
+    /// Relays SSE events until the stream ends (or, for `initialize`, until the
+    /// answer to `id` came); `answered` says whether it did.
     async fn relay_stream(
         &self,
         mut response: Response,
         parser: &mut Parser,
-    ) -> Result<(), String> {
+        id: Option<&Value>,
+        initialize: bool,
+        answered: &mut bool,
+    ) -> Result<(), Broke> {
         loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => match parser.feed(&chunk) {
-                    Ok(events) => {
-                        for event in events {
-                            if event.name == "message" {
-                                self.emit_json(event.data.as_bytes());
-                            }
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(Broke::Io(reqwest_chain(e))),
+            };
+            let events = parser.feed(&chunk).map_err(|TooLarge(_)| Broke::TooLarge)?;
+            for event in events {
+                if event.name != "message" {
+                    continue;
+                }
+                match frame::lines(event.data.into_bytes()) {
+                    Ok(lines) => {
+                        for line in lines {
+                            *answered |= self.emit(line, id, initialize).await;
                         }
                     }
-                    Err(e) => return Err(e.to_string()),
-                },
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(reqwest_chain(e)),
+                    Err(frame::NotJson) => {
+                        self.say("the server sent an event that is not JSON; dropped")
+                    }
+                }
+                if initialize && *answered {
+                    return Ok(());
+                }
             }
         }
     }
 
-    /// A body's message, or each member of a batch, as its own line.
-    fn emit_json(&self, body: &[u8]) {
-        match serde_json::from_slice::<Value>(body) {
-            Ok(Value::Array(items)) => {
-                for item in items {
-                    let _ = self.out.send(item.to_string().into_bytes());
-                }
+    /// Writes one message to stdout; true when it answers `id`. The answer to
+    /// `initialize` sets the version later requests carry.
+    async fn emit(&self, line: Vec<u8>, id: Option<&Value>, initialize: bool) -> bool {
+        let answers = id.is_some_and(|id| frame::answers(&line, id));
+        if answers && initialize {
+            let answer: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+            if let Some(version) = answer["result"]["protocolVersion"].as_str() {
+                *self.version.lock().unwrap() = Some(version.to_string());
             }
-            Ok(message) => {
-                let _ = self.out.send(message.to_string().into_bytes());
-            }
-            Err(_) => self.say("the server sent something that is not JSON; dropped"),
         }
+        self.out.line(line).await;
+        answers
     }
 
     /// A JSON-RPC error for a request that got no answer, so the client never waits.
-    fn fail(&self, message: &Value, why: &str) {
+    async fn fail(&self, message: &Value, why: &str) {
         let why = self.secrets.redact(why);
         if let (Some(id), Some(_)) = (message.get("id"), message.get("method")) {
             let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("mcp-lock guard: {why}")}});
-            let _ = self.out.send(error.to_string().into_bytes());
+            self.out.line(error.to_string().into_bytes()).await;
         } else {
             self.say(&why);
         }
     }
+}
+
+/// How an SSE stream failed.
+enum Broke {
+    /// An event grew past --max-message-bytes.
+    TooLarge,
+    Io(String),
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
+        .is_some_and(|kind| kind.starts_with("text/event-stream"))
+}
+
+/// The start of an error answer's body, for the client's error message.
+async fn error_text(response: Response) -> String {
+    let body = read_body_prefix(response, ERROR_BODY_BYTES, no_deadline()).await;
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 /// Whether an error answer means the server forgot the session.
@@ -277,25 +361,8 @@ async fn streamable(
     let url = parse_url(&remote.url)?;
     let mut headers = header_map(&remote)?;
     let store = TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
-    let mut bearer = false;
-    if !headers.contains_key(AUTHORIZATION)
-        && let Some(store) = &store
-    {
-        let deadline = tokio::time::Instant::now() + options.request_timeout;
-        match cached_bearer(store, &remote.url, false, deadline).await {
-            Ok(Some(b)) => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
-                    .map_err(|_| {
-                        "the cached login token is not a valid header value".to_string()
-                    })?;
-                value.set_sensitive(true);
-                headers.insert(AUTHORIZATION, value);
-                bearer = true;
-            }
-            Ok(None) => {}
-            Err(e) => return Err(format!("{e}; run `mcp-lock login {}` again", remote.name)),
-        }
-    }
+    let deadline = tokio::time::Instant::now() + options.request_timeout;
+    let bearer = add_login(&remote, &mut headers, store.as_ref(), deadline).await?;
     let conn = Arc::new(Conn {
         client: build_client(&url, &options)?,
         url,
@@ -348,6 +415,30 @@ async fn streamable(
     Ok(())
 }
 
+/// Adds the token of `mcp-lock login` as the Authorization header where the config
+/// sets none of its own, as verify sends it. True when one was added.
+async fn add_login(
+    remote: &ResolvedRemote,
+    headers: &mut HeaderMap,
+    store: Option<&TokenStore>,
+    deadline: tokio::time::Instant,
+) -> Result<bool, String> {
+    let Some(store) = store.filter(|_| !headers.contains_key(AUTHORIZATION)) else {
+        return Ok(false);
+    };
+    match cached_bearer(store, &remote.url, false, deadline).await {
+        Ok(Some(b)) => {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
+                .map_err(|_| "the cached login token is not a valid header value".to_string())?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+            Ok(true)
+        }
+        Ok(None) => Ok(false),
+        Err(e) => Err(format!("{e}; run `mcp-lock login {}` again", remote.name)),
+    }
+}
+
 /// POSTs one message from the client; its answer is relayed on a task of its own.
 async fn send_one(conn: &Arc<Conn>, message: Value) {
     let method = message["method"].as_str().unwrap_or("").to_string();
@@ -361,40 +452,32 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
     drop(conn.reopening.lock().await);
     let mut response = match conn.post(&message).await {
         Ok(r) => r,
-        Err(e) => return conn.fail(&message, &e),
+        Err(e) => return conn.fail(&message, &e).await,
     };
     if !is_initialize && !response.status().is_success() && conn.session.lock().unwrap().is_some() {
         let status = response.status();
-        let body = response.text().await.unwrap_or_default();
+        let body = error_text(response).await;
         if !expired(status, &body) {
-            return conn.fail(&message, &http_failure(status, &body));
+            return conn.fail(&message, &http_failure(status, &body)).await;
         }
         if let Err(e) = reopen(conn).await {
-            return conn.fail(
-                &message,
-                &format!("the session expired and could not be opened again: {e}"),
-            );
+            let why = format!("the session expired and could not be opened again: {e}");
+            return conn.fail(&message, &why).await;
         }
         response = match conn.post(&message).await {
             Ok(r) => r,
-            Err(e) => return conn.fail(&message, &e),
+            Err(e) => return conn.fail(&message, &e).await,
         };
     }
     let status = response.status();
     if !status.is_success() {
-        let body = response.text().await.unwrap_or_default();
-        return conn.fail(&message, &http_failure(status, &body));
+        let body = error_text(response).await;
+        return conn.fail(&message, &http_failure(status, &body)).await;
     }
     if is_initialize {
         *conn.session.lock().unwrap() = response.headers().get("mcp-session-id").cloned();
-        // The version header follows from the answer, read by the relay below.
-        let conn = conn.clone();
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            relay_initialize(&conn, response, tx).await;
-        });
-        // Later messages carry the agreed version: wait for it.
-        let _ = rx.await;
+        // Later messages carry the version the answer agrees on: wait for it.
+        conn.relay(response, &message).await;
         return;
     }
     let modern = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
@@ -408,63 +491,7 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
         start_get_stream(conn);
     }
     let conn = conn.clone();
-    tokio::spawn(async move { conn.relay(response).await });
-}
-
-/// Relays the answer to `initialize`, noting the version it agreed on.
-async fn relay_initialize(conn: &Conn, response: Response, done: tokio::sync::oneshot::Sender<()>) {
-    let kind = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
-        .unwrap_or_default();
-    let body = if kind.starts_with("text/event-stream") {
-        // The answer is the stream's first message with a result or error.
-        let mut response = response;
-        let mut parser = Parser::new(conn.max);
-        let mut found = None;
-        'read: while let Ok(Some(chunk)) = response.chunk().await {
-            let Ok(events) = parser.feed(&chunk) else {
-                break;
-            };
-            for event in events {
-                if event.name != "message" {
-                    continue;
-                }
-                let value: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
-                if value.get("result").is_some() || value.get("error").is_some() {
-                    found = Some(value);
-                    break 'read;
-                }
-                conn.emit_json(event.data.as_bytes());
-            }
-        }
-        found
-    } else {
-        response
-            .bytes()
-            .await
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-    };
-    match body {
-        Some(answer) => {
-            if let Some(version) = answer["result"]["protocolVersion"].as_str() {
-                *conn.version.lock().unwrap() = Some(version.to_string());
-            }
-            let _ = conn.out.send(answer.to_string().into_bytes());
-        }
-        None => {
-            let initialize = conn
-                .initialize
-                .lock()
-                .unwrap()
-                .clone()
-                .unwrap_or(Value::Null);
-            conn.fail(&initialize, "the server gave no answer to initialize");
-        }
-    }
-    let _ = done.send(());
+    tokio::spawn(async move { conn.relay(response, &message).await });
 }
 
 /// Opens an expired session again with the client's own `initialize`, whose answer
@@ -480,12 +507,15 @@ async fn reopen(conn: &Arc<Conn>) -> Result<(), String> {
     let response = conn.post(&initialize).await?;
     if !response.status().is_success() {
         let status = response.status();
-        let body = response.text().await.unwrap_or_default();
+        let body = error_text(response).await;
         return Err(http_failure(status, &body));
     }
     *conn.session.lock().unwrap() = response.headers().get("mcp-session-id").cloned();
     // Read the answer for its version; it is not the client's to see.
-    let body = response.text().await.unwrap_or_default();
+    let body = read_body(response, conn.max, no_deadline())
+        .await
+        .map_err(|e| format!("the answer to initialize: {e}"))?;
+    let body = String::from_utf8_lossy(&body);
     let answer = body
         .lines()
         .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
@@ -563,7 +593,17 @@ async fn get_stream(conn: &Conn) {
             s if !s.is_success() => continue,
             _ => {}
         }
-        let _ = conn.relay_stream(response, &mut parser).await;
+        let mut answered = false;
+        match conn
+            .relay_stream(response, &mut parser, None, false, &mut answered)
+            .await
+        {
+            Ok(()) | Err(Broke::Io(_)) => {}
+            Err(Broke::TooLarge) => conn.say(&format!(
+                "the server's GET stream sent a message larger than {} bytes (--max-message-bytes); reopening it",
+                conn.max
+            )),
+        }
     }
     conn.say("the server's GET stream kept dropping; its notifications may be missed");
 }
@@ -572,7 +612,10 @@ async fn get_stream(conn: &Conn) {
 async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Result<(), String> {
     let url = parse_url(&remote.url)?;
     let client = build_client(&url, &options)?;
-    let headers = header_map(&remote)?;
+    let mut headers = header_map(&remote)?;
+    let store = TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
+    let deadline = tokio::time::Instant::now() + options.request_timeout;
+    add_login(&remote, &mut headers, store.as_ref(), deadline).await?;
     let response = client
         .get(url.clone())
         .headers(headers.clone())
@@ -586,44 +629,58 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
             response.status().as_u16()
         ));
     }
-    let (endpoint_tx, endpoint_rx) = tokio::sync::oneshot::channel::<Url>();
+    let (endpoint_tx, endpoint_rx) = tokio::sync::oneshot::channel::<String>();
     let max = options.max_message_bytes;
-    let base = url.clone();
     let events_out = out.clone();
-    let reader = tokio::spawn(async move {
+    // Reads the stream until it ends; its result says how.
+    let mut reader = tokio::spawn(async move {
         let mut response = response;
         let mut parser = Parser::new(max);
         let mut endpoint_tx = Some(endpoint_tx);
-        while let Ok(Some(chunk)) = response.chunk().await {
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return "the server's event stream ended".to_string(),
+                Err(e) => return format!("the server's event stream broke: {}", reqwest_chain(e)),
+            };
             let Ok(events) = parser.feed(&chunk) else {
-                break;
+                return format!(
+                    "the server's event stream sent a message larger than {max} bytes (--max-message-bytes)"
+                );
             };
             for event in events {
                 match event.name.as_str() {
                     "endpoint" => {
-                        if let (Some(tx), Ok(endpoint)) =
-                            (endpoint_tx.take(), base.join(event.data.trim()))
-                        {
-                            let _ = tx.send(endpoint);
+                        if let Some(tx) = endpoint_tx.take() {
+                            let _ = tx.send(event.data);
                         }
                     }
-                    "message" => {
-                        let _ = events_out.send(event.data.into_bytes());
-                    }
+                    "message" => match frame::lines(event.data.into_bytes()) {
+                        Ok(lines) => {
+                            for line in lines {
+                                events_out.line(line).await;
+                            }
+                        }
+                        Err(frame::NotJson) => eprintln!(
+                            "mcp-lock guard: the server sent an event that is not JSON; dropped"
+                        ),
+                    },
                     _ => {}
                 }
             }
         }
     });
-    let endpoint = endpoint_rx
-        .await
-        .map_err(|_| "GET (HTTP+SSE): the stream ended before its endpoint event".to_string())?;
-    // Headers go to the configured origin only.
-    let headers = if endpoint.origin() == url.origin() {
-        headers
-    } else {
-        HeaderMap::new()
+    let Ok(endpoint) = endpoint_rx.await else {
+        reader.abort();
+        return Err("GET (HTTP+SSE): the stream ended before its endpoint event".into());
     };
+    // As verify: another origin is refused (it would get none of the headers).
+    let endpoint = endpoint_of(
+        &url,
+        &endpoint,
+        Err("the guard never POSTs to another origin"),
+    )
+    .inspect_err(|_| reader.abort())?;
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
     loop {
@@ -633,8 +690,8 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
-            _ = async { while !reader.is_finished() { tokio::time::sleep(Duration::from_millis(50)).await } } => {
-                return Err("the server's event stream ended".into());
+            ended = &mut reader => {
+                return Err(ended.unwrap_or_else(|_| "the server's event stream ended".into()));
             }
         }
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -657,7 +714,7 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
             && let (Some(id), Some(_)) = (message.get("id"), message.get("method"))
         {
             let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("mcp-lock guard: {}", remote.secrets.redact(&why))}});
-            let _ = out.send(error.to_string().into_bytes());
+            out.line(error.to_string().into_bytes()).await;
         }
     }
     reader.abort();

@@ -289,7 +289,11 @@ pub(crate) async fn check_status(
 }
 
 /// Up to `max` bytes of a body (an error page), whatever happens.
-async fn read_body_prefix(mut response: Response, max: usize, deadline: Instant) -> Vec<u8> {
+pub(crate) async fn read_body_prefix(
+    mut response: Response,
+    max: usize,
+    deadline: Instant,
+) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < max {
         match timeout_at(deadline, response.chunk()).await {
@@ -309,7 +313,12 @@ pub(crate) async fn read_body(
     max: usize,
     deadline: Instant,
 ) -> Result<Vec<u8>, RpcError> {
-    let mut body = Vec::new();
+    // Sized once when the length is known, so a large body is not copied as it grows.
+    let declared = response.content_length().unwrap_or(0);
+    if declared > max as u64 {
+        return Err(RpcError::TooLarge(max));
+    }
+    let mut body = Vec::with_capacity(declared as usize);
     loop {
         match timeout_at(deadline, response.chunk()).await {
             Err(_) => return Err(RpcError::Timeout),

@@ -142,17 +142,14 @@ impl SseConnection {
                 first.name
             ));
         }
-        let endpoint = url.join(first.data.trim()).map_err(|e| {
-            format!(
-                "GET (HTTP+SSE): the endpoint {:?} is not a URL: {e}",
-                first.data
-            )
-        })?;
-        if endpoint.origin() != url.origin() && !options.allow_cross_origin_redirects {
-            return Err(format!(
-                "GET (HTTP+SSE): the endpoint {endpoint} is on another origin; not used (pass --allow-redirects to use it)"
-            ));
-        }
+        let endpoint = endpoint_of(
+            &url,
+            &first.data,
+            options
+                .allow_cross_origin_redirects
+                .then_some(())
+                .ok_or("pass --allow-redirects to use it"),
+        )?;
         // An endpoint elsewhere (allowed above) gets none of the configured headers.
         let headers = if endpoint.origin() == url.origin() {
             headers
@@ -186,6 +183,27 @@ impl SseConnection {
         };
         check_status(response, deadline, &self.peer).await.map(drop)
     }
+}
+
+/// The URL an `endpoint` event names, resolved against the stream's URL. Another
+/// origin is used only when `cross_origin` allows it (verify's --allow-redirects);
+/// otherwise its error is the hint on how to allow it.
+pub(crate) fn endpoint_of(
+    url: &Url,
+    data: &str,
+    cross_origin: Result<(), &str>,
+) -> Result<Url, String> {
+    let endpoint = url
+        .join(data.trim())
+        .map_err(|e| format!("GET (HTTP+SSE): the endpoint {data:?} is not a URL: {e}"))?;
+    if endpoint.origin() != url.origin()
+        && let Err(hint) = cross_origin
+    {
+        return Err(format!(
+            "GET (HTTP+SSE): the endpoint {endpoint} is on another origin; not used ({hint})"
+        ));
+    }
+    Ok(endpoint)
 }
 
 /// A task aborted when this is dropped: dropping a `JoinHandle` alone leaves the task

@@ -18,11 +18,19 @@ pub fn fixture() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
     BUILT.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
+        let mut command = std::process::Command::new(cargo);
+        command
             .args(["build", "--quiet", "--example", "fixture_server"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        // Set for this test by cargo, not in a shell: ring's build script reruns when
+        // they change, and everything above ring would be rebuilt on every run.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_PKG_") || name.starts_with("CARGO_MANIFEST_") {
+                command.env_remove(&*name);
+            }
+        }
+        let status = command.status().expect("cargo runs");
         assert!(status.success(), "building the fixture server failed");
     });
     let path = bin()
