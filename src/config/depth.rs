@@ -61,11 +61,13 @@ pub fn yaml_too_deep(text: &str, max: usize) -> Option<(usize, usize)> {
                 token_start = false;
                 continue;
             }
+            let mut opened = false;
             match b {
                 b'#' if token_start => break,
                 b'"' | b'\'' if token_start => quote = Some(b),
                 b'[' | b'{' if flow > 0 || token_start => {
                     flow += 1;
+                    opened = true;
                     if flow + block.len() > max {
                         return Some((number + 1, i + 1));
                     }
@@ -83,8 +85,8 @@ pub fn yaml_too_deep(text: &str, max: usize) -> Option<(usize, usize)> {
             }
             // A token starts after a blank, and in flow after an indicator.
             token_start = matches!(b, b' ' | b'\t')
-                || (flow > 0 && matches!(b, b'[' | b'{' | b',' | b':'))
-                || (b == b'[' || b == b'{');
+                || opened
+                || (flow > 0 && matches!(b, b',' | b':'));
             i += 1;
         }
         if flow + block.len() > max {
