@@ -744,8 +744,9 @@ fn a_yaml_config_nested_100000_deep_is_refused_at_once_naming_file_and_line() {
     let run = p.run(&["servers"]);
     run.expect(2);
     assert!(
-        run.stderr()
-            .contains(".continue/mcpServers/deep.yaml:3:264: not valid YAML: nested more than 256 deep"),
+        run.stderr().contains(
+            ".continue/mcpServers/deep.yaml:3:264: not valid YAML: nested more than 256 deep"
+        ),
         "{}",
         run.stderr()
     );
@@ -757,7 +758,12 @@ fn a_yaml_config_nested_100000_deep_is_refused_at_once_naming_file_and_line() {
 #[test]
 fn a_config_of_20000_servers_is_read_with_every_entry_on_its_line() {
     let servers: serde_json::Map<String, Value> = (0..20_000)
-        .map(|i| (format!("s{i:05}"), json!({"command": "x", "args": [i.to_string()]})))
+        .map(|i| {
+            (
+                format!("s{i:05}"),
+                json!({"command": "x", "args": [i.to_string()]}),
+            )
+        })
         .collect();
     let p = Project::new(Value::Object(servers));
     let run = p.run(&["servers", "--format", "json"]);
@@ -795,7 +801,10 @@ fn sigterm_while_a_config_is_still_being_read_exits_130() {
         {
             Ok(w) => break w,
             Err(e) => {
-                assert!(Instant::now() < deadline, "mcp-lock never opened the config: {e}");
+                assert!(
+                    Instant::now() < deadline,
+                    "mcp-lock never opened the config: {e}"
+                );
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
@@ -821,7 +830,12 @@ fn sigterm_while_a_config_is_still_being_read_exits_130() {
     };
     drop(writer);
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 }

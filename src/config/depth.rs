@@ -39,8 +39,7 @@ pub fn yaml_too_deep(text: &str, max: usize) -> Option<(usize, usize)> {
             }
             // A node at this column, and one more for each compact `- ` or `? `.
             block.push(indent);
-            while i + 1 < bytes.len() && matches!(bytes[i], b'-' | b'?') && bytes[i + 1] == b' '
-            {
+            while i + 1 < bytes.len() && matches!(bytes[i], b'-' | b'?') && bytes[i + 1] == b' ' {
                 i += 2;
                 while i < bytes.len() && bytes[i] == b' ' {
                     i += 1;
@@ -75,7 +74,10 @@ pub fn yaml_too_deep(text: &str, max: usize) -> Option<(usize, usize)> {
                 b']' | b'}' if flow > 0 => flow -= 1,
                 b'|' | b'>' if flow == 0 && token_start => {
                     let after = line[i + 1..].split(" #").next().unwrap_or("");
-                    if after.trim().bytes().all(|c| c.is_ascii_digit() || c == b'-' || c == b'+')
+                    if after
+                        .trim()
+                        .bytes()
+                        .all(|c| c.is_ascii_digit() || c == b'-' || c == b'+')
                     {
                         literal_above = Some(indent);
                         break;
@@ -84,9 +86,8 @@ pub fn yaml_too_deep(text: &str, max: usize) -> Option<(usize, usize)> {
                 _ => {}
             }
             // A token starts after a blank, and in flow after an indicator.
-            token_start = matches!(b, b' ' | b'\t')
-                || opened
-                || (flow > 0 && matches!(b, b',' | b':'));
+            token_start =
+                matches!(b, b' ' | b'\t') || opened || (flow > 0 && matches!(b, b',' | b':'));
             i += 1;
         }
         if flow + block.len() > max {

@@ -375,8 +375,15 @@ mod tests {
         assert_eq!(secrets.redact("debug s3cr3t-value"), "debug ${TOKEN}");
         // A default that looks like a credential stays one, as a literal would.
         let mut secrets = Secrets::default();
-        expand("${API_KEY:-sk-written-in-config}", "s", "env.K", Path::new("/p"), &|_| None, &mut secrets)
-            .unwrap();
+        expand(
+            "${API_KEY:-sk-written-in-config}",
+            "s",
+            "env.K",
+            Path::new("/p"),
+            &|_| None,
+            &mut secrets,
+        )
+        .unwrap();
         assert!(secrets.contains_value("sk-written-in-config"));
         // What a client expanded to the written default is read the same way.
         let mut secrets = Secrets::default();

@@ -181,10 +181,10 @@ pub fn parse(text: &str, format: Format, path: &str) -> Result<Value, ConfigErro
                 ));
             }
             serde_norway::from_str::<Value>(text).map_err(|e| {
-            let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-            let message = e.to_string();
-            let message = message.split(" at line").next().unwrap_or("").to_string();
-            syntax(line, column, message)
+                let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+                let message = e.to_string();
+                let message = message.split(" at line").next().unwrap_or("").to_string();
+                syntax(line, column, message)
             })
         }
     }
@@ -252,7 +252,11 @@ struct LineStarts(Vec<usize>);
 impl LineStarts {
     fn of(text: &str) -> Self {
         let breaks = text.bytes().enumerate().filter(|&(_, b)| b == b'\n');
-        LineStarts(std::iter::once(0).chain(breaks.map(|(i, _)| i + 1)).collect())
+        LineStarts(
+            std::iter::once(0)
+                .chain(breaks.map(|(i, _)| i + 1))
+                .collect(),
+        )
     }
 
     /// The 1-based line of a byte offset.
