@@ -358,7 +358,7 @@ pub fn select_with_lock(
     lock: &Lockfile,
     names: &[String],
 ) -> Result<(Vec<ServerSpec>, Vec<String>), ConfigError> {
-    let defined = |name: &str| project.servers.iter().any(|s| s.name == name);
+    let defined = |name: &str| project.server(name).is_some();
     if names.is_empty() {
         let gone = lock
             .servers

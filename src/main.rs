@@ -29,23 +29,68 @@ fn main() -> std::process::ExitCode {
     } else {
         "interrupted: nothing was written"
     };
-    let terminal = TerminalMode::save();
+    let terminal: &'static TerminalMode = Box::leak(Box::new(TerminalMode::save()));
+    watch_signals(stopped, terminal);
     let code = runtime.block_on(async {
-        tokio::select! {
-            result = commands::run(cli) => match result {
-                Ok(code) => code,
-                // Ctrl-C at a prompt: the prompt read it as a key and raised SIGINT, which
-                // may not have reached `interrupted` yet. Either way it is an interrupt.
-                Err(e) if e.is::<commands::Interrupted>() => stop(stopped, &terminal),
-                Err(e) => {
-                    commands::error(&one_line(&e));
-                    ExitCode::Usage
-                }
-            },
-            _ = interrupted() => stop(stopped, &terminal),
+        match commands::run(cli).await {
+            Ok(code) => code,
+            // Ctrl-C at a prompt: the prompt read it as a key and raised SIGINT, which
+            // may not have reached the watcher yet. Either way it is an interrupt.
+            Err(e) if e.is::<commands::Interrupted>() => stop(stopped, terminal),
+            Err(e) => {
+                commands::error(&one_line(&e));
+                ExitCode::Usage
+            }
         }
     });
     exit(code)
+}
+
+/// Ends the run on SIGINT, SIGTERM or SIGHUP, from a thread and runtime of its own:
+/// the command may be busy or blocked where no await lets the signal be seen (reading
+/// a large config, or one that is a pipe), and the runtime's workers may all be busy.
+/// The handlers are installed before this returns, so a signal from now on is seen.
+fn watch_signals(stopped: &'static str, terminal: &'static TerminalMode) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(watcher) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let streams = {
+        let _in_runtime = watcher.enter();
+        (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        )
+    };
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = streams else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            watcher.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
+            });
+            stop(stopped, terminal)
+        });
+    if spawned.is_err() {
+        // No thread to answer the handlers: let the signals end the run as they end
+        // any process, rather than be caught and ignored.
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: signal(2) restoring the default action; no handler runs.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+    }
 }
 
 /// An error and its causes, each said once: a typed error whose message already ends
@@ -122,22 +167,6 @@ impl TerminalMode {
                 libc::tcsetattr(0, libc::TCSANOW, mode);
             }
         }
-    }
-}
-
-async fn interrupted() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
     }
 }
 

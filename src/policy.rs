@@ -281,6 +281,7 @@ impl Policy {
 
     /// Parses policy text over the defaults; `path` is only for messages.
     pub fn parse(text: &str, path: &str) -> Result<Policy, PolicyError> {
+        let text = crate::config::shape::without_bom(text);
         let at = |offset: usize, message: String| PolicyError::Invalid {
             path: path.to_string(),
             line: text[..offset.min(text.len())].matches('\n').count() + 1,

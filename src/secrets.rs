@@ -167,6 +167,11 @@ impl Secrets {
             .sort_by_key(|e| std::cmp::Reverse(e.value.len()));
     }
 
+    /// Whether `value` is one of the secrets.
+    pub fn contains_value(&self, value: &str) -> bool {
+        self.entries.iter().any(|e| e.value == value)
+    }
+
     /// No secret to redact.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

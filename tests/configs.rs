@@ -530,3 +530,71 @@ fn opencode_file_substitution_is_refused_saying_what_to_do() {
         "{err}"
     );
 }
+
+#[test]
+fn a_written_default_in_a_tool_text_is_pinned_but_the_same_variable_from_the_environment_is_refused()
+ {
+    let fixture = fixture().display().to_string();
+    let project = Project::new(serde_json::json!({
+        "fixture": {
+            "command": fixture,
+            "args": ["--describe-env", "LEVEL"],
+            "env": {"LEVEL": "${LOG_LEVEL:-verbose-debug}"}
+        }
+    }));
+    project.run(&["update", "--yes"]).expect(0);
+    assert!(
+        project
+            .lock_text()
+            .unwrap()
+            .contains("Token: verbose-debug"),
+        "{}",
+        project.lock_text().unwrap()
+    );
+    std::fs::remove_file(project.path().join("mcp.lock")).unwrap();
+    let from_env = "level-from-the-environment-8841";
+    let run = project.run_env(&["update", "--yes"], &[("LOG_LEVEL", from_env)]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("sent the value of LOG_LEVEL"),
+        "{}",
+        run.stderr()
+    );
+    assert!(project.lock_text().is_none());
+}
+
+#[test]
+fn a_config_starting_with_a_byte_order_mark_is_read_in_every_format() {
+    let cases = [
+        (".mcp.json", "claude-code.mcp.json"),
+        (".vscode/mcp.json", "vscode.mcp.json"),
+        (".codex/config.toml", "codex.config.toml"),
+        (".continue/mcpServers/fixture.yaml", "continue.yaml"),
+    ];
+    for (rel, name) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project { dir };
+        let text = format!("\u{feff}{}", sample(name, project.path()));
+        place(project.path(), rel, &text);
+        let run = project.run(&["servers", "--format", "json"]);
+        run.expect(0);
+        let rows = run.json()["servers"].as_array().unwrap().clone();
+        assert_eq!(rows[0]["name"], "fixture", "{name}: {rows:?}");
+        assert!(rows[0]["line"].as_u64().unwrap() > 1, "{name}: {rows:?}");
+    }
+    // The strict reader sees past the mark too: a server given twice is still refused.
+    let dir = tempfile::tempdir().unwrap();
+    let project = Project { dir };
+    place(
+        project.path(),
+        ".mcp.json",
+        "\u{feff}{\"mcpServers\": {\"a\": {\"command\": \"x\"}, \"a\": {\"command\": \"y\"}}}",
+    );
+    let run = project.run(&["servers"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("defined more than once"),
+        "{}",
+        run.stderr()
+    );
+}

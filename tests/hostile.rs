@@ -728,3 +728,114 @@ fn an_http_server_that_never_answers_or_trickles_its_headers_times_out() {
         run.elapsed
     );
 }
+
+#[test]
+fn a_yaml_config_nested_100000_deep_is_refused_at_once_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Project { dir };
+    let continued = p.path().join(".continue/mcpServers");
+    std::fs::create_dir_all(&continued).unwrap();
+    let deep = format!(
+        "mcpServers:\n  - name: deep\n    args: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    std::fs::write(continued.join("deep.yaml"), deep).unwrap();
+    let run = p.run(&["servers"]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains(
+            ".continue/mcpServers/deep.yaml:3:264: not valid YAML: nested more than 256 deep"
+        ),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    // The parser alone took over a minute; the depth is told before it runs.
+    assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
+}
+
+#[test]
+fn a_config_of_20000_servers_is_read_with_every_entry_on_its_line() {
+    let servers: serde_json::Map<String, Value> = (0..20_000)
+        .map(|i| {
+            (
+                format!("s{i:05}"),
+                json!({"command": "x", "args": [i.to_string()]}),
+            )
+        })
+        .collect();
+    let p = Project::new(Value::Object(servers));
+    let run = p.run(&["servers", "--format", "json"]);
+    run.expect(0);
+    let rows = run.json()["servers"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 20_000);
+    // Pretty-printed: the table opens on line 2, each entry takes 6 lines.
+    for (i, row) in rows.iter().enumerate().step_by(997) {
+        assert_eq!(row["name"], format!("s{i:05}"));
+        assert_eq!(row["line"], 3 + 6 * i, "{row}");
+    }
+    // Quadratic reading took minutes at this size; linear takes seconds even in a
+    // debug build on a loaded machine.
+    assert!(run.elapsed < Duration::from_secs(60), "{:?}", run.elapsed);
+}
+
+#[test]
+fn sigterm_while_a_config_is_still_being_read_exits_130() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let p = Project { dir };
+    let fifo = p.path().join("slow.mcp.json");
+    let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path in the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let fifo_arg = fifo.display().to_string();
+    let mut child = p.spawn(&["servers", "--config", &fifo_arg]);
+    // Opening for writing without blocking succeeds once mcp-lock has it open to read.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut writer = loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            Ok(w) => break w,
+            Err(e) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "mcp-lock never opened the config: {e}"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
+    // Half a config: mcp-lock is now inside reading it, and stays there.
+    writer.write_all(b"{\"mcpServers\": {").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: signalling the mcp-lock process this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("SIGTERM was not honoured while the config was being read");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    drop(writer);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use anyhow::Context;
 use mcp_lock::config::{
-    ProjectConfig, RemoteKind, Resolved, ServerSpec, ToolFilter, TransportSpec, match_expansion,
+    Expanded, ProjectConfig, RemoteKind, Resolved, ServerSpec, ToolFilter, TransportSpec,
+    match_expansion,
 };
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
@@ -468,9 +469,7 @@ fn entry_secrets(
         if !written.contains("${") {
             secrets.add_literal_env(key, written);
         } else if let Some(values) = match_expansion(written, &actual) {
-            values
-                .iter()
-                .for_each(|(var, value)| secrets.add_variable(var, value));
+            values.iter().for_each(|e| e.record(&mut secrets));
         } else {
             // The variable's value is unknown: the whole value stands for it.
             secrets.add_variable(key, &actual);
@@ -479,7 +478,7 @@ fn entry_secrets(
     let templates: Vec<&str> = std::iter::once(command.as_str())
         .chain(args.iter().map(String::as_str))
         .collect();
-    let matched: Option<Vec<(String, String)>> = (templates.len() == launched.len())
+    let matched: Option<Vec<Expanded>> = (templates.len() == launched.len())
         .then(|| {
             templates
                 .iter()
@@ -490,9 +489,7 @@ fn entry_secrets(
         })
         .flatten();
     match matched {
-        Some(values) => values
-            .iter()
-            .for_each(|(var, value)| secrets.add_variable(var, value)),
+        Some(values) => values.iter().for_each(|e| e.record(&mut secrets)),
         None => {
             let file = project
                 .files

@@ -31,8 +31,7 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let policy = ws.policy(None)?;
     let lock = read_lock(&ws.lock_path)?.unwrap_or_default();
-    let spec_of =
-        |name: &str| -> Option<&ServerSpec> { project.servers.iter().find(|s| s.name == name) };
+    let spec_of = |name: &str| -> Option<&ServerSpec> { project.server(name) };
     let row = |found: &Found| -> anyhow::Result<Row> {
         let spec = spec_of(&found.name).filter(|_| found.skipped.is_none());
         let profiles = match spec {

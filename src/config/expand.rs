@@ -11,7 +11,8 @@ use super::{
 use crate::secrets::Secrets;
 
 /// Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${workspaceFolder}` in one
-/// value, recording every expanded value as a secret.
+/// value, recording every value taken from the environment as a secret (a default
+/// written in the config is one only when a literal `env` value would be).
 pub fn expand(
     value: &str,
     server: &str,
@@ -60,12 +61,18 @@ pub fn expand(
                 message: format!("\"${{{body}}}\" is not a variable reference"),
             });
         }
-        match lookup(var).or_else(|| default.map(str::to_string)) {
-            Some(v) => {
+        match (lookup(var), default) {
+            (Some(v), _) => {
                 secrets.add_variable(var, &v);
                 out.push_str(&v);
             }
-            None => {
+            // The default is written in the config for anyone to read: a secret only
+            // where a literal value would be one.
+            (None, Some(default)) => {
+                secrets.add_literal_env(var, default);
+                out.push_str(default);
+            }
+            (None, None) => {
                 return Err(ConfigError::UnsetVariable {
                     server: server.into(),
                     var: var.into(),
@@ -89,6 +96,8 @@ fn expand_url(
 ) -> Result<String, ConfigError> {
     let mut parts = Vec::new();
     let mut rest = template;
+    // The variables whose value is a secret, as `expand` recorded it.
+    let mut secret_values = Vec::new();
     while let Some(start) = rest.find("${") {
         parts.push(vars::UrlPart::Text(rest[..start].to_string()));
         let after = &rest[start..];
@@ -97,6 +106,9 @@ fn expand_url(
         let reference = &after[..end];
         let value = expand(reference, server, "url", project_dir, lookup, secrets)?;
         let name = reference[2..end - 1].to_string();
+        if secrets.contains_value(&value) {
+            secret_values.push(name.clone());
+        }
         parts.push(vars::UrlPart::Var { name, value });
         rest = &after[end..];
     }
@@ -108,6 +120,9 @@ fn expand_url(
     })?;
     // The encoded forms are as secret as the values.
     for (name, text) in inserted {
+        if !secret_values.contains(&name) {
+            continue;
+        }
         let name = name.strip_prefix("env:").unwrap_or(&name);
         let name = name.split_once(":-").map_or(name, |(n, _)| n);
         secrets.add_variable(name, &text);
@@ -115,25 +130,50 @@ fn expand_url(
     Ok(url)
 }
 
+/// One variable of a template and the value a client gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    pub var: String,
+    pub value: String,
+    /// The reference's `:-default`, as written.
+    pub default: Option<String>,
+}
+
+impl Expanded {
+    /// Records the value as [`expand`] would: a secret when it came from the
+    /// environment, but the written default is one only where a literal value is.
+    pub fn record(&self, secrets: &mut Secrets) {
+        if self.default.as_deref() == Some(self.value.as_str()) {
+            secrets.add_literal_env(&self.var, &self.value);
+        } else {
+            secrets.add_variable(&self.var, &self.value);
+        }
+    }
+}
+
 /// The values a client gave the variables of `template` when it expanded it to
 /// `actual`: for a wrapped entry, whose guard receives only the expanded arguments.
 /// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
 /// variables make the split ambiguous, the first takes as little as it can.
-pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<(String, String)>> {
+pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
     let (parts, closed) = template_parts(template);
     if !closed {
         return None;
     }
 
-    fn go(parts: &[Part], actual: &str, out: &mut Vec<(String, String)>) -> bool {
+    fn go(parts: &[Part], actual: &str, out: &mut Vec<Expanded>) -> bool {
         match parts.split_first() {
             None => actual.is_empty(),
             Some((Part::Text(text), rest)) => {
                 actual.starts_with(text) && go(rest, &actual[text.len()..], out)
             }
-            Some((Part::Var(name), rest)) => {
+            Some((Part::Var(name, default), rest)) => {
                 for (cut, _) in actual.char_indices().chain([(actual.len(), ' ')]) {
-                    out.push((name.to_string(), actual[..cut].to_string()));
+                    out.push(Expanded {
+                        var: name.to_string(),
+                        value: actual[..cut].to_string(),
+                        default: default.map(str::to_string),
+                    });
                     if go(rest, &actual[cut..], out) {
                         return true;
                     }
@@ -153,16 +193,17 @@ fn variables_in(value: &str) -> Vec<String> {
         .0
         .into_iter()
         .filter_map(|part| match part {
-            Part::Var(name) if name != "workspaceFolder" => Some(name.to_string()),
+            Part::Var(name, _) if name != "workspaceFolder" => Some(name.to_string()),
             _ => None,
         })
         .collect()
 }
 
-/// A piece of a value as written: text, or a `${...}` reference by variable name.
+/// A piece of a value as written: text, or a `${...}` reference by variable name,
+/// with its default.
 enum Part<'a> {
     Text(&'a str),
-    Var(&'a str),
+    Var(&'a str, Option<&'a str>),
 }
 
 /// A value split at its `${NAME}`, `${env:NAME}` and `${NAME:-default}` references
@@ -178,9 +219,10 @@ fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
             return (parts, false);
         };
         let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
-        parts.push(Part::Var(
-            body.split_once(":-").map_or(body, |(name, _)| name),
-        ));
+        parts.push(match body.split_once(":-") {
+            Some((name, default)) => Part::Var(name, Some(default)),
+            None => Part::Var(body, None),
+        });
         rest = &after[end + 1..];
     }
     parts.push(Part::Text(rest));
@@ -317,18 +359,61 @@ mod tests {
     }
 
     #[test]
+    fn a_written_default_is_not_a_secret_but_the_environments_value_is() {
+        let mut secrets = Secrets::default();
+        let lookup = |var: &str| (var == "TOKEN").then(|| "s3cr3t-value".to_string());
+        let out = expand(
+            "${LOG_LEVEL:-debug} ${TOKEN:-unused-default}",
+            "s",
+            "args[0]",
+            Path::new("/p"),
+            &lookup,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(out, "debug s3cr3t-value");
+        assert_eq!(secrets.redact("debug s3cr3t-value"), "debug ${TOKEN}");
+        // A default that looks like a credential stays one, as a literal would.
+        let mut secrets = Secrets::default();
+        expand(
+            "${API_KEY:-sk-written-in-config}",
+            "s",
+            "env.K",
+            Path::new("/p"),
+            &|_| None,
+            &mut secrets,
+        )
+        .unwrap();
+        assert!(secrets.contains_value("sk-written-in-config"));
+        // What a client expanded to the written default is read the same way.
+        let mut secrets = Secrets::default();
+        for e in match_expansion("--level=${LOG_LEVEL:-debug}", "--level=debug").unwrap() {
+            e.record(&mut secrets);
+        }
+        assert!(secrets.is_empty());
+    }
+
+    #[test]
     fn match_expansion_recovers_the_values_a_client_expanded() {
+        let pairs = |template: &str, actual: &str| {
+            match_expansion(template, actual).map(|found| {
+                found
+                    .into_iter()
+                    .map(|e| (e.var, e.value))
+                    .collect::<Vec<_>>()
+            })
+        };
         assert_eq!(
-            match_expansion("--token=${SECRET}", "--token=abc123"),
+            pairs("--token=${SECRET}", "--token=abc123"),
             Some(vec![("SECRET".into(), "abc123".into())])
         );
         assert_eq!(
-            match_expansion("${env:A}/x/${B:-d}", "one/x/two"),
+            pairs("${env:A}/x/${B:-d}", "one/x/two"),
             Some(vec![("A".into(), "one".into()), ("B".into(), "two".into())])
         );
-        assert_eq!(match_expansion("plain", "plain"), Some(vec![]));
-        assert_eq!(match_expansion("--token=${SECRET}", "--other=abc"), None);
-        assert_eq!(match_expansion("plain", "other"), None);
+        assert_eq!(pairs("plain", "plain"), Some(vec![]));
+        assert_eq!(pairs("--token=${SECRET}", "--other=abc"), None);
+        assert_eq!(pairs("plain", "other"), None);
     }
 
     #[test]

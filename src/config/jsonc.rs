@@ -61,8 +61,13 @@ fn remove_comments(text: &str) -> String {
 
 fn remove_trailing_commas(text: &str) -> String {
     filter_outside_strings(text, |chars, i| {
+        // Only a comma looks ahead: looking past every blank would be quadratic in a
+        // long run of them.
+        if chars[i] != ',' {
+            return 0;
+        }
         let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-        usize::from(chars[i] == ',' && matches!(next, Some('}' | ']')))
+        usize::from(matches!(next, Some('}' | ']')))
     })
 }
 
@@ -129,6 +134,10 @@ const MAX_DEPTH: usize = 256;
 
 impl Scanner<'_> {
     pub(crate) fn document(&mut self) -> Result<Node, ConfigError> {
+        // A byte order mark is skipped, not removed: spans stay offsets into the text.
+        if self.pos == 0 && self.text.starts_with('\u{feff}') {
+            self.pos = '\u{feff}'.len_utf8();
+        }
         let root = self.value(0)?;
         self.trivia()?;
         if self.pos < self.text.len() {

@@ -6,9 +6,10 @@
 //! copy. Each client's variable syntax is translated into `${VAR}` templates
 //! ([`vars`]), expanded only when a server is contacted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+mod depth;
 pub(crate) mod entry;
 mod expand;
 pub(crate) mod jsonc;
@@ -17,7 +18,7 @@ pub mod user;
 pub mod vars;
 mod wrapped;
 
-pub use expand::{expand, match_expansion};
+pub use expand::{Expanded, expand, match_expansion};
 pub use shape::{Format, Scope, Shape};
 pub use user::{USER_CLIENTS, is_user_file, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
@@ -467,6 +468,7 @@ pub fn read_file(
     file: &Path,
     project_dir: &Path,
 ) -> Result<ConfigFile, ConfigError> {
+    let text = shape::without_bom(text);
     let format = shape::format_of(text, file);
     let root = shape::parse(text, format, shown)?;
     let detected = shape::detect(&root, format);
@@ -599,6 +601,9 @@ impl ProjectConfig {
         }
         // Each server with the file, scope and `found` entry it was taken from.
         let mut servers: Vec<(ServerSpec, PathBuf, Option<Scope>, usize)> = Vec::new();
+        // Where each name is in `servers`: a search per entry is quadratic in the
+        // servers of a large config.
+        let mut index: HashMap<String, usize> = HashMap::new();
         let mut found: Vec<Found> = Vec::new();
         for file in &files {
             let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
@@ -616,8 +621,8 @@ impl ProjectConfig {
                 });
                 let here = found.len() - 1;
                 let Ok(spec) = entry.read else { continue };
-                let at = servers.iter().position(|(s, ..)| s.name == spec.name);
-                let Some(at) = at else {
+                let Some(&at) = index.get(&spec.name) else {
+                    index.insert(spec.name.clone(), servers.len());
                     servers.push((spec, file.clone(), entry.scope, here));
                     continue;
                 };
@@ -692,6 +697,14 @@ impl ProjectConfig {
         })
     }
 
+    /// The server of this name (`servers` is sorted by name).
+    pub fn server(&self, name: &str) -> Option<&ServerSpec> {
+        self.servers
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|at| &self.servers[at])
+    }
+
     /// The named servers, or all of them when `names` is empty.
     pub fn select(&self, names: &[String]) -> Result<Vec<ServerSpec>, ConfigError> {
         if names.is_empty() {
@@ -699,7 +712,7 @@ impl ProjectConfig {
         }
         let mut picked = Vec::new();
         for name in names {
-            match self.servers.iter().find(|s| &s.name == name) {
+            match self.server(name) {
                 Some(spec) if !picked.contains(spec) => picked.push(spec.clone()),
                 Some(_) => {}
                 None => {

@@ -1,11 +1,13 @@
 //! Which client's file a config is, told from its content whatever it is called, and
 //! where in it the servers are.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::ConfigError;
+use super::depth::{MAX_YAML_DEPTH, yaml_too_deep};
 use super::jsonc::{Kind, Node, Scanner, strip_jsonc};
 use crate::json::Json;
 
@@ -129,7 +131,7 @@ pub fn format_of(text: &str, path: &Path) -> Format {
         Some("yaml" | "yml") => return Format::Yaml,
         _ => {}
     }
-    let first = strip_jsonc(text).trim_start().chars().next();
+    let first = strip_jsonc(without_bom(text)).trim_start().chars().next();
     if matches!(first, Some('{') | None) {
         Format::Json
     } else if toml::from_str::<toml::Table>(text).is_ok() {
@@ -139,8 +141,15 @@ pub fn format_of(text: &str, path: &Path) -> Format {
     }
 }
 
+/// The text after a leading UTF-8 byte order mark, which editors on Windows write and
+/// every client skips.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// Parses a file of any format into a JSON value.
 pub fn parse(text: &str, format: Format, path: &str) -> Result<Value, ConfigError> {
+    let text = without_bom(text);
     let syntax = |line, column, message: String| ConfigError::Syntax {
         path: path.to_string(),
         line,
@@ -163,12 +172,21 @@ pub fn parse(text: &str, format: Format, path: &str) -> Result<Value, ConfigErro
             })?;
             serde_json::to_value(table).map_err(|e| syntax(1, 1, e.to_string()))
         }
-        Format::Yaml => serde_norway::from_str::<Value>(text).map_err(|e| {
-            let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-            let message = e.to_string();
-            let message = message.split(" at line").next().unwrap_or("").to_string();
-            syntax(line, column, message)
-        }),
+        Format::Yaml => {
+            if let Some((line, column)) = yaml_too_deep(text, MAX_YAML_DEPTH) {
+                return Err(syntax(
+                    line,
+                    column,
+                    format!("nested more than {MAX_YAML_DEPTH} deep"),
+                ));
+            }
+            serde_norway::from_str::<Value>(text).map_err(|e| {
+                let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+                let message = e.to_string();
+                let message = message.split(" at line").next().unwrap_or("").to_string();
+                syntax(line, column, message)
+            })
+        }
     }
 }
 
@@ -226,6 +244,27 @@ pub fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     )
 }
 
+/// Where each line of a text starts, for the line of many offsets at the cost of one
+/// pass: [`line_and_column`] per entry scans from the start each time, quadratic in a
+/// file of many servers.
+struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn of(text: &str) -> Self {
+        let breaks = text.bytes().enumerate().filter(|&(_, b)| b == b'\n');
+        LineStarts(
+            std::iter::once(0)
+                .chain(breaks.map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+
+    /// The 1-based line of a byte offset.
+    fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&start| start <= offset)
+    }
+}
+
 /// The line each server of a table starts on, by name (1 when it cannot be told).
 pub fn entry_lines(text: &str, format: Format, table: &[String], names: &[String]) -> Vec<usize> {
     let found: Vec<Option<usize>> = match format {
@@ -247,22 +286,22 @@ fn json_lines(text: &str, table: &[String], names: &[String]) -> Vec<Option<usiz
     let node = root
         .as_ref()
         .and_then(|root| table.iter().try_fold(root, |n, key| n.member(key)));
+    let Some(Node {
+        kind: Kind::Object(members),
+        ..
+    }) = node
+    else {
+        return vec![None; names.len()];
+    };
+    let starts = LineStarts::of(text);
+    // The last member of a repeated name, as serde_json keeps it.
+    let by_name: HashMap<&str, usize> = members
+        .iter()
+        .map(|m| (m.key.as_str(), m.key_span.start))
+        .collect();
     names
         .iter()
-        .map(|name| {
-            let Some(Node {
-                kind: Kind::Object(members),
-                ..
-            }) = node
-            else {
-                return None;
-            };
-            members
-                .iter()
-                .rev()
-                .find(|m| &m.key == name)
-                .map(|m| line_and_column(text, m.key_span.start).0)
-        })
+        .map(|name| by_name.get(name.as_str()).map(|&at| starts.line(at)))
         .collect()
 }
 
@@ -274,6 +313,7 @@ fn toml_lines(text: &str, table: &[String], names: &[String]) -> Vec<Option<usiz
             .try_fold(doc.as_item(), |item, key| item.get(key.as_str()))
             .and_then(|item| item.as_table_like())
     });
+    let starts = LineStarts::of(text);
     names
         .iter()
         .map(|name| {
@@ -282,45 +322,51 @@ fn toml_lines(text: &str, table: &[String], names: &[String]) -> Vec<Option<usiz
                 .span()
                 .or_else(|| item.span())
                 .or_else(|| item.as_table().and_then(|t| t.span()))?;
-            Some(line_and_column(text, start.start).0)
+            Some(starts.line(start.start))
         })
         .collect()
 }
 
 /// YAML keeps no positions through serde: the first line after the table's key that
-/// names the entry (`NAME:` for a map, `name: NAME` for a list).
+/// names the entry (`NAME:` for a map, `name: NAME` for a list), found by reading
+/// each line once for the names it could give.
 fn yaml_lines(text: &str, table: &[String], names: &[String]) -> Vec<Option<usize>> {
-    let lines: Vec<&str> = text.lines().collect();
     let key = table.last().map(String::as_str).unwrap_or("");
+    let table_key = format!("{key}:");
+    let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()
-        .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+        .position(|l| l.trim_start().starts_with(&table_key))
         .unwrap_or(0);
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        let t = line.trim_start();
+        if t.starts_with(&table_key) {
+            continue;
+        }
+        let item = t.strip_prefix("- ").map_or(t, str::trim_start);
+        // `NAME:` (a map entry), and `name: NAME` (a list item).
+        if let Some((name, _)) = item.split_once(':') {
+            first.entry(unquote(name)).or_insert(i + 1);
+        }
+        if let Some(value) = item.strip_prefix("name:") {
+            let value = value.split(" #").next().unwrap_or(value);
+            first.entry(unquote(value)).or_insert(i + 1);
+        }
+    }
     names
         .iter()
-        .map(|name| {
-            let unquoted = name.as_str();
-            let candidates = [
-                format!("{unquoted}:"),
-                format!("\"{unquoted}\":"),
-                format!("'{unquoted}':"),
-                format!("- name: {unquoted}"),
-                format!("name: {unquoted}"),
-                format!("- name: \"{unquoted}\""),
-                format!("name: \"{unquoted}\""),
-            ];
-            lines[start..]
-                .iter()
-                .position(|l| {
-                    let t = l.trim_start();
-                    candidates
-                        .iter()
-                        .any(|c| t == c || t.starts_with(&format!("{c} ")) || t.starts_with(c))
-                        && !t.starts_with(&format!("{key}:"))
-                })
-                .map(|i| start + i + 1)
-        })
+        .map(|name| first.get(name.as_str()).copied())
         .collect()
+}
+
+/// A YAML key or value as written, without its quotes.
+fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    ['"', '\'']
+        .iter()
+        .find_map(|q| s.strip_prefix(*q).and_then(|s| s.strip_suffix(*q)))
+        .unwrap_or(s)
 }
 
 /// Rejects a member repeated where it changes what is read: serde_json keeps the last
