@@ -518,25 +518,6 @@ fn the_guard_in_front_of_a_2026_07_28_http_server_forwards_discover_and_meta_and
     assert_eq!(done.lines().count(), 1, "{done}");
 }
 
-/// `mcp-lock guard NAME` that must refuse: exit 1, one line, a `launch_refused` entry.
-fn guard_refuses(p: &Project, server: &str, env: &[(&str, &str)]) -> String {
-    let out = std::process::Command::new(common::bin())
-        .args(["guard", server])
-        .envs(env.iter().copied())
-        .current_dir(p.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.contains("refusing to start: "), "{stderr}");
-    assert!(out.stdout.is_empty());
-    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
-    assert!(audit.contains("\"launch_refused\""), "{audit}");
-    stderr
-}
-
 #[test]
 fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_the_guard_refuses_it()
 {
@@ -580,7 +561,7 @@ fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_th
     }
     // The guard never connects to the new host, so the header never goes there.
     std::fs::write(&mirror_log, "").unwrap();
-    let refusal = guard_refuses(&p, "remote", &token);
+    let refusal = p.guard_refuses(&["remote"], &token);
     assert!(
         refusal.contains(
             "which may be another server (launch-changed, which `mcp-lock verify` fails)"

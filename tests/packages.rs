@@ -1313,38 +1313,6 @@ fn a_registry_or_index_given_as_an_argument_is_the_one_the_pin_resolves_from() {
     run(&p, &["verify"], &env).expect(0);
 }
 
-/// Runs `mcp-lock guard` as a host would and expects it to refuse: exit 1, one line on
-/// stderr (returned), nothing on stdout, a `launch_refused` entry in the audit log.
-fn guard_refuses(p: &Project, guard_args: &[&str], env: &[(String, String)]) -> String {
-    let out = Command::new(common::bin())
-        .arg("guard")
-        .args(guard_args)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .current_dir(p.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(
-        stderr.starts_with("error: mcp-lock guard: refusing to start: "),
-        "{stderr}"
-    );
-    assert!(
-        out.stdout.is_empty(),
-        "nothing was started, nothing answered"
-    );
-    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
-    let refused: Vec<Value> = audit
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|e| e["event"] == "launch_refused")
-        .collect();
-    assert!(!refused.is_empty(), "{audit}");
-    stderr
-}
-
 #[test]
 fn a_config_changed_to_another_npm_package_is_refused_by_the_guard_as_verify_fails_it() {
     let registry = Registry::start();
@@ -1369,7 +1337,10 @@ fn a_config_changed_to_another_npm_package_is_refused_by_the_guard_as_verify_fai
         verify.expect(1);
         let doc = verify.json();
         assert_eq!(report(&doc, server)["package"]["status"], "changed");
-        let refusal = guard_refuses(&p, &[server, "--", "npx", "-y", "evil-pkg"], &guard_env);
+        let refusal = p.guard_refuses(
+            &[server, "--", "npx", "-y", "evil-pkg"],
+            &str_env(&guard_env),
+        );
         assert!(
             refusal
                 .contains("the entry now launches npm evil-pkg; the lock pins npm tiny-mcp@1.0.0")
@@ -1378,7 +1349,7 @@ fn a_config_changed_to_another_npm_package_is_refused_by_the_guard_as_verify_fai
         );
     }
     // The unwrapped entry, launched by the guard from the config, is refused too.
-    guard_refuses(&p, &["tiny"], &guard_env);
+    p.guard_refuses(&["tiny"], &str_env(&guard_env));
     assert_eq!(
         std::fs::read_dir(fresh.path()).unwrap().count(),
         0,
@@ -1438,7 +1409,7 @@ fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays
     );
     run(&p, &["verify", "--offline"], &offline_env).expect(3);
     // The guard does not launch the floating spec.
-    let refusal = guard_refuses(&p, &["tiny"], &offline_env);
+    let refusal = p.guard_refuses(&["tiny"], &str_env(&offline_env));
     assert!(refusal.contains("(unverifiable, which"), "{refusal}");
 
     // Once the registry answers, update pins it and verify passes.
@@ -1478,12 +1449,12 @@ fn a_repointed_script_symlink_is_refused_by_the_guard_as_verify_fails_it() {
     );
     // verify ran it to list its tools; the guard must not.
     std::fs::remove_file(p.path().join("evil-ran")).ok();
-    let refusal = guard_refuses(&p, &["script", "--", "node", "server.js"], &[]);
+    let refusal = p.guard_refuses(&["script", "--", "node", "server.js"], &[]);
     assert!(
         refusal.contains("the entry now runs evil.js, the lock pins real.js"),
         "{refusal}"
     );
-    guard_refuses(&p, &["script"], &[]);
+    p.guard_refuses(&["script"], &[]);
     assert!(!p.path().join("evil-ran").exists(), "evil.js never ran");
 }
 
@@ -1522,4 +1493,9 @@ fn assert_recorded_unresolved(p: &Project, server: &str) {
         ),
         "no package pinned, and the lock records it as unresolved: {pin:?}"
     );
+}
+
+/// An owned environment as the `(&str, &str)` pairs the project helpers take.
+fn str_env(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }

@@ -184,6 +184,36 @@ impl Project {
             .unwrap()
     }
 
+    /// Runs `mcp-lock guard GUARD_ARGS...` as a host would and expects it to refuse
+    /// the launch, as verify fails it: exit 1, one line on stderr (returned), nothing
+    /// on stdout, and a `launch_refused` entry in the audit log.
+    pub fn guard_refuses(&self, guard_args: &[&str], env: &[(&str, &str)]) -> String {
+        let args: Vec<&str> = std::iter::once("guard")
+            .chain(guard_args.iter().copied())
+            .collect();
+        let run = self.run_env(&args, env);
+        let stderr = run.stderr();
+        run.expect(1);
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(
+            stderr.starts_with("error: mcp-lock guard: refusing to start: "),
+            "{stderr}"
+        );
+        assert!(
+            run.output.stdout.is_empty(),
+            "nothing was started, nothing answered"
+        );
+        let audit = std::fs::read_to_string(self.path().join(".mcp-lock/audit.jsonl")).unwrap();
+        assert!(
+            audit
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .any(|e| e["event"] == "launch_refused"),
+            "{audit}"
+        );
+        stderr
+    }
+
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = std::process::Command::new(bin());
         cmd.args(args)
