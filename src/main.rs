@@ -129,10 +129,20 @@ fn stop(message: &str, terminal: &TerminalMode) -> ! {
 
 /// Points stdout and stderr at /dev/null, so nothing any thread prints from now on is
 /// seen, and returns a descriptor for the real stderr. The std locks are taken first
-/// (and kept): a line being printed is finished, not cut.
+/// (and kept) where they can be within 200 ms: a line being printed is finished, not
+/// cut, unless its writer is stuck.
 fn silence_output() -> i32 {
-    std::mem::forget(std::io::stdout().lock());
-    std::mem::forget(std::io::stderr().lock());
+    // A thread blocked writing to a pipe nobody reads (the guard's, say) holds its
+    // lock for ever: wait for the locks briefly, then silence the output without them.
+    let (taken, locked) = std::sync::mpsc::channel();
+    let locker = std::thread::Builder::new().spawn(move || {
+        std::mem::forget(std::io::stdout().lock());
+        std::mem::forget(std::io::stderr().lock());
+        let _ = taken.send(());
+    });
+    if locker.is_ok() {
+        let _ = locked.recv_timeout(std::time::Duration::from_millis(200));
+    }
     // SAFETY: dup, open and dup2 on the process's own standard descriptors.
     unsafe {
         let saved = libc::dup(2);

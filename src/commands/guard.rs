@@ -78,11 +78,10 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     });
     let refused = match moved {
         Some(Err(reason)) => Err(reason),
-        Some(Ok(line)) => {
-            disagreements.push(line);
+        moved => {
+            disagreements.extend(moved.and_then(Result::ok));
             launch_check(&launch, ws.lock_dir(), pinned.package.as_ref(), &policy).await
         }
-        None => launch_check(&launch, ws.lock_dir(), pinned.package.as_ref(), &policy).await,
     };
     let refused = match refused {
         Err(reason) => Some(format!("refusing to start: {reason}")),

@@ -23,14 +23,15 @@ use crate::cli::UpdateArgs;
 pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let display = ws.lock_display();
+    let root = ws.belongs_in(&ws.lock_path);
     // Held from reading the lock to writing it, so a concurrent update never loses ours.
     if ws.personal
         && !args.dry_run
         && let Some(dir) = ws.lock_path.parent()
     {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        mcp_lock::files::create_dir_within(dir, &root, 0o755)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let root = ws.belongs_in(&ws.lock_path);
     let _file_lock = if args.dry_run {
         None
     } else {
