@@ -215,10 +215,9 @@ async fn check_npm(
         out.message = "registry look-up skipped (--offline)".into();
         return;
     }
-    let registry = rec
-        .registry
-        .clone()
-        .unwrap_or_else(|| npm::registry_for(name, entry.project_dir, &|k| entry.lookup(k)));
+    let registry = npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
+        entry.lookup(k)
+    });
     let packument = match npm::fetch(&registry, name, &entry.fetcher).await {
         Ok(p) => p,
         Err(e) => {

@@ -703,7 +703,7 @@ mod tests {
             }
         );
         assert_eq!(
-            of("node --require ./pre.js --inspect server.js").target,
+            of("node --title srv --inspect server.js").target,
             Target::Script {
                 path: "server.js".into()
             }
@@ -726,6 +726,10 @@ mod tests {
             "pipx run --pip-args=--index-url=x tiny-py",
             "docker run --frobnicate img",
             "node -r./x.js server.js",
+            "node --require ./pre.js server.js",
+            "node --import=./pre.mjs server.js",
+            "uvx --with evil-extra tiny-py",
+            "uvx --config-file ./uv.toml tiny-py",
             "node --max-old-space-size server.js",
             "deno run npm:evil",
             "deno run https://example.com/x.ts",

@@ -308,7 +308,7 @@ impl Entry<'_> {
 /// The most a registry's answer (a packument, a simple-API page) may hold. The
 /// abbreviated packuments of the largest npm packages and the pages of the largest
 /// PyPI projects are a few MB; more is refused while reading, not after.
-pub const MAX_REGISTRY_BODY: usize = 64 * 1024 * 1024;
+const MAX_REGISTRY_BODY: usize = 64 * 1024 * 1024;
 
 /// How many same-origin redirects a registry look-up follows.
 const MAX_REDIRECTS: usize = 10;
@@ -320,9 +320,24 @@ pub struct Fetcher {
     pub allow_redirects: bool,
 }
 
+/// The whole of one registry look-up, redirects and body included.
+const REGISTRY_DEADLINE: Duration = Duration::from_secs(30);
+
 impl Fetcher {
-    /// The whole answer for a request to a registry, or why there is none.
+    /// The whole answer for a request to a registry, or why there is none, within
+    /// one deadline for every hop and the whole body.
     pub async fn get(&self, url: &str, accept: &str) -> Result<String, String> {
+        tokio::time::timeout(REGISTRY_DEADLINE, self.get_unbounded(url, accept))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "{url} did not answer whole within {} s",
+                    REGISTRY_DEADLINE.as_secs()
+                ))
+            })
+    }
+
+    async fn get_unbounded(&self, url: &str, accept: &str) -> Result<String, String> {
         static PROVIDER: std::sync::Once = std::sync::Once::new();
         PROVIDER.call_once(|| {
             // Fails only if another provider was installed first, which is as good.
@@ -331,7 +346,6 @@ impl Fetcher {
         let client = reqwest::Client::builder()
             .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(30))
             // Redirects are followed below, where their origin is checked.
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -346,7 +360,12 @@ impl Fetcher {
                 .header("Accept", accept)
                 .send()
                 .await
-                .map_err(|e| format!("cannot reach {at}: {}", error_chain(&e)))?;
+                .map_err(|e| {
+                    format!(
+                        "cannot reach {at}: {}",
+                        crate::client::http::error_chain(&e)
+                    )
+                })?;
             if !response.status().is_redirection() {
                 break;
             }
@@ -394,30 +413,19 @@ impl Fetcher {
             return Err(too_large());
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| format!("cannot read the answer from {at}: {}", error_chain(&e)))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| {
+            format!(
+                "cannot read the answer from {at}: {}",
+                crate::client::http::error_chain(&e)
+            )
+        })? {
             if body.len() + chunk.len() > MAX_REGISTRY_BODY {
                 return Err(too_large());
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(String::from_utf8(body)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        Ok(String::from_utf8_lossy(&body).into_owned())
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 pub(crate) fn is_sha256_hex(s: &str) -> bool {
@@ -486,9 +494,10 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
             reference,
         },
         Target::Npm { name, spec } => {
-            let registry = rec.registry.clone().unwrap_or_else(|| {
-                npm::registry_for(&name, entry.project_dir, &|k| entry.lookup(k))
-            });
+            let registry =
+                npm::registry_given(&name, rec.registry.as_deref(), entry.project_dir, &|k| {
+                    entry.lookup(k)
+                });
             let packument = npm::fetch(&registry, &name, &entry.fetcher).await?;
             let version = npm::resolve(&packument, &registry, &name, spec.as_deref())?;
             let given = packument.versions.get(&version).cloned().flatten();

@@ -17,6 +17,18 @@ pub fn registry_for(
     project_dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> String {
+    registry_given(name, None, project_dir, env)
+}
+
+/// [`registry_for`] with the runner's `--registry` argument, when given: it sets
+/// `registry` above the environment and the rc files, but a scoped
+/// `@scope:registry` still wins for that scope, as npm has it.
+pub fn registry_given(
+    name: &str,
+    argument: Option<&str>,
+    project_dir: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> String {
     let scope = name
         .strip_prefix('@')
         .and_then(|s| s.split_once('/'))
@@ -49,6 +61,11 @@ pub fn registry_for(
     }
     keys.push("registry");
     for key in keys {
+        if key == "registry"
+            && let Some(value) = argument
+        {
+            return with_slash(value.to_string());
+        }
         if let Some(value) = from_env(key) {
             return with_slash(value);
         }
@@ -303,10 +320,20 @@ mod tests {
             _ => None,
         };
         assert_eq!(registry_for("pkg", dir.path(), &env), "http://env.example/");
+        assert_eq!(
+            registry_given("pkg", Some("http://arg.example"), dir.path(), &env),
+            "http://arg.example/",
+            "the argument outranks the environment's registry"
+        );
         // A scoped registry outranks the plain one for its scope.
         assert_eq!(
             registry_for("@corp/tool", dir.path(), &env),
             "http://corp.example/npm/"
+        );
+        assert_eq!(
+            registry_given("@corp/tool", Some("http://arg.example"), dir.path(), &env),
+            "http://corp.example/npm/",
+            "a scoped registry outranks a --registry argument too"
         );
     }
 

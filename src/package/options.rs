@@ -309,10 +309,6 @@ pub const UV: &[Opt] = &[
     (&["--default-index", "--index-url", "-i"], Registry),
     (
         &[
-            "--with",
-            "-w",
-            "--with-editable",
-            "--with-requirements",
             "-b",
             "--build-constraints",
             "--env-file",
@@ -340,7 +336,6 @@ pub const UV: &[Opt] = &[
             "--allow-insecure-host",
             "--directory",
             "--project",
-            "--config-file",
         ],
         Value,
     ),
@@ -403,6 +398,14 @@ pub const UV: &[Opt] = &[
         Stop("it changes which version uv picks, which mcp-lock does not follow"),
     ),
     (&["-h", "--help"], Stop("it prints help")),
+    (
+        &["--with", "-w", "--with-editable", "--with-requirements"],
+        Stop("it installs packages beside the pinned one, whose code mcp-lock does not pin"),
+    ),
+    (
+        &["--config-file"],
+        Stop("it names a uv config file, whose indexes mcp-lock does not read"),
+    ),
 ];
 
 /// `pipx run --help`.
@@ -679,8 +682,6 @@ pub const NODE: &[Opt] = &[
             "--env-file",
             "--env-file-if-exists",
             "--experimental-default-type",
-            "--loader",
-            "--experimental-loader",
             "--experimental-policy",
             "--experimental-sea-config",
             "--heap-prof-dir",
@@ -689,7 +690,6 @@ pub const NODE: &[Opt] = &[
             "--heapsnapshot-near-heap-limit",
             "--heapsnapshot-signal",
             "--icu-data-dir",
-            "--import",
             "--input-type",
             "--debug-port",
             "--inspect-port",
@@ -703,8 +703,6 @@ pub const NODE: &[Opt] = &[
             "--report-dir",
             "--report-filename",
             "--report-signal",
-            "-r",
-            "--require",
             "--secure-heap",
             "--secure-heap-min",
             "--snapshot-blob",
@@ -825,6 +823,16 @@ pub const NODE: &[Opt] = &[
         ],
         Flag,
     ),
+    (
+        &[
+            "--loader",
+            "--experimental-loader",
+            "--import",
+            "-r",
+            "--require",
+        ],
+        Stop("it loads code before the script, which mcp-lock does not pin"),
+    ),
 ];
 
 /// `python3 --help`.
@@ -870,7 +878,6 @@ pub const DENO: &[Opt] = &[
             "--ext",
             "-L",
             "--log-level",
-            "--preload",
             "--env",
         ],
         Value,
@@ -933,6 +940,10 @@ pub const DENO: &[Opt] = &[
         ],
         Flag,
     ),
+    (
+        &["--preload"],
+        Stop("it loads code before the script, which mcp-lock does not pin"),
+    ),
 ];
 
 /// `bun --help` / `bun run --help`: the common options.
@@ -940,9 +951,6 @@ pub const BUN: &[Opt] = &[
     (&["-e", "--eval", "-p", "--print"], EVAL),
     (
         &[
-            "-r",
-            "--preload",
-            "--require",
             "--env-file",
             "--cwd",
             "-c",
@@ -963,6 +971,10 @@ pub const BUN: &[Opt] = &[
             "--no-clear-screen",
         ],
         Flag,
+    ),
+    (
+        &["-r", "--preload", "--require"],
+        Stop("it loads code before the script, which mcp-lock does not pin"),
     ),
 ];
 

@@ -197,7 +197,7 @@ pub fn compare(a: &str, b: &str) -> Ordering {
 /// A PEP 440 version: `[N!]N(.N)*[{a|b|rc}N][.postN][.devN][+local]`, read as the PEP's
 /// regular expression reads it (any case, the alternative spellings `alpha`, `c`,
 /// `pre`, `rev`, `-1`, separators `.`, `-`, `_`, a leading `v`), shown normalised.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Version {
     epoch: u64,
     release: Vec<u64>,
@@ -323,6 +323,15 @@ impl Version {
         )
     }
 }
+
+/// Equal as PEP 440 compares them (`1.0 == 1.0.0`), so equality and order agree.
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Version {}
 
 impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
@@ -493,6 +502,11 @@ mod tests {
     fn versions_order_numerically() {
         assert_eq!(compare("1.10", "1.9"), Ordering::Greater);
         assert_eq!(compare("1.0", "1.0.0"), Ordering::Equal);
+        assert_eq!(
+            Version::parse("1.0"),
+            Version::parse("1.0.0"),
+            "equal as ordered"
+        );
         assert_eq!(compare("2.0rc1", "2.0"), Ordering::Less);
         assert_eq!(normalize("Mcp__Server.Git"), "mcp-server-git");
         assert_eq!(
