@@ -53,6 +53,8 @@ const DEFAULT_RETRY: Duration = Duration::from_millis(500);
 
 /// How much of an error body is kept for the client's error message.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
+/// How long an error answer's body is read for.
+const ERROR_BODY_WAIT: Duration = Duration::from_secs(10);
 
 /// The bridge waits as long as the server takes: a call may run for hours.
 fn no_deadline() -> Instant {
@@ -337,9 +339,10 @@ fn is_event_stream(response: &Response) -> bool {
         .is_some_and(|kind| kind.starts_with("text/event-stream"))
 }
 
-/// The start of an error answer's body, for the client's error message.
+/// The start of an error answer's body, for the client's error message: it is only a
+/// message, so it is not waited for past `ERROR_BODY_WAIT`.
 async fn error_text(response: Response) -> String {
-    let body = read_body_prefix(response, ERROR_BODY_BYTES, no_deadline()).await;
+    let body = read_body_prefix(response, ERROR_BODY_BYTES, Instant::now() + ERROR_BODY_WAIT).await;
     String::from_utf8_lossy(&body).into_owned()
 }
 
@@ -362,12 +365,20 @@ async fn streamable(
     let mut headers = header_map(&remote)?;
     let store = TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
     let deadline = tokio::time::Instant::now() + options.request_timeout;
-    let bearer = add_login(&remote, &mut headers, store.as_ref(), deadline).await?;
+    let mut secrets = remote.secrets.clone();
+    let bearer = add_login(
+        &remote,
+        &mut headers,
+        &mut secrets,
+        store.as_ref(),
+        deadline,
+    )
+    .await?;
     let conn = Arc::new(Conn {
         client: build_client(&url, &options)?,
         url,
         headers: std::sync::Mutex::new(headers),
-        secrets: remote.secrets.clone(),
+        secrets,
         session: std::sync::Mutex::new(None),
         version: std::sync::Mutex::new(None),
         initialize: std::sync::Mutex::new(None),
@@ -420,6 +431,7 @@ async fn streamable(
 async fn add_login(
     remote: &ResolvedRemote,
     headers: &mut HeaderMap,
+    secrets: &mut Secrets,
     store: Option<&TokenStore>,
     deadline: tokio::time::Instant,
 ) -> Result<bool, String> {
@@ -432,6 +444,8 @@ async fn add_login(
                 .map_err(|_| "the cached login token is not a valid header value".to_string())?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
+            // A server echoing the header in an error page never shows it to the agent.
+            secrets.add_header("Authorization", &format!("Bearer {}", b.access_token));
             Ok(true)
         }
         Ok(None) => Ok(false),
@@ -615,13 +629,28 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
     let mut headers = header_map(&remote)?;
     let store = TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
     let deadline = tokio::time::Instant::now() + options.request_timeout;
-    add_login(&remote, &mut headers, store.as_ref(), deadline).await?;
-    let response = client
+    let mut secrets = remote.secrets.clone();
+    add_login(
+        &remote,
+        &mut headers,
+        &mut secrets,
+        store.as_ref(),
+        deadline,
+    )
+    .await?;
+    let get = client
         .get(url.clone())
         .headers(headers.clone())
         .header(ACCEPT, "text/event-stream")
-        .send()
+        .send();
+    let response = tokio::time::timeout_at(deadline, get)
         .await
+        .map_err(|_| {
+            format!(
+                "GET (HTTP+SSE): {} did not answer within the request timeout",
+                remote.written_url
+            )
+        })?
         .map_err(|e| format!("cannot reach {}: {}", remote.written_url, reqwest_chain(e)))?;
     if !response.status().is_success() {
         return Err(format!(
@@ -670,9 +699,11 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
             }
         }
     });
-    let Ok(endpoint) = endpoint_rx.await else {
+    let Ok(Ok(endpoint)) = tokio::time::timeout_at(deadline, endpoint_rx).await else {
         reader.abort();
-        return Err("GET (HTTP+SSE): the stream ended before its endpoint event".into());
+        return Err(
+            "GET (HTTP+SSE): the stream sent no endpoint event within the request timeout".into(),
+        );
     };
     // As verify: another origin is refused (it would get none of the headers).
     let endpoint = endpoint_of(
@@ -713,7 +744,7 @@ async fn legacy(remote: ResolvedRemote, options: ClientOptions, out: Out) -> Res
             && let Ok(message) = serde_json::from_slice::<Value>(&line)
             && let (Some(id), Some(_)) = (message.get("id"), message.get("method"))
         {
-            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("mcp-lock guard: {}", remote.secrets.redact(&why))}});
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("mcp-lock guard: {}", secrets.redact(&why))}});
             out.line(error.to_string().into_bytes()).await;
         }
     }
