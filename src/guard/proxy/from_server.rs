@@ -205,9 +205,11 @@ pub(super) fn from_server_batch(
             );
             continue;
         }
-        let raw = || String::from_utf8_lossy(member).into_owned();
         let (sent, otherwise) = match from_server(member, shared, notes) {
-            Some(Out::Raw) => (raw(), raw()),
+            Some(Out::Raw) => {
+                let raw = String::from_utf8_lossy(member).into_owned();
+                (raw.clone(), raw)
+            }
             Some(Out::Text(t)) => (t.clone(), t),
             Some(Out::Checked { text, instead }) => {
                 held = true;
