@@ -1,8 +1,10 @@
 //! Every major client's config, read as that client writes it: one sample per shape
 //! (tests/data/configs/, written from each client's documented format), pinned and
 //! verified against the fixture server, with each variable syntax, type spelling,
-//! disabled entry, tool filter and name clash.
+//! disabled entry, tool filter and name clash. Each area of client reading has a
+//! module of its own beside this file.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
