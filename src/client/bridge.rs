@@ -435,7 +435,8 @@ async fn add_login(
     store: Option<&TokenStore>,
     deadline: tokio::time::Instant,
 ) -> Result<bool, String> {
-    let Some(store) = store.filter(|_| !headers.contains_key(AUTHORIZATION)) else {
+    let Some(store) = store.filter(|_| !headers.contains_key(AUTHORIZATION) && !remote.oauth_off)
+    else {
         return Ok(false);
     };
     match cached_bearer(store, &remote.url, false, deadline).await {

@@ -127,6 +127,9 @@ pub(crate) fn header_map(remote: &ResolvedRemote) -> Result<HeaderMap, String> {
 
 /// "header Authorization (from $TOKEN)": what an authentication error points at.
 pub(crate) fn credentials_used(remote: &ResolvedRemote) -> String {
+    if remote.headers.is_empty() && remote.oauth_off {
+        return "no headers were sent, and its config turns OAuth off (\"oauth\": false); add one (e.g. \"Authorization\": \"Bearer ${TOKEN}\") under \"headers\" in the config".into();
+    }
     if remote.headers.is_empty() {
         return format!(
             "no headers were sent; run `mcp-lock login {}` if the server uses OAuth, or add one (e.g. \"Authorization\": \"Bearer ${{TOKEN}}\") under \"headers\" in the config",

@@ -512,7 +512,10 @@ pub async fn fetch_remote(
         .headers
         .iter()
         .any(|(name, _, _)| name.eq_ignore_ascii_case("authorization"));
-    let store = crate::auth::TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
+    // An entry with OAuth turned off never gets a login's token.
+    let store = crate::auth::TokenStore::from_env(&|v| std::env::var(v).ok())
+        .ok()
+        .filter(|_| !remote.oauth_off);
     let mut bearer = None;
     if !configured && let Some(store) = &store {
         match crate::auth::cached_bearer(store, &remote.url, false, deadline).await {

@@ -20,6 +20,11 @@ fn remote_url(ws: &Workspace, server: &str) -> anyhow::Result<(ServerSpec, Strin
     if !matches!(spec.transport, TransportSpec::Remote { .. }) {
         bail!("server {server:?} is a stdio server; login is for remote (http or sse) servers");
     }
+    if spec.oauth_off {
+        bail!(
+            "server {server:?} turns OAuth off in its config (\"oauth\": false), so its client never logs in; set its credentials under \"headers\", or remove \"oauth\": false"
+        );
+    }
     match spec.resolve(&project.project_dir, &env_lookup)? {
         Resolved::Remote(remote) => Ok((spec, remote.url)),
         Resolved::Stdio(_) => unreachable!("a remote entry resolves to a remote server"),

@@ -27,6 +27,16 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     if obj.get("enabled") == Some(&Value::Bool(false)) {
         return Ok(Read::Skipped("enabled: false".into()));
     }
+    if host == Host::Cline
+        && let Some(transport) = obj.get("transport")
+    {
+        return read_entry(name, &cline_flattened(obj, transport)?, host);
+    }
+    if host == Host::Zed && zed_extension(obj) {
+        return Ok(Read::Skipped(
+            "provided by a Zed extension, which launches it; mcp-lock cannot".into(),
+        ));
+    }
     let kind = string(obj, "type")?;
     if host == Host::Goose
         && let Some(kind @ ("builtin" | "platform" | "frontend" | "inline_python")) =
@@ -35,6 +45,13 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         return Ok(Read::Skipped(format!(
             "type: {kind} (part of Goose, not a server)"
         )));
+    }
+    // block/goose crates/goose/src/agents/extension.rs: an `sse` extension is kept
+    // only so old config files still load; Goose shows none of its tools.
+    if host == Host::Goose && kind.as_deref() == Some("sse") {
+        return Ok(Read::Skipped(
+            "type: sse (Goose no longer runs SSE extensions: \"SSE is unsupported\")".into(),
+        ));
     }
     let tr = |value: String, field: &str| {
         vars::translate(&value, host).map_err(|m| format!("{m} (in {field})"))
@@ -46,7 +63,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         string(obj, "uri")?,
     ) {
         (Some(u), _, _) | (None, Some(u), _) | (None, None, Some(u)) => Some(u),
-        (None, None, None) => http_url.clone(),
+        (None, None, None) => http_url,
     };
     let (command, mut args, nested_env) = command_and_args(obj)?;
     if command.is_some() && url.is_some() {
@@ -57,7 +74,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     }
     let remote = match kind.as_deref() {
         Some("stdio" | "local") => None,
-        None if url.is_some() && command.is_none() => Some(default_remote(host, &http_url)),
+        None if url.is_some() && command.is_none() => Some(default_remote(host)),
         None => None,
         Some(other) => match remote_kind(other) {
             Some(kind) => Some(kind),
@@ -77,6 +94,15 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         }
         if let Some(var) = string(obj, "bearer_token_env_var")? {
             headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
+        }
+        // continuedev/continue core/context/mcp/MCPConnection.ts: `apiKey` is sent as
+        // `Authorization: Bearer <apiKey>`, spread after requestOptions.headers, so it
+        // wins over an Authorization header written there.
+        if host == Host::Continue
+            && let Some(key) = string(obj, "apiKey")?
+        {
+            headers.retain(|name, _| !name.eq_ignore_ascii_case("authorization"));
+            headers.insert("Authorization".into(), format!("Bearer {key}"));
         }
         let headers = headers
             .into_iter()
@@ -143,8 +169,49 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         filter: filter(obj)?,
         personal: false,
         oauth_client: oauth_client(obj)?,
+        oauth_off: obj.get("oauth") == Some(&Value::Bool(false)),
         guarded,
     }))
+}
+
+/// cline/cline apps/vscode/src/services/mcp/schemas.ts: the Cline CLI writes
+/// `{"transport": {"type", ...}, "disabled", ...}`; Cline hoists the transport's
+/// members to the top and keeps only the entry's own settings beside them.
+fn cline_flattened(obj: &Map<String, Value>, transport: &Value) -> Result<Value, String> {
+    let transport = transport
+        .as_object()
+        .ok_or("\"transport\" is not an object")?;
+    let members: &[&str] = match transport.get("type").and_then(Value::as_str) {
+        Some("stdio") => &["type", "command", "args", "cwd", "env"],
+        Some("sse" | "streamableHttp") => &["type", "url", "headers"],
+        _ => {
+            return Err(
+                "\"transport.type\" must be \"stdio\", \"sse\" or \"streamableHttp\"".into(),
+            );
+        }
+    };
+    let mut flat = Map::new();
+    for key in members {
+        if let Some(v) = transport.get(*key) {
+            flat.insert(key.to_string(), v.clone());
+        }
+    }
+    for key in ["disabled", "autoApprove", "timeout", "oauth"] {
+        if let Some(v) = obj.get(key) {
+            flat.insert(key.to_string(), v.clone());
+        }
+    }
+    Ok(Value::Object(flat))
+}
+
+/// zed-industries/zed `ContextServerSettingsContent` (untagged): an entry with neither
+/// a command nor a url is the `Extension` form, `{"settings": ...}` for a server an
+/// extension launches; older releases tagged it `"source": "extension"`.
+fn zed_extension(obj: &Map<String, Value>) -> bool {
+    let launchable = obj.contains_key("command") || obj.contains_key("url");
+    !launchable
+        && (obj.get("source") == Some(&Value::String("extension".into()))
+            || obj.contains_key("settings"))
 }
 
 /// The remote entry `name` of a sidecar wrap wrote, read as if it were still here.
@@ -170,13 +237,19 @@ fn read_sidecar_entry(name: &str, sidecar: &str, host: Host) -> Result<Read, Str
 }
 
 /// `"oauth": {"clientId": ..., "clientSecret": ..., "callbackPort": N}` (Claude Code's
-/// spelling; `client_id` / `client_secret` / `callback_port` too).
+/// spelling; `client_id` / `client_secret` / `callback_port` too), or `"oauth": false`
+/// (sst/opencode packages/opencode/src/config/mcp.ts: "disable OAuth auto-detection").
+/// opencode's `scope` and `redirectUri` are not used: `mcp-lock login` asks for the
+/// scope the server advertises and listens on its own callback.
 fn oauth_client(obj: &Map<String, Value>) -> Result<Option<Box<OAuthClientSpec>>, String> {
     let Some(oauth) = obj.get("oauth") else {
         return Ok(None);
     };
+    if oauth == &Value::Bool(false) {
+        return Ok(None);
+    }
     let Some(oauth) = oauth.as_object() else {
-        return Err("\"oauth\" must be an object".into());
+        return Err("\"oauth\" must be an object, or false to turn OAuth off".into());
     };
     let text = |keys: [&str; 2]| {
         keys.iter()
@@ -217,11 +290,17 @@ fn remote_kind(name: &str) -> Option<RemoteKind> {
     }
 }
 
-/// What a `url` with no `type` means to `host`: Cline and Gemini CLI take it as the
-/// legacy SSE endpoint (Gemini's Streamable HTTP one is `httpUrl`).
-fn default_remote(host: Host, http_url: &Option<String>) -> RemoteKind {
+/// What a `url` with no `type` means to `host`. Cline takes it as the legacy SSE
+/// endpoint (cline/cline apps/vscode/src/services/mcp/schemas.ts: the SSE arm comes
+/// first "so when type is not specified, it will default to sse"). Everyone else tries
+/// Streamable HTTP, falling back to legacy SSE, as [`RemoteKind::StreamableHttp`]
+/// does: Gemini CLI (google-gemini/gemini-cli packages/core/src/tools/mcp-client.ts,
+/// "url without type (default to HTTP)" and its SSE fallback) and Continue
+/// (continuedev/continue core/context/mcp/MCPConnection.ts, "try http and fall back
+/// to sse").
+fn default_remote(host: Host) -> RemoteKind {
     match host {
-        Host::Cline | Host::GeminiCli if http_url.is_none() => RemoteKind::Sse,
+        Host::Cline => RemoteKind::Sse,
         _ => RemoteKind::StreamableHttp,
     }
 }
@@ -257,8 +336,16 @@ fn command_and_args(obj: &Map<String, Value>) -> Result<Launch, String> {
 /// The tools the host shows its agent.
 fn filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
     let mut include: Option<Vec<String>> = None;
+    // An empty list shows nothing to Gemini CLI (google-gemini/gemini-cli
+    // packages/core/src/tools/mcp-client.ts `isEnabled`) and to Codex (openai/codex
+    // codex-rs/core/src/mcp_connection_manager.rs `ToolFilter::allows`), but every
+    // tool to Goose, which writes `available_tools: []` on each extension (block/goose
+    // crates/goose/src/agents/extension.rs `is_tool_available`).
     for key in ["includeTools", "enabled_tools", "available_tools"] {
         if let Some(names) = string_list(obj, key)? {
+            if key == "available_tools" && names.is_empty() {
+                continue;
+            }
             include.get_or_insert_with(Vec::new).extend(names);
         }
     }
@@ -368,14 +455,16 @@ mod tests {
     }
 
     #[test]
-    fn an_untyped_url_is_sse_to_cline_and_gemini_and_http_url_is_streamable() {
+    fn an_untyped_url_is_sse_to_cline_only_and_streamable_http_to_gemini_and_continue() {
         let url = json!({"url": "http://h/sse"});
         assert_eq!(server(url.clone(), Host::Cline).transport_name(), "sse");
-        assert_eq!(server(url.clone(), Host::GeminiCli).transport_name(), "sse");
-        assert_eq!(
-            server(url, Host::ClaudeCode).transport_name(),
-            "streamable-http"
-        );
+        for host in [Host::GeminiCli, Host::Continue, Host::ClaudeCode] {
+            assert_eq!(
+                server(url.clone(), host).transport_name(),
+                "streamable-http",
+                "{host:?}"
+            );
+        }
         let http = json!({"httpUrl": "http://h/mcp"});
         assert_eq!(
             server(http, Host::GeminiCli).transport_name(),
@@ -485,5 +574,100 @@ mod tests {
             Some(vec!["a".into()])
         );
         assert!(f(base(json!({}))).is_empty(), "autoApprove hides nothing");
+    }
+
+    #[test]
+    fn goose_empty_available_tools_shows_every_tool_and_gemini_and_codex_empty_lists_none() {
+        let goose = json!({"type": "stdio", "cmd": "x", "args": [], "available_tools": []});
+        assert_eq!(server(goose, Host::Goose).filter.include, None);
+        let listed = json!({"type": "stdio", "cmd": "x", "args": [], "available_tools": ["a"]});
+        assert_eq!(
+            server(listed, Host::Goose).filter.include,
+            Some(vec!["a".into()])
+        );
+        let gemini = json!({"command": "x", "includeTools": []});
+        assert_eq!(server(gemini, Host::GeminiCli).filter.include, Some(vec![]));
+        let codex = json!({"command": "x", "enabled_tools": []});
+        assert_eq!(server(codex, Host::Codex).filter.include, Some(vec![]));
+    }
+
+    #[test]
+    fn goose_sse_extensions_are_skipped_as_goose_refuses_them() {
+        let sse = json!({"type": "sse", "uri": "http://h/sse", "enabled": true});
+        let Ok(Read::Skipped(why)) = read_entry("s", &sse, Host::Goose) else {
+            panic!("not skipped")
+        };
+        assert!(why.contains("SSE is unsupported"), "{why}");
+        let http =
+            json!({"type": "streamable_http", "uri": "http://h/mcp", "headers": {"X-K": "v"}});
+        let spec = server(http, Host::Goose);
+        assert_eq!(spec.transport_name(), "streamable-http");
+        assert!(
+            matches!(&spec.transport, TransportSpec::Remote { url, headers, .. } if url == "http://h/mcp" && headers.contains_key("X-K"))
+        );
+    }
+
+    #[test]
+    fn opencode_oauth_false_is_read_and_turns_oauth_off() {
+        let off = json!({"type": "remote", "url": "http://h/mcp", "oauth": false});
+        let spec = server(off, Host::OpenCode);
+        assert!(spec.oauth_off);
+        assert_eq!(spec.oauth_client, None);
+        let on = json!({"type": "remote", "url": "http://h/mcp",
+                        "oauth": {"clientId": "id", "clientSecret": "{env:S}", "scope": "read"}});
+        let spec = server(on, Host::OpenCode);
+        assert!(!spec.oauth_off);
+        assert_eq!(spec.oauth_client.unwrap().client_id, "id");
+        let wrong = json!({"type": "remote", "url": "http://h/mcp", "oauth": true});
+        assert!(read_entry("s", &wrong, Host::OpenCode).is_err());
+    }
+
+    #[test]
+    fn continue_api_key_is_a_bearer_authorization_header_that_wins_over_a_written_one() {
+        let entry = json!({"name": "s", "url": "http://h/mcp", "apiKey": "${{ secrets.KEY }}",
+                           "requestOptions": {"headers": {"authorization": "Bearer old", "X-A": "a"}}});
+        let TransportSpec::Remote { headers, .. } = server(entry, Host::Continue).transport else {
+            panic!("remote")
+        };
+        assert_eq!(headers.len(), 2, "{headers:?}");
+        assert_eq!(headers["Authorization"], "Bearer ${KEY}");
+        assert_eq!(headers["X-A"], "a");
+    }
+
+    #[test]
+    fn zed_extension_entries_are_skipped_and_its_custom_and_http_forms_read() {
+        for entry in [
+            json!({"source": "extension", "enabled": true, "settings": {}}),
+            json!({"enabled": true, "settings": {"key": "v"}}),
+        ] {
+            let Ok(Read::Skipped(why)) = read_entry("s", &entry, Host::Zed) else {
+                panic!("not skipped: {entry}")
+            };
+            assert!(why.contains("Zed extension"), "{why}");
+        }
+        let custom = json!({"source": "custom", "command": "srv", "args": ["-x"], "env": {}});
+        assert_eq!(server(custom, Host::Zed).transport_name(), "stdio");
+        let http =
+            json!({"url": "http://h/mcp", "headers": {"X-K": "v"}, "oauth": {"client_id": "c"}});
+        let spec = server(http, Host::Zed);
+        assert_eq!(spec.transport_name(), "streamable-http");
+        assert_eq!(spec.oauth_client.unwrap().client_id, "c");
+    }
+
+    #[test]
+    fn cline_nested_transport_reads_as_the_flat_entry() {
+        let nested = json!({"transport": {"type": "streamableHttp", "url": "http://h/mcp",
+                                          "headers": {"X-K": "v"}}, "disabled": false});
+        let spec = server(nested, Host::Cline);
+        assert_eq!(spec.transport_name(), "streamable-http");
+        let stdio = json!({"transport": {"type": "stdio", "command": "srv", "args": ["-x"]}});
+        assert_eq!(server(stdio, Host::Cline).transport_name(), "stdio");
+        let off = json!({"transport": {"type": "stdio", "command": "srv"}, "disabled": true});
+        assert_eq!(
+            read_entry("s", &off, Host::Cline),
+            Ok(Read::Skipped("disabled: true".into()))
+        );
+        let odd = json!({"transport": {"type": "http", "url": "http://h/"}});
+        assert!(read_entry("s", &odd, Host::Cline).is_err());
     }
 }

@@ -256,6 +256,7 @@ impl ServerSpec {
                 Ok(Resolved::Remote(ResolvedRemote {
                     name: name.clone(),
                     oauth_issuer: None,
+                    oauth_off: self.oauth_off,
                     kind: *kind,
                     url,
                     written_url,

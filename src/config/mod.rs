@@ -167,6 +167,9 @@ pub struct ServerSpec {
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
+    /// `"oauth": false` (opencode): the host never tries OAuth for it, so neither does
+    /// mcp-lock (no `mcp-lock login` token is sent or offered).
+    pub oauth_off: bool,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -394,6 +397,8 @@ pub struct ResolvedRemote {
     pub secrets: Secrets,
     /// Set when the Authorization header is a token from `mcp-lock login`: its issuer.
     pub oauth_issuer: Option<String>,
+    /// The entry turns OAuth off (`"oauth": false`): no login token is sent or offered.
+    pub oauth_off: bool,
 }
 
 /// A server entry ready to contact.
