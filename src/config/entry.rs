@@ -168,7 +168,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         hosts: vec![host],
         filter: filter(obj)?,
         personal: false,
-        oauth_client: oauth_client(obj)?,
+        oauth_client: oauth_client(obj, &tr)?,
         oauth_off: obj.get("oauth") == Some(&Value::Bool(false)),
         guarded,
     }))
@@ -240,8 +240,13 @@ fn read_sidecar_entry(name: &str, sidecar: &str, host: Host) -> Result<Read, Str
 /// spelling; `client_id` / `client_secret` / `callback_port` too), or `"oauth": false`
 /// (sst/opencode packages/opencode/src/config/mcp.ts: "disable OAuth auto-detection").
 /// opencode's `scope` and `redirectUri` are not used: `mcp-lock login` asks for the
-/// scope the server advertises and listens on its own callback.
-fn oauth_client(obj: &Map<String, Value>) -> Result<Option<Box<OAuthClientSpec>>, String> {
+/// scope the server advertises and listens on its own callback. The id and secret are
+/// written in the host's variable syntax (`{env:X}`, `${{ secrets.X }}`), translated
+/// by `tr` like every other member.
+fn oauth_client(
+    obj: &Map<String, Value>,
+    tr: &dyn Fn(String, &str) -> Result<String, String>,
+) -> Result<Option<Box<OAuthClientSpec>>, String> {
     let Some(oauth) = obj.get("oauth") else {
         return Ok(None);
     };
@@ -275,9 +280,13 @@ fn oauth_client(obj: &Map<String, Value>) -> Result<Option<Box<OAuthClientSpec>>
                 .ok_or("\"oauth.callbackPort\" must be a port number")?,
         ),
     };
+    let client_secret = match text(["clientSecret", "client_secret"])? {
+        Some(secret) => Some(tr(secret, "oauth.clientSecret")?),
+        None => None,
+    };
     Ok(Some(Box::new(OAuthClientSpec {
-        client_id,
-        client_secret: text(["clientSecret", "client_secret"])?,
+        client_id: tr(client_id, "oauth.clientId")?,
+        client_secret,
         callback_port,
     })))
 }

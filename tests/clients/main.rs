@@ -6,6 +6,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod entry;
 
 use std::path::{Path, PathBuf};
 
@@ -291,7 +292,8 @@ fn type_spellings_and_url_members_read_as_their_transports() {
             ("b", "sse"),
             ("c", "streamable-http"),
             ("d", "streamable-http"),
-            ("e", "sse"),
+            // Streamable HTTP first, legacy SSE as the fallback, as Gemini CLI tries.
+            ("e", "streamable-http"),
             ("f", "streamable-http"),
         ]
     );
