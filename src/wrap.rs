@@ -591,6 +591,18 @@ mod tests {
     }
 
     #[test]
+    fn a_cline_nested_transport_entry_is_wrapped_inside_its_transport() {
+        let path = ConfigPath::new("cline_mcp_settings.json", Path::new("/p"));
+        let text = r#"{"mcpServers": {"gh": {"transport": {"type": "stdio", "command": "npx", "args": ["pkg"]}, "disabled": false}}}"#;
+        let out = wrap(text, &path, &launch(), &[]).unwrap();
+        assert_eq!(
+            out.text,
+            r#"{"mcpServers": {"gh": {"transport": {"type": "stdio", "command": "mcp-lock", "args": ["guard", "gh", "--", "npx", "pkg"]}, "disabled": false}}}"#
+        );
+        assert_eq!(unwrap(&out.text, None, &path, &[]).unwrap().text, text);
+    }
+
+    #[test]
     fn wrapping_a_wrapped_entry_changes_nothing() {
         let text = r#"{"mcpServers": {"a": {"command": "/bin/mcp-lock", "args": ["guard", "a", "--", "x"]},
                        "b": {"command": "mcp-lock", "args": ["guard", "b"]}}}"#;

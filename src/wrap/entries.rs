@@ -211,8 +211,13 @@ pub(super) fn json_entries(
             continue;
         }
         let stdio = if stdio_names.contains(&&member.key) {
-            let command = member
+            // Cline's nested form keeps the launch under "transport".
+            let launch = member
                 .value
+                .member("transport")
+                .filter(|t| t.member("command").is_some())
+                .unwrap_or(&member.value);
+            let command = launch
                 .member("command")
                 .ok_or_else(|| shape_error("a stdio entry has no \"command\""))?;
             Some(match &command.kind {
@@ -242,7 +247,7 @@ pub(super) fn json_entries(
                 },
                 _ => Stdio {
                     command: command.clone(),
-                    args: member.value.member("args").cloned(),
+                    args: launch.member("args").cloned(),
                     argv: false,
                     new_args: ", \"args\": ".into(),
                 },
