@@ -65,6 +65,8 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         },
     };
     let mut guarded = false;
+    // Fields mcp-lock writes as `${NAME}` from a member naming the variable.
+    let mut named = Vec::new();
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -73,9 +75,11 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         }
         // Codex names the variables that hold header values.
         for (header, var) in string_map(obj, "env_http_headers")? {
+            named.push(format!("headers.{header}"));
             headers.insert(header, format!("${{{var}}}"));
         }
         if let Some(var) = string(obj, "bearer_token_env_var")? {
+            named.push("headers.Authorization".into());
             headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
         }
         let headers = headers
@@ -100,7 +104,10 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         // Codex's env_vars and Goose's env_keys name variables to pass through.
         for key in ["env_vars", "env_keys"] {
             for var in string_list(obj, key)?.unwrap_or_default() {
-                env.entry(var.clone()).or_insert(format!("${{{var}}}"));
+                if let std::collections::btree_map::Entry::Vacant(slot) = env.entry(var.clone()) {
+                    slot.insert(format!("${{{var}}}"));
+                    named.push(format!("env.{var}"));
+                }
             }
         }
         let env = env
@@ -144,6 +151,10 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         personal: false,
         oauth_client: oauth_client(obj)?,
         guarded,
+        vars: vars::Variables {
+            syntax: vars::Syntax::of(host),
+            named,
+        },
     }))
 }
 

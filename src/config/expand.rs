@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::vars::{Own, Reference, Variables};
 use super::{
     ConfigError, Resolved, ResolvedRemote, ResolvedStdio, ServerSpec, TransportSpec, vars,
 };
@@ -21,73 +22,99 @@ pub fn expand(
     lookup: &dyn Fn(&str) -> Option<String>,
     secrets: &mut Secrets,
 ) -> Result<String, ConfigError> {
+    let rules = Variables::default();
+    expand_with(&rules, value, server, field, project_dir, lookup, secrets)
+}
+
+/// [`expand`] by a host's own rules ([`Variables::reference`]): a reference the host
+/// keeps as written stays so; the host's own names (`${userHome}`,
+/// `${workspaceFolder}`, ...) come from the project directory and the home
+/// directory, never as environment variables.
+pub fn expand_with(
+    rules: &Variables,
+    value: &str,
+    server: &str,
+    field: &str,
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    secrets: &mut Secrets,
+) -> Result<String, ConfigError> {
+    let error = |message: String| ConfigError::Variable {
+        server: server.into(),
+        field: field.into(),
+        message,
+    };
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: "unclosed \"${\"".into(),
-            });
+            if !rules.shell_reading(field) {
+                // A host reading only whole references keeps an unclosed one as written.
+                out.push_str(&rest[start..]);
+                rest = "";
+                break;
+            }
+            return Err(error("unclosed \"${\"".into()));
         };
         let body = &after[..end];
+        let reference = &rest[start..start + 2 + end + 1];
         rest = &after[end + 1..];
-        if body == "workspaceFolder" {
-            out.push_str(&project_dir.display().to_string());
-            continue;
-        }
-        if let Some(input) = body.strip_prefix("input:") {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: format!(
-                    "VS Code input variable ${{input:{input}}} cannot be answered here; use ${{env:NAME}} instead"
-                ),
-            });
-        }
-        let body = body.strip_prefix("env:").unwrap_or(body);
-        let (var, default) = match body.split_once(":-") {
-            Some((var, default)) => (var, Some(default)),
-            None => (body, None),
-        };
-        let valid = !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: format!("\"${{{body}}}\" is not a variable reference"),
-            });
-        }
-        match (lookup(var), default) {
-            (Some(v), _) => {
-                secrets.add_variable(var, &v);
-                out.push_str(&v);
-            }
-            // The default is written in the config for anyone to read: a secret only
-            // where a literal value would be one.
-            (None, Some(default)) => {
-                secrets.add_literal_env(var, default);
-                out.push_str(default);
-            }
-            (None, None) => {
-                return Err(ConfigError::UnsetVariable {
-                    server: server.into(),
-                    var: var.into(),
-                    field: field.into(),
-                });
-            }
+        match rules.reference(field, body) {
+            Reference::Literal => out.push_str(reference),
+            Reference::Own(own) => out.push_str(&own_value(own, project_dir, lookup).map_err(error)?),
+            Reference::Refused(message) => return Err(error(message)),
+            Reference::Env { var, default } => match (lookup(var), default) {
+                (Some(v), _) => {
+                    secrets.add_variable(var, &v);
+                    out.push_str(&v);
+                }
+                // The default is written in the config for anyone to read: a secret
+                // only where a literal value would be one.
+                (None, Some(default)) => {
+                    secrets.add_literal_env(var, default);
+                    out.push_str(default);
+                }
+                (None, None) => {
+                    return Err(ConfigError::UnsetVariable {
+                        server: server.into(),
+                        var: var.into(),
+                        field: field.into(),
+                    });
+                }
+            },
         }
     }
     out.push_str(rest);
     Ok(out)
 }
 
+/// A host's own variable: the project directory (the workspace folder), its name,
+/// the home directory, or the path separator.
+fn own_value(
+    own: Own,
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    Ok(match own {
+        Own::WorkspaceFolder => project_dir.display().to_string(),
+        Own::WorkspaceFolderBasename => project_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        Own::UserHome => lookup("HOME")
+            .or_else(|| lookup("USERPROFILE"))
+            .filter(|h| !h.is_empty())
+            .ok_or("${userHome} is the home directory, and neither HOME nor USERPROFILE is set")?,
+        Own::PathSeparator => std::path::MAIN_SEPARATOR.to_string(),
+    })
+}
+
 /// Expands a remote entry's URL: each variable is expanded as by [`expand`], then
 /// percent-encoded for the URL component it lands in ([`vars::expand_url`]).
 fn expand_url(
+    rules: &Variables,
     template: &str,
     server: &str,
     project_dir: &Path,
@@ -104,7 +131,13 @@ fn expand_url(
         // An unclosed "${" is reported by `expand`.
         let end = after.find('}').map_or(after.len(), |e| e + 1);
         let reference = &after[..end];
-        let value = expand(reference, server, "url", project_dir, lookup, secrets)?;
+        let value = expand_with(rules, reference, server, "url", project_dir, lookup, secrets)?;
+        if value == reference {
+            // Kept as written by the host: text of the URL, not a value put in it.
+            parts.push(vars::UrlPart::Text(value));
+            rest = &after[end..];
+            continue;
+        }
         let name = reference[2..end - 1].to_string();
         if secrets.contains_value(&value) {
             secret_values.push(name.clone());
@@ -156,7 +189,19 @@ impl Expanded {
 /// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
 /// variables make the split ambiguous, the first takes as little as it can.
 pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
-    let (parts, closed) = template_parts(template);
+    match_expansion_with(&Variables::default(), "", template, actual)
+}
+
+/// [`match_expansion`] by a host's rules for `field`: what the host keeps as written
+/// must be there as written, and its own names (`${userHome}`) take any text but
+/// are no secret.
+pub fn match_expansion_with(
+    rules: &Variables,
+    field: &str,
+    template: &str,
+    actual: &str,
+) -> Option<Vec<Expanded>> {
+    let (parts, closed) = template_parts(rules, field, template);
     if !closed {
         return None;
     }
@@ -167,6 +212,10 @@ pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
             Some((Part::Text(text), rest)) => {
                 actual.starts_with(text) && go(rest, &actual[text.len()..], out)
             }
+            Some((Part::Own, rest)) => actual
+                .char_indices()
+                .chain([(actual.len(), ' ')])
+                .any(|(cut, _)| go(rest, &actual[cut..], out)),
             Some((Part::Var(name, default), rest)) => {
                 for (cut, _) in actual.char_indices().chain([(actual.len(), ' ')]) {
                     out.push(Expanded {
@@ -187,41 +236,37 @@ pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
     go(&parts, actual, &mut out).then_some(out)
 }
 
-/// The variables a value refers to, as `${NAME}` / `${env:NAME}` name them.
-fn variables_in(value: &str) -> Vec<String> {
-    template_parts(value)
-        .0
-        .into_iter()
-        .filter_map(|part| match part {
-            Part::Var(name, _) if name != "workspaceFolder" => Some(name.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A piece of a value as written: text, or a `${...}` reference by variable name,
-/// with its default.
+/// A piece of a value as written: text (a reference the host keeps as written
+/// among it), a `${...}` reference by variable name with its default, or one of the
+/// host's own names.
 enum Part<'a> {
     Text(&'a str),
     Var(&'a str, Option<&'a str>),
+    Own,
 }
 
-/// A value split at its `${NAME}`, `${env:NAME}` and `${NAME:-default}` references
-/// (`${workspaceFolder}` among them), and whether every `${` was closed; the parts
-/// after an unclosed one are left out.
-fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
+/// A value split at the references the host expands in `field`, and whether every
+/// `${` the host reads was closed; the parts after an unclosed one are left out.
+fn template_parts<'a>(rules: &Variables, field: &str, value: &'a str) -> (Vec<Part<'a>>, bool) {
     let mut parts = Vec::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         parts.push(Part::Text(&rest[..start]));
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return (parts, false);
+            if rules.shell_reading(field) {
+                return (parts, false);
+            }
+            parts.push(Part::Text(&rest[start..]));
+            return (parts, true);
         };
-        let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
-        parts.push(match body.split_once(":-") {
-            Some((name, default)) => Part::Var(name, Some(default)),
-            None => Part::Var(body, None),
+        let body = &after[..end];
+        parts.push(match rules.reference(field, body) {
+            Reference::Literal => Part::Text(&rest[start..start + end + 3]),
+            Reference::Env { var, default } => Part::Var(var, default),
+            Reference::Own(_) => Part::Own,
+            // What the client answered (a VS Code input) is as secret as a variable.
+            Reference::Refused(_) => Part::Var(body, None),
         });
         rest = &after[end + 1..];
     }
@@ -230,6 +275,18 @@ fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
 }
 
 impl ServerSpec {
+    /// The environment variables a value of `field` takes, as the host reads it.
+    fn variables_in(&self, field: &str, value: &str) -> Vec<String> {
+        template_parts(&self.vars, field, value)
+            .0
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Var(name, _) => Some(name.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Expands the entry's variables from the given environment.
     pub fn resolve(
         &self,
@@ -244,14 +301,22 @@ impl ServerSpec {
                 let mut secrets = Secrets::default();
                 let name = &self.name;
                 let written_url = url.clone();
-                let url = expand_url(url, name, project_dir, lookup, &mut secrets)?;
+                let url = expand_url(&self.vars, url, name, project_dir, lookup, &mut secrets)?;
                 let mut resolved = Vec::new();
                 for (key, value) in headers {
                     let field = format!("headers.{key}");
-                    let expanded = expand(value, name, &field, project_dir, lookup, &mut secrets)?;
+                    let expanded = expand_with(
+                        &self.vars,
+                        value,
+                        name,
+                        &field,
+                        project_dir,
+                        lookup,
+                        &mut secrets,
+                    )?;
                     // A header value is a credential whether or not it came from a variable.
                     secrets.add_header(key, &expanded);
-                    resolved.push((key.clone(), expanded, variables_in(value)));
+                    resolved.push((key.clone(), expanded, self.variables_in(&field, value)));
                 }
                 Ok(Resolved::Remote(ResolvedRemote {
                     name: name.clone(),
@@ -286,7 +351,8 @@ impl ServerSpec {
         let name = &self.name;
         let mut resolved_env = BTreeMap::new();
         for (key, value) in env {
-            let v = expand(
+            let v = expand_with(
+                &self.vars,
                 value,
                 name,
                 &format!("env.{key}"),
@@ -294,18 +360,29 @@ impl ServerSpec {
                 lookup,
                 &mut secrets,
             )?;
-            if !value.contains("${") {
+            // Nothing taken from anywhere: the value is as literal as one without `${`.
+            if &v == value {
                 secrets.add_literal_env(key, value);
             }
             resolved_env.insert(key.clone(), v);
         }
         let self_command = command;
-        let command = expand(command, name, "command", project_dir, lookup, &mut secrets)?;
+        let rules = &self.vars;
+        let command = expand_with(
+            rules,
+            command,
+            name,
+            "command",
+            project_dir,
+            lookup,
+            &mut secrets,
+        )?;
         let args = args
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                expand(
+                expand_with(
+                    rules,
                     a,
                     name,
                     &format!("args[{i}]"),
@@ -316,7 +393,15 @@ impl ServerSpec {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let cwd = match cwd {
-            Some(c) => project_dir.join(expand(c, name, "cwd", project_dir, lookup, &mut secrets)?),
+            Some(c) => project_dir.join(expand_with(
+                rules,
+                c,
+                name,
+                "cwd",
+                project_dir,
+                lookup,
+                &mut secrets,
+            )?),
             None => project_dir.to_path_buf(),
         };
         Ok(Some(ResolvedStdio {

@@ -18,7 +18,7 @@ pub mod user;
 pub mod vars;
 mod wrapped;
 
-pub use expand::{Expanded, expand, match_expansion};
+pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
 pub use shape::{Format, Scope, Shape};
 pub use user::{USER_CLIENTS, is_user_file, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
@@ -167,6 +167,9 @@ pub struct ServerSpec {
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
+    /// Which `${...}` references the host expands ([`vars::Variables`]): the text
+    /// stays as written (the lock records it so), read by the host's own rules.
+    pub vars: vars::Variables,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -646,7 +649,10 @@ impl ProjectConfig {
                     ));
                     continue;
                 }
-                if existing.transport != spec.transport {
+                // Written alike but read by different rules, a `$` may launch apart.
+                if existing.transport != spec.transport
+                    || existing.vars.differ_for(&spec.vars, &spec.transport)
+                {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
