@@ -212,7 +212,7 @@ pub fn match_expansion_with(
             Some((Part::Text(text), rest)) => {
                 actual.starts_with(text) && go(rest, &actual[text.len()..], out)
             }
-            Some((Part::Own, rest)) => actual
+            Some((Part::Own(_), rest)) => actual
                 .char_indices()
                 .chain([(actual.len(), ' ')])
                 .any(|(cut, _)| go(rest, &actual[cut..], out)),
@@ -242,7 +242,7 @@ pub fn match_expansion_with(
 enum Part<'a> {
     Text(&'a str),
     Var(&'a str, Option<&'a str>),
-    Own,
+    Own(Own),
 }
 
 /// A value split at the references the host expands in `field`, and whether every
@@ -264,7 +264,7 @@ fn template_parts<'a>(rules: &Variables, field: &str, value: &'a str) -> (Vec<Pa
         parts.push(match rules.reference(field, body) {
             Reference::Literal => Part::Text(&rest[start..start + end + 3]),
             Reference::Env { var, default } => Part::Var(var, default),
-            Reference::Own(_) => Part::Own,
+            Reference::Own(own) => Part::Own(own),
             // What the client answered (a VS Code input) is as secret as a variable.
             Reference::Refused(_) => Part::Var(body, None),
         });
@@ -274,7 +274,93 @@ fn template_parts<'a>(rules: &Variables, field: &str, value: &'a str) -> (Vec<Pa
     (parts, true)
 }
 
+/// A value as its host reads it: text (what the host keeps as written merged with
+/// the text around it), variables with their defaults, and the host's own names.
+#[derive(Debug, PartialEq, Eq)]
+enum Reading<'a> {
+    Text(String),
+    Var(&'a str, Option<&'a str>),
+    Own(Own),
+}
+
+fn reading<'a>(rules: &Variables, field: &str, value: &'a str) -> (Vec<Reading<'a>>, bool) {
+    let (parts, closed) = template_parts(rules, field, value);
+    let mut out: Vec<Reading> = Vec::new();
+    for part in parts {
+        match (part, out.last_mut()) {
+            (Part::Text(""), _) => {}
+            (Part::Text(t), Some(Reading::Text(last))) => last.push_str(t),
+            (Part::Text(t), _) => out.push(Reading::Text(t.to_string())),
+            (Part::Var(name, default), _) => out.push(Reading::Var(name, default)),
+            (Part::Own(own), _) => out.push(Reading::Own(own)),
+        }
+    }
+    (out, closed)
+}
+
 impl ServerSpec {
+    /// Whether `other` launches what this entry launches: the same transport, each
+    /// value read alike by each entry's host (`${env:X}` in a Roo Code file is `${X}`
+    /// in Claude Code's; `${X}`, literal in a Codex file, is not).
+    pub fn launches_as(&self, other: &ServerSpec) -> bool {
+        if self.transport == other.transport && self.vars == other.vars {
+            return true;
+        }
+        let alike = |field: &str, a: &str, b: &str| {
+            reading(&self.vars, field, a) == reading(&other.vars, field, b)
+        };
+        let same_keys = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
+            a.keys().eq(b.keys())
+        };
+        match (&self.transport, &other.transport) {
+            (
+                TransportSpec::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                },
+                TransportSpec::Stdio {
+                    command: c,
+                    args: a,
+                    env: e,
+                    cwd: w,
+                },
+            ) => {
+                alike("command", command, c)
+                    && args.len() == a.len()
+                    && args
+                        .iter()
+                        .zip(a)
+                        .enumerate()
+                        .all(|(i, (x, y))| alike(&format!("args[{i}]"), x, y))
+                    && same_keys(env, e)
+                    && env.iter().all(|(k, v)| alike(&format!("env.{k}"), v, &e[k]))
+                    && match (cwd, w) {
+                        (Some(x), Some(y)) => alike("cwd", x, y),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            }
+            (
+                TransportSpec::Remote { kind, url, headers },
+                TransportSpec::Remote {
+                    kind: k,
+                    url: u,
+                    headers: h,
+                },
+            ) => {
+                kind == k
+                    && alike("url", url, u)
+                    && same_keys(headers, h)
+                    && headers
+                        .iter()
+                        .all(|(k, v)| alike(&format!("headers.{k}"), v, &h[k]))
+            }
+            _ => false,
+        }
+    }
+
     /// The environment variables a value of `field` takes, as the host reads it.
     fn variables_in(&self, field: &str, value: &str) -> Vec<String> {
         template_parts(&self.vars, field, value)

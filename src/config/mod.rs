@@ -649,10 +649,8 @@ impl ProjectConfig {
                     ));
                     continue;
                 }
-                // Written alike but read by different rules, a `$` may launch apart.
-                if existing.transport != spec.transport
-                    || existing.vars.differ_for(&spec.vars, &spec.transport)
-                {
+                // Each file's text read by its own host's variable rules.
+                if !existing.launches_as(&spec) {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()

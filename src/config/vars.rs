@@ -3,7 +3,7 @@
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::{Host, TransportSpec};
+use super::Host;
 
 /// Which `${...}` references a host expands when it launches an entry, read from
 /// each client's own code; what it keeps literally reaches the server as written.
@@ -149,30 +149,6 @@ impl Variables {
             }
     }
 
-    /// Whether two entries written alike may launch differently: their rules differ
-    /// and a value holds a `$`.
-    pub fn differ_for(&self, other: &Variables, transport: &TransportSpec) -> bool {
-        if self == other {
-            return false;
-        }
-        let dollar = |v: &String| v.contains('$');
-        match transport {
-            TransportSpec::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                dollar(command)
-                    || args.iter().any(dollar)
-                    || env.values().any(dollar)
-                    || cwd.as_ref().is_some_and(dollar)
-            }
-            TransportSpec::Remote { url, headers, .. } => {
-                dollar(url) || headers.values().any(dollar)
-            }
-        }
-    }
 }
 
 fn is_name(var: &str) -> bool {
