@@ -504,6 +504,7 @@ impl ServerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Host;
 
     fn env(var: &str) -> Option<String> {
         match var {
@@ -585,6 +586,190 @@ mod tests {
         assert_eq!(pairs("plain", "plain"), Some(vec![]));
         assert_eq!(pairs("--token=${SECRET}", "--other=abc"), None);
         assert_eq!(pairs("plain", "other"), None);
+    }
+
+    fn with(host: Host, value: &str, field: &str) -> Result<String, ConfigError> {
+        let lookup = |var: &str| match var {
+            "TOKEN" => Some("s3cr3t-value".to_string()),
+            "HOME" => Some("/home/me".to_string()),
+            _ => None,
+        };
+        expand_with(
+            &Variables::of(host),
+            value,
+            "s",
+            field,
+            Path::new("/work/proj"),
+            &lookup,
+            &mut Secrets::default(),
+        )
+    }
+
+    #[test]
+    fn codex_keeps_every_reference_as_written_but_a_field_naming_a_variable_expands() {
+        let written = "${TOKEN} ${env:TOKEN} ${workspaceFolder} ${input:x} ${unclosed";
+        for field in ["command", "args[0]", "env.K", "cwd", "url", "headers.X"] {
+            assert_eq!(with(Host::Codex, written, field).unwrap(), written, "{field}");
+        }
+        let rules = Variables {
+            syntax: vars::Syntax::Literal,
+            named: vec!["env.TOKEN".into()],
+        };
+        let mut secrets = Secrets::default();
+        let out = expand_with(
+            &rules,
+            "${TOKEN}",
+            "s",
+            "env.TOKEN",
+            Path::new("/p"),
+            &env,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(out, "s3cr3t-value");
+        assert!(secrets.contains_value("s3cr3t-value"));
+    }
+
+    #[test]
+    fn roo_code_expands_env_and_workspace_folder_only() {
+        assert_eq!(
+            with(
+                Host::RooCode,
+                "${env:TOKEN} ${TOKEN} ${workspaceFolder} ${workspaceFolderBasename} ${userHome}",
+                "args[0]"
+            )
+            .unwrap(),
+            "s3cr3t-value ${TOKEN} /work/proj ${workspaceFolderBasename} ${userHome}"
+        );
+    }
+
+    #[test]
+    fn cline_expands_env_references_only() {
+        assert_eq!(
+            with(
+                Host::Cline,
+                "${env: TOKEN } ${TOKEN} ${workspaceFolder}",
+                "headers.A"
+            )
+            .unwrap(),
+            "s3cr3t-value ${TOKEN} ${workspaceFolder}"
+        );
+    }
+
+    #[test]
+    fn vscode_answers_its_own_names_keeps_unknown_ones_and_refuses_what_needs_the_editor() {
+        let sep = std::path::MAIN_SEPARATOR;
+        assert_eq!(
+            with(
+                Host::VsCode,
+                "${env:TOKEN} ${TOKEN} ${userHome}${/}${workspaceFolderBasename}${pathSeparator}",
+                "env.K"
+            )
+            .unwrap(),
+            format!("s3cr3t-value ${{TOKEN}} /home/me{sep}proj{sep}")
+        );
+        for (written, says) in [
+            ("${input:token}", "input variable"),
+            ("${config:editor.x}", "VS Code setting"),
+            ("${command:pick}", "command VS Code runs"),
+            ("${file}", "running editor"),
+        ] {
+            let err = with(Host::VsCode, written, "args[0]").unwrap_err().to_string();
+            assert!(err.contains(says), "{written}: {err}");
+        }
+    }
+
+    #[test]
+    fn cursor_own_names_come_from_the_project_and_home_never_from_the_environment() {
+        let mut secrets = Secrets::default();
+        let lookup = |var: &str| (var == "HOME").then(|| "/home/me".to_string());
+        let out = expand_with(
+            &Variables::of(Host::Cursor),
+            "${userHome}/.x ${workspaceFolder} ${workspaceFolderBasename}",
+            "s",
+            "args[0]",
+            Path::new("/work/proj"),
+            &lookup,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(out, "/home/me/.x /work/proj proj");
+        // A path the host fills in is no secret.
+        assert!(secrets.is_empty());
+        let err = with(Host::Cursor, "${userHome}", "args[0]");
+        assert!(err.is_ok());
+        let no_home = expand_with(
+            &Variables::of(Host::Cursor),
+            "${userHome}",
+            "s",
+            "args[0]",
+            Path::new("/p"),
+            &|_| None,
+            &mut Secrets::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(no_home.contains("home directory"), "{no_home}");
+        assert!(!no_home.contains("environment variable userHome"), "{no_home}");
+    }
+
+    #[test]
+    fn amazon_q_expands_env_references_in_env_and_headers_and_passes_args_as_written() {
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN} ${TOKEN}", "env.K").unwrap(),
+            "s3cr3t-value ${TOKEN}"
+        );
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN}", "headers.A").unwrap(),
+            "s3cr3t-value"
+        );
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN}", "args[0]").unwrap(),
+            "${env:TOKEN}"
+        );
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN}", "url").unwrap(),
+            "${env:TOKEN}"
+        );
+    }
+
+    #[test]
+    fn a_url_reference_the_host_keeps_is_url_text_not_an_encoded_value() {
+        let spec = |host: Host| ServerSpec {
+            name: "s".into(),
+            transport: TransportSpec::Remote {
+                kind: super::super::RemoteKind::StreamableHttp,
+                url: "https://h.example/${X}/${env:TOKEN}".into(),
+                headers: BTreeMap::new(),
+            },
+            hosts: vec![host],
+            filter: Default::default(),
+            personal: false,
+            guarded: false,
+            oauth_client: None,
+            vars: Variables::of(host),
+        };
+        let Resolved::Remote(remote) = spec(Host::Cline).resolve(Path::new("/p"), &env).unwrap()
+        else {
+            panic!("remote")
+        };
+        assert_eq!(remote.url, "https://h.example/${X}/s3cr3t-value");
+    }
+
+    #[test]
+    fn match_expansion_by_a_hosts_rules_keeps_literal_references_and_records_no_own_name() {
+        let roo = Variables::of(Host::RooCode);
+        let found = match_expansion_with(
+            &roo,
+            "args[0]",
+            "${env:TOKEN}@${workspaceFolder}/${TOKEN}",
+            "abc@/p/${TOKEN}",
+        )
+        .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].var.as_str(), found[0].value.as_str()), ("TOKEN", "abc"));
+        // Roo Code keeps ${TOKEN}: a launch with a value there is not this entry.
+        assert!(match_expansion_with(&roo, "args[0]", "${TOKEN}", "abc").is_none());
     }
 
     #[test]
