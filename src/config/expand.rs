@@ -63,7 +63,9 @@ pub fn expand_with(
         rest = &after[end + 1..];
         match rules.reference(field, body) {
             Reference::Literal => out.push_str(reference),
-            Reference::Own(own) => out.push_str(&own_value(own, project_dir, lookup).map_err(error)?),
+            Reference::Own(own) => {
+                out.push_str(&own_value(own, project_dir, lookup).map_err(error)?)
+            }
             Reference::Refused(message) => return Err(error(message)),
             Reference::Env { var, default } => match (lookup(var), default) {
                 (Some(v), _) => {
@@ -131,7 +133,15 @@ fn expand_url(
         // An unclosed "${" is reported by `expand`.
         let end = after.find('}').map_or(after.len(), |e| e + 1);
         let reference = &after[..end];
-        let value = expand_with(rules, reference, server, "url", project_dir, lookup, secrets)?;
+        let value = expand_with(
+            rules,
+            reference,
+            server,
+            "url",
+            project_dir,
+            lookup,
+            secrets,
+        )?;
         if value == reference {
             // Kept as written by the host: text of the URL, not a value put in it.
             parts.push(vars::UrlPart::Text(value));
@@ -309,9 +319,8 @@ impl ServerSpec {
         let alike = |field: &str, a: &str, b: &str| {
             reading(&self.vars, field, a) == reading(&other.vars, field, b)
         };
-        let same_keys = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
-            a.keys().eq(b.keys())
-        };
+        let same_keys =
+            |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| a.keys().eq(b.keys());
         match (&self.transport, &other.transport) {
             (
                 TransportSpec::Stdio {
@@ -335,7 +344,9 @@ impl ServerSpec {
                         .enumerate()
                         .all(|(i, (x, y))| alike(&format!("args[{i}]"), x, y))
                     && same_keys(env, e)
-                    && env.iter().all(|(k, v)| alike(&format!("env.{k}"), v, &e[k]))
+                    && env
+                        .iter()
+                        .all(|(k, v)| alike(&format!("env.{k}"), v, &e[k]))
                     && match (cwd, w) {
                         (Some(x), Some(y)) => alike("cwd", x, y),
                         (None, None) => true,
@@ -609,7 +620,11 @@ mod tests {
     fn codex_keeps_every_reference_as_written_but_a_field_naming_a_variable_expands() {
         let written = "${TOKEN} ${env:TOKEN} ${workspaceFolder} ${input:x} ${unclosed";
         for field in ["command", "args[0]", "env.K", "cwd", "url", "headers.X"] {
-            assert_eq!(with(Host::Codex, written, field).unwrap(), written, "{field}");
+            assert_eq!(
+                with(Host::Codex, written, field).unwrap(),
+                written,
+                "{field}"
+            );
         }
         let rules = Variables {
             syntax: vars::Syntax::Literal,
@@ -674,7 +689,9 @@ mod tests {
             ("${command:pick}", "command VS Code runs"),
             ("${file}", "running editor"),
         ] {
-            let err = with(Host::VsCode, written, "args[0]").unwrap_err().to_string();
+            let err = with(Host::VsCode, written, "args[0]")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(says), "{written}: {err}");
         }
     }
@@ -710,7 +727,10 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(no_home.contains("home directory"), "{no_home}");
-        assert!(!no_home.contains("environment variable userHome"), "{no_home}");
+        assert!(
+            !no_home.contains("environment variable userHome"),
+            "{no_home}"
+        );
     }
 
     #[test]
@@ -767,7 +787,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].var.as_str(), found[0].value.as_str()), ("TOKEN", "abc"));
+        assert_eq!(
+            (found[0].var.as_str(), found[0].value.as_str()),
+            ("TOKEN", "abc")
+        );
         // Roo Code keeps ${TOKEN}: a launch with a value there is not this entry.
         assert!(match_expansion_with(&roo, "args[0]", "${TOKEN}", "abc").is_none());
     }

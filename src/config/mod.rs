@@ -4,7 +4,8 @@
 //! Gemini CLI, Zed, Roo Code, opencode, Kiro, Amazon Q, Continue (and, at user level,
 //! Windsurf, Cline and Goose); mcp-lock reads those rather than asking for a second
 //! copy. Each client's variable syntax is translated into `${VAR}` templates
-//! ([`vars`]), expanded only when a server is contacted.
+//! ([`vars`]), expanded only when a server is contacted, by that client's own rules
+//! of which references it expands ([`vars::Syntax`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

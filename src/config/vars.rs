@@ -148,7 +148,6 @@ impl Variables {
                 _ => false,
             }
     }
-
 }
 
 fn is_name(var: &str) -> bool {
@@ -160,9 +159,7 @@ fn is_name(var: &str) -> bool {
 fn own(body: &str) -> Option<Own> {
     match body {
         "workspaceFolder" | "workspaceRoot" => Some(Own::WorkspaceFolder),
-        "workspaceFolderBasename" | "workspaceRootFolderName" => {
-            Some(Own::WorkspaceFolderBasename)
-        }
+        "workspaceFolderBasename" | "workspaceRootFolderName" => Some(Own::WorkspaceFolderBasename),
         "userHome" => Some(Own::UserHome),
         "pathSeparator" | "/" => Some(Own::PathSeparator),
         _ => None,
@@ -215,24 +212,36 @@ fn vscode(body: &str) -> Reference<'_> {
     };
     match (name, argument) {
         ("env", Some(var)) if is_name(var) => Reference::Env { var, default: None },
-        ("env", _) => Reference::Refused(format!(
-            "\"${{{body}}}\" is not a variable reference"
-        )),
+        ("env", _) => Reference::Refused(format!("\"${{{body}}}\" is not a variable reference")),
         ("input", Some(input)) => Reference::Refused(input_refused(input)),
         ("config", _) => cannot("a VS Code setting"),
         ("command", _) => cannot("a command VS Code runs"),
         ("cwd", None) => Reference::Own(Own::WorkspaceFolder),
         (
-            "workspaceFolder" | "workspaceRoot" | "workspaceFolderBasename"
+            "workspaceFolder"
+            | "workspaceRoot"
+            | "workspaceFolderBasename"
             | "workspaceRootFolderName",
             Some(_),
         ) => cannot("a folder of a multi-root workspace"),
         (
-            "file" | "fileWorkspaceFolder" | "fileWorkspaceFolderBasename" | "relativeFile"
-            | "relativeFileDirname" | "fileBasename" | "fileBasenameNoExtension"
-            | "fileDirname" | "fileExtname" | "fileDirnameBasename" | "lineNumber"
-            | "columnNumber" | "selectedText" | "execPath" | "execInstallFolder"
-            | "extensionInstallFolder" | "defaultBuildTask",
+            "file"
+            | "fileWorkspaceFolder"
+            | "fileWorkspaceFolderBasename"
+            | "relativeFile"
+            | "relativeFileDirname"
+            | "fileBasename"
+            | "fileBasenameNoExtension"
+            | "fileDirname"
+            | "fileExtname"
+            | "fileDirnameBasename"
+            | "lineNumber"
+            | "columnNumber"
+            | "selectedText"
+            | "execPath"
+            | "execInstallFolder"
+            | "extensionInstallFolder"
+            | "defaultBuildTask",
             _,
         ) => cannot("known only to the running editor"),
         _ => Reference::Literal,

@@ -34,7 +34,11 @@ fn launched_args(project: &Project, config: Option<&Path>, home: &Path) -> Vec<S
 
 fn basename(project: &Project) -> String {
     let canonical = std::fs::canonicalize(project.path()).unwrap();
-    canonical.file_name().unwrap().to_string_lossy().into_owned()
+    canonical
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[test]
@@ -137,10 +141,8 @@ fn an_env_reference_in_roo_code_and_a_plain_one_in_claude_code_are_one_server() 
     place(
         project.path(),
         ".mcp.json",
-        &sample("claude-code.mcp.json", project.path()).replace(
-            ", \"OTHER\": \"${UNSET_SAMPLE_VAR:-fallback}\"",
-            "",
-        ),
+        &sample("claude-code.mcp.json", project.path())
+            .replace(", \"OTHER\": \"${UNSET_SAMPLE_VAR:-fallback}\"", ""),
     );
     let config = ProjectConfig::load(project.path(), None).unwrap();
     let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
