@@ -250,8 +250,8 @@ fn vscode(body: &str) -> Reference<'_> {
 
 /// A value as written in `host`'s file, as a `${VAR}` template.
 ///
-/// - Claude Code, Kiro, VS Code, Cursor and the rest: `${VAR}` (and `${VAR:-d}`,
-///   `${env:VAR}`) as they are.
+/// - Claude Code, Kiro, VS Code, Cursor and the rest: as written, each later read by
+///   its host's own [`Syntax`].
 /// - Gemini CLI: `$VAR` too, over the whole file.
 /// - opencode: `{env:VAR}`; `{file:path}` is refused.
 /// - Continue: `${{ secrets.X }}`, read as the environment variable `X`.
