@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use mcp_lock::config::{
     Expanded, ProjectConfig, RemoteKind, Resolved, ServerSpec, ToolFilter, TransportSpec,
-    match_expansion,
+    match_expansion, match_expansion_with,
 };
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::pins::PinWatch;
@@ -465,9 +465,12 @@ fn entry_secrets(
         let Ok(actual) = std::env::var(key) else {
             continue;
         };
-        if !written.contains("${") {
+        let field = format!("env.{key}");
+        let values = match_expansion_with(&spec.vars, &field, written, &actual);
+        if !written.contains("${") || values.as_ref().is_some_and(|v| v.is_empty()) {
+            // As literal as written, or every reference kept as written by the host.
             secrets.add_literal_env(key, written);
-        } else if let Some(values) = match_expansion(written, &actual) {
+        } else if let Some(values) = values {
             values.iter().for_each(|e| e.record(&mut secrets));
         } else {
             // The variable's value is unknown: the whole value stands for it.
@@ -482,7 +485,14 @@ fn entry_secrets(
             templates
                 .iter()
                 .zip(launched)
-                .map(|(t, a)| match_expansion(t, a))
+                .enumerate()
+                .map(|(i, (t, a))| {
+                    let field = match i {
+                        0 => "command".to_string(),
+                        i => format!("args[{}]", i - 1),
+                    };
+                    match_expansion_with(&spec.vars, &field, t, a)
+                })
                 .collect::<Option<Vec<_>>>()
                 .map(|v| v.concat())
         })

@@ -11,6 +11,8 @@ use super::{
 };
 
 /// What an entry is.
+// One per entry read, unwrapped at once: the size of a server spec costs nothing here.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Read {
     Server(ServerSpec),
@@ -82,6 +84,8 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         },
     };
     let mut guarded = false;
+    // Fields mcp-lock writes as `${NAME}` from a member naming the variable.
+    let mut named = Vec::new();
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -90,9 +94,11 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         }
         // Codex names the variables that hold header values.
         for (header, var) in string_map(obj, "env_http_headers")? {
+            named.push(format!("headers.{header}"));
             headers.insert(header, format!("${{{var}}}"));
         }
         if let Some(var) = string(obj, "bearer_token_env_var")? {
+            named.push("headers.Authorization".into());
             headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
         }
         // continuedev/continue core/context/mcp/MCPConnection.ts: `apiKey` is sent as
@@ -126,7 +132,10 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         // Codex's env_vars and Goose's env_keys name variables to pass through.
         for key in ["env_vars", "env_keys"] {
             for var in string_list(obj, key)?.unwrap_or_default() {
-                env.entry(var.clone()).or_insert(format!("${{{var}}}"));
+                if let std::collections::btree_map::Entry::Vacant(slot) = env.entry(var.clone()) {
+                    slot.insert(format!("${{{var}}}"));
+                    named.push(format!("env.{var}"));
+                }
             }
         }
         let env = env
@@ -171,6 +180,10 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         oauth_client: oauth_client(obj, &tr)?,
         oauth_off: obj.get("oauth") == Some(&Value::Bool(false)),
         guarded,
+        vars: vars::Variables {
+            syntax: vars::Syntax::of(host),
+            named,
+        },
     }))
 }
 

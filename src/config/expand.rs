@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::vars::{Own, Reference, Variables};
 use super::{
     ConfigError, Resolved, ResolvedRemote, ResolvedStdio, ServerSpec, TransportSpec, vars,
 };
@@ -21,73 +22,101 @@ pub fn expand(
     lookup: &dyn Fn(&str) -> Option<String>,
     secrets: &mut Secrets,
 ) -> Result<String, ConfigError> {
+    let rules = Variables::default();
+    expand_with(&rules, value, server, field, project_dir, lookup, secrets)
+}
+
+/// [`expand`] by a host's own rules ([`Variables::reference`]): a reference the host
+/// keeps as written stays so; the host's own names (`${userHome}`,
+/// `${workspaceFolder}`, ...) come from the project directory and the home
+/// directory, never as environment variables.
+pub fn expand_with(
+    rules: &Variables,
+    value: &str,
+    server: &str,
+    field: &str,
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    secrets: &mut Secrets,
+) -> Result<String, ConfigError> {
+    let error = |message: String| ConfigError::Variable {
+        server: server.into(),
+        field: field.into(),
+        message,
+    };
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: "unclosed \"${\"".into(),
-            });
+            if !rules.shell_reading(field) {
+                // A host reading only whole references keeps an unclosed one as written.
+                out.push_str(&rest[start..]);
+                rest = "";
+                break;
+            }
+            return Err(error("unclosed \"${\"".into()));
         };
         let body = &after[..end];
+        let reference = &rest[start..start + 2 + end + 1];
         rest = &after[end + 1..];
-        if body == "workspaceFolder" {
-            out.push_str(&project_dir.display().to_string());
-            continue;
-        }
-        if let Some(input) = body.strip_prefix("input:") {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: format!(
-                    "VS Code input variable ${{input:{input}}} cannot be answered here; use ${{env:NAME}} instead"
-                ),
-            });
-        }
-        let body = body.strip_prefix("env:").unwrap_or(body);
-        let (var, default) = match body.split_once(":-") {
-            Some((var, default)) => (var, Some(default)),
-            None => (body, None),
-        };
-        let valid = !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(ConfigError::Variable {
-                server: server.into(),
-                field: field.into(),
-                message: format!("\"${{{body}}}\" is not a variable reference"),
-            });
-        }
-        match (lookup(var), default) {
-            (Some(v), _) => {
-                secrets.add_variable(var, &v);
-                out.push_str(&v);
+        match rules.reference(field, body) {
+            Reference::Literal => out.push_str(reference),
+            Reference::Own(own) => {
+                out.push_str(&own_value(own, project_dir, lookup).map_err(error)?)
             }
-            // The default is written in the config for anyone to read: a secret only
-            // where a literal value would be one.
-            (None, Some(default)) => {
-                secrets.add_literal_env(var, default);
-                out.push_str(default);
-            }
-            (None, None) => {
-                return Err(ConfigError::UnsetVariable {
-                    server: server.into(),
-                    var: var.into(),
-                    field: field.into(),
-                });
-            }
+            Reference::Refused(message) => return Err(error(message)),
+            Reference::Env { var, default } => match (lookup(var), default) {
+                (Some(v), _) => {
+                    secrets.add_variable(var, &v);
+                    out.push_str(&v);
+                }
+                // The default is written in the config for anyone to read: a secret
+                // only where a literal value would be one.
+                (None, Some(default)) => {
+                    secrets.add_literal_env(var, default);
+                    out.push_str(default);
+                }
+                (None, None) => {
+                    return Err(ConfigError::UnsetVariable {
+                        server: server.into(),
+                        var: var.into(),
+                        field: field.into(),
+                    });
+                }
+            },
         }
     }
     out.push_str(rest);
     Ok(out)
 }
 
+/// A host's own variable: the project directory (the workspace folder), its name,
+/// the home directory, or the path separator.
+fn own_value(
+    own: Own,
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    Ok(match own {
+        Own::WorkspaceFolder => project_dir.display().to_string(),
+        Own::WorkspaceFolderBasename => project_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        Own::UserHome => lookup("HOME")
+            .or_else(|| lookup("USERPROFILE"))
+            .filter(|h| !h.is_empty())
+            .ok_or("${userHome} is the home directory, and neither HOME nor USERPROFILE is set")?,
+        Own::PathSeparator => std::path::MAIN_SEPARATOR.to_string(),
+    })
+}
+
 /// Expands a remote entry's URL: each variable is expanded as by [`expand`], then
 /// percent-encoded for the URL component it lands in ([`vars::expand_url`]).
 fn expand_url(
+    rules: &Variables,
     template: &str,
     server: &str,
     project_dir: &Path,
@@ -104,7 +133,21 @@ fn expand_url(
         // An unclosed "${" is reported by `expand`.
         let end = after.find('}').map_or(after.len(), |e| e + 1);
         let reference = &after[..end];
-        let value = expand(reference, server, "url", project_dir, lookup, secrets)?;
+        let value = expand_with(
+            rules,
+            reference,
+            server,
+            "url",
+            project_dir,
+            lookup,
+            secrets,
+        )?;
+        if value == reference {
+            // Kept as written by the host: text of the URL, not a value put in it.
+            parts.push(vars::UrlPart::Text(value));
+            rest = &after[end..];
+            continue;
+        }
         let name = reference[2..end - 1].to_string();
         if secrets.contains_value(&value) {
             secret_values.push(name.clone());
@@ -156,7 +199,19 @@ impl Expanded {
 /// `None` when `actual` cannot be an expansion of `template`. Where two adjacent
 /// variables make the split ambiguous, the first takes as little as it can.
 pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
-    let (parts, closed) = template_parts(template);
+    match_expansion_with(&Variables::default(), "", template, actual)
+}
+
+/// [`match_expansion`] by a host's rules for `field`: what the host keeps as written
+/// must be there as written, and its own names (`${userHome}`) take any text but
+/// are no secret.
+pub fn match_expansion_with(
+    rules: &Variables,
+    field: &str,
+    template: &str,
+    actual: &str,
+) -> Option<Vec<Expanded>> {
+    let (parts, closed) = template_parts(rules, field, template);
     if !closed {
         return None;
     }
@@ -167,6 +222,10 @@ pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
             Some((Part::Text(text), rest)) => {
                 actual.starts_with(text) && go(rest, &actual[text.len()..], out)
             }
+            Some((Part::Own(_), rest)) => actual
+                .char_indices()
+                .chain([(actual.len(), ' ')])
+                .any(|(cut, _)| go(rest, &actual[cut..], out)),
             Some((Part::Var(name, default), rest)) => {
                 for (cut, _) in actual.char_indices().chain([(actual.len(), ' ')]) {
                     out.push(Expanded {
@@ -187,41 +246,37 @@ pub fn match_expansion(template: &str, actual: &str) -> Option<Vec<Expanded>> {
     go(&parts, actual, &mut out).then_some(out)
 }
 
-/// The variables a value refers to, as `${NAME}` / `${env:NAME}` name them.
-fn variables_in(value: &str) -> Vec<String> {
-    template_parts(value)
-        .0
-        .into_iter()
-        .filter_map(|part| match part {
-            Part::Var(name, _) if name != "workspaceFolder" => Some(name.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A piece of a value as written: text, or a `${...}` reference by variable name,
-/// with its default.
+/// A piece of a value as written: text (a reference the host keeps as written
+/// among it), a `${...}` reference by variable name with its default, or one of the
+/// host's own names.
 enum Part<'a> {
     Text(&'a str),
     Var(&'a str, Option<&'a str>),
+    Own(Own),
 }
 
-/// A value split at its `${NAME}`, `${env:NAME}` and `${NAME:-default}` references
-/// (`${workspaceFolder}` among them), and whether every `${` was closed; the parts
-/// after an unclosed one are left out.
-fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
+/// A value split at the references the host expands in `field`, and whether every
+/// `${` the host reads was closed; the parts after an unclosed one are left out.
+fn template_parts<'a>(rules: &Variables, field: &str, value: &'a str) -> (Vec<Part<'a>>, bool) {
     let mut parts = Vec::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         parts.push(Part::Text(&rest[..start]));
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return (parts, false);
+            if rules.shell_reading(field) {
+                return (parts, false);
+            }
+            parts.push(Part::Text(&rest[start..]));
+            return (parts, true);
         };
-        let body = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
-        parts.push(match body.split_once(":-") {
-            Some((name, default)) => Part::Var(name, Some(default)),
-            None => Part::Var(body, None),
+        let body = &after[..end];
+        parts.push(match rules.reference(field, body) {
+            Reference::Literal => Part::Text(&rest[start..start + end + 3]),
+            Reference::Env { var, default } => Part::Var(var, default),
+            Reference::Own(own) => Part::Own(own),
+            // What the client answered (a VS Code input) is as secret as a variable.
+            Reference::Refused(_) => Part::Var(body, None),
         });
         rest = &after[end + 1..];
     }
@@ -229,7 +284,106 @@ fn template_parts(value: &str) -> (Vec<Part<'_>>, bool) {
     (parts, true)
 }
 
+/// A value as its host reads it: text (what the host keeps as written merged with
+/// the text around it), variables with their defaults, and the host's own names.
+#[derive(Debug, PartialEq, Eq)]
+enum Reading<'a> {
+    Text(String),
+    Var(&'a str, Option<&'a str>),
+    Own(Own),
+}
+
+fn reading<'a>(rules: &Variables, field: &str, value: &'a str) -> (Vec<Reading<'a>>, bool) {
+    let (parts, closed) = template_parts(rules, field, value);
+    let mut out: Vec<Reading> = Vec::new();
+    for part in parts {
+        match (part, out.last_mut()) {
+            (Part::Text(""), _) => {}
+            (Part::Text(t), Some(Reading::Text(last))) => last.push_str(t),
+            (Part::Text(t), _) => out.push(Reading::Text(t.to_string())),
+            (Part::Var(name, default), _) => out.push(Reading::Var(name, default)),
+            (Part::Own(own), _) => out.push(Reading::Own(own)),
+        }
+    }
+    (out, closed)
+}
+
 impl ServerSpec {
+    /// Whether `other` launches what this entry launches: the same transport, each
+    /// value read alike by each entry's host (`${env:X}` in a Roo Code file is `${X}`
+    /// in Claude Code's; `${X}`, literal in a Codex file, is not).
+    pub fn launches_as(&self, other: &ServerSpec) -> bool {
+        if self.transport == other.transport && self.vars == other.vars {
+            return true;
+        }
+        let alike = |field: &str, a: &str, b: &str| {
+            reading(&self.vars, field, a) == reading(&other.vars, field, b)
+        };
+        let same_keys =
+            |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| a.keys().eq(b.keys());
+        match (&self.transport, &other.transport) {
+            (
+                TransportSpec::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                },
+                TransportSpec::Stdio {
+                    command: c,
+                    args: a,
+                    env: e,
+                    cwd: w,
+                },
+            ) => {
+                alike("command", command, c)
+                    && args.len() == a.len()
+                    && args
+                        .iter()
+                        .zip(a)
+                        .enumerate()
+                        .all(|(i, (x, y))| alike(&format!("args[{i}]"), x, y))
+                    && same_keys(env, e)
+                    && env
+                        .iter()
+                        .all(|(k, v)| alike(&format!("env.{k}"), v, &e[k]))
+                    && match (cwd, w) {
+                        (Some(x), Some(y)) => alike("cwd", x, y),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            }
+            (
+                TransportSpec::Remote { kind, url, headers },
+                TransportSpec::Remote {
+                    kind: k,
+                    url: u,
+                    headers: h,
+                },
+            ) => {
+                kind == k
+                    && alike("url", url, u)
+                    && same_keys(headers, h)
+                    && headers
+                        .iter()
+                        .all(|(k, v)| alike(&format!("headers.{k}"), v, &h[k]))
+            }
+            _ => false,
+        }
+    }
+
+    /// The environment variables a value of `field` takes, as the host reads it.
+    fn variables_in(&self, field: &str, value: &str) -> Vec<String> {
+        template_parts(&self.vars, field, value)
+            .0
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Var(name, _) => Some(name.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Expands the entry's variables from the given environment.
     pub fn resolve(
         &self,
@@ -244,14 +398,22 @@ impl ServerSpec {
                 let mut secrets = Secrets::default();
                 let name = &self.name;
                 let written_url = url.clone();
-                let url = expand_url(url, name, project_dir, lookup, &mut secrets)?;
+                let url = expand_url(&self.vars, url, name, project_dir, lookup, &mut secrets)?;
                 let mut resolved = Vec::new();
                 for (key, value) in headers {
                     let field = format!("headers.{key}");
-                    let expanded = expand(value, name, &field, project_dir, lookup, &mut secrets)?;
+                    let expanded = expand_with(
+                        &self.vars,
+                        value,
+                        name,
+                        &field,
+                        project_dir,
+                        lookup,
+                        &mut secrets,
+                    )?;
                     // A header value is a credential whether or not it came from a variable.
                     secrets.add_header(key, &expanded);
-                    resolved.push((key.clone(), expanded, variables_in(value)));
+                    resolved.push((key.clone(), expanded, self.variables_in(&field, value)));
                 }
                 Ok(Resolved::Remote(ResolvedRemote {
                     name: name.clone(),
@@ -287,7 +449,8 @@ impl ServerSpec {
         let name = &self.name;
         let mut resolved_env = BTreeMap::new();
         for (key, value) in env {
-            let v = expand(
+            let v = expand_with(
+                &self.vars,
                 value,
                 name,
                 &format!("env.{key}"),
@@ -295,18 +458,29 @@ impl ServerSpec {
                 lookup,
                 &mut secrets,
             )?;
-            if !value.contains("${") {
+            // Nothing taken from anywhere: the value is as literal as one without `${`.
+            if &v == value {
                 secrets.add_literal_env(key, value);
             }
             resolved_env.insert(key.clone(), v);
         }
         let self_command = command;
-        let command = expand(command, name, "command", project_dir, lookup, &mut secrets)?;
+        let rules = &self.vars;
+        let command = expand_with(
+            rules,
+            command,
+            name,
+            "command",
+            project_dir,
+            lookup,
+            &mut secrets,
+        )?;
         let args = args
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                expand(
+                expand_with(
+                    rules,
                     a,
                     name,
                     &format!("args[{i}]"),
@@ -317,7 +491,15 @@ impl ServerSpec {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let cwd = match cwd {
-            Some(c) => project_dir.join(expand(c, name, "cwd", project_dir, lookup, &mut secrets)?),
+            Some(c) => project_dir.join(expand_with(
+                rules,
+                c,
+                name,
+                "cwd",
+                project_dir,
+                lookup,
+                &mut secrets,
+            )?),
             None => project_dir.to_path_buf(),
         };
         Ok(Some(ResolvedStdio {
@@ -334,6 +516,7 @@ impl ServerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Host;
 
     fn env(var: &str) -> Option<String> {
         match var {
@@ -415,6 +598,203 @@ mod tests {
         assert_eq!(pairs("plain", "plain"), Some(vec![]));
         assert_eq!(pairs("--token=${SECRET}", "--other=abc"), None);
         assert_eq!(pairs("plain", "other"), None);
+    }
+
+    fn with(host: Host, value: &str, field: &str) -> Result<String, ConfigError> {
+        let lookup = |var: &str| match var {
+            "TOKEN" => Some("s3cr3t-value".to_string()),
+            "HOME" => Some("/home/me".to_string()),
+            _ => None,
+        };
+        expand_with(
+            &Variables::of(host),
+            value,
+            "s",
+            field,
+            Path::new("/work/proj"),
+            &lookup,
+            &mut Secrets::default(),
+        )
+    }
+
+    #[test]
+    fn codex_keeps_every_reference_as_written_but_a_field_naming_a_variable_expands() {
+        let written = "${TOKEN} ${env:TOKEN} ${workspaceFolder} ${input:x} ${unclosed";
+        for field in ["command", "args[0]", "env.K", "cwd", "url", "headers.X"] {
+            assert_eq!(
+                with(Host::Codex, written, field).unwrap(),
+                written,
+                "{field}"
+            );
+        }
+        let rules = Variables {
+            syntax: vars::Syntax::Literal,
+            named: vec!["env.TOKEN".into()],
+        };
+        let mut secrets = Secrets::default();
+        let out = expand_with(
+            &rules,
+            "${TOKEN}",
+            "s",
+            "env.TOKEN",
+            Path::new("/p"),
+            &env,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(out, "s3cr3t-value");
+        assert!(secrets.contains_value("s3cr3t-value"));
+    }
+
+    #[test]
+    fn roo_code_expands_env_and_workspace_folder_only() {
+        assert_eq!(
+            with(
+                Host::RooCode,
+                "${env:TOKEN} ${TOKEN} ${workspaceFolder} ${workspaceFolderBasename} ${userHome}",
+                "args[0]"
+            )
+            .unwrap(),
+            "s3cr3t-value ${TOKEN} /work/proj ${workspaceFolderBasename} ${userHome}"
+        );
+    }
+
+    #[test]
+    fn cline_expands_env_references_only() {
+        assert_eq!(
+            with(
+                Host::Cline,
+                "${env: TOKEN } ${TOKEN} ${workspaceFolder}",
+                "headers.A"
+            )
+            .unwrap(),
+            "s3cr3t-value ${TOKEN} ${workspaceFolder}"
+        );
+    }
+
+    #[test]
+    fn vscode_answers_its_own_names_keeps_unknown_ones_and_refuses_what_needs_the_editor() {
+        let sep = std::path::MAIN_SEPARATOR;
+        assert_eq!(
+            with(
+                Host::VsCode,
+                "${env:TOKEN} ${TOKEN} ${userHome}${/}${workspaceFolderBasename}${pathSeparator}",
+                "env.K"
+            )
+            .unwrap(),
+            format!("s3cr3t-value ${{TOKEN}} /home/me{sep}proj{sep}")
+        );
+        for (written, says) in [
+            ("${input:token}", "input variable"),
+            ("${config:editor.x}", "VS Code setting"),
+            ("${command:pick}", "command VS Code runs"),
+            ("${file}", "running editor"),
+        ] {
+            let err = with(Host::VsCode, written, "args[0]")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{written}: {err}");
+        }
+    }
+
+    #[test]
+    fn cursor_own_names_come_from_the_project_and_home_never_from_the_environment() {
+        let mut secrets = Secrets::default();
+        let lookup = |var: &str| (var == "HOME").then(|| "/home/me".to_string());
+        let out = expand_with(
+            &Variables::of(Host::Cursor),
+            "${userHome}/.x ${workspaceFolder} ${workspaceFolderBasename}",
+            "s",
+            "args[0]",
+            Path::new("/work/proj"),
+            &lookup,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(out, "/home/me/.x /work/proj proj");
+        // A path the host fills in is no secret.
+        assert!(secrets.is_empty());
+        let err = with(Host::Cursor, "${userHome}", "args[0]");
+        assert!(err.is_ok());
+        let no_home = expand_with(
+            &Variables::of(Host::Cursor),
+            "${userHome}",
+            "s",
+            "args[0]",
+            Path::new("/p"),
+            &|_| None,
+            &mut Secrets::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(no_home.contains("home directory"), "{no_home}");
+        assert!(
+            !no_home.contains("environment variable userHome"),
+            "{no_home}"
+        );
+    }
+
+    #[test]
+    fn amazon_q_expands_env_references_in_env_and_headers_and_passes_args_as_written() {
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN} ${TOKEN}", "env.K").unwrap(),
+            "s3cr3t-value ${TOKEN}"
+        );
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN}", "headers.A").unwrap(),
+            "s3cr3t-value"
+        );
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN}", "args[0]").unwrap(),
+            "${env:TOKEN}"
+        );
+        assert_eq!(
+            with(Host::AmazonQ, "${env:TOKEN}", "url").unwrap(),
+            "${env:TOKEN}"
+        );
+    }
+
+    #[test]
+    fn a_url_reference_the_host_keeps_is_url_text_not_an_encoded_value() {
+        let spec = |host: Host| ServerSpec {
+            name: "s".into(),
+            transport: TransportSpec::Remote {
+                kind: super::super::RemoteKind::StreamableHttp,
+                url: "https://h.example/${X}/${env:TOKEN}".into(),
+                headers: BTreeMap::new(),
+            },
+            hosts: vec![host],
+            filter: Default::default(),
+            personal: false,
+            guarded: false,
+            oauth_client: None,
+            oauth_off: false,
+            vars: Variables::of(host),
+        };
+        let Resolved::Remote(remote) = spec(Host::Cline).resolve(Path::new("/p"), &env).unwrap()
+        else {
+            panic!("remote")
+        };
+        assert_eq!(remote.url, "https://h.example/${X}/s3cr3t-value");
+    }
+
+    #[test]
+    fn match_expansion_by_a_hosts_rules_keeps_literal_references_and_records_no_own_name() {
+        let roo = Variables::of(Host::RooCode);
+        let found = match_expansion_with(
+            &roo,
+            "args[0]",
+            "${env:TOKEN}@${workspaceFolder}/${TOKEN}",
+            "abc@/p/${TOKEN}",
+        )
+        .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].var.as_str(), found[0].value.as_str()),
+            ("TOKEN", "abc")
+        );
+        // Roo Code keeps ${TOKEN}: a launch with a value there is not this entry.
+        assert!(match_expansion_with(&roo, "args[0]", "${TOKEN}", "abc").is_none());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Gemini CLI, Zed, Roo Code, opencode, Kiro, Amazon Q, Continue (and, at user level,
 //! Windsurf, Cline and Goose); mcp-lock reads those rather than asking for a second
 //! copy. Each client's variable syntax is translated into `${VAR}` templates
-//! ([`vars`]), expanded only when a server is contacted.
+//! ([`vars`]), expanded only when a server is contacted, by that client's own rules
+//! of which references it expands ([`vars::Syntax`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ pub mod user;
 pub mod vars;
 mod wrapped;
 
-pub use expand::{Expanded, expand, match_expansion};
+pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
 pub use shape::{Format, Scope, Shape};
 pub use user::{USER_CLIENTS, is_user_file, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
@@ -170,6 +171,9 @@ pub struct ServerSpec {
     /// `"oauth": false` (opencode): the host never tries OAuth for it, so neither does
     /// mcp-lock (no `mcp-lock login` token is sent or offered).
     pub oauth_off: bool,
+    /// Which `${...}` references the host expands ([`vars::Variables`]): the text
+    /// stays as written (the lock records it so), read by the host's own rules.
+    pub vars: vars::Variables,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -651,7 +655,8 @@ impl ProjectConfig {
                     ));
                     continue;
                 }
-                if existing.transport != spec.transport {
+                // Each file's text read by its own host's variable rules.
+                if !existing.launches_as(&spec) {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()

@@ -5,10 +5,253 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Host;
 
+/// Which `${...}` references a host expands when it launches an entry, read from
+/// each client's own code; what it keeps literally reaches the server as written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Syntax {
+    /// `${VAR}`, `${VAR:-default}`, `${env:VAR}` from the environment and
+    /// `${workspaceFolder}`: Claude Code, and the templates [`translate`] makes for
+    /// Gemini CLI, opencode and Continue. Kiro, Windsurf, Zed, Goose, Claude Desktop
+    /// and unknown hosts are read so too (their own rules unconfirmed).
+    #[default]
+    Shell,
+    /// Codex CLI passes command, args, env, cwd, url and headers as written
+    /// (openai/codex `codex-rs/rmcp-client/src/utils.rs`, `create_env_for_mcp_server`,
+    /// `build_default_headers`); only the fields naming a variable (`env_vars`,
+    /// `bearer_token_env_var`, `env_http_headers`) take values from the environment.
+    Literal,
+    /// VS Code's resolver (microsoft/vscode
+    /// `src/vs/workbench/services/configurationResolver/common/variableResolver.ts`):
+    /// `${env:NAME}`, `${workspaceFolder}`, `${workspaceFolderBasename}`,
+    /// `${userHome}`, `${pathSeparator}`, `${/}`; `${input:..}`, `${config:..}`,
+    /// `${command:..}` and the editor's variables cannot be answered; any other
+    /// `${...}` stays as written.
+    VsCode,
+    /// Cursor's documented interpolation (cursor.com/docs, MCP "config
+    /// interpolation"): `${env:NAME}`, `${userHome}`, `${workspaceFolder}`,
+    /// `${workspaceFolderBasename}`, `${pathSeparator}`, `${/}`, in command, args,
+    /// env, url and headers. A plain `${VAR}` is left to the [`Syntax::Shell`]
+    /// reading, as before (what Cursor does with it is undocumented).
+    Cursor,
+    /// Roo Code (RooCodeInc/Roo-Code `src/services/mcp/McpHub.ts` calling
+    /// `injectVariables` of `src/utils/config.ts` over the whole entry): `${env:NAME}`
+    /// (NAME of word characters) and `${workspaceFolder}`; anything else literal.
+    RooCode,
+    /// Cline (cline/cline `apps/vscode/src/utils/envExpansion.ts`, applied to the
+    /// whole entry by `McpHub.ts`): `${env:NAME}` only; anything else literal.
+    Cline,
+    /// Amazon Q Developer CLI (aws/amazon-q-developer-cli
+    /// `crates/chat-cli/src/mcp_client/client.rs`): `${env:NAME}` in env values and
+    /// headers; the command is shell-expanded (read as [`Syntax::Shell`]); args and
+    /// url as written.
+    AmazonQ,
+}
+
+impl Syntax {
+    /// The rules of the client whose file an entry is read from.
+    pub fn of(host: Host) -> Syntax {
+        match host {
+            Host::Codex => Syntax::Literal,
+            Host::VsCode => Syntax::VsCode,
+            Host::Cursor => Syntax::Cursor,
+            Host::RooCode => Syntax::RooCode,
+            Host::Cline => Syntax::Cline,
+            Host::AmazonQ => Syntax::AmazonQ,
+            _ => Syntax::Shell,
+        }
+    }
+}
+
+/// An entry's variable rules: its host's [`Syntax`], and the fields whose `${NAME}`
+/// mcp-lock wrote for a field of the host's that names a variable to read (Codex's
+/// `env_vars`), expanded whatever the syntax.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Variables {
+    pub syntax: Syntax,
+    /// Field names as [`super::expand`] reports them: `env.NAME`, `headers.NAME`.
+    pub named: Vec<String>,
+}
+
+/// A value a host gives a `${...}` reference of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Own {
+    WorkspaceFolder,
+    WorkspaceFolderBasename,
+    UserHome,
+    PathSeparator,
+}
+
+/// What a host makes of one `${body}` in one field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reference<'a> {
+    /// Kept as written.
+    Literal,
+    /// The environment variable `var`, or the written default when it is unset.
+    Env {
+        var: &'a str,
+        default: Option<&'a str>,
+    },
+    /// One of the host's own names, never read from the environment.
+    Own(Own),
+    /// Cannot be answered here: the message says why and what to do.
+    Refused(String),
+}
+
+impl Variables {
+    pub fn of(host: Host) -> Variables {
+        Variables {
+            syntax: Syntax::of(host),
+            named: Vec::new(),
+        }
+    }
+
+    /// What the host makes of `${body}` in `field` (`command`, `args[0]`, `env.K`,
+    /// `cwd`, `url`, `headers.K`).
+    pub fn reference<'a>(&self, field: &str, body: &'a str) -> Reference<'a> {
+        if self.named.iter().any(|f| f == field) {
+            return shell(body);
+        }
+        let env_only = |body: &'a str| match body.strip_prefix("env:") {
+            Some(var) if is_name(var) => Reference::Env { var, default: None },
+            _ => Reference::Literal,
+        };
+        match self.syntax {
+            Syntax::Shell => shell(body),
+            Syntax::Literal => Reference::Literal,
+            Syntax::VsCode => vscode(body),
+            Syntax::Cursor => match own(body) {
+                Some(own) => Reference::Own(own),
+                None => shell(body),
+            },
+            Syntax::RooCode if body == "workspaceFolder" => Reference::Own(Own::WorkspaceFolder),
+            Syntax::RooCode => env_only(body),
+            // Cline trims the name.
+            Syntax::Cline => match body.strip_prefix("env:").map(str::trim) {
+                Some(var) if is_name(var) => Reference::Env { var, default: None },
+                _ => Reference::Literal,
+            },
+            Syntax::AmazonQ if field == "command" => shell(body),
+            Syntax::AmazonQ if field.starts_with("env.") || field.starts_with("headers.") => {
+                env_only(body)
+            }
+            Syntax::AmazonQ => Reference::Literal,
+        }
+    }
+
+    /// Whether `field` is read as [`Syntax::Shell`] reads it (so an unclosed `${` is
+    /// an error, not text).
+    pub fn shell_reading(&self, field: &str) -> bool {
+        self.named.iter().any(|f| f == field)
+            || match self.syntax {
+                Syntax::Shell | Syntax::Cursor => true,
+                Syntax::AmazonQ => field == "command",
+                _ => false,
+            }
+    }
+}
+
+fn is_name(var: &str) -> bool {
+    !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `workspaceFolder`, `userHome` and the other names VS Code and Cursor answer
+/// themselves.
+fn own(body: &str) -> Option<Own> {
+    match body {
+        "workspaceFolder" | "workspaceRoot" => Some(Own::WorkspaceFolder),
+        "workspaceFolderBasename" | "workspaceRootFolderName" => Some(Own::WorkspaceFolderBasename),
+        "userHome" => Some(Own::UserHome),
+        "pathSeparator" | "/" => Some(Own::PathSeparator),
+        _ => None,
+    }
+}
+
+/// `${VAR}`, `${VAR:-default}`, `${env:VAR}`, `${workspaceFolder}`; `${input:..}`
+/// refused.
+fn shell(body: &str) -> Reference<'_> {
+    if body == "workspaceFolder" {
+        return Reference::Own(Own::WorkspaceFolder);
+    }
+    if let Some(input) = body.strip_prefix("input:") {
+        return Reference::Refused(input_refused(input));
+    }
+    let body = body.strip_prefix("env:").unwrap_or(body);
+    let (var, default) = match body.split_once(":-") {
+        Some((var, default)) => (var, Some(default)),
+        None => (body, None),
+    };
+    if !is_name(var) {
+        return Reference::Refused(format!("\"${{{body}}}\" is not a variable reference"));
+    }
+    Reference::Env { var, default }
+}
+
+fn input_refused(input: &str) -> String {
+    format!(
+        "VS Code input variable ${{input:{input}}} cannot be answered here; use ${{env:NAME}} instead"
+    )
+}
+
+/// VS Code's reading of `${body}`.
+fn vscode(body: &str) -> Reference<'_> {
+    // Nesting is not resolved: the reference stays as written.
+    if body.contains("${") {
+        return Reference::Literal;
+    }
+    if let Some(own) = own(body) {
+        return Reference::Own(own);
+    }
+    let (name, argument) = match body.split_once(':') {
+        Some((name, argument)) => (name, Some(argument)),
+        None => (body, None),
+    };
+    let cannot = |what: &str| {
+        Reference::Refused(format!(
+            "VS Code's ${{{body}}} ({what}) cannot be answered here; write the value, or use ${{env:NAME}}"
+        ))
+    };
+    match (name, argument) {
+        ("env", Some(var)) if is_name(var) => Reference::Env { var, default: None },
+        ("env", _) => Reference::Refused(format!("\"${{{body}}}\" is not a variable reference")),
+        ("input", Some(input)) => Reference::Refused(input_refused(input)),
+        ("config", _) => cannot("a VS Code setting"),
+        ("command", _) => cannot("a command VS Code runs"),
+        ("cwd", None) => Reference::Own(Own::WorkspaceFolder),
+        (
+            "workspaceFolder"
+            | "workspaceRoot"
+            | "workspaceFolderBasename"
+            | "workspaceRootFolderName",
+            Some(_),
+        ) => cannot("a folder of a multi-root workspace"),
+        (
+            "file"
+            | "fileWorkspaceFolder"
+            | "fileWorkspaceFolderBasename"
+            | "relativeFile"
+            | "relativeFileDirname"
+            | "fileBasename"
+            | "fileBasenameNoExtension"
+            | "fileDirname"
+            | "fileExtname"
+            | "fileDirnameBasename"
+            | "lineNumber"
+            | "columnNumber"
+            | "selectedText"
+            | "execPath"
+            | "execInstallFolder"
+            | "extensionInstallFolder"
+            | "defaultBuildTask",
+            _,
+        ) => cannot("known only to the running editor"),
+        _ => Reference::Literal,
+    }
+}
+
 /// A value as written in `host`'s file, as a `${VAR}` template.
 ///
-/// - Claude Code, Kiro, VS Code, Cursor and the rest: `${VAR}` (and `${VAR:-d}`,
-///   `${env:VAR}`) as they are.
+/// - Claude Code, Kiro, VS Code, Cursor and the rest: as written, each later read by
+///   its host's own [`Syntax`].
 /// - Gemini CLI: `$VAR` too, over the whole file.
 /// - opencode: `{env:VAR}`; `{file:path}` is refused.
 /// - Continue: `${{ secrets.X }}`, read as the environment variable `X`.

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod entry;
+mod vars;
 
 use std::path::{Path, PathBuf};
 
