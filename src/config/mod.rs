@@ -816,7 +816,7 @@ fn read_opencode_layers(
             text,
             Format::Json,
             &["mcp".to_string()],
-            &[entry.name.clone()],
+            std::slice::from_ref(&entry.name),
         )[0];
         let entry = Entry { line, ..entry };
         match by_file.iter_mut().find(|(f, _)| f == *file) {

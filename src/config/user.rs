@@ -282,7 +282,8 @@ mod tests {
     fn desktop_clients_follow_each_platforms_application_folder() {
         let home = env(&[("HOME", "/h")]);
         let win = env(&[("USERPROFILE", "C:/u"), ("APPDATA", "C:/u/AppData/Roaming")]);
-        let cases: [(&str, Platform, &dyn Fn(&str) -> Option<String>, &str); 12] = [
+        type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+        let cases: [(&str, Platform, Lookup, &str); 12] = [
             (
                 "vscode",
                 Platform::Linux,
