@@ -1153,6 +1153,42 @@ mod place_tests {
     }
 
     #[test]
+    fn opencode_layers_run_from_the_git_root_down_then_dot_opencode_up() {
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path().join("repo");
+        let project = root.join("a/b");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        std::fs::create_dir_all(root.join(".opencode")).unwrap();
+        for file in [
+            top.path().join("opencode.json"),
+            root.join("opencode.json"),
+            root.join("a/opencode.jsonc"),
+            project.join("opencode.json"),
+            project.join("opencode.jsonc"),
+            project.join(".opencode/opencode.json"),
+            root.join(".opencode/opencode.jsonc"),
+        ] {
+            std::fs::write(file, "{}").unwrap();
+        }
+        let rel: Vec<String> = opencode_layers(&project)
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            rel,
+            [
+                "opencode.json",
+                "a/opencode.jsonc",
+                "a/b/opencode.json",
+                "a/b/opencode.jsonc",
+                "a/b/.opencode/opencode.json",
+                ".opencode/opencode.jsonc",
+            ]
+        );
+    }
+
+    #[test]
     fn an_amazonq_agent_without_servers_reads_as_empty() {
         let file = Path::new("/p/.amazonq/cli-agents/dev.json");
         let read = read_file(
