@@ -47,11 +47,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     QUIET.store(cli.quiet, Ordering::Relaxed);
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
     let user_config = match &cli.user {
-        Some(client) => Some(
-            mcp_lock::config::user_config_path(client, &|v| std::env::var(v).ok()).with_context(
-                || format!("cannot tell where {client} keeps its config: HOME is not set"),
-            )?,
-        ),
+        Some(client) => {
+            let found = mcp_lock::config::user::user_config(
+                client,
+                mcp_lock::config::user::Platform::current(),
+                &|v| std::env::var(v).ok(),
+                &|p| p.is_file(),
+            )
+            .with_context(|| {
+                format!("cannot tell where {client} keeps its config: HOME is not set")
+            })?;
+            if let Some(note) = &found.note {
+                notice(note);
+            }
+            Some(found.path)
+        }
         None => None,
     };
     // Servers from a user-level file are personal: pinned in a lock of the user's own

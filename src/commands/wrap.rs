@@ -155,7 +155,12 @@ fn plan(
 fn read_configs(ws: &Workspace) -> anyhow::Result<Vec<Config>> {
     let paths: Vec<PathBuf> = match &ws.config {
         Some(path) => vec![ws.project_dir.join(path)],
-        None => config::discover(&ws.project_dir),
+        // Never a file above the project (an opencode config of a parent directory):
+        // wrap writes only inside the project.
+        None => config::discover(&ws.project_dir)
+            .into_iter()
+            .filter(|p| p.starts_with(&ws.project_dir))
+            .collect(),
     };
     if paths.is_empty() {
         return Err(ConfigError::NotFound {

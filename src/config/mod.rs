@@ -21,7 +21,7 @@ mod wrapped;
 
 pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
 pub use shape::{Format, Scope, Shape};
-pub use user::{USER_CLIENTS, is_user_file, user_config_path};
+pub use user::{Platform, USER_CLIENTS, UserConfig, is_user_file, user_config, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
 
 use crate::secrets::Secrets;
@@ -46,32 +46,112 @@ pub const DISCOVERED: [&str; 11] = [
 /// Continue keeps one file per server (or several) in this folder of the project.
 pub const CONTINUE_DIR: &str = ".continue/mcpServers";
 
-/// The config files found in `project_dir`, in [`DISCOVERED`] order, then Continue's
-/// `*.yaml`, `*.yml` and `*.json` files by name.
-pub fn discover(project_dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = DISCOVERED
-        .iter()
-        .map(|rel| project_dir.join(rel))
-        // Anything by a config's name is a config: a directory there is reported
-        // when it is read, not skipped as if nothing were there.
-        .filter(|p| p.exists())
-        .collect();
-    let mut continued: Vec<PathBuf> = std::fs::read_dir(project_dir.join(CONTINUE_DIR))
+/// Amazon Q's agent files: each carries its own `mcpServers` and a `tools` allow-list
+/// (aws/amazon-q-developer-cli `crates/chat-cli/src/util/paths.rs`, `agents_dir`).
+pub const AMAZONQ_AGENTS_DIR: &str = ".amazonq/cli-agents";
+
+/// The largest discovered config read (a file above the project, an agent file):
+/// anything bigger is no client config.
+pub const MAX_DISCOVERED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The files of `dir` with one of `extensions`, by name.
+fn files_in(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
             p.is_file()
-                && matches!(
-                    p.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml" | "json")
-                )
+                && p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| extensions.contains(&e))
         })
         .collect();
-    continued.sort();
-    files.extend(continued);
+    files.sort();
     files
+}
+
+/// The opencode config files that apply in `project_dir`, lowest precedence first, as
+/// opencode finds them (anomalyco/opencode, formerly sst/opencode,
+/// `packages/opencode/src/config/paths.ts` and `config.ts`): `opencode.json` then
+/// `opencode.jsonc` in each directory from the worktree root down to `project_dir`
+/// (the nearest wins), then each `.opencode/` directory's `opencode.json` and
+/// `opencode.jsonc` from `project_dir` up (in that order, as opencode merges them).
+/// The walk stops at the git root (the nearest directory holding `.git`), else at the
+/// filesystem root, as opencode's worktree does. The user's own files are `--user
+/// opencode`'s.
+pub fn opencode_layers(project_dir: &Path) -> Vec<PathBuf> {
+    let mut levels: Vec<&Path> = Vec::new();
+    for dir in project_dir.ancestors() {
+        levels.push(dir);
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in levels.iter().rev() {
+        files.extend(["opencode.json", "opencode.jsonc"].map(|n| dir.join(n)));
+    }
+    for dir in &levels {
+        files.extend(["opencode.json", "opencode.jsonc"].map(|n| dir.join(".opencode").join(n)));
+    }
+    files.retain(|p| p.exists());
+    files
+}
+
+/// The config files found in `project_dir`, in [`DISCOVERED`] order (opencode's as
+/// [`opencode_layers`] finds them, Amazon Q's agent files after its `mcp.json`), then
+/// Continue's `*.yaml`, `*.yml` and `*.json` files by name.
+pub fn discover(project_dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for rel in DISCOVERED {
+        match rel {
+            "opencode.json" => files.extend(opencode_layers(project_dir)),
+            "opencode.jsonc" => {}
+            _ => {
+                let path = project_dir.join(rel);
+                // Anything by a config's name is a config: a directory there is
+                // reported when it is read, not skipped as if nothing were there.
+                if path.exists() {
+                    files.push(path);
+                }
+                if rel == ".amazonq/mcp.json" {
+                    files.extend(files_in(&project_dir.join(AMAZONQ_AGENTS_DIR), &["json"]));
+                }
+            }
+        }
+    }
+    files.extend(files_in(
+        &project_dir.join(CONTINUE_DIR),
+        &["yaml", "yml", "json"],
+    ));
+    files
+}
+
+/// Reads a discovered config file, refusing one larger than [`MAX_DISCOVERED_BYTES`].
+fn read_discovered(file: &Path) -> Result<String, ConfigError> {
+    use std::io::Read as _;
+    let error = |source| ConfigError::Read {
+        path: file.display().to_string(),
+        source,
+    };
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .map_err(error)?
+        .take(MAX_DISCOVERED_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(error)?;
+    if text.len() as u64 > MAX_DISCOVERED_BYTES {
+        return Err(ConfigError::Shape {
+            path: file.display().to_string(),
+            message: format!(
+                "larger than {} MiB; is this an MCP client config?",
+                MAX_DISCOVERED_BYTES >> 20
+            ),
+        });
+    }
+    Ok(text)
 }
 
 /// A config problem, with the file it concerns.
@@ -289,16 +369,17 @@ impl Host {
                 .unwrap_or("")
         };
         let by_place = match (dir(1), name) {
-            (".vscode", _) | ("User", "settings.json") => Some(Host::VsCode),
+            (".vscode", _) | ("User", "settings.json" | "mcp.json") => Some(Host::VsCode),
             (".cursor", "mcp.json") => Some(Host::Cursor),
             (_, ".mcp.json") | (_, ".claude.json") => Some(Host::ClaudeCode),
             (_, "claude_desktop_config.json") => Some(Host::ClaudeDesktop),
             (".codex", _) => Some(Host::Codex),
             (".gemini", "settings.json") => Some(Host::GeminiCli),
-            (".zed", _) | ("zed", "settings.json") => Some(Host::Zed),
+            (".zed", _) | ("zed" | "Zed", "settings.json") => Some(Host::Zed),
             (".roo", "mcp.json") | (_, "mcp_settings.json") => Some(Host::RooCode),
             ("settings", "mcp.json") if dir(2) == ".kiro" => Some(Host::Kiro),
             (".amazonq" | "amazonq", "mcp.json") => Some(Host::AmazonQ),
+            ("cli-agents", _) if matches!(dir(2), ".amazonq" | "amazonq") => Some(Host::AmazonQ),
             ("windsurf", "mcp_config.json") => Some(Host::Windsurf),
             (_, "cline_mcp_settings.json") => Some(Host::Cline),
             ("mcpServers", _) if dir(2) == ".continue" => Some(Host::Continue),
@@ -482,8 +563,13 @@ pub fn read_file(
     let root = shape::parse(text, format, shown)?;
     let detected = shape::detect(&root, format);
     let place_host = Host::of_file(file, detected.unwrap_or(Shape::McpServers));
+    let agent_file = place_host == Host::AmazonQ && is_amazonq_agent(file);
     let Some(shape) = detected else {
-        if place_host.shares_its_file() {
+        if place_host == Host::Continue && format == Format::Json {
+            return read_continue_single(&root, shown, file);
+        }
+        // An agent with no servers of its own is an agent all the same.
+        if place_host.shares_its_file() || agent_file {
             return Ok(ConfigFile {
                 shape: None,
                 host: place_host,
@@ -559,6 +645,10 @@ pub fn read_file(
             let read = match entry::read_entry(&name, value, host)
                 .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
             {
+                Read::Server(mut spec) if agent_file => {
+                    spec.filter.include = amazonq_agent_tools(&root, &name).map_err(shape_error)?;
+                    Ok(ServerSpec { personal, ..spec })
+                }
                 Read::Server(spec) => Ok(ServerSpec { personal, ..spec }),
                 Read::Skipped(why) => Err(why),
             };
@@ -575,6 +665,182 @@ pub fn read_file(
         host,
         entries,
     })
+}
+
+/// Whether `file` is an Amazon Q agent file (`.amazonq/cli-agents/NAME.json`, or the
+/// user's `~/.aws/amazonq/cli-agents/`).
+fn is_amazonq_agent(file: &Path) -> bool {
+    let dir = |n: usize| {
+        file.ancestors()
+            .nth(n)
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+    };
+    dir(1) == Some("cli-agents") && matches!(dir(2), Some(".amazonq" | "amazonq"))
+}
+
+/// The tools of `server` an Amazon Q agent shows, from its `tools` list: `None` for
+/// all of them. As aws/amazon-q-developer-cli `crates/chat-cli/src/cli/chat/tool_manager.rs`
+/// reads it: a list of exactly `["*"]` shows everything; otherwise each item starting
+/// with `@SERVER` counts, `@SERVER/TOOL` for one tool and any other (`@SERVER`) for
+/// all; no item for the server shows none (`tools` defaults to empty,
+/// `crates/chat-cli/src/cli/agent/mod.rs`).
+fn amazonq_agent_tools(
+    root: &serde_json::Value,
+    server: &str,
+) -> Result<Option<Vec<String>>, String> {
+    let tools: Vec<&str> = match root.get("tools") {
+        None | Some(serde_json::Value::Null) => Vec::new(),
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .map(|t| {
+                t.as_str()
+                    .ok_or("\"tools\" is not a list of strings".to_string())
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("\"tools\" is not a list of strings".into()),
+    };
+    if tools == ["*"] {
+        return Ok(None);
+    }
+    let prefix = format!("@{server}");
+    let mut shown = Vec::new();
+    for item in tools.iter().filter(|t| t.starts_with(&prefix)) {
+        match item.split_once('/') {
+            Some((_, tool)) if !tool.is_empty() => {
+                if !shown.iter().any(|s| s == tool) {
+                    shown.push(tool.to_string());
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(shown))
+}
+
+/// A Continue `.json` file in `.continue/mcpServers/` holding one server, named after
+/// the file, as continuedev/continue `core/context/mcp/json/loadJsonMcpConfigs.ts`
+/// reads one that is neither a Claude Code nor a Claude Desktop file.
+fn read_continue_single(
+    root: &serde_json::Value,
+    shown: &str,
+    file: &Path,
+) -> Result<ConfigFile, ConfigError> {
+    let shape_error = |message: String| ConfigError::Shape {
+        path: shown.to_string(),
+        message,
+    };
+    if !root.is_object() || !(root.get("command").is_some() || root.get("url").is_some()) {
+        return Err(shape_error(
+            "neither \"mcpServers\" nor one server's \"command\" or \"url\"; Continue reads neither".into(),
+        ));
+    }
+    let name = file
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let read = match entry::read_entry(&name, root, Host::Continue)
+        .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
+    {
+        Read::Server(spec) => Ok(ServerSpec {
+            personal: is_user_file(file, &|v| std::env::var(v).ok()),
+            ..spec
+        }),
+        Read::Skipped(why) => Err(why),
+    };
+    Ok(ConfigFile {
+        shape: None,
+        host: Host::Continue,
+        entries: vec![Entry {
+            name,
+            line: 1,
+            read,
+            scope: None,
+        }],
+    })
+}
+
+/// opencode's merge of two configs (remeda `mergeDeep`): objects member by member,
+/// anything else replaced by the later.
+fn merge_deep(into: &mut serde_json::Value, from: serde_json::Value) {
+    match (into, from) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) => merge_deep(existing, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (into, from) => *into = from,
+    }
+}
+
+/// opencode's config files, merged as opencode merges them (`layers` lowest
+/// precedence first, see [`opencode_layers`]), each server given to the file of
+/// highest precedence that names it.
+fn read_opencode_layers(
+    layers: &[PathBuf],
+    project_dir: &Path,
+) -> Result<Vec<(PathBuf, ConfigFile)>, ConfigError> {
+    let mut merged = serde_json::Value::Object(Default::default());
+    let mut read = Vec::new();
+    for file in layers {
+        let text = read_discovered(file)?;
+        let text = shape::without_bom(&text).to_string();
+        let shown = file.display().to_string();
+        let root = shape::parse(&text, Format::Json, &shown)?;
+        shape::check_repeats(
+            &jsonc::strip_jsonc(&text),
+            &[vec!["mcp".to_string()]],
+            &shown,
+        )?;
+        merge_deep(&mut merged, root.clone());
+        read.push((file, text, root));
+    }
+    let Some(nearest) = layers.last() else {
+        return Ok(Vec::new());
+    };
+    let shown = format!(
+        "{} (merged over {} more opencode config{})",
+        nearest.display(),
+        layers.len() - 1,
+        if layers.len() == 2 { "" } else { "s" }
+    );
+    let text = serde_json::to_string(&merged).unwrap_or_default();
+    let all = read_file(&text, &shown, nearest, project_dir)?;
+    let mut by_file: Vec<(PathBuf, ConfigFile)> = Vec::new();
+    for entry in all.entries {
+        let owner = read
+            .iter()
+            .rev()
+            .find(|(_, _, root)| root.get("mcp").and_then(|m| m.get(&entry.name)).is_some());
+        let Some((file, text, _)) = owner else {
+            continue;
+        };
+        let line = shape::entry_lines(
+            text,
+            Format::Json,
+            &["mcp".to_string()],
+            std::slice::from_ref(&entry.name),
+        )[0];
+        let entry = Entry { line, ..entry };
+        match by_file.iter_mut().find(|(f, _)| f == *file) {
+            Some((_, config)) => config.entries.push(entry),
+            None => by_file.push((
+                file.to_path_buf(),
+                ConfigFile {
+                    shape: all.shape,
+                    host: all.host,
+                    entries: vec![entry],
+                },
+            )),
+        }
+    }
+    Ok(by_file)
 }
 
 /// Parses one config file of any supported shape and returns its servers (disabled
@@ -614,12 +880,31 @@ impl ProjectConfig {
         // servers of a large config.
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut found: Vec<Found> = Vec::new();
+        // opencode merges its files into one config before reading it: read together.
+        let layers = match explicit {
+            None => opencode_layers(project_dir),
+            Some(_) => Vec::new(),
+        };
+        let mut reads: Vec<(PathBuf, ConfigFile)> = Vec::new();
         for file in &files {
-            let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
-                path: file.display().to_string(),
-                source,
-            })?;
+            if layers.len() > 1 && layers.contains(file) {
+                if Some(file) == layers.first() {
+                    reads.extend(read_opencode_layers(&layers, project_dir)?);
+                }
+                continue;
+            }
+            let text = match explicit {
+                Some(_) => std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+                    path: file.display().to_string(),
+                    source,
+                })?,
+                None => read_discovered(file)?,
+            };
             let read = read_file(&text, &file.display().to_string(), file, project_dir)?;
+            reads.push((file.clone(), read));
+        }
+        for (file, read) in reads {
+            let file = &file;
             for entry in read.entries {
                 found.push(Found {
                     name: entry.name.clone(),
@@ -816,5 +1101,114 @@ mod tests {
             launch("other"),
             ("tool".into(), "guard x -- server".into(), 0)
         );
+    }
+}
+
+#[cfg(test)]
+mod place_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn amazonq_agent_tools_follow_the_agents_allow_list() {
+        let tools = |list: serde_json::Value, server: &str| {
+            amazonq_agent_tools(&json!({ "tools": list }), server).unwrap()
+        };
+        assert_eq!(tools(json!(["*"]), "git"), None);
+        assert_eq!(tools(json!(["@git"]), "git"), None);
+        assert_eq!(
+            tools(json!(["@git/status", "@git/log", "fs_read"]), "git"),
+            Some(vec!["status".to_string(), "log".to_string()])
+        );
+        // "*" beside other items is not "every tool" to Amazon Q.
+        assert_eq!(tools(json!(["*", "fs_read"]), "git"), Some(vec![]));
+        assert_eq!(tools(json!(["@other"]), "git"), Some(vec![]));
+        assert_eq!(
+            amazonq_agent_tools(&json!({}), "git").unwrap(),
+            Some(vec![])
+        );
+        assert!(amazonq_agent_tools(&json!({"tools": "*"}), "git").is_err());
+    }
+
+    #[test]
+    fn opencode_merges_server_entries_member_by_member() {
+        let mut far =
+            json!({"mcp": {"a": {"type": "local", "command": ["x"], "environment": {"K": "1"}}}});
+        merge_deep(
+            &mut far,
+            json!({"mcp": {"a": {"command": ["y", "z"]}, "b": {"type": "remote", "url": "http://h"}}}),
+        );
+        assert_eq!(
+            far,
+            json!({"mcp": {"a": {"type": "local", "command": ["y", "z"], "environment": {"K": "1"}},
+                           "b": {"type": "remote", "url": "http://h"}}})
+        );
+    }
+
+    #[test]
+    fn a_continue_single_server_json_is_named_after_its_file() {
+        let file = Path::new("/p/.continue/mcpServers/fetcher.json");
+        let read = read_file(
+            r#"{"command": "uvx", "args": ["mcp-server-fetch"]}"#,
+            "fetcher.json",
+            file,
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(read.host, Host::Continue);
+        let servers: Vec<_> = read.servers().collect();
+        assert_eq!(servers.len(), 1);
+        assert_eq!(servers[0].name, "fetcher");
+        assert!(read_file(r#"{"models": []}"#, "x.json", file, Path::new("/p")).is_err());
+    }
+
+    #[test]
+    fn opencode_layers_run_from_the_git_root_down_then_dot_opencode_up() {
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path().join("repo");
+        let project = root.join("a/b");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        std::fs::create_dir_all(root.join(".opencode")).unwrap();
+        for file in [
+            top.path().join("opencode.json"),
+            root.join("opencode.json"),
+            root.join("a/opencode.jsonc"),
+            project.join("opencode.json"),
+            project.join("opencode.jsonc"),
+            project.join(".opencode/opencode.json"),
+            root.join(".opencode/opencode.jsonc"),
+        ] {
+            std::fs::write(file, "{}").unwrap();
+        }
+        let rel: Vec<String> = opencode_layers(&project)
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            rel,
+            [
+                "opencode.json",
+                "a/opencode.jsonc",
+                "a/b/opencode.json",
+                "a/b/opencode.jsonc",
+                "a/b/.opencode/opencode.json",
+                ".opencode/opencode.jsonc",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_amazonq_agent_without_servers_reads_as_empty() {
+        let file = Path::new("/p/.amazonq/cli-agents/dev.json");
+        let read = read_file(
+            r#"{"name": "dev", "tools": ["*"]}"#,
+            "dev.json",
+            file,
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(read.host, Host::AmazonQ);
+        assert!(read.entries.is_empty());
     }
 }

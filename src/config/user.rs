@@ -3,60 +3,219 @@
 
 use std::path::{Path, PathBuf};
 
-/// The clients `--user` knows, as it spells them.
-pub const USER_CLIENTS: [&str; 7] = [
+/// The clients `--user` knows, as it spells them (the names client profiles use
+/// where a client has one).
+pub const USER_CLIENTS: [&str; 14] = [
     "claude-code",
+    "claude-desktop",
     "codex",
     "gemini-cli",
     "windsurf",
     "cline",
     "goose",
     "opencode",
+    "kiro",
+    "cursor",
+    "vscode",
+    "zed",
+    "roo-code",
+    "continue",
 ];
 
-/// The user-level config file of `client`, from `$HOME`, `$XDG_CONFIG_HOME` and
-/// `$CODEX_HOME` as `lookup` gives them. `None` for an unknown client or when
-/// `$HOME` is not set.
-pub fn user_config_path(client: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let home = lookup("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let config_home = lookup("XDG_CONFIG_HOME")
-        .filter(|h| !h.is_empty())
+/// The operating system whose conventions a client's user-level file follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    Linux,
+    MacOs,
+    Windows,
+}
+
+impl Platform {
+    /// The platform mcp-lock was built for.
+    pub fn current() -> Platform {
+        if cfg!(target_os = "macos") {
+            Platform::MacOs
+        } else if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        }
+    }
+}
+
+/// The user-level file `--user CLIENT` reads, and a note on the choice when the
+/// client keeps it in one of two places.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserConfig {
+    pub path: PathBuf,
+    pub note: Option<String>,
+}
+
+/// The places `client` may keep its user-level config on `platform`, the one the
+/// client reads first: `None` for an unknown client or when the home directory is
+/// not set. Variables come from `lookup`.
+pub fn user_config_places(
+    client: &str,
+    platform: Platform,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Option<Vec<PathBuf>> {
+    let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    let home = match platform {
+        Platform::Windows => var("USERPROFILE").or_else(|| var("HOME")),
+        _ => var("HOME"),
+    }
+    .map(PathBuf::from);
+    // XDG_CONFIG_HOME is honoured on Linux only by the clients that use it there.
+    let config_home = var("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    // Where a desktop application keeps its settings: VS Code's `userDataPath`
+    // (microsoft/vscode `src/vs/platform/environment/node/userDataPath.ts`).
+    let app_data = |name: &str| -> Option<PathBuf> {
+        Some(match platform {
+            Platform::Linux => config_home.clone()?.join(name),
+            Platform::MacOs => home.clone()?.join("Library/Application Support").join(name),
+            Platform::Windows => var("APPDATA")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join("AppData/Roaming")))?
+                .join(name),
+        })
+    };
+    let global_storage = |extension: &str| -> Option<PathBuf> {
+        Some(
+            app_data("Code")?
+                .join("User/globalStorage")
+                .join(extension)
+                .join("settings"),
+        )
+    };
     Some(match client {
-        "claude-code" => home?.join(".claude.json"),
-        "codex" => lookup("CODEX_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.map(|h| h.join(".codex")))?
-            .join("config.toml"),
-        "gemini-cli" => home?.join(".gemini/settings.json"),
-        "windsurf" => home?.join(".codeium/windsurf/mcp_config.json"),
-        "cline" => config_home?.join(
-            "Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
-        ),
-        "goose" => config_home?.join("goose/config.yaml"),
+        "claude-code" => vec![home?.join(".claude.json")],
+        "claude-desktop" => vec![app_data("Claude")?.join("claude_desktop_config.json")],
+        "codex" => vec![
+            var("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.map(|h| h.join(".codex")))?
+                .join("config.toml"),
+        ],
+        // google-gemini/gemini-cli `packages/core/src/utils/paths.ts` (`homedir`):
+        // GEMINI_CLI_HOME replaces the home directory, `.gemini` stays beneath it
+        // (`packages/core/src/config/storage.ts`, `getGlobalGeminiDir`).
+        "gemini-cli" => vec![
+            var("GEMINI_CLI_HOME")
+                .map(PathBuf::from)
+                .or(home)?
+                .join(".gemini/settings.json"),
+        ],
+        "windsurf" => vec![home?.join(".codeium/windsurf/mcp_config.json")],
+        // cline/cline `sdk/packages/shared/src/storage/paths.ts` (`resolveMcpSettingsPath`,
+        // `resolveClineDataDir`, `resolveClineDir`), and the old VS Code file that
+        // `apps/vscode/src/hosts/vscode/mcp-settings-legacy-migration.ts` copies
+        // there and leaves behind.
+        "cline" => {
+            let file = "cline_mcp_settings.json";
+            let shared = match var("CLINE_MCP_SETTINGS_PATH") {
+                Some(path) => Some(PathBuf::from(path.trim())),
+                None => var("CLINE_DATA_DIR")
+                    .map(|d| PathBuf::from(d.trim()))
+                    .or_else(|| {
+                        var("CLINE_DIR")
+                            .map(|d| PathBuf::from(d.trim()))
+                            .or_else(|| home.as_ref().map(|h| h.join(".cline")))
+                            .map(|d| d.join("data"))
+                    })
+                    .map(|d| d.join("settings").join(file)),
+            };
+            let legacy = global_storage("saoudrizwan.claude-dev").map(|d| d.join(file));
+            let places: Vec<PathBuf> = shared.into_iter().chain(legacy).collect();
+            if places.is_empty() {
+                return None;
+            }
+            places
+        }
+        "goose" => vec![match platform {
+            Platform::Windows => app_data("Block")?.join("goose/config/config.yaml"),
+            _ => config_home?.join("goose/config.yaml"),
+        }],
         "opencode" => {
             let dir = config_home?.join("opencode");
             let jsonc = dir.join("opencode.jsonc");
             if jsonc.is_file() && !dir.join("opencode.json").is_file() {
-                jsonc
+                vec![jsonc]
             } else {
-                dir.join("opencode.json")
+                vec![dir.join("opencode.json")]
             }
         }
+        "kiro" => vec![home?.join(".kiro/settings/mcp.json")],
+        "cursor" => vec![home?.join(".cursor/mcp.json")],
+        // microsoft/vscode: the user profile's `mcp.json` beside its settings.json.
+        "vscode" => vec![app_data("Code")?.join("User/mcp.json")],
+        // zed-industries/zed `crates/paths/src/paths.rs` (`config_dir`): XDG on
+        // Linux, `~/.config/zed` on macOS too, `%APPDATA%\Zed` on Windows.
+        "zed" => vec![match platform {
+            Platform::Linux => config_home?.join("zed/settings.json"),
+            Platform::MacOs => home?.join(".config/zed/settings.json"),
+            Platform::Windows => app_data("Zed")?.join("settings.json"),
+        }],
+        // RooCodeInc/Roo-Code `src/services/mcp/McpHub.ts` (`getMcpSettingsFilePath`).
+        "roo-code" => vec![global_storage("rooveterinaryinc.roo-cline")?.join("mcp_settings.json")],
+        // continuedev/continue `core/util/paths.ts` (`getContinueGlobalPath`):
+        // CONTINUE_GLOBAL_DIR, else `~/.continue`.
+        "continue" => vec![
+            var("CONTINUE_GLOBAL_DIR")
+                .map(PathBuf::from)
+                .or_else(|| home.map(|h| h.join(".continue")))?
+                .join("config.yaml"),
+        ],
         _ => return None,
     })
 }
 
-/// Whether `path` is one of the user-level files `--user` reads, under this
-/// environment.
+/// The user-level config file of `client`, read as the client reads it: the first of
+/// its places that exists, else the first. `None` for an unknown client or when the
+/// home directory is not set.
+pub fn user_config(
+    client: &str,
+    platform: Platform,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Option<UserConfig> {
+    let places = user_config_places(client, platform, lookup)?;
+    let at = places.iter().position(|p| exists(p)).unwrap_or(0);
+    let path = places[at].clone();
+    let note = match (client, at) {
+        ("cline", 0) => places[1..].iter().find(|p| exists(p)).map(|old| {
+            format!(
+                "Cline: reading {}; the old copy {} is not read (Cline moved its settings and no longer runs it)",
+                path.display(),
+                old.display()
+            )
+        }),
+        ("cline", _) => Some(format!(
+            "Cline: {} does not exist; reading the old VS Code file {} (Cline copies it there when it starts)",
+            places[0].display(),
+            path.display()
+        )),
+        _ => None,
+    };
+    Some(UserConfig { path, note })
+}
+
+/// The user-level config file of `client` on this platform, from the environment
+/// `lookup` gives.
+pub fn user_config_path(client: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    user_config(client, Platform::current(), lookup, &|p| p.is_file()).map(|c| c.path)
+}
+
+/// Whether `path` is one of the user-level files `--user` reads (or the older place
+/// a client moved from), under this environment.
 pub fn is_user_file(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> bool {
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let path = canonical(path);
     USER_CLIENTS
         .iter()
-        .filter_map(|client| user_config_path(client, lookup))
+        .filter_map(|client| user_config_places(client, Platform::current(), lookup))
+        .flatten()
         .any(|user| canonical(&user) == path)
 }
 
@@ -64,26 +223,32 @@ pub fn is_user_file(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> boo
 mod tests {
     use super::*;
 
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn first(client: &str, platform: Platform, lookup: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+        user_config_places(client, platform, lookup).unwrap()[0].clone()
+    }
+
     #[test]
     fn user_files_follow_home_xdg_and_codex_home() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                vars.iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
         let home = env(&[("HOME", "/h")]);
+        let linux = Platform::Linux;
         assert_eq!(
-            user_config_path("claude-code", &home).unwrap(),
+            first("claude-code", linux, &home),
             Path::new("/h/.claude.json")
         );
         assert_eq!(
-            user_config_path("codex", &home).unwrap(),
+            first("codex", linux, &home),
             Path::new("/h/.codex/config.toml")
         );
         assert_eq!(
-            user_config_path("goose", &home).unwrap(),
+            first("goose", linux, &home),
             Path::new("/h/.config/goose/config.yaml")
         );
         let moved = env(&[
@@ -91,17 +256,191 @@ mod tests {
             ("XDG_CONFIG_HOME", "/x"),
             ("CODEX_HOME", "/c"),
         ]);
+        assert_eq!(first("codex", linux, &moved), Path::new("/c/config.toml"));
+        assert!(user_config_places("nope", linux, &home).is_none());
+        assert!(user_config_places("gemini-cli", linux, &env(&[])).is_none());
+    }
+
+    #[test]
+    fn every_client_has_a_user_file_on_every_platform() {
+        let all = env(&[
+            ("HOME", "/h"),
+            ("USERPROFILE", "C:/Users/u"),
+            ("APPDATA", "C:/Users/u/AppData/Roaming"),
+        ]);
+        for platform in [Platform::Linux, Platform::MacOs, Platform::Windows] {
+            for client in USER_CLIENTS {
+                assert!(
+                    user_config_places(client, platform, &all).is_some_and(|p| !p.is_empty()),
+                    "{client} on {platform:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn desktop_clients_follow_each_platforms_application_folder() {
+        let home = env(&[("HOME", "/h")]);
+        let win = env(&[("USERPROFILE", "C:/u"), ("APPDATA", "C:/u/AppData/Roaming")]);
+        type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+        let cases: [(&str, Platform, Lookup, &str); 12] = [
+            (
+                "vscode",
+                Platform::Linux,
+                &home,
+                "/h/.config/Code/User/mcp.json",
+            ),
+            (
+                "vscode",
+                Platform::MacOs,
+                &home,
+                "/h/Library/Application Support/Code/User/mcp.json",
+            ),
+            (
+                "vscode",
+                Platform::Windows,
+                &win,
+                "C:/u/AppData/Roaming/Code/User/mcp.json",
+            ),
+            (
+                "roo-code",
+                Platform::Linux,
+                &home,
+                "/h/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+            ),
+            (
+                "roo-code",
+                Platform::MacOs,
+                &home,
+                "/h/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+            ),
+            (
+                "claude-desktop",
+                Platform::MacOs,
+                &home,
+                "/h/Library/Application Support/Claude/claude_desktop_config.json",
+            ),
+            (
+                "claude-desktop",
+                Platform::Windows,
+                &win,
+                "C:/u/AppData/Roaming/Claude/claude_desktop_config.json",
+            ),
+            (
+                "zed",
+                Platform::Linux,
+                &home,
+                "/h/.config/zed/settings.json",
+            ),
+            (
+                "zed",
+                Platform::MacOs,
+                &home,
+                "/h/.config/zed/settings.json",
+            ),
+            (
+                "zed",
+                Platform::Windows,
+                &win,
+                "C:/u/AppData/Roaming/Zed/settings.json",
+            ),
+            ("kiro", Platform::MacOs, &home, "/h/.kiro/settings/mcp.json"),
+            ("cursor", Platform::Windows, &win, "C:/u/.cursor/mcp.json"),
+        ];
+        for (client, platform, lookup, want) in cases {
+            assert_eq!(
+                first(client, platform, lookup),
+                Path::new(want),
+                "{client} {platform:?}"
+            );
+        }
+        let xdg = env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")]);
         assert_eq!(
-            user_config_path("codex", &moved).unwrap(),
-            Path::new("/c/config.toml")
+            first("zed", Platform::Linux, &xdg),
+            Path::new("/x/zed/settings.json")
+        );
+        // macOS keeps Zed in ~/.config whatever XDG_CONFIG_HOME says.
+        assert_eq!(
+            first("zed", Platform::MacOs, &xdg),
+            Path::new("/h/.config/zed/settings.json")
         );
         assert_eq!(
-            user_config_path("cline", &moved).unwrap(),
+            first("continue", Platform::Linux, &home),
+            Path::new("/h/.continue/config.yaml")
+        );
+    }
+
+    #[test]
+    fn cline_reads_its_shared_settings_before_the_old_vscode_file() {
+        let home = env(&[("HOME", "/h")]);
+        let old = "/h/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json";
+        assert_eq!(
+            user_config_places("cline", Platform::Linux, &home).unwrap(),
+            [
+                Path::new("/h/.cline/data/settings/cline_mcp_settings.json"),
+                Path::new(old)
+            ]
+        );
+        assert_eq!(
+            user_config_places("cline", Platform::MacOs, &home).unwrap()[1],
             Path::new(
-                "/x/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+                "/h/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
             )
         );
-        assert!(user_config_path("nope", &home).is_none());
-        assert!(user_config_path("gemini-cli", &env(&[])).is_none());
+        let dir = env(&[("HOME", "/h"), ("CLINE_DIR", "/c")]);
+        assert_eq!(
+            first("cline", Platform::Linux, &dir),
+            Path::new("/c/data/settings/cline_mcp_settings.json")
+        );
+        let data = env(&[
+            ("HOME", "/h"),
+            ("CLINE_DIR", "/c"),
+            ("CLINE_DATA_DIR", "/d"),
+        ]);
+        assert_eq!(
+            first("cline", Platform::Linux, &data),
+            Path::new("/d/settings/cline_mcp_settings.json")
+        );
+        let explicit = env(&[
+            ("HOME", "/h"),
+            ("CLINE_DATA_DIR", "/d"),
+            ("CLINE_MCP_SETTINGS_PATH", "/m.json"),
+        ]);
+        assert_eq!(
+            first("cline", Platform::Linux, &explicit),
+            Path::new("/m.json")
+        );
+
+        // Both exist: the shared file, with a note naming the stale copy.
+        let both = user_config("cline", Platform::Linux, &home, &|_| true).unwrap();
+        assert_eq!(
+            both.path,
+            Path::new("/h/.cline/data/settings/cline_mcp_settings.json")
+        );
+        assert!(both.note.unwrap().contains("is not read"));
+        // Only the old one: it, said so.
+        let only_old =
+            user_config("cline", Platform::Linux, &home, &|p| p == Path::new(old)).unwrap();
+        assert_eq!(only_old.path, Path::new(old));
+        assert!(only_old.note.unwrap().contains("does not exist"));
+        // Neither: the shared file (which then is reported missing).
+        let neither = user_config("cline", Platform::Linux, &home, &|_| false).unwrap();
+        assert_eq!(
+            neither.path,
+            Path::new("/h/.cline/data/settings/cline_mcp_settings.json")
+        );
+    }
+
+    #[test]
+    fn gemini_cli_home_replaces_the_home_directory() {
+        let moved = env(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")]);
+        assert_eq!(
+            first("gemini-cli", Platform::Linux, &moved),
+            Path::new("/g/.gemini/settings.json")
+        );
+        assert_eq!(
+            first("gemini-cli", Platform::MacOs, &env(&[("HOME", "/h")])),
+            Path::new("/h/.gemini/settings.json")
+        );
     }
 }

@@ -8,6 +8,7 @@
 mod common;
 mod entry;
 mod vars;
+mod places;
 
 use std::path::{Path, PathBuf};
 
