@@ -6,6 +6,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod launch;
 
 use std::path::{Path, PathBuf};
 
