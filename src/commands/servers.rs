@@ -8,6 +8,7 @@ use std::path::Path;
 use mcp_lock::config::{Found, Resolved, ServerSpec, ToolFilter};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::read_lock;
+use mcp_lock::package::PackagePin;
 use mcp_lock::text::escape_for_terminal as esc;
 use serde::Serialize;
 
@@ -30,7 +31,7 @@ struct Row {
     /// Why the entry is not used, when it is not.
     skipped: Option<String>,
     /// The entry launches `mcp-lock guard` (`mcp-lock wrap`): `launch` is the server
-    /// the guard starts.
+    /// the guard starts (the pinned package version, when the lock pins one).
     guarded: bool,
     /// The tools the host shows its agent; none for a skipped entry.
     filter: Option<Filter>,
@@ -95,10 +96,30 @@ struct Header {
 
 /// The entry as a connection would resolve it, with every secret redacted, or why
 /// it cannot be resolved.
-fn resolve_launch(spec: &ServerSpec, project_dir: &Path) -> Result<Launch, String> {
-    let resolved = spec
+///
+/// A guarded entry with a package pin launches the pinned version: its arguments are
+/// rewritten by the guard's own [`pinned_launch`](mcp_lock::package::pinned_launch),
+/// against the lock's directory, as the guard does.
+fn resolve_launch(
+    spec: &ServerSpec,
+    project_dir: &Path,
+    guard_pin: Option<(&PackagePin, &Path)>,
+) -> Result<Launch, String> {
+    let mut resolved = spec
         .resolve(project_dir, &env_lookup)
         .map_err(|e| e.to_string())?;
+    if spec.guarded
+        && let Some((pin, lock_dir)) = guard_pin
+        && let Resolved::Stdio(stdio) = &mut resolved
+    {
+        stdio.args = mcp_lock::package::pinned_launch(
+            &stdio.command,
+            &stdio.args,
+            &stdio.cwd,
+            lock_dir,
+            Some(pin),
+        );
+    }
     let secrets = resolved.secrets();
     let redact = |text: &str| secrets.redact(text);
     Ok(match &resolved {
@@ -183,11 +204,17 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
                 .collect(),
             None => Vec::new(),
         };
-        let (launch, launch_error) = match spec.map(|s| resolve_launch(s, &project.project_dir)) {
-            Some(Ok(launch)) => (Some(launch), None),
-            Some(Err(why)) => (None, Some(why)),
-            None => (None, None),
-        };
+        let guard_pin = lock
+            .servers
+            .get(&found.name)
+            .and_then(|p| p.package.as_ref())
+            .map(|pin| (pin, ws.lock_dir()));
+        let (launch, launch_error) =
+            match spec.map(|s| resolve_launch(s, &project.project_dir, guard_pin)) {
+                Some(Ok(launch)) => (Some(launch), None),
+                Some(Err(why)) => (None, Some(why)),
+                None => (None, None),
+            };
         Ok(Row {
             name: found.name.clone(),
             transport: spec.map(|s| s.transport_name().to_string()),

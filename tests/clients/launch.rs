@@ -428,3 +428,47 @@ fn a_codex_remote_entry_shows_the_headers_its_variables_fill() {
     );
     assert_eq!(launch["login_token"], false);
 }
+
+#[test]
+fn a_wrapped_entry_shows_the_pinned_version_the_guard_starts_and_a_wrapped_remote_is_guarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = Project { dir };
+    let home = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp.lock.example"),
+        project.path().join("mcp.lock"),
+    )
+    .unwrap();
+    place(
+        project.path(),
+        ".mcp.json",
+        r#"{"mcpServers": {
+  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+  "docs": {"type": "http", "url": "https://docs.example.com/mcp"}
+}}"#,
+    );
+    let home_text = home.path().display().to_string();
+    let config = home.path().join(".config").display().to_string();
+    project
+        .run_env(
+            &["wrap"],
+            &[("HOME", &home_text), ("XDG_CONFIG_HOME", &config)],
+        )
+        .expect(0);
+    let (doc, out) = servers(&project, &[], home.path());
+    let memory = row(&doc, "memory");
+    assert_eq!(memory["guarded"], true, "{memory}");
+    // The guard starts the version the lock pins, not the floating spec.
+    assert_eq!(
+        strings(&memory["launch"]["args"]),
+        ["-y", "@modelcontextprotocol/server-memory@2026.8.31"],
+        "{memory}"
+    );
+    assert!(
+        out.contains("run      npx -y @modelcontextprotocol/server-memory@2026.8.31"),
+        "{out}"
+    );
+    let docs = row(&doc, "docs");
+    assert_eq!(docs["guarded"], true, "{docs}");
+    assert_eq!(docs["launch"]["url"], "https://docs.example.com/mcp");
+}
