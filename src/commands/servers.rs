@@ -183,6 +183,7 @@ fn login_issuers(url: &str) -> Vec<String> {
         .into_iter()
         .map(|(_, record)| record.issuer)
         .collect();
+    issuers.sort();
     issuers.dedup();
     issuers
 }
