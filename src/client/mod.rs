@@ -506,18 +506,11 @@ pub async fn fetch_remote(
         RemoteKind::StreamableHttp => pinned_transport.unwrap_or(remote.kind),
         RemoteKind::Sse => RemoteKind::Sse,
     };
-    // A login's token goes where the config sets no Authorization of its own: a
-    // static header (CI) always wins.
-    let configured = remote
-        .headers
-        .iter()
-        .any(|(name, _, _)| name.eq_ignore_ascii_case("authorization"));
-    // An entry with OAuth turned off never gets a login's token.
-    let store = crate::auth::TokenStore::from_env(&|v| std::env::var(v).ok())
-        .ok()
-        .filter(|_| !remote.oauth_off);
+    let store = crate::auth::TokenStore::from_env(&|v| std::env::var(v).ok()).ok();
     let mut bearer = None;
-    if !configured && let Some(store) = &store {
+    if takes_login_token(remote)
+        && let Some(store) = &store
+    {
         match crate::auth::cached_bearer(store, &remote.url, false, deadline).await {
             Ok(found) => bearer = found,
             Err(e) => {
@@ -588,6 +581,17 @@ pub async fn fetch_remote(
         elapsed: started.elapsed(),
         oauth_issuer: bearer.map(|b| b.issuer),
     }
+}
+
+/// Whether a login's token (`mcp-lock login`) is sent to this remote entry: only where
+/// the config sets no Authorization of its own, so a static header (CI) always wins.
+pub fn takes_login_token(remote: &ResolvedRemote) -> bool {
+    // An entry with OAuth turned off (`"oauth": false`) never gets a login's token.
+    !remote.oauth_off
+        && !remote
+            .headers
+            .iter()
+            .any(|(name, _, _)| name.eq_ignore_ascii_case("authorization"))
 }
 
 /// How an authentication error with a 401 starts (see [`RpcError::Auth`]).

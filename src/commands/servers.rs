@@ -1,13 +1,18 @@
 //! `mcp-lock servers`: every server the client configs define, where it was found,
-//! how it is reached, which client profiles pin it, and whether the lock does.
+//! how it is reached, which client profiles pin it, whether the lock does, and what
+//! would be launched: the entry resolved by the same code a connection uses
+//! ([`ServerSpec::resolve`]), every secret in it redacted to its `${NAME}`.
 
-use mcp_lock::config::{Found, ServerSpec};
+use std::path::Path;
+
+use mcp_lock::config::{Found, Resolved, ServerSpec, ToolFilter};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::read_lock;
+use mcp_lock::package::PackagePin;
 use mcp_lock::text::escape_for_terminal as esc;
 use serde::Serialize;
 
-use super::{Workspace, display_path};
+use super::{Workspace, display_path, env_lookup};
 use crate::cli::{CallFormat, ServersArgs};
 
 /// One row: a server entry and what the lock says of it.
@@ -25,6 +30,162 @@ struct Row {
     pinned: Vec<String>,
     /// Why the entry is not used, when it is not.
     skipped: Option<String>,
+    /// The entry launches `mcp-lock guard` (`mcp-lock wrap`): `launch` is the server
+    /// the guard starts (the pinned package version, when the lock pins one).
+    guarded: bool,
+    /// The tools the host shows its agent; none for a skipped entry.
+    filter: Option<Filter>,
+    /// What would be launched or contacted; none for a skipped entry, or when the
+    /// entry cannot be resolved (then `launch_error` says why).
+    launch: Option<Launch>,
+    launch_error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Filter {
+    /// Only these tools, when given.
+    include: Option<Vec<String>>,
+    /// Never these.
+    exclude: Vec<String>,
+}
+
+impl From<&ToolFilter> for Filter {
+    fn from(f: &ToolFilter) -> Self {
+        Filter {
+            include: f.include.clone(),
+            exclude: f.exclude.clone(),
+        }
+    }
+}
+
+/// A resolved entry, secrets redacted: a process for stdio, a URL for remote.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Launch {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// The variables the entry sets (names only); the server inherits the rest
+        /// of mcp-lock's environment.
+        env: Vec<EnvVar>,
+        cwd: String,
+    },
+    Remote {
+        url: String,
+        headers: Vec<Header>,
+        /// A token `mcp-lock login` cached for this URL is sent as its Authorization.
+        login_token: bool,
+        /// The issuers of the cached tokens for this URL (names, never tokens).
+        login_issuers: Vec<String>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct EnvVar {
+    name: String,
+    /// `config` (the value as written) or `expanded` (variables in it expanded).
+    from: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Header {
+    name: String,
+    /// The variables its value is built from.
+    variables: Vec<String>,
+}
+
+/// The entry as a connection would resolve it, with every secret redacted, or why
+/// it cannot be resolved.
+///
+/// A guarded entry with a package pin launches the pinned version: its arguments are
+/// rewritten by the guard's own [`pinned_launch`](mcp_lock::package::pinned_launch),
+/// against the lock's directory, as the guard does.
+fn resolve_launch(
+    spec: &ServerSpec,
+    project_dir: &Path,
+    guard_pin: Option<(&PackagePin, &Path)>,
+) -> Result<Launch, String> {
+    let mut resolved = spec
+        .resolve(project_dir, &env_lookup)
+        .map_err(|e| e.to_string())?;
+    if spec.guarded
+        && let Some((pin, lock_dir)) = guard_pin
+        && let Resolved::Stdio(stdio) = &mut resolved
+    {
+        stdio.args = mcp_lock::package::pinned_launch(
+            &stdio.command,
+            &stdio.args,
+            &stdio.cwd,
+            lock_dir,
+            Some(pin),
+        );
+    }
+    let secrets = resolved.secrets();
+    let redact = |text: &str| secrets.redact(text);
+    Ok(match &resolved {
+        Resolved::Stdio(stdio) => {
+            let written = match &spec.transport {
+                mcp_lock::config::TransportSpec::Stdio { env, .. } => Some(env),
+                _ => None,
+            };
+            Launch::Stdio {
+                command: redact(&stdio.command),
+                args: stdio.args.iter().map(|a| redact(a)).collect(),
+                env: stdio
+                    .env
+                    .iter()
+                    .map(|(name, value)| EnvVar {
+                        name: name.clone(),
+                        from: match written.and_then(|w| w.get(name)) {
+                            Some(w) if w == value => "config",
+                            _ => "expanded",
+                        },
+                    })
+                    .collect(),
+                cwd: redact(&stdio.cwd.display().to_string()),
+            }
+        }
+        Resolved::Remote(remote) => {
+            let login_issuers = if mcp_lock::client::takes_login_token(remote) {
+                login_issuers(&remote.url)
+            } else {
+                Vec::new()
+            };
+            Launch::Remote {
+                url: redact(&remote.url),
+                headers: remote
+                    .headers
+                    .iter()
+                    .map(|(name, _, variables)| Header {
+                        name: name.clone(),
+                        variables: variables.clone(),
+                    })
+                    .collect(),
+                login_token: !login_issuers.is_empty(),
+                login_issuers,
+            }
+        }
+    })
+}
+
+/// The issuers of the tokens `mcp-lock login` cached for `url`, read from the cache
+/// a connection reads (no network: with several, the connection asks the server
+/// which one it trusts).
+fn login_issuers(url: &str) -> Vec<String> {
+    let Ok(store) = mcp_lock::auth::TokenStore::from_env(&env_lookup) else {
+        return Vec::new();
+    };
+    let Ok(resource) = mcp_lock::auth::canonical_resource(url) else {
+        return Vec::new();
+    };
+    let mut issuers: Vec<String> = store
+        .find_unlocked(&resource)
+        .into_iter()
+        .map(|(_, record)| record.issuer)
+        .collect();
+    issuers.sort();
+    issuers.dedup();
+    issuers
 }
 
 pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
@@ -44,6 +205,17 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
                 .collect(),
             None => Vec::new(),
         };
+        let guard_pin = lock
+            .servers
+            .get(&found.name)
+            .and_then(|p| p.package.as_ref())
+            .map(|pin| (pin, ws.lock_dir()));
+        let (launch, launch_error) =
+            match spec.map(|s| resolve_launch(s, &project.project_dir, guard_pin)) {
+                Some(Ok(launch)) => (Some(launch), None),
+                Some(Err(why)) => (None, Some(why)),
+                None => (None, None),
+            };
         Ok(Row {
             name: found.name.clone(),
             transport: spec.map(|s| s.transport_name().to_string()),
@@ -58,6 +230,10 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
                 .map(|p| p.profiles.keys().cloned().collect())
                 .unwrap_or_default(),
             skipped: found.skipped.clone(),
+            guarded: spec.is_some_and(|s| s.guarded),
+            filter: spec.map(|s| Filter::from(&s.filter)),
+            launch,
+            launch_error,
         })
     };
     let rows: Vec<Row> = project
@@ -72,13 +248,14 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
                 &serde_json::json!({"lock": ws.lock_display(), "servers": rows})
             )?)
         )),
-        CallFormat::Human => super::out(&table(&rows)),
+        CallFormat::Human => super::out(&table(&rows, &project.project_dir)),
     }
     Ok(ExitCode::Success)
 }
 
-/// The rows as aligned columns; every config string escaped.
-fn table(rows: &[Row]) -> String {
+/// The rows as aligned columns, each followed by what it launches; every config
+/// string escaped.
+fn table(rows: &[Row], project_dir: &Path) -> String {
     let cells: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
@@ -127,13 +304,120 @@ fn table(rows: &[Row]) -> String {
         out.trim_end().to_string() + "\n"
     };
     let mut out = line(header);
-    for row in &cells {
+    for (row, r) in cells.iter().zip(rows) {
         out.push_str(&line([
             &row[0], &row[1], &row[2], &row[3], &row[4], &row[5],
         ]));
+        for (label, value) in details(r, project_dir) {
+            out.push_str(&format!("    {label:<8} {value}\n"));
+        }
     }
     if rows.is_empty() {
         out.push_str("(no servers)\n");
     }
     out
+}
+
+/// The launch of a row, one labelled line each, escaped: nothing for a skipped entry.
+fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if row.skipped.is_some() {
+        return out;
+    }
+    match (&row.launch, &row.launch_error) {
+        (_, Some(why)) => out.push(("launch", format!("unresolved: {}", esc(why)))),
+        (
+            Some(Launch::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            }),
+            _,
+        ) => {
+            let words: Vec<String> = std::iter::once(command)
+                .chain(args)
+                .map(|w| shell_word(w))
+                .collect();
+            out.push(("run", esc(&words.join(" "))));
+            if !env.is_empty() {
+                let names: Vec<String> = env
+                    .iter()
+                    .map(|v| match v.from {
+                        "expanded" => format!("{} (expanded)", esc(&v.name)),
+                        _ => esc(&v.name),
+                    })
+                    .collect();
+                out.push(("env", names.join(", ")));
+            }
+            if Path::new(cwd) != project_dir {
+                out.push(("cwd", esc(cwd)));
+            }
+        }
+        (
+            Some(Launch::Remote {
+                url,
+                headers,
+                login_token,
+                login_issuers,
+            }),
+            _,
+        ) => {
+            out.push(("url", esc(url)));
+            if !headers.is_empty() {
+                let names: Vec<String> = headers.iter().map(|h| esc(&h.name)).collect();
+                out.push(("headers", names.join(", ")));
+            }
+            if *login_token {
+                out.push((
+                    "login",
+                    format!(
+                        "token from `mcp-lock login` ({})",
+                        esc(&login_issuers.join(", "))
+                    ),
+                ));
+            }
+        }
+        (None, None) => {}
+    }
+    if row.guarded {
+        out.push(("guard", "launched through `mcp-lock guard`".into()));
+    }
+    if let Some(filter) = &row.filter {
+        if let Some(include) = &filter.include {
+            out.push(("tools", format!("only {}", esc(&include.join(", ")))));
+        }
+        if !filter.exclude.is_empty() {
+            out.push(("hidden", esc(&filter.exclude.join(", "))));
+        }
+    }
+    out
+}
+
+/// A word as a POSIX shell would need it written: bare when plain, else in single
+/// quotes. Redacted secrets stay `${NAME}`, quoted so no shell expands them.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_with_spaces_quotes_or_a_redacted_secret_is_single_quoted() {
+        assert_eq!(shell_word("--describe-env"), "--describe-env");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("--token=${TOKEN}"), "'--token=${TOKEN}'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

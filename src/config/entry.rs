@@ -240,8 +240,12 @@ fn read_sidecar_entry(name: &str, sidecar: &str, host: Host) -> Result<Read, Str
         ));
     };
     match read_entry(name, entry, host)? {
+        // It launches the guard, which reaches the server through its remote bridge.
         Read::Server(spec) if matches!(spec.transport, TransportSpec::Remote { .. }) => {
-            Ok(Read::Server(spec))
+            Ok(Read::Server(ServerSpec {
+                guarded: true,
+                ..spec
+            }))
         }
         _ => Err(format!(
             "is wrapped by mcp-lock, but its entry in {sidecar} is not a remote server"

@@ -9,6 +9,7 @@ mod common;
 mod entry;
 mod vars;
 mod places;
+mod launch;
 
 use std::path::{Path, PathBuf};
 
