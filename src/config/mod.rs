@@ -167,6 +167,10 @@ pub struct ServerSpec {
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
+    /// Claude Code's `headersHelper` of a remote entry, as written: a shell command
+    /// whose JSON output adds headers. Run only to contact the server
+    /// ([`ServerSpec::resolve_to_contact`]), never when the config is read.
+    pub headers_helper: Option<String>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -394,6 +398,9 @@ pub struct ResolvedRemote {
     pub secrets: Secrets,
     /// Set when the Authorization header is a token from `mcp-lock login`: its issuer.
     pub oauth_issuer: Option<String>,
+    /// Why the entry's `headersHelper` gave no headers: the server is not contacted,
+    /// and is unverifiable with this error, as when it refuses authentication.
+    pub headers_helper_error: Option<String>,
 }
 
 /// A server entry ready to contact.
