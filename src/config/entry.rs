@@ -68,7 +68,9 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     // dynamic headers for custom authentication"); no other client has the key.
     let headers_helper = match (host, remote) {
         // An empty one is none, as Claude Code tests it.
-        (Host::ClaudeCode, Some(_)) => string(obj, "headersHelper")?.filter(|c| !c.is_empty()),
+        (Host::ClaudeCode, Some(_)) => string(obj, "headersHelper")?
+            .filter(|c| !c.is_empty())
+            .map(Box::new),
         _ => None,
     };
     let mut guarded = false;
@@ -445,7 +447,7 @@ mod tests {
         let entry = json!({"type": "http", "url": "http://h/", "headersHelper": "get-headers"});
         assert_eq!(
             server(entry.clone(), Host::ClaudeCode).headers_helper,
-            Some("get-headers".into())
+            Some(Box::new("get-headers".into()))
         );
         assert_eq!(server(entry, Host::Cursor).headers_helper, None);
         let stdio = json!({"command": "x", "headersHelper": "get-headers"});

@@ -169,8 +169,9 @@ pub struct ServerSpec {
     pub oauth_client: Option<Box<OAuthClientSpec>>,
     /// Claude Code's `headersHelper` of a remote entry, as written: a shell command
     /// whose JSON output adds headers. Run only to contact the server
-    /// ([`ServerSpec::resolve_to_contact`]), never when the config is read.
-    pub headers_helper: Option<String>,
+    /// ([`ServerSpec::resolve_to_contact`]), never when the config is read. Boxed, to
+    /// keep the struct small.
+    pub headers_helper: Option<Box<String>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::common::{HttpServer, Project, assert_none_left, unique_tag};
+use crate::common::{HttpServer, McpPipe, Project, assert_none_left, bin, unique_tag};
 
 /// The bearer token the fixture server requires, which only the helper knows.
 const TOKEN: &str = "helper-token-7c41e9d2b8a3f605";
@@ -158,4 +158,29 @@ fn a_headers_helper_past_its_timeout_is_stopped_with_everything_it_started() {
     );
     assert_none_left(&tag);
     assert!(p.lock_text().is_none(), "nothing is written");
+}
+
+#[test]
+fn the_guards_remote_bridge_sends_the_headers_helpers_headers() {
+    let server = HttpServer::fixture(&["--http", "--require-token", TOKEN]);
+    let p = project(&server, "sh ./auth-headers.sh");
+    let working = format!("echo '{{\"Authorization\": \"Bearer {TOKEN}\"}}'\n");
+    script(p.path(), "auth-headers.sh", &working);
+    run(&p, &["update", "--yes"], &[]).expect(0);
+    let env = home(&p);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut agent = McpPipe::spawn(&bin(), &["guard", "remote"], p.path(), &env);
+    let hello = agent.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-agent", "version": "1"}}),
+    );
+    assert!(
+        hello["result"]["serverInfo"].is_object(),
+        "{hello} {}",
+        agent.stderr()
+    );
+    agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert!(!agent.list_tools().is_empty(), "{}", agent.stderr());
+    agent.close();
+    assert!(!agent.stderr().contains(TOKEN), "{}", agent.stderr());
 }
