@@ -176,7 +176,7 @@ pub fn no_progress() -> Progress {
 }
 
 /// Expands every selected server's variables up front, so a config error stops the
-/// run before any server starts.
+/// run before any server starts; a remote entry's `headersHelper` is run here.
 pub fn resolve_all(
     project: &ProjectConfig,
     specs: &[ServerSpec],
@@ -184,7 +184,10 @@ pub fn resolve_all(
 ) -> Result<Vec<(ServerSpec, Resolved)>, ConfigError> {
     specs
         .iter()
-        .map(|spec| Ok((spec.clone(), spec.resolve(&project.project_dir, lookup)?)))
+        .map(|spec| {
+            let resolved = spec.resolve_to_contact(&project.project_dir, lookup)?;
+            Ok((spec.clone(), resolved))
+        })
         .collect()
 }
 

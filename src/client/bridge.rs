@@ -69,6 +69,9 @@ pub async fn run(
     options: ClientOptions,
     pinned_versions: Vec<String>,
 ) -> Result<(), String> {
+    if let Some(error) = remote.headers_helper_error {
+        return Err(error);
+    }
     let (out, writer) = Out::start();
     let result = match remote.kind {
         RemoteKind::StreamableHttp => streamable(remote, options, out, pinned_versions).await,

@@ -12,6 +12,7 @@
 mod answers;
 pub mod bridge;
 mod error;
+pub mod headers_helper;
 pub mod http;
 pub mod legacy_sse;
 pub mod session;
@@ -498,6 +499,9 @@ pub async fn fetch_remote(
     options: &ClientOptions,
     pinned_transport: Option<RemoteKind>,
 ) -> Fetched {
+    if let Some(error) = &remote.headers_helper_error {
+        return Fetched::unverifiable(error.clone());
+    }
     let started = Instant::now();
     let deadline = started + options.server_timeout;
     // A pinned transport matters only for entries that leave detection to us; an

@@ -413,7 +413,8 @@ pub async fn remote_bridge(
     let spec = project
         .select(std::slice::from_ref(&args.server))?
         .remove(0);
-    let Resolved::Remote(mut remote) = spec.resolve(&project.project_dir, &env_lookup)? else {
+    let resolved = spec.resolve_to_contact(&project.project_dir, &env_lookup)?;
+    let Resolved::Remote(mut remote) = resolved else {
         anyhow::bail!("server {:?} is not a remote server", args.server);
     };
     match args.transport.as_deref() {

@@ -83,6 +83,15 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             None => return Err(format!("unknown transport type {other:?}")),
         },
     };
+    // Claude Code's command printing JSON headers (code.claude.com/docs/en/mcp, "Use
+    // dynamic headers for custom authentication"); no other client has the key.
+    let headers_helper = match (host, remote) {
+        // An empty one is none, as Claude Code tests it.
+        (Host::ClaudeCode, Some(_)) => string(obj, "headersHelper")?
+            .filter(|c| !c.is_empty())
+            .map(Box::new),
+        _ => None,
+    };
     let mut guarded = false;
     // Fields mcp-lock writes as `${NAME}` from a member naming the variable.
     let mut named = Vec::new();
@@ -184,6 +193,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             syntax: vars::Syntax::of(host),
             named,
         },
+        headers_helper,
     }))
 }
 
@@ -544,6 +554,28 @@ mod tests {
         assert_eq!(
             launch(server(goose, Host::Goose)),
             ("uvx".into(), vec!["pkg".into()], 2)
+        );
+    }
+
+    #[test]
+    fn headers_helper_is_read_from_claude_code_remote_entries_only() {
+        let entry = json!({"type": "http", "url": "http://h/", "headersHelper": "get-headers"});
+        assert_eq!(
+            server(entry.clone(), Host::ClaudeCode).headers_helper,
+            Some(Box::new("get-headers".into()))
+        );
+        assert_eq!(server(entry, Host::Cursor).headers_helper, None);
+        let stdio = json!({"command": "x", "headersHelper": "get-headers"});
+        assert_eq!(server(stdio, Host::ClaudeCode).headers_helper, None);
+        let empty = json!({"url": "http://h/", "headersHelper": ""});
+        assert_eq!(server(empty, Host::ClaudeCode).headers_helper, None);
+        assert_eq!(
+            read_entry(
+                "s",
+                &json!({"url": "http://h/", "headersHelper": ["x"]}),
+                Host::ClaudeCode
+            ),
+            Err("\"headersHelper\" is not a string".into())
         );
     }
 

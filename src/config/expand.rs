@@ -424,9 +424,45 @@ impl ServerSpec {
                     written_url,
                     headers: resolved,
                     secrets,
+                    headers_helper_error: None,
                 }))
             }
         }
+    }
+
+    /// [`ServerSpec::resolve`] for a connection: a remote entry's `headersHelper` is run
+    /// too (as Claude Code runs it, see [`crate::client::headers_helper`]), its headers
+    /// replacing written ones of the same name and every value recorded as a secret.
+    /// A helper that fails leaves the entry with [`ResolvedRemote::headers_helper_error`]:
+    /// that server is unverifiable, the others are still contacted.
+    pub fn resolve_to_contact(
+        &self,
+        project_dir: &Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Resolved, ConfigError> {
+        let mut resolved = self.resolve(project_dir, lookup)?;
+        if let (Resolved::Remote(remote), Some(command)) = (&mut resolved, &self.headers_helper) {
+            let run = crate::client::headers_helper::run(
+                command,
+                &self.name,
+                &remote.url,
+                project_dir,
+                &remote.secrets,
+            );
+            match run {
+                Ok(headers) => {
+                    for (name, value) in headers {
+                        remote.secrets.add_header(&name, &value);
+                        remote
+                            .headers
+                            .retain(|(written, _, _)| !written.eq_ignore_ascii_case(&name));
+                        remote.headers.push((name, value, Vec::new()));
+                    }
+                }
+                Err(error) => remote.headers_helper_error = Some(error),
+            }
+        }
+        Ok(resolved)
     }
 
     /// Expands a stdio entry's variables from the given environment, recording its
@@ -770,6 +806,7 @@ mod tests {
             oauth_client: None,
             oauth_off: false,
             vars: Variables::of(host),
+            headers_helper: None,
         };
         let Resolved::Remote(remote) = spec(Host::Cline).resolve(Path::new("/p"), &env).unwrap()
         else {

@@ -254,6 +254,11 @@ pub struct ServerSpec {
     /// Which `${...}` references the host expands ([`vars::Variables`]): the text
     /// stays as written (the lock records it so), read by the host's own rules.
     pub vars: vars::Variables,
+    /// Claude Code's `headersHelper` of a remote entry, as written: a shell command
+    /// whose JSON output adds headers. Run only to contact the server
+    /// ([`ServerSpec::resolve_to_contact`]), never when the config is read. Boxed, to
+    /// keep the struct small.
+    pub headers_helper: Option<Box<String>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -484,6 +489,9 @@ pub struct ResolvedRemote {
     pub oauth_issuer: Option<String>,
     /// The entry turns OAuth off (`"oauth": false`): no login token is sent or offered.
     pub oauth_off: bool,
+    /// Why the entry's `headersHelper` gave no headers: the server is not contacted,
+    /// and is unverifiable with this error, as when it refuses authentication.
+    pub headers_helper_error: Option<String>,
 }
 
 /// A server entry ready to contact.

@@ -10,6 +10,7 @@ mod entry;
 mod vars;
 mod places;
 mod launch;
+mod helper;
 
 use std::path::{Path, PathBuf};
 
