@@ -65,6 +65,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         },
     };
     let mut guarded = false;
+    let (mut env_file, mut inherit) = (None, None);
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -110,6 +111,22 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
                 tr(v, &field).map(|v| (k, v))
             })
             .collect::<Result<_, _>>()?;
+        // VS Code reads `envFile` into the environment when it starts the server,
+        // under `env` (microsoft/vscode src/vs/workbench/api/node/extHostMcpNode.ts,
+        // `startNodeMpc`); Cursor's docs list the same field for stdio servers.
+        // Other hosts have no such field.
+        if matches!(host, Host::VsCode | Host::Cursor)
+            && let Some(file) = string(obj, "envFile")?
+        {
+            env_file = Some(tr(file, "envFile")?);
+        }
+        // Codex starts the server with only a few of its own variables and the
+        // entry's `env_vars` (openai/codex codex-rs/rmcp-client/src/utils.rs,
+        // `create_env_for_mcp_server`).
+        if host == Host::Codex {
+            let env_vars = string_list(obj, "env_vars")?.unwrap_or_default();
+            inherit = Some(super::environ::codex_inherited(&env_vars));
+        }
         let command = tr(command, "command")?;
         args = args
             .into_iter()
@@ -144,6 +161,8 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         personal: false,
         oauth_client: oauth_client(obj)?,
         guarded,
+        env_file,
+        inherit,
     }))
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 mod depth;
 pub(crate) mod entry;
+pub mod environ;
 mod expand;
 pub(crate) mod jsonc;
 pub mod shape;
@@ -167,6 +168,12 @@ pub struct ServerSpec {
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
+    /// VS Code's `envFile` for a stdio entry, as written (a `${VAR}` template): a
+    /// dotenv file read when the server is started, under the entry's `env`.
+    pub env_file: Option<String>,
+    /// The only variables of the host's environment the server inherits, when the
+    /// host passes only some (Codex: a few defaults and `env_vars`); `None`: all.
+    pub inherit: Option<Vec<String>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -419,7 +426,11 @@ pub struct ResolvedStdio {
     /// The command as written in the config, variables unexpanded: what messages show.
     pub written_command: String,
     pub args: Vec<String>,
+    /// Set on top of what is inherited: the `envFile`'s variables, then `env`'s.
     pub env: BTreeMap<String, String>,
+    /// The only variables of this process's environment the server inherits, when
+    /// its host passes only those ([`environ::set_environment`]); `None`: all.
+    pub inherit: Option<Vec<String>>,
     pub cwd: PathBuf,
     /// Values that must never be shown, logged or written.
     pub secrets: Secrets,
@@ -646,7 +657,12 @@ impl ProjectConfig {
                     ));
                     continue;
                 }
-                if existing.transport != spec.transport {
+                // What the server inherits is part of its launch: an envFile or
+                // inheritance that differs is another definition, never merged.
+                if existing.transport != spec.transport
+                    || existing.env_file != spec.env_file
+                    || existing.inherit != spec.inherit
+                {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
