@@ -300,7 +300,7 @@ impl StdioConnection {
         let mut command = Command::new(&resolved.command);
         crate::config::environ::set_environment(
             command.as_std_mut(),
-            resolved.inherit.as_deref(),
+            resolved.inherit.as_ref(),
             &resolved.env,
         );
         command

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, unwrapped_command,
-    vars,
+    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, environ,
+    unwrapped_command, vars,
 };
 
 /// What an entry is.
@@ -65,7 +65,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         },
     };
     let mut guarded = false;
-    let (mut env_file, mut inherit) = (None, None);
+    let mut environ = environ::Environ::default();
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -118,14 +118,14 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         if matches!(host, Host::VsCode | Host::Cursor)
             && let Some(file) = string(obj, "envFile")?
         {
-            env_file = Some(tr(file, "envFile")?);
+            environ.env_file = Some(tr(file, "envFile")?);
         }
         // Codex starts the server with only a few of its own variables and the
         // entry's `env_vars` (openai/codex codex-rs/rmcp-client/src/utils.rs,
         // `create_env_for_mcp_server`).
         if host == Host::Codex {
             let env_vars = string_list(obj, "env_vars")?.unwrap_or_default();
-            inherit = Some(super::environ::codex_inherited(&env_vars));
+            environ.inherit = Some(environ::codex_inherited(&env_vars));
         }
         let command = tr(command, "command")?;
         args = args
@@ -161,8 +161,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         personal: false,
         oauth_client: oauth_client(obj)?,
         guarded,
-        env_file,
-        inherit,
+        environ: (environ != environ::Environ::default()).then(|| Box::new(environ)),
     }))
 }
 

@@ -286,7 +286,7 @@ impl ServerSpec {
         let name = &self.name;
         let mut resolved_env = BTreeMap::new();
         // The envFile's variables first: `env` overrides them, as in VS Code.
-        if let Some(template) = &self.env_file {
+        if let Some(template) = self.environ.as_ref().and_then(|e| e.env_file.as_ref()) {
             for (key, value) in self.read_env_file(template, project_dir, lookup, &mut secrets)? {
                 secrets.add_variable(&key, &value);
                 resolved_env.insert(key, value);
@@ -331,7 +331,7 @@ impl ServerSpec {
             command,
             args,
             env: resolved_env,
-            inherit: self.inherit.clone(),
+            inherit: self.environ.as_ref().and_then(|e| e.inherit.clone()),
             cwd,
             secrets,
         }))

@@ -168,12 +168,10 @@ pub struct ServerSpec {
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
-    /// VS Code's `envFile` for a stdio entry, as written (a `${VAR}` template): a
-    /// dotenv file read when the server is started, under the entry's `env`.
-    pub env_file: Option<String>,
-    /// The only variables of the host's environment the server inherits, when the
-    /// host passes only some (Codex: a few defaults and `env_vars`); `None`: all.
-    pub inherit: Option<Vec<String>>,
+    /// Where a stdio server's environment comes from besides its host's own and its
+    /// `env`, when anywhere (an `envFile`, a host that passes only some variables).
+    /// Boxed: it is rare, and a `ServerSpec` is moved a lot.
+    pub environ: Option<Box<environ::Environ>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -428,9 +426,9 @@ pub struct ResolvedStdio {
     pub args: Vec<String>,
     /// Set on top of what is inherited: the `envFile`'s variables, then `env`'s.
     pub env: BTreeMap<String, String>,
-    /// The only variables of this process's environment the server inherits, when
-    /// its host passes only those ([`environ::set_environment`]); `None`: all.
-    pub inherit: Option<Vec<String>>,
+    /// What of this process's environment the server inherits, when its host passes
+    /// only some ([`environ::set_environment`]); `None`: all.
+    pub inherit: Option<environ::Inherit>,
     pub cwd: PathBuf,
     /// Values that must never be shown, logged or written.
     pub secrets: Secrets,
@@ -519,6 +517,12 @@ pub fn read_file(
         shape::check_repeats(&jsonc::strip_jsonc(text), &paths, shown)?;
     }
     let personal = shape == Shape::ClaudeUser || is_user_file(file, &|v| std::env::var(v).ok());
+    // Gemini CLI strips what looks like a secret from a stdio server's environment,
+    // but for the names this file's settings allow.
+    let gemini = (host == Host::GeminiCli)
+        .then(|| environ::gemini_redaction(&root))
+        .transpose()
+        .map_err(shape_error)?;
     let mut entries = Vec::new();
     for (table_path, scope) in tables {
         let Some(table) = shape::at(&root, &table_path) else {
@@ -561,7 +565,14 @@ pub fn read_file(
             let read = match entry::read_entry(&name, value, host)
                 .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
             {
-                Read::Server(spec) => Ok(ServerSpec { personal, ..spec }),
+                Read::Server(mut spec) => {
+                    if let (Some(gemini), TransportSpec::Stdio { .. }) = (&gemini, &spec.transport)
+                    {
+                        let environ = spec.environ.get_or_insert_default();
+                        environ.inherit.get_or_insert_with(|| gemini.clone());
+                    }
+                    Ok(ServerSpec { personal, ..spec })
+                }
                 Read::Skipped(why) => Err(why),
             };
             entries.push(Entry {
@@ -659,10 +670,7 @@ impl ProjectConfig {
                 }
                 // What the server inherits is part of its launch: an envFile or
                 // inheritance that differs is another definition, never merged.
-                if existing.transport != spec.transport
-                    || existing.env_file != spec.env_file
-                    || existing.inherit != spec.inherit
-                {
+                if existing.transport != spec.transport || existing.environ != spec.environ {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()

@@ -162,3 +162,16 @@ fn a_server_codex_and_another_host_define_alike_is_not_merged_across_inheritance
     assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
     assert!(Path::new(&project.path().join(".mcp.json")).exists());
 }
+
+#[test]
+fn a_gemini_server_is_not_given_variables_that_look_like_secrets_unless_settings_allow_them() {
+    let (_home, home) = home();
+    let project = project_with(".gemini/settings.json", "gemini-redacted.settings.json");
+    let env = env_with(&home, &[("MY_TOKEN", "k9w"), ("ALLOWED_TOKEN", "a4b")]);
+    let lock = pin(&project, &env);
+    // A name with TOKEN in it is stripped by Gemini CLI.
+    assert!(!lock.contains("k9w"), "{lock}");
+    // The settings' `allowed` list and the entry's own `env` pass.
+    assert!(lock.contains("Token: a4b"), "{lock}");
+    assert!(lock.contains("Token: q7z"), "{lock}");
+}
