@@ -2,8 +2,6 @@
 //! `envFile` (under `env`), and Codex's short list of inherited variables, for the
 //! listing connection and for the guard alike.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use super::common::{McpPipe, Project, bin};
@@ -58,6 +56,28 @@ fn a_vscode_env_file_reaches_the_server_and_env_overrides_it() {
         "{lock}"
     );
     assert!(lock.contains("env = [\"SHADOWED\"]"), "{lock}");
+
+    // The guard starts the agent's server with the file read too.
+    let env = env_with(&home, &[]);
+    let mut guard = McpPipe::spawn(&bin(), &["guard", "fixture"], project.path(), &env);
+    guard.initialize();
+    let description = search_docs(&guard.list_tools());
+    assert!(
+        description.ends_with("Token: q7z"),
+        "{description}\n{}",
+        guard.stderr()
+    );
+    guard.close();
+    let _ = guard.child.wait();
+}
+
+#[test]
+fn a_cursor_env_file_reaches_the_server() {
+    let (_home, home) = home();
+    let project = project_with(".cursor/mcp.json", "cursor-envfile.mcp.json");
+    write_env_file(&project, "FROM_FILE=q7z\n");
+    let lock = pin(&project, &env_with(&home, &[]));
+    assert!(lock.contains("Token: q7z"), "{lock}");
 }
 
 #[test]
@@ -108,8 +128,7 @@ fn a_relative_vscode_env_file_is_refused_with_the_workspace_folder_form() {
     );
 }
 
-/// The description of the fixture's `search_docs` tool in a lock's section for
-/// `server`, or from a listing.
+/// The description of the fixture's `search_docs` tool in a listing.
 fn search_docs(tools: &[Value]) -> String {
     tools
         .iter()
@@ -160,7 +179,6 @@ fn a_server_codex_and_another_host_define_alike_is_not_merged_across_inheritance
     place(project.path(), ".mcp.json", &entry);
     let err = ProjectConfig::load(project.path(), None).unwrap_err();
     assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
-    assert!(Path::new(&project.path().join(".mcp.json")).exists());
 }
 
 #[test]
