@@ -298,9 +298,13 @@ impl StdioConnection {
     /// Starts the server in a process group of its own.
     pub fn spawn(resolved: &ResolvedStdio, max_message_bytes: usize) -> io::Result<Self> {
         let mut command = Command::new(&resolved.command);
+        crate::config::environ::set_environment(
+            command.as_std_mut(),
+            resolved.inherit.as_ref(),
+            &resolved.env,
+        );
         command
             .args(&resolved.args)
-            .envs(&resolved.env)
             .current_dir(&resolved.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

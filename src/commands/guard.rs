@@ -312,6 +312,9 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
             command: command.clone(),
             args: rest.to_vec(),
             env,
+            // The client started the guard with the environment it gives the server
+            // (its envFile read, Codex's inheritance applied): passed on as it is.
+            inherit: None,
             cwd: ws.project_dir.clone(),
         };
         return Ok(Launched {
@@ -339,6 +342,9 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         command: resolved.command.clone(),
         args: resolved.args.clone(),
         env,
+        // What the listing connection inherits, so the server the agent gets sees
+        // what verify's did.
+        inherit: resolved.inherit.clone(),
         cwd: resolved.cwd.clone(),
     };
     Ok(Launched {
@@ -395,6 +401,7 @@ fn remote_launch(
             command: exe.display().to_string(),
             args: bridge_args,
             env,
+            inherit: None,
             cwd: ws.project_dir.clone(),
         },
         secrets: resolved.secrets().clone(),

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, unwrapped_command,
-    vars,
+    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, environ,
+    unwrapped_command, vars,
 };
 
 /// What an entry is.
@@ -95,6 +95,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     let mut guarded = false;
     // Fields mcp-lock writes as `${NAME}` from a member naming the variable.
     let mut named = Vec::new();
+    let mut environ = environ::Environ::default();
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
         headers.extend(string_map(obj, "http_headers")?);
@@ -154,6 +155,22 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
                 tr(v, &field).map(|v| (k, v))
             })
             .collect::<Result<_, _>>()?;
+        // VS Code reads `envFile` into the environment when it starts the server,
+        // under `env` (microsoft/vscode src/vs/workbench/api/node/extHostMcpNode.ts,
+        // `startNodeMpc`); Cursor's docs list the same field for stdio servers.
+        // Other hosts have no such field.
+        if matches!(host, Host::VsCode | Host::Cursor)
+            && let Some(file) = string(obj, "envFile")?
+        {
+            environ.env_file = Some(tr(file, "envFile")?);
+        }
+        // Codex starts the server with only a few of its own variables and the
+        // entry's `env_vars` (openai/codex codex-rs/rmcp-client/src/utils.rs,
+        // `create_env_for_mcp_server`).
+        if host == Host::Codex {
+            let env_vars = string_list(obj, "env_vars")?.unwrap_or_default();
+            environ.inherit = Some(environ::codex_inherited(&env_vars));
+        }
         let command = tr(command, "command")?;
         args = args
             .into_iter()
@@ -194,6 +211,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             named,
         },
         headers_helper,
+        environ: (environ != environ::Environ::default()).then(|| Box::new(environ)),
     }))
 }
 

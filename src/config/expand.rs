@@ -484,6 +484,13 @@ impl ServerSpec {
         let mut secrets = Secrets::default();
         let name = &self.name;
         let mut resolved_env = BTreeMap::new();
+        // The envFile's variables first: `env` overrides them, as in VS Code.
+        if let Some(template) = self.environ.as_ref().and_then(|e| e.env_file.as_ref()) {
+            for (key, value) in self.read_env_file(template, project_dir, lookup, &mut secrets)? {
+                secrets.add_variable(&key, &value);
+                resolved_env.insert(key, value);
+            }
+        }
         for (key, value) in env {
             let v = expand_with(
                 &self.vars,
@@ -543,9 +550,36 @@ impl ServerSpec {
             command,
             args,
             env: resolved_env,
+            inherit: self.environ.as_ref().and_then(|e| e.inherit.clone()),
             cwd,
             secrets,
         }))
+    }
+
+    /// The variables of the entry's `envFile`, read now, as VS Code reads it when it
+    /// starts the server: the path is the expanded template, used as it is (VS Code
+    /// resolves no relative path, so one is refused here).
+    fn read_env_file(
+        &self,
+        template: &str,
+        project_dir: &Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        secrets: &mut Secrets,
+    ) -> Result<Vec<(String, String)>, ConfigError> {
+        let field = "envFile";
+        let path = expand(template, &self.name, field, project_dir, lookup, secrets)?;
+        let error = |message: String| ConfigError::Variable {
+            server: self.name.clone(),
+            field: field.into(),
+            message,
+        };
+        if !Path::new(&path).is_absolute() {
+            return Err(error(format!(
+                "envFile {path:?} is a relative path, which VS Code does not read from the workspace; write \"${{workspaceFolder}}/{path}\""
+            )));
+        }
+        super::environ::read_env_file(Path::new(&path))
+            .map_err(|e| error(format!("cannot read envFile {path}: {e}")))
     }
 }
 
@@ -807,6 +841,7 @@ mod tests {
             oauth_off: false,
             vars: Variables::of(host),
             headers_helper: None,
+            environ: None,
         };
         let Resolved::Remote(remote) = spec(Host::Cline).resolve(Path::new("/p"), &env).unwrap()
         else {

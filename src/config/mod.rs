@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 mod depth;
 pub(crate) mod entry;
+pub mod environ;
 mod expand;
 pub(crate) mod jsonc;
 pub mod shape;
@@ -259,6 +260,10 @@ pub struct ServerSpec {
     /// ([`ServerSpec::resolve_to_contact`]), never when the config is read. Boxed, to
     /// keep the struct small.
     pub headers_helper: Option<Box<String>>,
+    /// Where a stdio server's environment comes from besides its host's own and its
+    /// `env`, when anywhere (an `envFile`, a host that passes only some variables).
+    /// Boxed: it is rare, and a `ServerSpec` is moved a lot.
+    pub environ: Option<Box<environ::Environ>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -517,7 +522,11 @@ pub struct ResolvedStdio {
     /// The command as written in the config, variables unexpanded: what messages show.
     pub written_command: String,
     pub args: Vec<String>,
+    /// Set on top of what is inherited: the `envFile`'s variables, then `env`'s.
     pub env: BTreeMap<String, String>,
+    /// What of this process's environment the server inherits, when its host passes
+    /// only some ([`environ::set_environment`]); `None`: all.
+    pub inherit: Option<environ::Inherit>,
     pub cwd: PathBuf,
     /// Values that must never be shown, logged or written.
     pub secrets: Secrets,
@@ -611,6 +620,12 @@ pub fn read_file(
         shape::check_repeats(&jsonc::strip_jsonc(text), &paths, shown)?;
     }
     let personal = shape == Shape::ClaudeUser || is_user_file(file, &|v| std::env::var(v).ok());
+    // Gemini CLI strips what looks like a secret from a stdio server's environment,
+    // but for the names this file's settings allow.
+    let gemini = (host == Host::GeminiCli)
+        .then(|| environ::gemini_redaction(&root))
+        .transpose()
+        .map_err(shape_error)?;
     let mut entries = Vec::new();
     for (table_path, scope) in tables {
         let Some(table) = shape::at(&root, &table_path) else {
@@ -653,11 +668,18 @@ pub fn read_file(
             let read = match entry::read_entry(&name, value, host)
                 .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
             {
-                Read::Server(mut spec) if agent_file => {
-                    spec.filter.include = amazonq_agent_tools(&root, &name).map_err(shape_error)?;
+                Read::Server(mut spec) => {
+                    if agent_file {
+                        spec.filter.include =
+                            amazonq_agent_tools(&root, &name).map_err(shape_error)?;
+                    }
+                    if let (Some(gemini), TransportSpec::Stdio { .. }) = (&gemini, &spec.transport)
+                    {
+                        let environ = spec.environ.get_or_insert_default();
+                        environ.inherit.get_or_insert_with(|| gemini.clone());
+                    }
                     Ok(ServerSpec { personal, ..spec })
                 }
-                Read::Server(spec) => Ok(ServerSpec { personal, ..spec }),
                 Read::Skipped(why) => Err(why),
             };
             entries.push(Entry {
@@ -948,8 +970,10 @@ impl ProjectConfig {
                     ));
                     continue;
                 }
-                // Each file's text read by its own host's variable rules.
-                if !existing.launches_as(&spec) {
+                // Each file's text read by its own host's variable rules; what the
+                // server inherits is part of its launch: an envFile or inheritance
+                // that differs is another definition, never merged.
+                if !existing.launches_as(&spec) || existing.environ != spec.environ {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()

@@ -66,6 +66,9 @@ pub struct Launch {
     pub args: Vec<String>,
     /// Set on top of the guard's own environment.
     pub env: BTreeMap<String, String>,
+    /// What of the guard's environment the server inherits, when its host passes
+    /// only some; `None`: all.
+    pub inherit: Option<crate::config::environ::Inherit>,
     pub cwd: PathBuf,
 }
 

@@ -11,6 +11,7 @@ mod vars;
 mod places;
 mod launch;
 mod helper;
+mod envs;
 
 use std::path::{Path, PathBuf};
 

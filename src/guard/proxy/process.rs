@@ -27,9 +27,9 @@ impl Upstream {
     /// goes straight to the client's.
     pub fn spawn(launch: &Launch, secrets: &crate::secrets::Secrets) -> io::Result<Upstream> {
         let mut command = Command::new(&launch.command);
+        crate::config::environ::set_environment(&mut command, launch.inherit.as_ref(), &launch.env);
         command
             .args(&launch.args)
-            .envs(&launch.env)
             .current_dir(&launch.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

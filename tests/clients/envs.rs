@@ -1,0 +1,195 @@
+//! The environment a stdio server is started with, as its host starts it: VS Code's
+//! `envFile` (under `env`), and Codex's short list of inherited variables, for the
+//! listing connection and for the guard alike.
+
+use serde_json::Value;
+
+use super::common::{McpPipe, Project, bin};
+use super::{VALUE, place, project_with, sample};
+use mcp_lock::config::{ConfigError, ProjectConfig};
+
+/// The environment of every run: HOME and XDG_CONFIG_HOME in a temp dir, SAMPLE_SECRET
+/// set, and `extra`.
+fn env_with<'a>(home: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut env = vec![
+        ("HOME", home),
+        ("XDG_CONFIG_HOME", home),
+        ("SAMPLE_SECRET", VALUE),
+    ];
+    env.extend_from_slice(extra);
+    env
+}
+
+/// `update --yes` then `verify` in `project`, the lock written.
+fn pin(project: &Project, env: &[(&str, &str)]) -> String {
+    project.run_env(&["update", "--yes"], env).expect(0);
+    project.run_env(&["verify"], env).expect(0);
+    project.lock_text().expect("a lock was written")
+}
+
+fn home() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().display().to_string();
+    (dir, path)
+}
+
+fn write_env_file(project: &Project, text: &str) {
+    std::fs::write(project.path().join(".env"), text).unwrap();
+}
+
+#[test]
+fn a_vscode_env_file_reaches_the_server_and_env_overrides_it() {
+    let (_home, home) = home();
+    let project = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
+    write_env_file(
+        &project,
+        "# read as VS Code reads it\nexport FROM_FILE=\"q7z\" # a comment\nSHADOWED=bad\n",
+    );
+    let lock = pin(&project, &env_with(&home, &[]));
+    assert!(lock.contains("Token: q7z"), "{lock}");
+    // `env` wins over the file, as in VS Code.
+    assert!(lock.contains("Token: k2v"), "{lock}");
+    assert!(!lock.contains("Token: bad"), "{lock}");
+    // The file's names are not the entry's `env`: the recorded launch is as written.
+    assert!(
+        lock.contains("args = [\"--describe-env\", \"FROM_FILE\"]\n\n"),
+        "{lock}"
+    );
+    assert!(lock.contains("env = [\"SHADOWED\"]"), "{lock}");
+
+    // The guard starts the agent's server with the file read too.
+    let env = env_with(&home, &[]);
+    let mut guard = McpPipe::spawn(&bin(), &["guard", "fixture"], project.path(), &env);
+    guard.initialize();
+    let description = search_docs(&guard.list_tools());
+    assert!(
+        description.ends_with("Token: q7z"),
+        "{description}\n{}",
+        guard.stderr()
+    );
+    guard.close();
+    let _ = guard.child.wait();
+}
+
+#[test]
+fn a_cursor_env_file_reaches_the_server() {
+    let (_home, home) = home();
+    let project = project_with(".cursor/mcp.json", "cursor-envfile.mcp.json");
+    write_env_file(&project, "FROM_FILE=q7z\n");
+    let lock = pin(&project, &env_with(&home, &[]));
+    assert!(lock.contains("Token: q7z"), "{lock}");
+}
+
+#[test]
+fn a_value_from_a_vscode_env_file_is_a_secret_kept_out_of_the_lock() {
+    let (_home, home) = home();
+    let long = "env-file-secret-value-5521";
+    let project = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
+    write_env_file(&project, &format!("FROM_FILE={long}\nSHADOWED=bad\n"));
+    let run = project.run_env(&["update", "--yes"], &env_with(&home, &[]));
+    run.expect(2);
+    assert!(
+        run.stderr().contains("sent the value of FROM_FILE"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains(long), "{}", run.stderr());
+    assert!(project.lock_text().is_none_or(|l| !l.contains(long)));
+}
+
+#[test]
+fn a_missing_vscode_env_file_is_one_line_naming_the_server_the_file_and_the_field() {
+    let (_home, home) = home();
+    let project = project_with(".vscode/mcp.json", "vscode-envfile-missing.mcp.json");
+    let run = project.run_env(&["update", "--yes"], &env_with(&home, &[]));
+    assert_ne!(run.code(), 0);
+    let stderr = run.stderr();
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("envFile")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("server \"fixture\""), "{stderr}");
+    assert!(lines[0].contains("missing.env"), "{stderr}");
+    assert!(lines[0].contains("(in envFile)"), "{stderr}");
+}
+
+#[test]
+fn a_relative_vscode_env_file_is_refused_with_the_workspace_folder_form() {
+    let (_home, home) = home();
+    let project = project_with(".vscode/mcp.json", "vscode-envfile-missing.mcp.json");
+    write_env_file(&project, "FROM_FILE=q7z\n");
+    let relative = sample("vscode-envfile-missing.mcp.json", project.path())
+        .replace("${workspaceFolder}/missing.env", ".env");
+    place(project.path(), ".vscode/mcp.json", &relative);
+    let run = project.run_env(&["update", "--yes"], &env_with(&home, &[]));
+    assert_ne!(run.code(), 0);
+    assert!(
+        run.stderr().contains("${workspaceFolder}/.env"),
+        "{}",
+        run.stderr()
+    );
+}
+
+/// The description of the fixture's `search_docs` tool in a listing.
+fn search_docs(tools: &[Value]) -> String {
+    tools
+        .iter()
+        .find(|t| t["name"] == "search_docs")
+        .and_then(|t| t["description"].as_str())
+        .expect("search_docs is listed")
+        .to_string()
+}
+
+#[test]
+fn a_codex_server_inherits_only_codexs_defaults_its_env_vars_and_its_env() {
+    let (_home, home) = home();
+    let project = project_with(".codex/config.toml", "codex-inherit.config.toml");
+    let env = env_with(&home, &[("NOT_ALLOWED", "k9w")]);
+    let lock = pin(&project, &env);
+    // Set in mcp-lock's environment, but Codex would not pass it on.
+    assert!(!lock.contains("k9w"), "{lock}");
+    // `env_vars` and `env` do reach it.
+    assert!(lock.contains("Token: q7z"), "{lock}");
+    assert!(lock.contains("Token: k2v"), "{lock}");
+
+    // The guard starts the server the agent gets the same way.
+    let mut guard = McpPipe::spawn(&bin(), &["guard", "fixture"], project.path(), &env);
+    guard.initialize();
+    let description = search_docs(&guard.list_tools());
+    assert!(
+        description.ends_with("Token: "),
+        "{description}\n{}",
+        guard.stderr()
+    );
+    guard.close();
+    let _ = guard.child.wait();
+    let mut guard = McpPipe::spawn(&bin(), &["guard", "forwarded"], project.path(), &env);
+    guard.initialize();
+    let description = search_docs(&guard.list_tools());
+    assert!(description.ends_with("Token: q7z"), "{description}");
+    guard.close();
+    let _ = guard.child.wait();
+}
+
+#[test]
+fn a_server_codex_and_another_host_define_alike_is_not_merged_across_inheritance() {
+    let project = project_with(".codex/config.toml", "codex-inherit.config.toml");
+    let fixture = super::common::fixture().display().to_string();
+    let entry = format!(
+        r#"{{"mcpServers": {{"fixture": {{"command": "{fixture}", "args": ["--describe-env", "NOT_ALLOWED"]}}}}}}"#
+    );
+    place(project.path(), ".mcp.json", &entry);
+    let err = ProjectConfig::load(project.path(), None).unwrap_err();
+    assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
+}
+
+#[test]
+fn a_gemini_server_is_not_given_variables_that_look_like_secrets_unless_settings_allow_them() {
+    let (_home, home) = home();
+    let project = project_with(".gemini/settings.json", "gemini-redacted.settings.json");
+    let env = env_with(&home, &[("MY_TOKEN", "k9w"), ("ALLOWED_TOKEN", "a4b")]);
+    let lock = pin(&project, &env);
+    // A name with TOKEN in it is stripped by Gemini CLI.
+    assert!(!lock.contains("k9w"), "{lock}");
+    // The settings' `allowed` list and the entry's own `env` pass.
+    assert!(lock.contains("Token: a4b"), "{lock}");
+    assert!(lock.contains("Token: q7z"), "{lock}");
+}
