@@ -25,6 +25,10 @@ struct Row {
     pinned: Vec<String>,
     /// Why the entry is not used, when it is not.
     skipped: Option<String>,
+    /// What the developer's own settings say of an entry still pinned (turned off
+    /// for them only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
 }
 
 pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
@@ -58,6 +62,7 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
                 .map(|p| p.profiles.keys().cloned().collect())
                 .unwrap_or_default(),
             skipped: found.skipped.clone(),
+            note: found.note.clone(),
         })
     };
     let rows: Vec<Row> = project
@@ -82,11 +87,14 @@ fn table(rows: &[Row]) -> String {
     let cells: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
-            let lock = match (&r.skipped, r.pinned.is_empty()) {
+            let mut lock = match (&r.skipped, r.pinned.is_empty()) {
                 (Some(why), _) => format!("skipped ({})", esc(why)),
                 (None, true) => "not pinned".to_string(),
                 (None, false) => format!("pinned ({})", r.pinned.join(", ")),
             };
+            if let Some(note) = &r.note {
+                lock.push_str(&format!("; note: {}", esc(note)));
+            }
             [
                 esc(&r.name),
                 r.transport.clone().unwrap_or_else(|| "-".into()),

@@ -13,12 +13,14 @@ mod depth;
 pub(crate) mod entry;
 mod expand;
 pub(crate) mod jsonc;
+pub(crate) mod settings;
 pub mod shape;
 pub mod user;
 pub mod vars;
 mod wrapped;
 
 pub use expand::{Expanded, expand, match_expansion};
+pub use settings::{MAX_SETTINGS_BYTES, NameRule};
 pub use shape::{Format, Scope, Shape};
 pub use user::{USER_CLIENTS, is_user_file, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
@@ -132,6 +134,8 @@ pub struct ProjectConfig {
     /// Every entry read, where it was, and why it was skipped when it was (disabled):
     /// what `mcp-lock servers` shows.
     pub found: Vec<Found>,
+    /// Settings files the host itself ignores (invalid), ignored here too: to warn of.
+    pub warnings: Vec<String>,
 }
 
 /// One server entry as a config file has it.
@@ -142,8 +146,12 @@ pub struct Found {
     /// The line its entry starts on (1 when the reader cannot tell).
     pub line: usize,
     pub host: Host,
-    /// Why the entry is not used (`disabled: true`, `enabled: false`), when it is not.
+    /// Why the entry is not used (`disabled: true`, `enabled: false`, a committed
+    /// settings file turning it off), when it is not.
     pub skipped: Option<String>,
+    /// What the developer's own settings say of an entry still used: turned off for
+    /// them only (`.claude/settings.local.json`, `~/.gemini/…`), still pinned.
+    pub note: Option<String>,
 }
 
 /// One server entry, unexpanded: `${VAR}` stays as written until it is connected to.
@@ -186,6 +194,10 @@ pub struct ToolFilter {
     pub include: Option<Vec<String>>,
     /// Never these (`excludeTools`, `disabled_tools`, `disabledTools`).
     pub exclude: Vec<String>,
+    /// Rules over the host's own names for the tools (opencode's top-level `tools`
+    /// and `permission` maps, `"<server>_<tool>": false`): the last one matching a
+    /// tool decides whether it is hidden.
+    pub rules: Vec<NameRule>,
 }
 
 impl ToolFilter {
@@ -195,11 +207,17 @@ impl ToolFilter {
             .as_ref()
             .is_none_or(|names| names.iter().any(|n| n == tool))
             && !self.exclude.iter().any(|n| n == tool)
+            && !self
+                .rules
+                .iter()
+                .rev()
+                .find(|r| r.matches(tool))
+                .is_some_and(|r| r.hides)
     }
 
     /// Whether the filter hides anything at all.
     pub fn is_empty(&self) -> bool {
-        self.include.is_none() && self.exclude.is_empty()
+        self.include.is_none() && self.exclude.is_empty() && self.rules.is_empty()
     }
 
     /// The filter of one server that two hosts define: a tool is shown when either
@@ -219,7 +237,18 @@ impl ToolFilter {
             .filter(|n| other.exclude.contains(n))
             .cloned()
             .collect();
-        ToolFilter { include, exclude }
+        // Rules that differ cannot be joined: without them more is shown (and pinned),
+        // never less. A host without rules shows all they would hide.
+        let rules = if self.rules == other.rules {
+            self.rules.clone()
+        } else {
+            Vec::new()
+        };
+        ToolFilter {
+            include,
+            exclude,
+            rules,
+        }
     }
 }
 
@@ -508,6 +537,13 @@ pub fn read_file(
         shape::check_repeats(&jsonc::strip_jsonc(text), &paths, shown)?;
     }
     let personal = shape == Shape::ClaudeUser || is_user_file(file, &|v| std::env::var(v).ok());
+    let opencode_rules = |name: &str| {
+        if shape == Shape::OpenCode {
+            settings::opencode_rules(&root, &settings::opencode_name(name)).map_err(shape_error)
+        } else {
+            Ok(Vec::new())
+        }
+    };
     let mut entries = Vec::new();
     for (table_path, scope) in tables {
         let Some(table) = shape::at(&root, &table_path) else {
@@ -550,7 +586,10 @@ pub fn read_file(
             let read = match entry::read_entry(&name, value, host)
                 .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
             {
-                Read::Server(spec) => Ok(ServerSpec { personal, ..spec }),
+                Read::Server(mut spec) => {
+                    spec.filter.rules = opencode_rules(&name)?;
+                    Ok(ServerSpec { personal, ..spec })
+                }
                 Read::Skipped(why) => Err(why),
             };
             entries.push(Entry {
@@ -605,19 +644,30 @@ impl ProjectConfig {
         // servers of a large config.
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut found: Vec<Found> = Vec::new();
+        let mut modifiers = settings::Modifiers::new(project_dir, &|v| std::env::var(v).ok());
         for file in &files {
             let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
                 path: file.display().to_string(),
                 source,
             })?;
             let read = read_file(&text, &file.display().to_string(), file, project_dir)?;
-            for entry in read.entries {
+            for mut entry in read.entries {
+                // Settings files outside the entry may turn it off (settings.rs).
+                let mut note = None;
+                if let Ok(spec) = &entry.read {
+                    match modifiers.judge(read.host, entry.scope, &spec.name, spec.personal)? {
+                        Some(settings::Verdict::Skip(why)) => entry.read = Err(why),
+                        Some(settings::Verdict::Note(why)) => note = Some(why),
+                        None => {}
+                    }
+                }
                 found.push(Found {
                     name: entry.name.clone(),
                     file: file.clone(),
                     line: entry.line,
                     host: read.host,
                     skipped: entry.read.as_ref().err().cloned(),
+                    note,
                 });
                 let here = found.len() - 1;
                 let Ok(spec) = entry.read else { continue };
@@ -694,6 +744,7 @@ impl ProjectConfig {
             files,
             servers,
             found,
+            warnings: modifiers.warnings,
         })
     }
 

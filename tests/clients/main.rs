@@ -6,6 +6,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod disabled;
 
 use std::path::{Path, PathBuf};
 
