@@ -27,7 +27,6 @@ struct Row {
     skipped: Option<String>,
     /// What the developer's own settings say of an entry still pinned (turned off
     /// for them only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<String>,
 }
 
