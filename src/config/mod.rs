@@ -196,9 +196,14 @@ pub struct ToolFilter {
     pub exclude: Vec<String>,
     /// Rules over the host's own names for the tools (opencode's top-level `tools`
     /// and `permission` maps, `"<server>_<tool>": false`): the last one matching a
-    /// tool decides whether it is hidden.
-    pub rules: Vec<NameRule>,
+    /// tool decides whether it is hidden. Boxed: most filters have none, and every
+    /// server entry carries a filter.
+    pub rules: Option<Box<NameRules>>,
 }
+
+/// [`NameRule`]s in the order the host weighs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameRules(pub Vec<NameRule>);
 
 impl ToolFilter {
     /// Whether the host's agent is shown a tool of this name.
@@ -210,6 +215,7 @@ impl ToolFilter {
             && !self
                 .rules
                 .iter()
+                .flat_map(|rules| rules.0.iter())
                 .rev()
                 .find(|r| r.matches(tool))
                 .is_some_and(|r| r.hides)
@@ -217,7 +223,7 @@ impl ToolFilter {
 
     /// Whether the filter hides anything at all.
     pub fn is_empty(&self) -> bool {
-        self.include.is_none() && self.exclude.is_empty() && self.rules.is_empty()
+        self.include.is_none() && self.exclude.is_empty() && self.rules.is_none()
     }
 
     /// The filter of one server that two hosts define: a tool is shown when either
@@ -242,7 +248,7 @@ impl ToolFilter {
         let rules = if self.rules == other.rules {
             self.rules.clone()
         } else {
-            Vec::new()
+            None
         };
         ToolFilter {
             include,
@@ -587,7 +593,8 @@ pub fn read_file(
                 .map_err(|m| shape_error(format!("server {name:?}: {m}")))?
             {
                 Read::Server(mut spec) => {
-                    spec.filter.rules = opencode_rules(&name)?;
+                    let rules = opencode_rules(&name)?;
+                    spec.filter.rules = (!rules.is_empty()).then(|| Box::new(NameRules(rules)));
                     Ok(ServerSpec { personal, ..spec })
                 }
                 Read::Skipped(why) => Err(why),
