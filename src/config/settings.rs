@@ -162,7 +162,8 @@ impl Modifiers {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
                 Err(e) => {
-                    self.warnings.push(format!("{e}; Claude Code ignores it"));
+                    self.warnings
+                        .push(format!("{e}; the servers it turns off are not known"));
                     continue;
                 }
             };
