@@ -253,11 +253,12 @@ impl Workspace {
 
     fn load_config(&self) -> anyhow::Result<ProjectConfig> {
         let prefer = self.policy(None)?.prefer;
-        Ok(ProjectConfig::load_preferring(
-            &self.project_dir,
-            self.config.as_deref(),
-            &prefer,
-        )?)
+        let project =
+            ProjectConfig::load_preferring(&self.project_dir, self.config.as_deref(), &prefer)?;
+        for message in &project.warnings {
+            warning(message);
+        }
+        Ok(project)
     }
 
     /// The project directory as profiles see it: the lock's directory (the project's

@@ -39,6 +39,9 @@ struct Row {
     /// entry cannot be resolved (then `launch_error` says why).
     launch: Option<Launch>,
     launch_error: Option<String>,
+    /// What the developer's own settings say of an entry still pinned (turned off
+    /// for them only).
+    note: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -234,6 +237,7 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
             filter: spec.map(|s| Filter::from(&s.filter)),
             launch,
             launch_error,
+            note: found.note.clone(),
         })
     };
     let rows: Vec<Row> = project
@@ -259,11 +263,14 @@ fn table(rows: &[Row], project_dir: &Path) -> String {
     let cells: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
-            let lock = match (&r.skipped, r.pinned.is_empty()) {
+            let mut lock = match (&r.skipped, r.pinned.is_empty()) {
                 (Some(why), _) => format!("skipped ({})", esc(why)),
                 (None, true) => "not pinned".to_string(),
                 (None, false) => format!("pinned ({})", r.pinned.join(", ")),
             };
+            if let Some(note) = &r.note {
+                lock.push_str(&format!("; note: {}", esc(note)));
+            }
             [
                 esc(&r.name),
                 r.transport.clone().unwrap_or_else(|| "-".into()),

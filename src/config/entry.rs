@@ -422,7 +422,11 @@ fn filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
         }
         _ => {}
     }
-    Ok(ToolFilter { include, exclude })
+    Ok(ToolFilter {
+        include,
+        exclude,
+        ..ToolFilter::default()
+    })
 }
 
 fn string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
@@ -627,7 +631,8 @@ mod tests {
             f(base(json!({"includeTools": ["a"], "excludeTools": ["b"]}))),
             ToolFilter {
                 include: Some(vec!["a".into()]),
-                exclude: vec!["b".into()]
+                exclude: vec!["b".into()],
+                ..ToolFilter::default()
             }
         );
         assert_eq!(

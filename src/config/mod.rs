@@ -15,12 +15,14 @@ pub(crate) mod entry;
 pub mod environ;
 mod expand;
 pub(crate) mod jsonc;
+pub(crate) mod settings;
 pub mod shape;
 pub mod user;
 pub mod vars;
 mod wrapped;
 
 pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
+pub use settings::{MAX_SETTINGS_BYTES, NameRule};
 pub use shape::{Format, Scope, Shape};
 pub use user::{Platform, USER_CLIENTS, UserConfig, is_user_file, user_config, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
@@ -214,6 +216,8 @@ pub struct ProjectConfig {
     /// Every entry read, where it was, and why it was skipped when it was (disabled):
     /// what `mcp-lock servers` shows.
     pub found: Vec<Found>,
+    /// Settings files the host itself ignores (invalid), ignored here too: to warn of.
+    pub warnings: Vec<String>,
 }
 
 /// One server entry as a config file has it.
@@ -224,8 +228,12 @@ pub struct Found {
     /// The line its entry starts on (1 when the reader cannot tell).
     pub line: usize,
     pub host: Host,
-    /// Why the entry is not used (`disabled: true`, `enabled: false`), when it is not.
+    /// Why the entry is not used (`disabled: true`, `enabled: false`, a committed
+    /// settings file turning it off), when it is not.
     pub skipped: Option<String>,
+    /// What the developer's own settings say of an entry still used: turned off for
+    /// them only (`.claude/settings.local.json`, `~/.gemini/…`), still pinned.
+    pub note: Option<String>,
 }
 
 /// One server entry, unexpanded: `${VAR}` stays as written until it is connected to.
@@ -283,7 +291,16 @@ pub struct ToolFilter {
     pub include: Option<Vec<String>>,
     /// Never these (`excludeTools`, `disabled_tools`, `disabledTools`).
     pub exclude: Vec<String>,
+    /// Rules over the host's own names for the tools (opencode's top-level `tools`
+    /// and `permission` maps, `"<server>_<tool>": false`): the last one matching a
+    /// tool decides whether it is hidden. Boxed: most filters have none, and every
+    /// server entry carries a filter.
+    pub rules: Option<Box<NameRules>>,
 }
+
+/// [`NameRule`]s in the order the host weighs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameRules(pub Vec<NameRule>);
 
 impl ToolFilter {
     /// Whether the host's agent is shown a tool of this name.
@@ -292,11 +309,18 @@ impl ToolFilter {
             .as_ref()
             .is_none_or(|names| names.iter().any(|n| n == tool))
             && !self.exclude.iter().any(|n| n == tool)
+            && !self
+                .rules
+                .iter()
+                .flat_map(|rules| rules.0.iter())
+                .rev()
+                .find(|r| r.matches(tool))
+                .is_some_and(|r| r.hides)
     }
 
     /// Whether the filter hides anything at all.
     pub fn is_empty(&self) -> bool {
-        self.include.is_none() && self.exclude.is_empty()
+        self.include.is_none() && self.exclude.is_empty() && self.rules.is_none()
     }
 
     /// The filter of one server that two hosts define: a tool is shown when either
@@ -316,7 +340,18 @@ impl ToolFilter {
             .filter(|n| other.exclude.contains(n))
             .cloned()
             .collect();
-        ToolFilter { include, exclude }
+        // Rules that differ cannot be joined: without them more is shown (and pinned),
+        // never less. A host without rules shows all they would hide.
+        let rules = if self.rules == other.rules {
+            self.rules.clone()
+        } else {
+            None
+        };
+        ToolFilter {
+            include,
+            exclude,
+            rules,
+        }
     }
 }
 
@@ -626,6 +661,13 @@ pub fn read_file(
         .then(|| environ::gemini_redaction(&root))
         .transpose()
         .map_err(shape_error)?;
+    let opencode_rules = |name: &str| {
+        if shape == Shape::OpenCode {
+            settings::opencode_rules(&root, &settings::opencode_name(name)).map_err(shape_error)
+        } else {
+            Ok(Vec::new())
+        }
+    };
     let mut entries = Vec::new();
     for (table_path, scope) in tables {
         let Some(table) = shape::at(&root, &table_path) else {
@@ -678,6 +720,8 @@ pub fn read_file(
                         let environ = spec.environ.get_or_insert_default();
                         environ.inherit.get_or_insert_with(|| gemini.clone());
                     }
+                    let rules = opencode_rules(&name)?;
+                    spec.filter.rules = (!rules.is_empty()).then(|| Box::new(NameRules(rules)));
                     Ok(ServerSpec { personal, ..spec })
                 }
                 Read::Skipped(why) => Err(why),
@@ -916,6 +960,7 @@ impl ProjectConfig {
             Some(_) => Vec::new(),
         };
         let mut reads: Vec<(PathBuf, ConfigFile)> = Vec::new();
+        let mut modifiers = settings::Modifiers::new(project_dir, &|v| std::env::var(v).ok());
         for file in &files {
             if layers.len() > 1 && layers.contains(file) {
                 if Some(file) == layers.first() {
@@ -935,13 +980,23 @@ impl ProjectConfig {
         }
         for (file, read) in reads {
             let file = &file;
-            for entry in read.entries {
+            for mut entry in read.entries {
+                // Settings files outside the entry may turn it off (settings.rs).
+                let mut note = None;
+                if let Ok(spec) = &entry.read {
+                    match modifiers.judge(read.host, entry.scope, &spec.name, spec.personal)? {
+                        Some(settings::Verdict::Skip(why)) => entry.read = Err(why),
+                        Some(settings::Verdict::Note(why)) => note = Some(why),
+                        None => {}
+                    }
+                }
                 found.push(Found {
                     name: entry.name.clone(),
                     file: file.clone(),
                     line: entry.line,
                     host: read.host,
                     skipped: entry.read.as_ref().err().cloned(),
+                    note,
                 });
                 let here = found.len() - 1;
                 let Ok(spec) = entry.read else { continue };
@@ -1021,6 +1076,7 @@ impl ProjectConfig {
             files,
             servers,
             found,
+            warnings: modifiers.warnings,
         })
     }
 

@@ -12,6 +12,7 @@ mod places;
 mod launch;
 mod helper;
 mod envs;
+mod disabled;
 
 use std::path::{Path, PathBuf};
 

@@ -145,6 +145,7 @@ fn a_tool_the_hosts_config_filters_out_is_hidden_and_never_judged() {
     let filter = crate::config::ToolFilter {
         include: None,
         exclude: vec!["rollback".into()],
+        ..Default::default()
     };
     let mut s = session(pins(std::slice::from_ref(&deploy)), OnDrift::Hide).with_filter(filter);
     let checked = s.check_page(page(1, &[deploy, rollback], None), true, 0);
