@@ -73,6 +73,7 @@ struct Gemini {
 pub(crate) struct Modifiers {
     project_dir: PathBuf,
     home: Option<PathBuf>,
+    gemini_dir: Option<PathBuf>,
     claude: Option<Vec<ClaudeFile>>,
     gemini: Option<Gemini>,
     /// Settings files a host itself would ignore (and so mcp-lock ignores): what
@@ -83,9 +84,11 @@ pub(crate) struct Modifiers {
 impl Modifiers {
     /// The settings of `project_dir`, with the home directory from `lookup`.
     pub fn new(project_dir: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Self {
+        let home = lookup("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         Modifiers {
             project_dir: project_dir.to_path_buf(),
-            home: lookup("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            gemini_dir: super::user::gemini_dir(home.clone(), lookup),
+            home,
             claude: None,
             gemini: None,
             warnings: Vec::new(),
@@ -323,13 +326,10 @@ impl Modifiers {
         Ok(gemini)
     }
 
-    /// Gemini CLI's own directory, `~/.gemini` (google-gemini/gemini-cli
-    /// packages/core/src/config/storage.ts, getGlobalGeminiDir).
-    // GEMINI_CLI_HOME moves it (packages/core/src/utils/paths.ts, homedir); the
-    // `--user gemini-cli` reading learns that in user.rs, and this is the one place
-    // to point at the same directory.
+    /// Gemini CLI's own directory ([`super::user::gemini_dir`]: `~/.gemini`, or
+    /// under `GEMINI_CLI_HOME`).
     fn gemini_dir(&self) -> Option<PathBuf> {
-        self.home.as_ref().map(|h| h.join(".gemini"))
+        self.gemini_dir.clone()
     }
 
     /// A settings file as messages show it: relative to the project, `~/…` in the

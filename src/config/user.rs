@@ -98,15 +98,7 @@ pub fn user_config_places(
                 .or_else(|| home.map(|h| h.join(".codex")))?
                 .join("config.toml"),
         ],
-        // google-gemini/gemini-cli `packages/core/src/utils/paths.ts` (`homedir`):
-        // GEMINI_CLI_HOME replaces the home directory, `.gemini` stays beneath it
-        // (`packages/core/src/config/storage.ts`, `getGlobalGeminiDir`).
-        "gemini-cli" => vec![
-            var("GEMINI_CLI_HOME")
-                .map(PathBuf::from)
-                .or(home)?
-                .join(".gemini/settings.json"),
-        ],
+        "gemini-cli" => vec![gemini_dir(home, &var)?.join("settings.json")],
         "windsurf" => vec![home?.join(".codeium/windsurf/mcp_config.json")],
         // cline/cline `sdk/packages/shared/src/storage/paths.ts` (`resolveMcpSettingsPath`,
         // `resolveClineDataDir`, `resolveClineDir`), and the old VS Code file that
@@ -205,6 +197,23 @@ pub fn user_config(
 /// `lookup` gives.
 pub fn user_config_path(client: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     user_config(client, Platform::current(), lookup, &|p| p.is_file()).map(|c| c.path)
+}
+
+/// Gemini CLI's own directory, `~/.gemini`: google-gemini/gemini-cli
+/// `packages/core/src/utils/paths.ts` (`homedir`): GEMINI_CLI_HOME replaces the home
+/// directory, `.gemini` stays beneath it (`packages/core/src/config/storage.ts`,
+/// `getGlobalGeminiDir`).
+pub(crate) fn gemini_dir(
+    home: Option<PathBuf>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Option<PathBuf> {
+    Some(
+        var("GEMINI_CLI_HOME")
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from)
+            .or(home)?
+            .join(".gemini"),
+    )
 }
 
 /// Whether `path` is one of the user-level files `--user` reads (or the older place

@@ -263,3 +263,35 @@ fn a_tool_opencodes_tools_map_hides_is_not_pinned() {
         serde_json::json!(["deploy_preview"])
     );
 }
+
+#[test]
+fn gemini_cli_home_moves_the_enablement_file_as_it_moves_the_settings() {
+    let home = tempfile::tempdir().unwrap();
+    let moved = tempfile::tempdir().unwrap();
+    place(
+        moved.path(),
+        ".gemini/mcp-server-enablement.json",
+        &sample("gemini.mcp-server-enablement.json", moved.path()),
+    );
+    let project = project_with(".gemini/settings.json", "gemini.two.settings.json");
+    let gemini_home = moved.path().display().to_string();
+    let mut env = env(home.path());
+    env.push(("GEMINI_CLI_HOME", gemini_home));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = project.run_env(&["servers", "--format", "json"], &env);
+    out.expect(0);
+    let doc = out.json();
+    let spare = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "spare")
+        .unwrap()
+        .clone();
+    assert!(
+        spare["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("mcp-server-enablement.json")),
+        "{spare}"
+    );
+}

@@ -6,13 +6,13 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-mod entry;
-mod vars;
-mod places;
-mod launch;
-mod helper;
-mod envs;
 mod disabled;
+mod entry;
+mod envs;
+mod helper;
+mod launch;
+mod places;
+mod vars;
 
 use std::path::{Path, PathBuf};
 
