@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use mcp_lock::config::environ::Inherit;
 use mcp_lock::config::{Found, Resolved, ServerSpec, ToolFilter};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::read_lock;
@@ -68,10 +69,18 @@ enum Launch {
     Stdio {
         command: String,
         args: Vec<String>,
-        /// The variables the entry sets (names only); the server inherits the rest
-        /// of mcp-lock's environment.
+        /// The variables the entry sets (names only), over what it inherits.
         env: Vec<EnvVar>,
         cwd: String,
+        /// The entry's `envFile` as written (VS Code, Cursor): read when the server
+        /// starts; its names are in `env` with `from: "env_file"`.
+        env_file: Option<String>,
+        /// What of mcp-lock's environment the server inherits: `all`, `listed`
+        /// (only `inherited`: Codex), or `redacted` (all but what looks like a
+        /// secret: Gemini CLI).
+        inherit: &'static str,
+        /// The names inherited, when `inherit` is `listed`.
+        inherited: Option<Vec<String>>,
     },
     Remote {
         url: String,
@@ -80,13 +89,17 @@ enum Launch {
         login_token: bool,
         /// The issuers of the cached tokens for this URL (names, never tokens).
         login_issuers: Vec<String>,
+        /// A `headersHelper` (Claude Code) adds headers when the server is contacted;
+        /// it is not run to show this.
+        headers_helper: bool,
     },
 }
 
 #[derive(Debug, Serialize)]
 struct EnvVar {
     name: String,
-    /// `config` (the value as written) or `expanded` (variables in it expanded).
+    /// `config` (the value as written), `expanded` (variables in it expanded) or
+    /// `env_file` (from the entry's `envFile`).
     from: &'static str,
 }
 
@@ -131,6 +144,7 @@ fn resolve_launch(
                 mcp_lock::config::TransportSpec::Stdio { env, .. } => Some(env),
                 _ => None,
             };
+            let env_file = spec.environ.as_ref().and_then(|e| e.env_file.as_ref());
             Launch::Stdio {
                 command: redact(&stdio.command),
                 args: stdio.args.iter().map(|a| redact(a)).collect(),
@@ -141,11 +155,23 @@ fn resolve_launch(
                         name: name.clone(),
                         from: match written.and_then(|w| w.get(name)) {
                             Some(w) if w == value => "config",
-                            _ => "expanded",
+                            Some(_) => "expanded",
+                            None if env_file.is_some() => "env_file",
+                            None => "expanded",
                         },
                     })
                     .collect(),
                 cwd: redact(&stdio.cwd.display().to_string()),
+                env_file: env_file.map(|f| redact(f)),
+                inherit: match &stdio.inherit {
+                    None => "all",
+                    Some(Inherit::Only(_)) => "listed",
+                    Some(Inherit::GeminiRedacted { .. }) => "redacted",
+                },
+                inherited: match &stdio.inherit {
+                    Some(Inherit::Only(names)) => Some(names.clone()),
+                    _ => None,
+                },
             }
         }
         Resolved::Remote(remote) => {
@@ -166,6 +192,7 @@ fn resolve_launch(
                     .collect(),
                 login_token: !login_issuers.is_empty(),
                 login_issuers,
+                headers_helper: spec.headers_helper.is_some(),
             }
         }
     })
@@ -339,6 +366,9 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 args,
                 env,
                 cwd,
+                env_file,
+                inherit,
+                inherited,
             }),
             _,
         ) => {
@@ -352,10 +382,24 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                     .iter()
                     .map(|v| match v.from {
                         "expanded" => format!("{} (expanded)", esc(&v.name)),
+                        "env_file" => format!("{} (envFile)", esc(&v.name)),
                         _ => esc(&v.name),
                     })
                     .collect();
                 out.push(("env", names.join(", ")));
+            }
+            if let Some(file) = env_file {
+                out.push(("envFile", esc(file)));
+            }
+            match (*inherit, inherited) {
+                ("listed", Some(names)) => {
+                    out.push(("inherits", format!("only {}", esc(&names.join(", ")))))
+                }
+                ("redacted", _) => out.push((
+                    "inherits",
+                    "all but variables that look like secrets (Gemini CLI)".into(),
+                )),
+                _ => {}
             }
             if Path::new(cwd) != project_dir {
                 out.push(("cwd", esc(cwd)));
@@ -367,6 +411,7 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 headers,
                 login_token,
                 login_issuers,
+                headers_helper,
             }),
             _,
         ) => {
@@ -374,6 +419,12 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
             if !headers.is_empty() {
                 let names: Vec<String> = headers.iter().map(|h| esc(&h.name)).collect();
                 out.push(("headers", names.join(", ")));
+            }
+            if *headers_helper {
+                out.push((
+                    "headers",
+                    "and those its headersHelper prints when it is contacted".into(),
+                ));
             }
             if *login_token {
                 out.push((

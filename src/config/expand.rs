@@ -567,7 +567,15 @@ impl ServerSpec {
         secrets: &mut Secrets,
     ) -> Result<Vec<(String, String)>, ConfigError> {
         let field = "envFile";
-        let path = expand(template, &self.name, field, project_dir, lookup, secrets)?;
+        let path = expand_with(
+            &self.vars,
+            template,
+            &self.name,
+            field,
+            project_dir,
+            lookup,
+            secrets,
+        )?;
         let error = |message: String| ConfigError::Variable {
             server: self.name.clone(),
             field: field.into(),

@@ -472,3 +472,61 @@ fn a_wrapped_entry_shows_the_pinned_version_the_guard_starts_and_a_wrapped_remot
     assert_eq!(docs["guarded"], true, "{docs}");
     assert_eq!(docs["launch"]["url"], "https://docs.example.com/mcp");
 }
+
+#[test]
+fn servers_shows_an_env_files_names_what_a_host_lets_the_server_inherit_and_a_headers_helper() {
+    let home = tempfile::tempdir().unwrap();
+    // VS Code: the envFile's names (never its values), marked as from the file.
+    let vscode = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
+    std::fs::write(
+        vscode.path().join(".env"),
+        format!("FROM_FILE={SECRET}\nSHADOWED=file\n"),
+    )
+    .unwrap();
+    let (doc, both) = servers(&vscode, &[], home.path());
+    let launch = &row(&doc, "fixture")["launch"];
+    let pair = |n: &str, f: &str| (n.to_string(), f.to_string());
+    assert_eq!(
+        env_names(launch),
+        [pair("FROM_FILE", "env_file"), pair("SHADOWED", "env_file")]
+    );
+    // A name the entry's env sets too is the entry's.
+    let overridden = &row(&doc, "overridden")["launch"];
+    assert_eq!(
+        env_names(overridden),
+        [pair("FROM_FILE", "env_file"), pair("SHADOWED", "config")]
+    );
+    assert!(
+        launch["env_file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("/.env")),
+        "{launch}"
+    );
+    assert_eq!(launch["inherit"], "all");
+    assert!(both.contains("FROM_FILE (envFile)"), "{both}");
+    assert!(!both.contains(SECRET), "{both}");
+    // Codex: only its defaults and env_vars are inherited, and they are listed.
+    let codex = project_with(".codex/config.toml", "codex-inherit.config.toml");
+    let (doc, both) = servers(&codex, &[], home.path());
+    let launch = &row(&doc, "forwarded")["launch"];
+    assert_eq!(launch["inherit"], "listed");
+    let inherited = strings(&launch["inherited"]);
+    assert!(
+        inherited.iter().any(|n| n == "PATH") && inherited.iter().any(|n| n == "SAMPLE_SECRET"),
+        "{inherited:?}"
+    );
+    assert!(both.contains("inherits only "), "{both}");
+    // Gemini CLI: all but what looks like a secret.
+    let gemini = project_with(".gemini/settings.json", "gemini-redacted.settings.json");
+    let (doc, _) = servers(&gemini, &[], home.path());
+    assert_eq!(row(&doc, "fixture")["launch"]["inherit"], "redacted");
+    // Claude Code: a headersHelper is shown as there, never run to show it.
+    let claude = Project::new(serde_json::json!({
+        "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                   "headersHelper": "touch ran-the-helper; echo '{}'"}
+    }));
+    let (doc, both) = servers(&claude, &[], home.path());
+    assert_eq!(row(&doc, "remote")["launch"]["headers_helper"], true);
+    assert!(both.contains("headersHelper"), "{both}");
+    assert!(!claude.path().join("ran-the-helper").exists());
+}

@@ -608,3 +608,68 @@ fn a_config_starting_with_a_byte_order_mark_is_read_in_every_format() {
         run.stderr()
     );
 }
+
+#[test]
+fn each_clients_own_disabled_flag_skips_its_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture().display().to_string();
+    let json_pair = |off: &str| {
+        format!(
+            r#"{{"mcpServers": {{"on": {{"command": "{fixture}"}}, "off": {{"command": "{fixture}", {off}}}}}}}"#
+        )
+    };
+    let cases = [
+        (
+            "cline/cline_mcp_settings.json",
+            json_pair(r#""disabled": true"#),
+            Host::Cline,
+            "disabled: true",
+        ),
+        (
+            ".kiro/settings/mcp.json",
+            json_pair(r#""disabled": true"#),
+            Host::Kiro,
+            "disabled: true",
+        ),
+        (
+            ".amazonq/mcp.json",
+            json_pair(r#""disabled": true"#),
+            Host::AmazonQ,
+            "disabled: true",
+        ),
+        (
+            "windsurf/mcp_config.json",
+            json_pair(r#""disabled": true"#),
+            Host::Windsurf,
+            "disabled: true",
+        ),
+        (
+            ".codex/config.toml",
+            format!(
+                "[mcp_servers.on]\ncommand = \"{fixture}\"\n\n[mcp_servers.off]\ncommand = \"{fixture}\"\nenabled = false\n"
+            ),
+            Host::Codex,
+            "enabled: false",
+        ),
+        (
+            "goose/config.yaml",
+            format!(
+                "extensions:\n  on:\n    type: stdio\n    cmd: {fixture}\n    enabled: true\n  off:\n    type: stdio\n    cmd: {fixture}\n    enabled: false\n"
+            ),
+            Host::Goose,
+            "enabled: false",
+        ),
+    ];
+    for (rel, text, host, why) in cases {
+        let path = place(dir.path(), rel, &text);
+        let config = ProjectConfig::load(dir.path(), Some(&path)).unwrap();
+        let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["on"], "{rel}");
+        let off = config.found.iter().find(|f| f.name == "off").unwrap();
+        assert_eq!(
+            (off.host, off.skipped.as_deref()),
+            (host, Some(why)),
+            "{rel}"
+        );
+    }
+}
