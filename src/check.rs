@@ -128,15 +128,35 @@ pub fn plan_targets(
         };
         let surface = policy.surface_for(&spec.name);
         for profile in profiles {
+            let mut resolved = resolved.clone();
+            if let Resolved::Stdio(stdio) = &mut resolved {
+                stdio.inherit = inherit_under(&spec, &profile.name);
+            }
             out.targets.push(Target {
                 spec: spec.clone(),
-                resolved: resolved.clone(),
+                resolved,
                 profile,
                 surface,
             });
         }
     }
     Ok(out)
+}
+
+/// What a stdio server inherits when listed under `profile`: as the host whose
+/// built-in profile it is starts it, when that host's file defines the entry; else as
+/// the host of the first file that does.
+pub fn inherit_under(spec: &ServerSpec, profile: &str) -> Option<crate::config::environ::Inherit> {
+    let environ = spec.environ.as_ref()?;
+    let host = spec
+        .hosts
+        .iter()
+        .find(|h| crate::profile::for_host(**h) == Some(profile))
+        .or(spec.hosts.first());
+    match host {
+        Some(host) => environ.inherit_of(*host),
+        None => environ.inherit.clone(),
+    }
 }
 
 /// One server's fetch under one profile and its comparison with the lock.

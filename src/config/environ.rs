@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+use super::Host;
+
 /// The most of an `envFile` read: a dotenv file is a few lines, and the file is
 /// named by a (possibly cloned, hostile) config.
 pub const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
@@ -75,8 +77,26 @@ pub struct Environ {
     /// VS Code's (and Cursor's) `envFile`, as written (a `${VAR}` template): a dotenv
     /// file read when the server is started, under the entry's `env`.
     pub env_file: Option<String>,
-    /// What of the host's environment the server inherits, when not all.
+    /// What of the host's environment the server inherits, when not all: the host
+    /// of the file that defines the entry (the first one read, when several define
+    /// it alike).
     pub inherit: Option<Inherit>,
+    /// When other hosts' files define the entry alike but pass the server another
+    /// environment (a Gemini CLI and a Claude Code file naming one server), what each
+    /// of those hosts lets it inherit: its listing under that host's client profile is
+    /// made with that environment ([`Environ::inherit_of`]).
+    pub by_host: Vec<(Host, Option<Inherit>)>,
+}
+
+impl Environ {
+    /// What `host` lets the server inherit: its own entry in `by_host`, else
+    /// `inherit`.
+    pub fn inherit_of(&self, host: Host) -> Option<Inherit> {
+        match self.by_host.iter().find(|(h, _)| *h == host) {
+            Some((_, inherit)) => inherit.clone(),
+            None => self.inherit.clone(),
+        }
+    }
 }
 
 /// Which of its own variables a host lets a stdio server inherit, when not all.

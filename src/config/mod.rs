@@ -1025,10 +1025,15 @@ impl ProjectConfig {
                     ));
                     continue;
                 }
-                // Each file's text read by its own host's variable rules; what the
-                // server inherits is part of its launch: an envFile or inheritance
-                // that differs is another definition, never merged.
-                if !existing.launches_as(&spec) || existing.environ != spec.environ {
+                // Each file's text read by its own host's variable rules; an envFile,
+                // a headersHelper or OAuth turned off is part of what the entry
+                // launches: one that differs is another definition, never merged.
+                let env_file = |s: &ServerSpec| s.environ.as_ref().and_then(|e| e.env_file.clone());
+                if !existing.launches_as(&spec)
+                    || env_file(existing) != env_file(&spec)
+                    || existing.headers_helper != spec.headers_helper
+                    || existing.oauth_off != spec.oauth_off
+                {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
                         std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
@@ -1058,6 +1063,17 @@ impl ProjectConfig {
                         }
                     }
                     continue;
+                }
+                // What each host lets the server inherit is the host's: kept per host,
+                // so each client profile's listing is made as that host starts it.
+                let inherit = |s: &ServerSpec| s.environ.as_ref().and_then(|e| e.inherit.clone());
+                if inherit(existing) != inherit(&spec) {
+                    let environ = existing.environ.get_or_insert_default();
+                    for host in &spec.hosts {
+                        if !existing.hosts.contains(host) {
+                            environ.by_host.push((*host, inherit(&spec)));
+                        }
+                    }
                 }
                 for host in spec.hosts {
                     if !existing.hosts.contains(&host) {

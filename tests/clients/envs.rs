@@ -170,15 +170,55 @@ fn a_codex_server_inherits_only_codexs_defaults_its_env_vars_and_its_env() {
 }
 
 #[test]
-fn a_server_codex_and_another_host_define_alike_is_not_merged_across_inheritance() {
+fn a_server_codex_and_claude_code_define_alike_is_listed_under_each_with_that_hosts_environment() {
+    let (_home, home) = home();
     let project = project_with(".codex/config.toml", "codex-inherit.config.toml");
     let fixture = super::common::fixture().display().to_string();
     let entry = format!(
         r#"{{"mcpServers": {{"fixture": {{"command": "{fixture}", "args": ["--describe-env", "NOT_ALLOWED"]}}}}}}"#
     );
     place(project.path(), ".mcp.json", &entry);
-    let err = ProjectConfig::load(project.path(), None).unwrap_err();
-    assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
+    let config = ProjectConfig::load(project.path(), None).unwrap();
+    assert_eq!(config.server("fixture").unwrap().hosts.len(), 2);
+    let env = env_with(&home, &[("NOT_ALLOWED", "k9w")]);
+    let lock = pin(&project, &env);
+    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let described = |profile: &str| {
+        let pin = &parsed.servers["fixture"].profiles[profile];
+        let tool = pin
+            .tools
+            .values()
+            .find(|t| format!("{:?}", t.definition).contains("Token:"))
+            .expect("a tool shows the variable");
+        format!("{:?}", tool.definition)
+    };
+    // Claude Code passes its whole environment; Codex does not pass NOT_ALLOWED.
+    assert!(described("claude-code").contains("Token: k9w"), "{lock}");
+    assert!(!described("codex").contains("k9w"), "{lock}");
+}
+
+#[test]
+fn a_server_gemini_cli_and_claude_code_define_alike_is_one_server_each_with_its_environment() {
+    let (_home, home) = home();
+    let project = Project::new(serde_json::json!({
+        "fixture": {"command": super::common::fixture().display().to_string(),
+                    "args": ["--describe-env", "MY_TOKEN"]}
+    }));
+    let text = std::fs::read_to_string(project.path().join(".mcp.json")).unwrap();
+    place(project.path(), ".gemini/settings.json", &text);
+    let env = env_with(&home, &[("MY_TOKEN", "k9w")]);
+    let lock = pin(&project, &env);
+    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let profiles: Vec<&String> = parsed.servers["fixture"].profiles.keys().collect();
+    assert_eq!(profiles, ["claude-code", "gemini-cli"]);
+    let shows = |profile: &str| {
+        parsed.servers["fixture"].profiles[profile]
+            .tools
+            .values()
+            .any(|t| format!("{:?}", t.definition).contains("Token: k9w"))
+    };
+    assert!(shows("claude-code"), "{lock}");
+    assert!(!shows("gemini-cli"), "Gemini CLI strips MY_TOKEN: {lock}");
 }
 
 #[test]

@@ -184,3 +184,29 @@ fn the_guards_remote_bridge_sends_the_headers_helpers_headers() {
     agent.close();
     assert!(!agent.stderr().contains(TOKEN), "{}", agent.stderr());
 }
+
+#[test]
+fn a_claude_code_entry_with_a_headers_helper_and_another_clients_alike_entry_are_two_definitions_and_nothing_runs()
+ {
+    let p = Project::new(json!({"remote": {
+        "type": "http",
+        "url": "http://127.0.0.1:9/mcp",
+        "headersHelper": "touch helper-ran; echo '{}'"
+    }}));
+    std::fs::create_dir_all(p.path().join(".vscode")).unwrap();
+    std::fs::write(
+        p.path().join(".vscode/mcp.json"),
+        r#"{"servers": {"remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .unwrap();
+    // VS Code's agent never gets the helper's headers: one server the lock pins for
+    // both would send them under VS Code's profile too.
+    let update = run(&p, &["update", "--yes", "--client", "vscode"], &[]);
+    update.expect(2);
+    assert!(
+        update.stderr().contains("defined differently in"),
+        "{}",
+        update.stderr()
+    );
+    assert!(!p.path().join("helper-ran").exists());
+}
