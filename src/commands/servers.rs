@@ -73,8 +73,11 @@ enum Launch {
         env: Vec<EnvVar>,
         cwd: String,
         /// The entry's `envFile` as written (VS Code, Cursor): read when the server
-        /// starts; its names are in `env` with `from: "env_file"`.
+        /// starts.
         env_file: Option<String>,
+        /// How many variables the envFile sets that `env` does not (never their
+        /// names: any line of the file it points at may read as one).
+        env_file_variables: Option<usize>,
         /// What of mcp-lock's environment the server inherits: `all`, `listed`
         /// (only `inherited`: Codex), or `redacted` (all but what looks like a
         /// secret: Gemini CLI).
@@ -98,8 +101,7 @@ enum Launch {
 #[derive(Debug, Serialize)]
 struct EnvVar {
     name: String,
-    /// `config` (the value as written), `expanded` (variables in it expanded) or
-    /// `env_file` (from the entry's `envFile`).
+    /// `config` (the value as written) or `expanded` (variables in it expanded).
     from: &'static str,
 }
 
@@ -145,24 +147,28 @@ fn resolve_launch(
                 _ => None,
             };
             let env_file = spec.environ.as_ref().and_then(|e| e.env_file.as_ref());
+            let written_env = |name: &str| written.is_some_and(|w| w.contains_key(name));
             Launch::Stdio {
                 command: redact(&stdio.command),
                 args: stdio.args.iter().map(|a| redact(a)).collect(),
                 env: stdio
                     .env
                     .iter()
+                    // The names an envFile gives are not shown: any line of whatever
+                    // file it points at (a key, a token) may read as one. Counted.
+                    .filter(|(name, _)| written_env(name))
                     .map(|(name, value)| EnvVar {
                         name: name.clone(),
                         from: match written.and_then(|w| w.get(name)) {
                             Some(w) if w == value => "config",
-                            Some(_) => "expanded",
-                            None if env_file.is_some() => "env_file",
-                            None => "expanded",
+                            _ => "expanded",
                         },
                     })
                     .collect(),
                 cwd: redact(&stdio.cwd.display().to_string()),
                 env_file: env_file.map(|f| redact(f)),
+                env_file_variables: env_file
+                    .map(|_| stdio.env.keys().filter(|name| !written_env(name)).count()),
                 inherit: match &stdio.inherit {
                     None => "all",
                     Some(Inherit::Only(_)) => "listed",
@@ -367,6 +373,7 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 env,
                 cwd,
                 env_file,
+                env_file_variables,
                 inherit,
                 inherited,
             }),
@@ -382,14 +389,21 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                     .iter()
                     .map(|v| match v.from {
                         "expanded" => format!("{} (expanded)", esc(&v.name)),
-                        "env_file" => format!("{} (envFile)", esc(&v.name)),
                         _ => esc(&v.name),
                     })
                     .collect();
                 out.push(("env", names.join(", ")));
             }
             if let Some(file) = env_file {
-                out.push(("envFile", esc(file)));
+                let count = env_file_variables.unwrap_or(0);
+                out.push((
+                    "envFile",
+                    format!(
+                        "{} ({count} more variable{} when it starts)",
+                        esc(file),
+                        if count == 1 { "" } else { "s" }
+                    ),
+                ));
             }
             match (*inherit, inherited) {
                 ("listed", Some(names)) => {

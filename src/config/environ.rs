@@ -131,8 +131,10 @@ pub fn set_environment(
             }
         }
         Some(Inherit::GeminiRedacted { allowed, blocked }) => {
-            let lookup = |name: &str| std::env::var(name).ok();
-            let strict = gemini_strict(&lookup);
+            // What a developer's Gemini CLI passes. Its GitHub Actions mode (only its
+            // short list, when `GITHUB_SHA` is set) is not applied: a verify in
+            // Actions lists the server as the agent on a developer's machine gets it.
+            let strict = false;
             for (name, value) in std::env::vars_os() {
                 let (name_text, value_text) = (name.to_string_lossy(), value.to_string_lossy());
                 if !gemini_keeps(&name_text, &value_text, allowed, blocked, strict) {
@@ -167,13 +169,6 @@ pub fn gemini_redaction(root: &serde_json::Value) -> Result<Inherit, String> {
         allowed: names("allowed")?,
         blocked: names("blocked")?,
     })
-}
-
-/// Whether Gemini CLI strips all but its short list, as it does in GitHub Actions
-/// (`GITHUB_SHA` set, or `SURFACE=Github`).
-pub fn gemini_strict(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
-    lookup("GITHUB_SHA").is_some_and(|v| !v.is_empty())
-        || lookup("SURFACE").as_deref() == Some("Github")
 }
 
 /// Variables Gemini CLI always passes on.
@@ -345,9 +340,20 @@ fn looks_like_credential(value: &str) -> bool {
 /// Reads an `envFile` (at most [`MAX_ENV_FILE_BYTES`]) into its variables, as VS Code
 /// does when it starts the server.
 pub fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Opened without blocking, so a FIFO or a terminal committed where the file should
+    // be is refused at once rather than waited on for ever.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let kind = file.metadata().map_err(|e| e.to_string())?.file_type();
+    if kind.is_dir() {
         return Err("is a directory".into());
+    }
+    if !kind.is_file() {
+        return Err("is not a regular file".into());
     }
     let mut bytes = Vec::new();
     file.take(MAX_ENV_FILE_BYTES + 1)
@@ -510,10 +516,17 @@ mod tests {
         ));
         assert!(!gemini_keeps("EDITOR", "vi", &[], &[], true));
         assert!(gemini_keeps("HOME", "/h", &[], &[], true));
-        assert!(gemini_strict(
-            &|v| (v == "GITHUB_SHA").then(|| "abc".to_string())
-        ));
-        assert!(!gemini_strict(&|_| None));
+    }
+
+    #[test]
+    fn an_env_file_that_is_a_fifo_is_refused_at_once_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join(".env");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        assert_eq!(read_env_file(&fifo).unwrap_err(), "is not a regular file");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]

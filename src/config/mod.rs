@@ -86,11 +86,20 @@ fn files_in(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
 /// opencode`'s.
 pub fn opencode_layers(project_dir: &Path) -> Vec<PathBuf> {
     let mut levels: Vec<&Path> = Vec::new();
+    let mut in_repository = false;
     for dir in project_dir.ancestors() {
         levels.push(dir);
         if dir.join(".git").exists() {
+            in_repository = true;
             break;
         }
+    }
+    // Outside any git repository opencode walks on to `/`, reading the home
+    // directory's and any other parent's config (`/tmp/opencode.json`, planted by
+    // anyone): none of them is the project's to pin in its shared lock, so only the
+    // project directory is read then.
+    if !in_repository {
+        levels.truncate(1);
     }
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in levels.iter().rev() {
@@ -1264,6 +1273,28 @@ mod place_tests {
         assert_eq!(servers.len(), 1);
         assert_eq!(servers[0].name, "fetcher");
         assert!(read_file(r#"{"models": []}"#, "x.json", file, Path::new("/p")).is_err());
+    }
+
+    #[test]
+    fn opencode_layers_outside_a_repository_are_the_project_directorys_only() {
+        let top = tempfile::tempdir().unwrap();
+        let project = top.path().join("a/b");
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        for file in [
+            top.path().join("opencode.json"),
+            top.path().join("a/opencode.json"),
+            project.join("opencode.json"),
+            project.join(".opencode/opencode.json"),
+        ] {
+            std::fs::write(file, "{}").unwrap();
+        }
+        assert_eq!(
+            opencode_layers(&project),
+            [
+                project.join("opencode.json"),
+                project.join(".opencode/opencode.json")
+            ]
+        );
     }
 
     #[test]

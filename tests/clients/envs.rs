@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::common::{McpPipe, Project, bin};
 use super::{VALUE, place, project_with, sample};
-use mcp_lock::config::{ConfigError, ProjectConfig};
+use mcp_lock::config::ProjectConfig;
 
 /// The environment of every run: HOME and XDG_CONFIG_HOME in a temp dir, SAMPLE_SECRET
 /// set, and `extra`.

@@ -474,9 +474,11 @@ fn a_wrapped_entry_shows_the_pinned_version_the_guard_starts_and_a_wrapped_remot
 }
 
 #[test]
-fn servers_shows_an_env_files_names_what_a_host_lets_the_server_inherit_and_a_headers_helper() {
+fn servers_counts_an_env_files_variables_shows_what_a_host_lets_the_server_inherit_and_a_headers_helper()
+ {
     let home = tempfile::tempdir().unwrap();
-    // VS Code: the envFile's names (never its values), marked as from the file.
+    // VS Code: the envFile counted, never its names or values; a name the entry's env
+    // sets too is the entry's.
     let vscode = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
     std::fs::write(
         vscode.path().join(".env"),
@@ -485,17 +487,8 @@ fn servers_shows_an_env_files_names_what_a_host_lets_the_server_inherit_and_a_he
     .unwrap();
     let (doc, both) = servers(&vscode, &[], home.path());
     let launch = &row(&doc, "fixture")["launch"];
-    let pair = |n: &str, f: &str| (n.to_string(), f.to_string());
-    assert_eq!(
-        env_names(launch),
-        [pair("FROM_FILE", "env_file"), pair("SHADOWED", "env_file")]
-    );
-    // A name the entry's env sets too is the entry's.
-    let overridden = &row(&doc, "overridden")["launch"];
-    assert_eq!(
-        env_names(overridden),
-        [pair("FROM_FILE", "env_file"), pair("SHADOWED", "config")]
-    );
+    assert!(env_names(launch).is_empty(), "{launch}");
+    assert_eq!(launch["env_file_variables"], 2);
     assert!(
         launch["env_file"]
             .as_str()
@@ -503,7 +496,14 @@ fn servers_shows_an_env_files_names_what_a_host_lets_the_server_inherit_and_a_he
         "{launch}"
     );
     assert_eq!(launch["inherit"], "all");
-    assert!(both.contains("FROM_FILE (envFile)"), "{both}");
+    let overridden = &row(&doc, "overridden")["launch"];
+    assert_eq!(
+        env_names(overridden),
+        [("SHADOWED".to_string(), "config".to_string())]
+    );
+    assert_eq!(overridden["env_file_variables"], 1);
+    assert!(both.contains("(2 more variables when it starts)"), "{both}");
+    assert!(!both.contains("FROM_FILE (envFile)"), "{both}");
     assert!(!both.contains(SECRET), "{both}");
     // Codex: only its defaults and env_vars are inherited, and they are listed.
     let codex = project_with(".codex/config.toml", "codex-inherit.config.toml");
@@ -529,4 +529,21 @@ fn servers_shows_an_env_files_names_what_a_host_lets_the_server_inherit_and_a_he
     assert_eq!(row(&doc, "remote")["launch"]["headers_helper"], true);
     assert!(both.contains("headersHelper"), "{both}");
     assert!(!claude.path().join("ran-the-helper").exists());
+}
+
+#[test]
+fn servers_never_shows_the_lines_of_the_file_an_env_file_points_at() {
+    let home = tempfile::tempdir().unwrap();
+    let project = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
+    // An envFile that is a private key: its base64 lines end in `=`, which VS Code's
+    // parser reads as names.
+    let line = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz";
+    std::fs::write(
+        project.path().join(".env"),
+        format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{line}==\nFROM_FILE=v\n-----END OPENSSH PRIVATE KEY-----\n"),
+    )
+    .unwrap();
+    let (doc, both) = servers(&project, &[], home.path());
+    assert!(!both.contains(line), "{both}");
+    assert!(env_names(&row(&doc, "fixture")["launch"]).is_empty());
 }
