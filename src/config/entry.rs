@@ -39,6 +39,15 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             "provided by a Zed extension, which launches it; mcp-lock cannot".into(),
         ));
     }
+    // openai/codex codex-rs/config/src/mcp_types.rs: `environment_id` other than
+    // "local" starts the server on a remote executor, not on this machine.
+    if host == Host::Codex
+        && let Some(id) = string(obj, "environment_id")?.filter(|id| id != "local")
+    {
+        return Err(format!(
+            "has environment_id = {id:?}: Codex starts it in that remote environment, and mcp-lock starts servers on this machine only; pin it from a config that runs it locally"
+        ));
+    }
     let kind = string(obj, "type")?;
     if host == Host::Goose
         && let Some(kind @ ("builtin" | "platform" | "frontend" | "inline_python")) =
@@ -590,6 +599,21 @@ mod tests {
         assert!(
             refused(json!({"command": "x", "env_vars": [{"source": "local"}]}))
                 .contains("no \"name\"")
+        );
+    }
+
+    #[test]
+    fn a_codex_server_in_a_remote_environment_is_refused_and_a_local_one_is_read() {
+        let err = read_entry(
+            "s",
+            &json!({"command": "x", "environment_id": "devbox"}),
+            Host::Codex,
+        )
+        .unwrap_err();
+        assert!(err.contains("environment_id = \"devbox\""), "{err}");
+        server(
+            json!({"command": "x", "environment_id": "local"}),
+            Host::Codex,
         );
     }
 
