@@ -39,6 +39,15 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             "provided by a Zed extension, which launches it; mcp-lock cannot".into(),
         ));
     }
+    // openai/codex codex-rs/config/src/mcp_types.rs: `environment_id` other than
+    // "local" starts the server on a remote executor, not on this machine.
+    if host == Host::Codex
+        && let Some(id) = string(obj, "environment_id")?.filter(|id| id != "local")
+    {
+        return Err(format!(
+            "has environment_id = {id:?}: Codex starts it in that remote environment, and mcp-lock starts servers on this machine only; pin it from a config that runs it locally"
+        ));
+    }
     let kind = string(obj, "type")?;
     if host == Host::Goose
         && let Some(kind @ ("builtin" | "platform" | "frontend" | "inline_python")) =
@@ -95,6 +104,8 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     let mut guarded = false;
     // Fields mcp-lock writes as `${NAME}` from a member naming the variable.
     let mut named = Vec::new();
+    // Those of them the host leaves out, or refuses to start with an empty value.
+    let (mut optional, mut non_empty) = (Vec::new(), Vec::new());
     let mut environ = environ::Environ::default();
     let transport = if let Some(kind) = remote {
         let mut headers = string_map(obj, "headers")?;
@@ -103,12 +114,18 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             headers.extend(string_map(options, "headers")?);
         }
         // Codex names the variables that hold header values.
+        // An unset or blank one leaves its header out (openai/codex
+        // codex-rs/rmcp-client/src/utils.rs `build_default_headers`).
         for (header, var) in string_map(obj, "env_http_headers")? {
             named.push(format!("headers.{header}"));
+            optional.push(format!("headers.{header}"));
             headers.insert(header, format!("${{{var}}}"));
         }
+        // An unset or empty one stops the server starting (openai/codex
+        // codex-rs/core/src/mcp_connection_manager.rs `resolve_bearer_token`).
         if let Some(var) = string(obj, "bearer_token_env_var")? {
             named.push("headers.Authorization".into());
+            non_empty.push("headers.Authorization".into());
             headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
         }
         // continuedev/continue core/context/mcp/MCPConnection.ts: `apiKey` is sent as
@@ -140,11 +157,20 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             env.extend(string_map(obj, key)?);
         }
         // Codex's env_vars and Goose's env_keys name variables to pass through.
-        for key in ["env_vars", "env_keys"] {
-            for var in string_list(obj, key)?.unwrap_or_default() {
-                if let std::collections::btree_map::Entry::Vacant(slot) = env.entry(var.clone()) {
-                    slot.insert(format!("${{{var}}}"));
-                    named.push(format!("env.{var}"));
+        // Codex passes a name only when it is set (openai/codex
+        // codex-rs/rmcp-client/src/utils.rs `create_env_for_mcp_server`).
+        let env_vars = env_var_names(obj)?;
+        let env_keys = string_list(obj, "env_keys")?.unwrap_or_default();
+        for (var, passed_when_set) in env_vars
+            .iter()
+            .map(|v| (v, true))
+            .chain(env_keys.iter().map(|v| (v, false)))
+        {
+            if let std::collections::btree_map::Entry::Vacant(slot) = env.entry(var.clone()) {
+                slot.insert(format!("${{{var}}}"));
+                named.push(format!("env.{var}"));
+                if passed_when_set {
+                    optional.push(format!("env.{var}"));
                 }
             }
         }
@@ -168,7 +194,6 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         // entry's `env_vars` (openai/codex codex-rs/rmcp-client/src/utils.rs,
         // `create_env_for_mcp_server`).
         if host == Host::Codex {
-            let env_vars = string_list(obj, "env_vars")?.unwrap_or_default();
             environ.inherit = Some(environ::codex_inherited(&env_vars));
         }
         let command = tr(command, "command")?;
@@ -209,10 +234,48 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         vars: vars::Variables {
             syntax: vars::Syntax::of(host),
             named,
+            optional,
+            non_empty,
         },
         headers_helper,
         environ: (environ != environ::Environ::default()).then(|| Box::new(environ)),
     }))
+}
+
+/// Codex's `env_vars`: names, or tables `{ name = "X", source = "local" }`
+/// (openai/codex codex-rs/config/src/mcp_types.rs `McpServerEnvVar`,
+/// `validate_source`). `source = "remote"` reads the variable on a remote executor
+/// Codex runs the server on, which mcp-lock cannot do.
+fn env_var_names(obj: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let Some(items) = obj.get("env_vars").filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let items = items.as_array().ok_or("\"env_vars\" is not an array")?;
+    items
+        .iter()
+        .map(|item| match item {
+            Value::String(name) => Ok(name.clone()),
+            Value::Object(table) => {
+                if let Some(key) = table.keys().find(|k| *k != "name" && *k != "source") {
+                    return Err(format!(
+                        "an \"env_vars\" table has an unknown key {key:?}; Codex reads only name and source"
+                    ));
+                }
+                let name = string(table, "name")?
+                    .ok_or("an \"env_vars\" table has no \"name\"; write { name = \"VAR\" }")?;
+                match string(table, "source")?.as_deref() {
+                    None | Some("local") => Ok(name),
+                    Some("remote") => Err(format!(
+                        "env_vars entry {name:?} has source = \"remote\", read where Codex runs the server remotely; mcp-lock starts servers on this machine: use source = \"local\" or set {name} in \"env\""
+                    )),
+                    Some(other) => Err(format!(
+                        "env_vars entry {name:?} has source = {other:?}; Codex accepts only \"local\" or \"remote\""
+                    )),
+                }
+            }
+            _ => Err("\"env_vars\" holds a value that is neither a name nor a { name, source } table".into()),
+        })
+        .collect()
 }
 
 /// cline/cline apps/vscode/src/services/mcp/schemas.ts: the Cline CLI writes
@@ -499,6 +562,59 @@ mod tests {
         assert_eq!(sse.transport_name(), "sse");
         let local = server(json!({"type": "local", "command": ["x"]}), Host::OpenCode);
         assert_eq!(local.transport_name(), "stdio");
+    }
+
+    #[test]
+    fn codex_env_vars_are_names_or_tables_with_a_local_source() {
+        let spec = server(
+            json!({"command": "x", "env_vars": ["A", {"name": "B"}, {"name": "C", "source": "local"}]}),
+            Host::Codex,
+        );
+        let TransportSpec::Stdio { env, .. } = &spec.transport else {
+            panic!("stdio");
+        };
+        assert_eq!(env.keys().collect::<Vec<_>>(), ["A", "B", "C"]);
+        assert_eq!(spec.vars.optional, ["env.A", "env.B", "env.C"]);
+        let inherit = spec
+            .environ
+            .as_ref()
+            .and_then(|e| e.inherit.clone())
+            .unwrap();
+        assert_eq!(
+            inherit,
+            environ::codex_inherited(&["A".into(), "B".into(), "C".into()])
+        );
+        let refused = |entry: Value| read_entry("s", &entry, Host::Codex).unwrap_err();
+        let remote =
+            refused(json!({"command": "x", "env_vars": [{"name": "B", "source": "remote"}]}));
+        assert!(
+            remote.contains("source = \"remote\"") && remote.contains("\"B\""),
+            "{remote}"
+        );
+        let other =
+            refused(json!({"command": "x", "env_vars": [{"name": "B", "source": "vault"}]}));
+        assert!(other.contains("\"vault\""), "{other}");
+        let unknown = refused(json!({"command": "x", "env_vars": [{"name": "B", "from": "x"}]}));
+        assert!(unknown.contains("\"from\""), "{unknown}");
+        assert!(
+            refused(json!({"command": "x", "env_vars": [{"source": "local"}]}))
+                .contains("no \"name\"")
+        );
+    }
+
+    #[test]
+    fn a_codex_server_in_a_remote_environment_is_refused_and_a_local_one_is_read() {
+        let err = read_entry(
+            "s",
+            &json!({"command": "x", "environment_id": "devbox"}),
+            Host::Codex,
+        )
+        .unwrap_err();
+        assert!(err.contains("environment_id = \"devbox\""), "{err}");
+        server(
+            json!({"command": "x", "environment_id": "local"}),
+            Host::Codex,
+        );
     }
 
     #[test]

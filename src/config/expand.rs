@@ -372,6 +372,33 @@ impl ServerSpec {
         }
     }
 
+    /// An error when `field` is one the host will not start with an empty variable
+    /// in (Codex's `bearer_token_env_var`), and one of its variables is set but empty.
+    fn refuse_empty(
+        &self,
+        field: &str,
+        value: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
+        if !self.vars.non_empty.iter().any(|f| f == field) {
+            return Ok(());
+        }
+        match self
+            .variables_in(field, value)
+            .into_iter()
+            .find(|var| lookup(var).is_some_and(|v| v.is_empty()))
+        {
+            Some(var) => Err(ConfigError::Variable {
+                server: self.name.clone(),
+                field: field.into(),
+                message: format!(
+                    "environment variable {var} is empty, and Codex does not start the server with an empty bearer token; set it"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The environment variables a value of `field` takes, as the host reads it.
     fn variables_in(&self, field: &str, value: &str) -> Vec<String> {
         template_parts(&self.vars, field, value)
@@ -402,7 +429,8 @@ impl ServerSpec {
                 let mut resolved = Vec::new();
                 for (key, value) in headers {
                     let field = format!("headers.{key}");
-                    let expanded = expand_with(
+                    self.refuse_empty(&field, value, lookup)?;
+                    let expanded = match expand_with(
                         &self.vars,
                         value,
                         name,
@@ -410,7 +438,14 @@ impl ServerSpec {
                         project_dir,
                         lookup,
                         &mut secrets,
-                    )?;
+                    ) {
+                        // A header the host leaves out when its variable is unset or blank.
+                        Err(ConfigError::UnsetVariable { .. }) if self.vars.is_optional(&field) => {
+                            continue;
+                        }
+                        Ok(v) if v.trim().is_empty() && self.vars.is_optional(&field) => continue,
+                        other => other?,
+                    };
                     // A header value is a credential whether or not it came from a variable.
                     secrets.add_header(key, &expanded);
                     resolved.push((key.clone(), expanded, self.variables_in(&field, value)));
@@ -492,15 +527,20 @@ impl ServerSpec {
             }
         }
         for (key, value) in env {
-            let v = expand_with(
+            let field = format!("env.{key}");
+            let v = match expand_with(
                 &self.vars,
                 value,
                 name,
-                &format!("env.{key}"),
+                &field,
                 project_dir,
                 lookup,
                 &mut secrets,
-            )?;
+            ) {
+                // A name the host passes only when it is set: the server does not get it.
+                Err(ConfigError::UnsetVariable { .. }) if self.vars.is_optional(&field) => continue,
+                other => other?,
+            };
             // Nothing taken from anywhere: the value is as literal as one without `${`.
             if &v == value {
                 secrets.add_literal_env(key, value);
@@ -708,6 +748,7 @@ mod tests {
         let rules = Variables {
             syntax: vars::Syntax::Literal,
             named: vec!["env.TOKEN".into()],
+            ..Variables::default()
         };
         let mut secrets = Secrets::default();
         let out = expand_with(
@@ -892,5 +933,63 @@ mod tests {
             err.to_string(),
             "server \"gh\": environment variable NOPE is not set (used in env.X)"
         );
+    }
+
+    /// A Codex entry read from its TOML members, as `read_entry` reads it.
+    fn codex(entry: serde_json::Value) -> ServerSpec {
+        match crate::config::entry::read_entry("s", &entry, Host::Codex).unwrap() {
+            crate::config::entry::Read::Server(spec) => spec,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn codex_leaves_out_env_vars_that_are_unset_and_headers_whose_variable_is_unset_or_blank() {
+        let lookup = |var: &str| match var {
+            "SET" => Some("v1".to_string()),
+            "EMPTY" => Some(String::new()),
+            "BLANK" => Some("  ".to_string()),
+            _ => None,
+        };
+        let stdio =
+            codex(serde_json::json!({"command": "x", "env_vars": ["SET", "EMPTY", "GONE"]}));
+        let resolved = stdio
+            .resolve_stdio(Path::new("/p"), &lookup)
+            .unwrap()
+            .unwrap();
+        // An empty value is still set: Codex passes it.
+        assert_eq!(
+            resolved.env.keys().collect::<Vec<_>>(),
+            ["EMPTY", "SET"],
+            "{:?}",
+            resolved.env
+        );
+        let remote = codex(serde_json::json!({"url": "http://h/",
+            "env_http_headers": {"X-Set": "SET", "X-Blank": "BLANK", "X-Gone": "GONE"}}));
+        let Resolved::Remote(r) = remote.resolve(Path::new("/p"), &lookup).unwrap() else {
+            panic!("remote");
+        };
+        let names: Vec<&str> = r.headers.iter().map(|(k, _, _)| k.as_str()).collect();
+        assert_eq!(names, ["X-Set"]);
+        // Another host's unset variable is still an error.
+        let other = ServerSpec {
+            vars: Variables::of(Host::ClaudeCode),
+            ..stdio
+        };
+        assert!(other.resolve_stdio(Path::new("/p"), &lookup).is_err());
+    }
+
+    #[test]
+    fn codex_refuses_a_bearer_token_variable_that_is_unset_or_empty() {
+        let spec = codex(serde_json::json!({"url": "http://h/", "bearer_token_env_var": "TOK"}));
+        let with = |value: Option<&str>| {
+            let lookup = |var: &str| (var == "TOK").then(|| value.map(str::to_string)).flatten();
+            spec.resolve(Path::new("/p"), &lookup).map(|_| ())
+        };
+        assert!(with(Some("t0k3n")).is_ok());
+        let empty = with(Some("")).unwrap_err().to_string();
+        assert!(empty.contains("TOK is empty"), "{empty}");
+        let unset = with(None).unwrap_err().to_string();
+        assert!(unset.contains("TOK is not set"), "{unset}");
     }
 }

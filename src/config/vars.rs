@@ -70,6 +70,16 @@ pub struct Variables {
     pub syntax: Syntax,
     /// Field names as [`super::expand`] reports them: `env.NAME`, `headers.NAME`.
     pub named: Vec<String>,
+    /// Fields of `named` the host leaves out when their variable is unset: Codex's
+    /// `env_vars` (the server does not get the name), and its `env_http_headers`,
+    /// whose header is also left out when the value is blank (openai/codex
+    /// `codex-rs/rmcp-client/src/utils.rs`, `create_env_for_mcp_server`,
+    /// `build_default_headers`).
+    pub optional: Vec<String>,
+    /// Fields of `named` the host refuses to start with when their variable is
+    /// empty: Codex's `bearer_token_env_var` (openai/codex
+    /// `codex-rs/core/src/mcp_connection_manager.rs`, `resolve_bearer_token`).
+    pub non_empty: Vec<String>,
 }
 
 /// A value a host gives a `${...}` reference of its own.
@@ -101,7 +111,7 @@ impl Variables {
     pub fn of(host: Host) -> Variables {
         Variables {
             syntax: Syntax::of(host),
-            named: Vec::new(),
+            ..Variables::default()
         }
     }
 
@@ -136,6 +146,12 @@ impl Variables {
             }
             Syntax::AmazonQ => Reference::Literal,
         }
+    }
+
+    /// Whether the host leaves `field` out when its variable is unset (or, for a
+    /// header, blank) rather than failing.
+    pub fn is_optional(&self, field: &str) -> bool {
+        self.optional.iter().any(|f| f == field)
     }
 
     /// Whether `field` is read as [`Syntax::Shell`] reads it (so an unclosed `${` is

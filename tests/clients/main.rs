@@ -4,6 +4,7 @@
 //! disabled entry, tool filter and name clash. Each area of client reading has a
 //! module of its own beside this file.
 
+mod codex;
 #[path = "../common/mod.rs"]
 mod common;
 mod disabled;
