@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, environ,
+    Host, OAuthClientSpec, RemoteKind, ServerSpec, ToolFilter, TransportSpec, environ, goose,
     unwrapped_command, vars,
 };
 
@@ -28,6 +28,11 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     }
     if obj.get("enabled") == Some(&Value::Bool(false)) {
         return Ok(Read::Skipped("enabled: false".into()));
+    }
+    if host == Host::Goose
+        && let Some(why) = goose::malformed(obj)
+    {
+        return Ok(Read::Skipped(why));
     }
     if host == Host::Cline
         && let Some(transport) = obj.get("transport")
@@ -137,6 +142,32 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             headers.retain(|name, _| !name.eq_ignore_ascii_case("authorization"));
             headers.insert("Authorization".into(), format!("Bearer {key}"));
         }
+        // Goose fills a header's `${VAR}` / `$VAR` from the extension's own envs and
+        // env_keys only (see `goose::header`); an env_keys value is read at connect time.
+        if host == Host::Goose {
+            let env_keys = string_list(obj, "env_keys")?.unwrap_or_default();
+            let known = goose::header_variables(&string_map(obj, "envs")?, &env_keys);
+            let templates: Vec<String> = env_keys
+                .iter()
+                .map(|k| goose::env_key_template(k))
+                .collect();
+            for (k, v) in headers.iter_mut() {
+                let filled = goose::header(v, &known);
+                let mut leftover = filled.clone();
+                for t in &templates {
+                    leftover = leftover.replace(t.as_str(), "");
+                }
+                if leftover.len() != filled.len() {
+                    if leftover.contains("${") {
+                        return Err(format!(
+                            "\"headers.{k}\" holds an env_keys value beside other ${{...}} text, which Goose sends as written and mcp-lock cannot; write that text without \"${{\""
+                        ));
+                    }
+                    named.push(format!("headers.{k}"));
+                }
+                *v = filled;
+            }
+        }
         let headers = headers
             .into_iter()
             .map(|(k, v)| {
@@ -167,12 +198,24 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
             .chain(env_keys.iter().map(|v| (v, false)))
         {
             if let std::collections::btree_map::Entry::Vacant(slot) = env.entry(var.clone()) {
-                slot.insert(format!("${{{var}}}"));
+                // Goose passes the env_keys name as written, its value read from the
+                // name upper-cased (block/goose crates/goose/src/config/base.rs
+                // `get_secret`).
+                slot.insert(match host {
+                    Host::Goose => goose::env_key_template(var),
+                    _ => format!("${{{var}}}"),
+                });
                 named.push(format!("env.{var}"));
                 if passed_when_set {
                     optional.push(format!("env.{var}"));
                 }
             }
+        }
+        // Goose sets the server's PATH itself after the extension's envs
+        // (block/goose crates/goose/src/agents/extension_manager.rs,
+        // `child_process_client`): an `envs.PATH` never reaches the server.
+        if host == Host::Goose {
+            env.remove("PATH");
         }
         let env = env
             .into_iter()
@@ -688,7 +731,7 @@ mod tests {
             launch(server(zed, Host::Zed)),
             ("srv".into(), vec!["--x".into()], 1)
         );
-        let goose = json!({"type": "stdio", "cmd": "uvx", "args": ["pkg"], "envs": {"K": "v"}, "env_keys": ["T"]});
+        let goose = json!({"type": "stdio", "name": "s", "enabled": true, "cmd": "uvx", "args": ["pkg"], "envs": {"K": "v"}, "env_keys": ["T"]});
         assert_eq!(
             launch(server(goose, Host::Goose)),
             ("uvx".into(), vec!["pkg".into()], 2)
@@ -775,9 +818,9 @@ mod tests {
 
     #[test]
     fn goose_empty_available_tools_shows_every_tool_and_gemini_and_codex_empty_lists_none() {
-        let goose = json!({"type": "stdio", "cmd": "x", "args": [], "available_tools": []});
+        let goose = json!({"type": "stdio", "name": "s", "enabled": true, "cmd": "x", "args": [], "available_tools": []});
         assert_eq!(server(goose, Host::Goose).filter.include, None);
-        let listed = json!({"type": "stdio", "cmd": "x", "args": [], "available_tools": ["a"]});
+        let listed = json!({"type": "stdio", "name": "s", "enabled": true, "cmd": "x", "args": [], "available_tools": ["a"]});
         assert_eq!(
             server(listed, Host::Goose).filter.include,
             Some(vec!["a".into()])
@@ -789,14 +832,42 @@ mod tests {
     }
 
     #[test]
+    fn goose_env_keys_read_upper_cased_envs_path_is_dropped_and_headers_take_the_extensions_own_values()
+     {
+        let stdio = json!({"type": "stdio", "name": "s", "enabled": true, "cmd": "x", "args": ["${A}"],
+                           "envs": {"PATH": "/evil", "K": "${B}"}, "env_keys": ["gh_token"]});
+        let spec = server(stdio, Host::Goose);
+        assert_eq!(spec.vars.syntax, vars::Syntax::Goose);
+        assert_eq!(spec.vars.named, ["env.gh_token"]);
+        let TransportSpec::Stdio { args, env, .. } = spec.transport else {
+            panic!("stdio")
+        };
+        assert_eq!(args, ["${A}"]);
+        assert_eq!(env.get("PATH"), None);
+        assert_eq!(env["K"], "${B}");
+        assert_eq!(env["gh_token"], "${GH_TOKEN}");
+        let http = json!({"type": "streamable_http", "name": "s", "enabled": true, "uri": "http://h/${X}",
+                          "envs": {"ORG": "acme"}, "env_keys": ["tok"],
+                          "headers": {"Authorization": "Bearer $tok", "X-Org": "${ORG}", "X-Home": "${HOME}"}});
+        let spec = server(http, Host::Goose);
+        assert_eq!(spec.vars.named, ["headers.Authorization"]);
+        let TransportSpec::Remote { url, headers, .. } = spec.transport else {
+            panic!("remote")
+        };
+        assert_eq!(url, "http://h/${X}");
+        assert_eq!(headers["Authorization"], "Bearer ${TOK}");
+        assert_eq!(headers["X-Org"], "acme");
+        assert_eq!(headers["X-Home"], "${HOME}");
+    }
+
+    #[test]
     fn goose_sse_extensions_are_skipped_as_goose_refuses_them() {
         let sse = json!({"type": "sse", "uri": "http://h/sse", "enabled": true});
         let Ok(Read::Skipped(why)) = read_entry("s", &sse, Host::Goose) else {
             panic!("not skipped")
         };
         assert!(why.contains("SSE is unsupported"), "{why}");
-        let http =
-            json!({"type": "streamable_http", "uri": "http://h/mcp", "headers": {"X-K": "v"}});
+        let http = json!({"type": "streamable_http", "name": "s", "enabled": true, "uri": "http://h/mcp", "headers": {"X-K": "v"}});
         let spec = server(http, Host::Goose);
         assert_eq!(spec.transport_name(), "streamable-http");
         assert!(

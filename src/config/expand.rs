@@ -78,6 +78,13 @@ pub fn expand_with(
                     secrets.add_literal_env(var, default);
                     out.push_str(default);
                 }
+                // block/goose crates/goose/src/config/base.rs `get_secret`: an
+                // `env_keys` name is read from the environment, then Goose's keyring.
+                (None, None) if rules.syntax == vars::Syntax::Goose => {
+                    return Err(error(format!(
+                        "environment variable {var} is not set; Goose would then read this env_keys value from its keyring or secrets.yaml, which mcp-lock does not read: export {var}"
+                    )));
+                }
                 (None, None) => {
                     return Err(ConfigError::UnsetVariable {
                         server: server.into(),

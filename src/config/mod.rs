@@ -14,6 +14,7 @@ mod depth;
 pub(crate) mod entry;
 pub mod environ;
 mod expand;
+mod goose;
 pub(crate) mod jsonc;
 pub(crate) mod settings;
 pub mod shape;

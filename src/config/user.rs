@@ -125,10 +125,24 @@ pub fn user_config_places(
             }
             places
         }
-        "goose" => vec![match platform {
-            Platform::Windows => app_data("Block")?.join("goose/config/config.yaml"),
-            _ => config_home?.join("goose/config.yaml"),
-        }],
+        // block/goose crates/goose/src/config/paths.rs: `$GOOSE_PATH_ROOT/config` when
+        // that is absolute; else etcetera's `choose_app_strategy` (lunacookies/etcetera
+        // src/app_strategy.rs): on Windows `<home>\AppData\Roaming\Block\goose\config`,
+        // elsewhere, macOS too, XDG: `$XDG_CONFIG_HOME/goose` when it is absolute,
+        // else `~/.config/goose`.
+        "goose" => {
+            let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+            let dir = match absolute("GOOSE_PATH_ROOT") {
+                Some(root) => root.join("config"),
+                None => match platform {
+                    Platform::Windows => home?.join("AppData/Roaming/Block/goose/config"),
+                    _ => absolute("XDG_CONFIG_HOME")
+                        .or_else(|| home.map(|h| h.join(".config")))?
+                        .join("goose"),
+                },
+            };
+            vec![dir.join("config.yaml")]
+        }
         "opencode" => {
             let dir = config_home?.join("opencode");
             let jsonc = dir.join("opencode.jsonc");
@@ -268,6 +282,41 @@ mod tests {
         assert_eq!(first("codex", linux, &moved), Path::new("/c/config.toml"));
         assert!(user_config_places("nope", linux, &home).is_none());
         assert!(user_config_places("gemini-cli", linux, &env(&[])).is_none());
+    }
+
+    #[test]
+    fn goose_config_follows_goose_path_root_absolute_xdg_and_windows_roaming_app_data() {
+        let home = env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")]);
+        let relative_xdg = env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "rel")]);
+        let root = env(&[("HOME", "/h"), ("GOOSE_PATH_ROOT", "/g")]);
+        let relative_root = env(&[("HOME", "/h"), ("GOOSE_PATH_ROOT", "g")]);
+        let win = env(&[("USERPROFILE", "C:/u"), ("APPDATA", "D:/elsewhere")]);
+        assert_eq!(
+            first("goose", Platform::Linux, &home),
+            Path::new("/x/goose/config.yaml")
+        );
+        // etcetera's XDG strategy, used on macOS too, ignores a relative XDG_CONFIG_HOME.
+        assert_eq!(
+            first("goose", Platform::MacOs, &relative_xdg),
+            Path::new("/h/.config/goose/config.yaml")
+        );
+        assert_eq!(
+            first("goose", Platform::MacOs, &home),
+            Path::new("/x/goose/config.yaml")
+        );
+        assert_eq!(
+            first("goose", Platform::Linux, &root),
+            Path::new("/g/config/config.yaml")
+        );
+        assert_eq!(
+            first("goose", Platform::Linux, &relative_root),
+            Path::new("/h/.config/goose/config.yaml")
+        );
+        // etcetera's Windows strategy: the home's AppData/Roaming, whatever APPDATA says.
+        assert_eq!(
+            first("goose", Platform::Windows, &win),
+            Path::new("C:/u/AppData/Roaming/Block/goose/config/config.yaml")
+        );
     }
 
     #[test]

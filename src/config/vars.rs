@@ -11,8 +11,8 @@ use super::Host;
 pub enum Syntax {
     /// `${VAR}`, `${VAR:-default}`, `${env:VAR}` from the environment and
     /// `${workspaceFolder}`: Claude Code, and the templates [`translate`] makes for
-    /// Gemini CLI, opencode and Continue. Kiro, Windsurf, Zed, Goose, Claude Desktop
-    /// and unknown hosts are read so too (their own rules unconfirmed).
+    /// Gemini CLI, opencode and Continue. Kiro, Windsurf, Zed, Claude Desktop and
+    /// unknown hosts are read so too (their own rules unconfirmed).
     #[default]
     Shell,
     /// Codex CLI passes command, args, env, cwd, url and headers as written
@@ -45,6 +45,12 @@ pub enum Syntax {
     /// headers; the command is shell-expanded (read as [`Syntax::Shell`]); args and
     /// url as written.
     AmazonQ,
+    /// Goose (block/goose `crates/goose/src/agents/extension_manager.rs`): `cmd`,
+    /// `args`, `envs` and `uri` as written, never from the environment. A header's
+    /// `${VAR}` / `$VAR` take only the extension's own `envs` and `env_keys`
+    /// (`substitute_env_vars` over `merge_environments`): [`super::entry`] writes
+    /// those in when it reads the entry, and names the fields `env_keys` fill.
+    Goose,
 }
 
 impl Syntax {
@@ -57,6 +63,7 @@ impl Syntax {
             Host::RooCode => Syntax::RooCode,
             Host::Cline => Syntax::Cline,
             Host::AmazonQ => Syntax::AmazonQ,
+            Host::Goose => Syntax::Goose,
             _ => Syntax::Shell,
         }
     }
@@ -127,7 +134,7 @@ impl Variables {
         };
         match self.syntax {
             Syntax::Shell => shell(body),
-            Syntax::Literal => Reference::Literal,
+            Syntax::Literal | Syntax::Goose => Reference::Literal,
             Syntax::VsCode => vscode(body),
             Syntax::Cursor => match own(body) {
                 Some(own) => Reference::Own(own),

@@ -10,6 +10,7 @@ mod common;
 mod disabled;
 mod entry;
 mod envs;
+mod goose;
 mod helper;
 mod launch;
 mod places;
@@ -655,7 +656,7 @@ fn each_clients_own_disabled_flag_skips_its_entry() {
         (
             "goose/config.yaml",
             format!(
-                "extensions:\n  on:\n    type: stdio\n    cmd: {fixture}\n    enabled: true\n  off:\n    type: stdio\n    cmd: {fixture}\n    enabled: false\n"
+                "extensions:\n  on:\n    type: stdio\n    name: \"on\"\n    cmd: {fixture}\n    args: []\n    enabled: true\n  off:\n    type: stdio\n    name: \"off\"\n    cmd: {fixture}\n    args: []\n    enabled: false\n"
             ),
             Host::Goose,
             "enabled: false",
