@@ -77,6 +77,9 @@ pub struct Environ {
     pub env_file: Option<String>,
     /// What of the host's environment the server inherits, when not all.
     pub inherit: Option<Inherit>,
+    /// The entry's `env` PATH is put after the inherited one, as VS Code does, rather
+    /// than replacing it.
+    pub path_appends: bool,
 }
 
 /// Which of its own variables a host lets a stdio server inherit, when not all.
@@ -90,6 +93,8 @@ pub enum Inherit {
         allowed: Vec<String>,
         blocked: Vec<String>,
     },
+    /// All but these: the names a VS Code entry's `env` sets to `null`.
+    AllBut(Vec<String>),
 }
 
 /// Sets a server's environment on the command that starts it: what its host lets it
@@ -108,6 +113,11 @@ pub fn set_environment(
                 if let Some(value) = std::env::var_os(name) {
                     command.env(name, value);
                 }
+            }
+        }
+        Some(Inherit::AllBut(names)) => {
+            for name in names {
+                command.env_remove(name);
             }
         }
         Some(Inherit::GeminiRedacted { allowed, blocked }) => {

@@ -272,6 +272,9 @@ pub struct ServerSpec {
     /// `env`, when anywhere (an `envFile`, a host that passes only some variables).
     /// Boxed: it is rare, and a `ServerSpec` is moved a lot.
     pub environ: Option<Box<environ::Environ>>,
+    /// Why mcp-lock cannot contact this remote server as its host would (Gemini CLI's
+    /// Google `authProviderType`): contacting it is unverifiable with this line.
+    pub refusal: Option<Box<String>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).

@@ -13,6 +13,7 @@ mod helper;
 mod launch;
 mod places;
 mod vars;
+mod vscode2;
 
 use std::path::{Path, PathBuf};
 
