@@ -79,11 +79,14 @@ enum Launch {
         /// names: any line of the file it points at may read as one).
         env_file_variables: Option<usize>,
         /// What of mcp-lock's environment the server inherits: `all`, `listed`
-        /// (only `inherited`: Codex), or `redacted` (all but what looks like a
-        /// secret: Gemini CLI).
+        /// (only `inherited`: Codex), `redacted` (all but what looks like a
+        /// secret: Gemini CLI), or `all_but` (all but `not_inherited`: VS Code).
         inherit: &'static str,
         /// The names inherited, when `inherit` is `listed`.
         inherited: Option<Vec<String>>,
+        /// The names removed, when `inherit` is `all_but` (VS Code's `env` `null`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        not_inherited: Option<Vec<String>>,
     },
     Remote {
         url: String,
@@ -173,9 +176,14 @@ fn resolve_launch(
                     None => "all",
                     Some(Inherit::Only(_)) => "listed",
                     Some(Inherit::GeminiRedacted { .. }) => "redacted",
+                    Some(Inherit::AllBut(_)) => "all_but",
                 },
                 inherited: match &stdio.inherit {
                     Some(Inherit::Only(names)) => Some(names.clone()),
+                    _ => None,
+                },
+                not_inherited: match &stdio.inherit {
+                    Some(Inherit::AllBut(names)) => Some(names.clone()),
                     _ => None,
                 },
             }
@@ -376,6 +384,7 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 env_file_variables,
                 inherit,
                 inherited,
+                not_inherited,
             }),
             _,
         ) => {
@@ -403,6 +412,12 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                         esc(file),
                         if count == 1 { "" } else { "s" }
                     ),
+                ));
+            }
+            if let Some(names) = not_inherited {
+                out.push((
+                    "inherits",
+                    format!("all but {} (env: null)", esc(&names.join(", "))),
                 ));
             }
             match (*inherit, inherited) {

@@ -73,13 +73,23 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         vars::translate(&value, host).map_err(|m| format!("{m} (in {field})"))
     };
     let http_url = string(obj, "httpUrl")?;
+    // Gemini CLI takes the older `httpUrl` over `url`, always as Streamable HTTP
+    // (google-gemini/gemini-cli packages/core/src/tools/mcp-client.ts
+    // `createUrlTransport`, "Priority 1: httpUrl (deprecated)").
+    let gemini_http_url = if host == Host::GeminiCli {
+        http_url.clone()
+    } else {
+        None
+    };
     let url = match (
+        gemini_http_url.clone(),
         string(obj, "url")?,
         string(obj, "serverUrl")?,
         string(obj, "uri")?,
     ) {
-        (Some(u), _, _) | (None, Some(u), _) | (None, None, Some(u)) => Some(u),
-        (None, None, None) => http_url,
+        (Some(u), ..) => Some(u),
+        (None, Some(u), _, _) | (None, None, Some(u), _) | (None, None, None, Some(u)) => Some(u),
+        (None, None, None, None) => http_url,
     };
     let (command, mut args, nested_env) = command_and_args(obj)?;
     if command.is_some() && url.is_some() {
@@ -89,6 +99,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         );
     }
     let remote = match kind.as_deref() {
+        _ if gemini_http_url.is_some() && command.is_none() => Some(RemoteKind::StreamableHttp),
         Some("stdio" | "local") => None,
         None if url.is_some() && command.is_none() => Some(default_remote(host)),
         None => None,
@@ -185,7 +196,21 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         let command = command.ok_or("stdio entry has no \"command\"")?;
         let mut env = nested_env;
         for key in ["env", "environment", "envs"] {
+            if host == Host::VsCode && key == "env" {
+                let (set, unset) = vscode_env(obj)?;
+                env.extend(set);
+                if !unset.is_empty() {
+                    environ.inherit = Some(environ::Inherit::AllBut(unset));
+                }
+                continue;
+            }
             env.extend(string_map(obj, key)?);
+        }
+        // VS Code appends an `env` PATH to the one the server would inherit rather
+        // than replacing it (microsoft/vscode src/vs/workbench/api/node/extHostMcpNode.ts,
+        // `startNodeMpc`: "we want to append to the existing PATH").
+        if host == Host::VsCode {
+            environ.path_appends = env.keys().any(|k| k.eq_ignore_ascii_case("PATH"));
         }
         // Codex's env_vars and Goose's env_keys name variables to pass through.
         // Codex passes a name only when it is set (openai/codex
@@ -269,7 +294,8 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         name: name.to_string(),
         transport,
         hosts: vec![host],
-        filter: filter(obj)?,
+        filter: filter(obj, host)?,
+        refusal: refusal(obj, host, remote.is_some())?.map(Box::new),
         personal: false,
         oauth_client: oauth_client(obj, &tr)?,
         oauth_off: obj.get("oauth") == Some(&Value::Bool(false)),
@@ -493,8 +519,31 @@ fn command_and_args(obj: &Map<String, Value>) -> Result<Launch, String> {
     }
 }
 
+/// Why mcp-lock cannot contact the server as its host would, when it cannot: Gemini
+/// CLI's Google authentication (google-gemini/gemini-cli
+/// packages/core/src/tools/mcp-client.ts `createAuthProvider`: `authProviderType`
+/// `google_credentials` or `service_account_impersonation` puts a Google token on
+/// every request; `dynamic_discovery` is OAuth, as for any server).
+fn refusal(obj: &Map<String, Value>, host: Host, remote: bool) -> Result<Option<String>, String> {
+    if host != Host::GeminiCli {
+        return Ok(None);
+    }
+    match string(obj, "authProviderType")?.as_deref() {
+        None | Some("dynamic_discovery") => Ok(None),
+        Some(google @ ("google_credentials" | "service_account_impersonation")) if remote => {
+            Ok(Some(format!(
+                "authProviderType {google:?} (Gemini CLI's Google authentication) cannot be done by mcp-lock; pin the server with a token in \"headers\" (Authorization) instead, or leave it out"
+            )))
+        }
+        Some(google @ ("google_credentials" | "service_account_impersonation")) => Err(format!(
+            "authProviderType {google:?} needs a \"url\" or \"httpUrl\", as in Gemini CLI"
+        )),
+        Some(other) => Err(format!("unknown authProviderType {other:?}")),
+    }
+}
+
 /// The tools the host shows its agent.
-fn filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
+fn filter(obj: &Map<String, Value>, host: Host) -> Result<ToolFilter, String> {
     let mut include: Option<Vec<String>> = None;
     // An empty list shows nothing to Gemini CLI (google-gemini/gemini-cli
     // packages/core/src/tools/mcp-client.ts `isEnabled`) and to Codex (openai/codex
@@ -502,9 +551,20 @@ fn filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
     // tool to Goose, which writes `available_tools: []` on each extension (block/goose
     // crates/goose/src/agents/extension.rs `is_tool_available`).
     for key in ["includeTools", "enabled_tools", "available_tools"] {
-        if let Some(names) = string_list(obj, key)? {
+        if let Some(mut names) = string_list(obj, key)? {
             if key == "available_tools" && names.is_empty() {
                 continue;
+            }
+            // Gemini CLI shows a tool that an `includeTools` entry names, or begins
+            // with the name and `(`: "run_shell_command(git)" shows run_shell_command
+            // (`isEnabled`, packages/core/src/tools/mcp-client.ts). Each name before a
+            // `(` is listed too; `excludeTools` stays exact, as there.
+            if host == Host::GeminiCli && key == "includeTools" {
+                let prefixes: Vec<String> = names
+                    .iter()
+                    .flat_map(|n| n.match_indices('(').map(|(at, _)| n[..at].to_string()))
+                    .collect();
+                names.extend(prefixes);
             }
             include.get_or_insert_with(Vec::new).extend(names);
         }
@@ -557,6 +617,55 @@ fn string_list(obj: &Map<String, Value>, key: &str) -> Result<Option<Vec<String>
             .map(Some),
         Some(_) => Err(format!("\"{key}\" is not an array")),
     }
+}
+
+/// VS Code's `env`: a value is a string, a number (passed as its decimal text), or
+/// `null`, which removes the variable from what the server inherits (microsoft/vscode
+/// src/vs/platform/mcp/common/mcpPlatformTypes.ts `IMcpStdioServerConfiguration.env`:
+/// `Record<string, string | number | null>`; extHostMcpNode.ts `startNodeMpc` sets
+/// `String(value)`, or `undefined` for `null`). Returns what is set and the names
+/// removed.
+fn vscode_env(obj: &Map<String, Value>) -> Result<(BTreeMap<String, String>, Vec<String>), String> {
+    let (mut set, mut unset) = (BTreeMap::new(), Vec::new());
+    let Some(map) = obj.get("env").filter(|v| !v.is_null()) else {
+        return Ok((set, unset));
+    };
+    let map = map.as_object().ok_or("\"env\" is not an object")?;
+    for (k, v) in map {
+        match v {
+            Value::String(s) => {
+                set.insert(k.clone(), s.clone());
+            }
+            Value::Null => unset.push(k.clone()),
+            Value::Number(n) => {
+                let text = js_number_text(n).ok_or_else(|| {
+                    format!("\"env.{k}\" is a number VS Code would write in exponent form; write it in quotes")
+                })?;
+                set.insert(k.clone(), text);
+            }
+            _ => {
+                return Err(format!(
+                    "\"env.{k}\" is not a string, a number or null; write it in quotes: \"{v}\""
+                ));
+            }
+        }
+    }
+    Ok((set, unset))
+}
+
+/// A JSON number as JavaScript's `String(n)` writes it, when that is plain decimal
+/// (JavaScript writes 1e21 and up, and below 1e-6, in exponent form: `None`).
+fn js_number_text(n: &serde_json::Number) -> Option<String> {
+    // Every integer JSON holds exactly is below 1e21.
+    if n.is_i64() || n.is_u64() {
+        return Some(n.to_string());
+    }
+    let f = n.as_f64()?;
+    if f == 0.0 {
+        return Some("0".into());
+    }
+    // Rust's shortest round-trip text is JavaScript's in this range ("1" for 1.0).
+    (1e-6..1e21).contains(&f.abs()).then(|| format!("{f}"))
 }
 
 fn string_map(obj: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, String>, String> {
@@ -937,5 +1046,91 @@ mod tests {
         );
         let odd = json!({"transport": {"type": "http", "url": "http://h/"}});
         assert!(read_entry("s", &odd, Host::Cline).is_err());
+    }
+
+    #[test]
+    fn vscode_env_numbers_are_their_javascript_text_and_null_is_not_inherited() {
+        let spec = server(
+            json!({"command": "x", "env": {"A": 8080, "B": 0.5, "C": 1.0, "D": -0.0, "E": null, "F": "s"}}),
+            Host::VsCode,
+        );
+        let TransportSpec::Stdio { env, .. } = &spec.transport else {
+            panic!("stdio")
+        };
+        let got: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("A", "8080"),
+                ("B", "0.5"),
+                ("C", "1"),
+                ("D", "0"),
+                ("F", "s")
+            ]
+        );
+        assert_eq!(
+            spec.environ.unwrap().inherit,
+            Some(environ::Inherit::AllBut(vec!["E".into()]))
+        );
+        // JavaScript would write these in exponent form; a bool is not VS Code's.
+        for odd in [json!(1e21), json!(1e-7), json!(true)] {
+            let entry = json!({"command": "x", "env": {"A": odd}});
+            let error = read_entry("s", &entry, Host::VsCode).unwrap_err();
+            assert!(
+                error.contains("env.A") && error.contains("quotes"),
+                "{error}"
+            );
+        }
+        // Other hosts keep refusing a number.
+        let entry = json!({"command": "x", "env": {"A": 8080}});
+        assert!(read_entry("s", &entry, Host::ClaudeCode).is_err());
+    }
+
+    #[test]
+    fn gemini_include_tools_shows_the_name_before_a_parenthesis_and_exclude_tools_is_exact() {
+        let spec = server(
+            json!({"command": "x", "includeTools": ["run_shell_command(git)", "a(b(c)"],
+                   "excludeTools": ["x(y)"]}),
+            Host::GeminiCli,
+        );
+        for shown in ["run_shell_command", "run_shell_command(git)", "a", "a(b"] {
+            assert!(spec.filter.shows(shown), "{shown}");
+        }
+        assert!(!spec.filter.shows("run_shell"));
+        let excluded = server(
+            json!({"command": "x", "excludeTools": ["x(y)"]}),
+            Host::GeminiCli,
+        );
+        assert!(excluded.filter.shows("x"));
+        // Only Gemini CLI reads the parenthesis.
+        let other = server(
+            json!({"command": "x", "includeTools": ["run_shell_command(git)"]}),
+            Host::Unknown,
+        );
+        assert!(!other.filter.shows("run_shell_command"));
+    }
+
+    #[test]
+    fn gemini_http_url_wins_over_url_and_google_auth_is_refused_in_one_line() {
+        let spec = server(
+            json!({"httpUrl": "http://h/a", "url": "http://h/b", "type": "sse"}),
+            Host::GeminiCli,
+        );
+        assert!(
+            matches!(&spec.transport, TransportSpec::Remote { url, kind: RemoteKind::StreamableHttp, .. } if url == "http://h/a")
+        );
+        assert!(spec.refusal.is_none());
+        let google = server(
+            json!({"httpUrl": "http://h/a", "authProviderType": "service_account_impersonation"}),
+            Host::GeminiCli,
+        );
+        assert!(google.refusal.unwrap().contains("authProviderType"));
+        let discovery = server(
+            json!({"url": "http://h/a", "authProviderType": "dynamic_discovery"}),
+            Host::GeminiCli,
+        );
+        assert!(discovery.refusal.is_none());
+        let stdio = json!({"command": "x", "authProviderType": "google_credentials"});
+        assert!(read_entry("s", &stdio, Host::GeminiCli).is_err());
     }
 }

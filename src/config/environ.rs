@@ -86,6 +86,9 @@ pub struct Environ {
     /// of those hosts lets it inherit: its listing under that host's client profile is
     /// made with that environment ([`Environ::inherit_of`]).
     pub by_host: Vec<(Host, Option<Inherit>)>,
+    /// The entry's `env` PATH is put after the inherited one, as VS Code does, rather
+    /// than replacing it.
+    pub path_appends: bool,
 }
 
 impl Environ {
@@ -110,6 +113,8 @@ pub enum Inherit {
         allowed: Vec<String>,
         blocked: Vec<String>,
     },
+    /// All but these: the names a VS Code entry's `env` sets to `null`.
+    AllBut(Vec<String>),
 }
 
 /// Sets a server's environment on the command that starts it: what its host lets it
@@ -128,6 +133,11 @@ pub fn set_environment(
                 if let Some(value) = std::env::var_os(name) {
                     command.env(name, value);
                 }
+            }
+        }
+        Some(Inherit::AllBut(names)) => {
+            for name in names {
+                command.env_remove(name);
             }
         }
         Some(Inherit::GeminiRedacted { allowed, blocked }) => {

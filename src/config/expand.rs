@@ -483,6 +483,10 @@ impl ServerSpec {
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Resolved, ConfigError> {
         let mut resolved = self.resolve(project_dir, lookup)?;
+        if let (Resolved::Remote(remote), Some(refusal)) = (&mut resolved, &self.refusal) {
+            remote.headers_helper_error = Some(refusal.to_string());
+            return Ok(resolved);
+        }
         if let (Resolved::Remote(remote), Some(command)) = (&mut resolved, &self.headers_helper) {
             let run = crate::client::headers_helper::run(
                 command,
@@ -533,6 +537,7 @@ impl ServerSpec {
                 resolved_env.insert(key, value);
             }
         }
+        let file_set = resolved_env.clone();
         for (key, value) in env {
             let field = format!("env.{key}");
             let v = match expand_with(
@@ -553,6 +558,29 @@ impl ServerSpec {
                 secrets.add_literal_env(key, value);
             }
             resolved_env.insert(key.clone(), v);
+        }
+        let environ = self.environ.as_deref();
+        if environ.is_some_and(|e| e.path_appends) {
+            for (key, value) in resolved_env.iter_mut() {
+                // Over what the envFile set, or else what the server inherits.
+                let written = env.get(key);
+                if !key.eq_ignore_ascii_case("PATH") || written.is_none() {
+                    continue;
+                }
+                let before = match file_set.get(key) {
+                    Some(from_file) => Some(from_file.clone()),
+                    None => lookup(key),
+                };
+                if let Some(before) = before.filter(|b| !b.is_empty()) {
+                    *value = format!("{before}{}{value}", if cfg!(windows) { ';' } else { ':' });
+                }
+            }
+        }
+        // VS Code's `env: {"NAME": null}`: not set, even by the envFile.
+        if let Some(super::environ::Inherit::AllBut(names)) =
+            environ.and_then(|e| e.inherit.as_ref())
+        {
+            resolved_env.retain(|key, _| !names.contains(key));
         }
         let self_command = command;
         let rules = &self.vars;
@@ -898,6 +926,7 @@ mod tests {
             vars: Variables::of(host),
             headers_helper: None,
             environ: None,
+            refusal: None,
         };
         let Resolved::Remote(remote) = spec(Host::Cline).resolve(Path::new("/p"), &env).unwrap()
         else {

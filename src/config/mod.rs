@@ -282,6 +282,9 @@ pub struct ServerSpec {
     /// `env`, when anywhere (an `envFile`, a host that passes only some variables).
     /// Boxed: it is rare, and a `ServerSpec` is moved a lot.
     pub environ: Option<Box<environ::Environ>>,
+    /// Why mcp-lock cannot contact this remote server as its host would (Gemini CLI's
+    /// Google `authProviderType`): contacting it is unverifiable with this line.
+    pub refusal: Option<Box<String>>,
 }
 
 /// A pre-registered OAuth client, as written (the secret is a `${VAR}` template).
@@ -1036,11 +1039,16 @@ impl ProjectConfig {
                     continue;
                 }
                 // Each file's text read by its own host's variable rules; an envFile,
-                // a headersHelper or OAuth turned off is part of what the entry
+                // VS Code's PATH appending, a headersHelper or OAuth turned off is
+                // part of what the entry
                 // launches: one that differs is another definition, never merged.
-                let env_file = |s: &ServerSpec| s.environ.as_ref().and_then(|e| e.env_file.clone());
+                let env_file = |s: &ServerSpec| {
+                    s.environ
+                        .as_ref()
+                        .map(|e| (e.env_file.clone(), e.path_appends))
+                };
                 if !existing.launches_as(&spec)
-                    || env_file(existing) != env_file(&spec)
+                    || env_file(existing).unwrap_or_default() != env_file(&spec).unwrap_or_default()
                     || existing.headers_helper != spec.headers_helper
                     || existing.oauth_off != spec.oauth_off
                 {

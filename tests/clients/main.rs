@@ -15,6 +15,7 @@ mod helper;
 mod launch;
 mod places;
 mod vars;
+mod vscode2;
 
 use std::path::{Path, PathBuf};
 
