@@ -12,6 +12,7 @@ mod envs;
 mod helper;
 mod launch;
 mod places;
+mod users2;
 mod vars;
 
 use std::path::{Path, PathBuf};
