@@ -1023,8 +1023,20 @@ impl ProjectConfig {
                 }
                 continue;
             }
-            // Bounded as a discovered file is: `--user` reads whole folders of files.
-            let text = read_discovered(file)?;
+            // A file of a folder `--user` reads whole (Amazon Q's agents, Continue's
+            // `mcpServers`) is bounded as a discovered file is; a file named on its
+            // own (`--config`, `~/.claude.json`) is read as before.
+            let in_folder = is_amazonq_agent(file)
+                || file.parent().and_then(Path::file_name) == Some("mcpServers".as_ref());
+            let text = match explicit {
+                Some(_) if !in_folder => {
+                    std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+                        path: file.display().to_string(),
+                        source,
+                    })?
+                }
+                _ => read_discovered(file)?,
+            };
             let read = read_file(&text, &file.display().to_string(), file, project_dir)?;
             reads.push((file.clone(), read));
         }

@@ -442,6 +442,23 @@ mod tests {
             first("continue", Platform::Linux, &home),
             Path::new("/h/.continue/config.yaml")
         );
+        assert_eq!(
+            first("amazon-q", Platform::MacOs, &home),
+            Path::new("/h/.aws/amazonq/mcp.json")
+        );
+        let moved = env(&[("HOME", "/h"), ("CONTINUE_GLOBAL_DIR", "/c")]);
+        assert_eq!(
+            first("continue", Platform::Linux, &moved),
+            Path::new("/c/config.yaml")
+        );
+        assert_eq!(
+            user_config_dirs("continue", &moved),
+            [(PathBuf::from("/c/mcpServers"), &["yaml", "yml", "json"][..])]
+        );
+        assert_eq!(
+            user_config_dirs("amazon-q", &home)[0].0,
+            Path::new("/h/.aws/amazonq/cli-agents")
+        );
     }
 
     #[test]

@@ -231,4 +231,20 @@ fn claude_json_disabled_servers_of_this_project_note_a_project_server_and_skip_t
     );
     // Another project's list is not this one's.
     assert!(row(&found, "mine")["skipped"].is_null());
+
+    // A ~/.claude.json that is not JSON: ignored with a warning, the server pinned.
+    std::fs::write(h.join(".claude.json"), "{ not json").unwrap();
+    let out = run(&project, &["servers"], h, &[]);
+    out.expect(0);
+    assert!(
+        out.stderr()
+            .contains("the servers it turns off for this project are not known"),
+        "{}",
+        out.stderr()
+    );
+    // A project without Claude Code entries never reads it.
+    let other = project_with(".cursor/mcp.json", "cursor.mcp.json");
+    let out = run(&other, &["servers"], h, &[]);
+    out.expect(0);
+    assert!(!out.stderr().contains(".claude.json"), "{}", out.stderr());
 }
