@@ -31,7 +31,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     };
     let Some(pinned) = pinned else {
         // `mcp-lock update NAME` pins only a server the config defines.
-        let defined = ProjectConfig::load(&ws.project_dir, ws.config.as_deref())
+        let defined = ProjectConfig::load_files(&ws.project_dir, &ws.configs, &Default::default())
             .is_ok_and(|p| p.servers.iter().any(|s| s.name == args.server));
         if defined {
             anyhow::bail!(
@@ -289,7 +289,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                 launched
             ));
         }
-        match ProjectConfig::load(&ws.project_dir, ws.config.as_deref()) {
+        match ProjectConfig::load_files(&ws.project_dir, &ws.configs, &Default::default()) {
             Err(e) => disagreements.push(format!(
                 "cannot read the config that defines {name:?} ({e}); only the values the lock names can be hidden, and the launch cannot be compared with the lock"
             )),
@@ -373,7 +373,10 @@ fn remote_launch(
     let exe = std::env::current_exe()
         .context("cannot find the mcp-lock binary to run the remote bridge")?;
     let mut bridge_args = Vec::new();
-    if let Some(config) = &ws.config {
+    if let Some(client) = &ws.user {
+        bridge_args.push("--user".to_string());
+        bridge_args.push(client.clone());
+    } else if let Some(config) = ws.configs.first() {
         bridge_args.push("--config".to_string());
         bridge_args.push(config.display().to_string());
     }

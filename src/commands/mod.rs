@@ -60,13 +60,34 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(note) = &found.note {
                 notice(note);
             }
-            Some(found.path)
+            let mut paths = found.paths;
+            if client == "amazon-q" {
+                let shadowed = mcp_lock::config::amazonq_shadowed_agents(&project_dir, &paths);
+                for (file, name, project) in &shadowed {
+                    notice(&format!(
+                        "Amazon Q: agent {name:?} of {} is not read: the project's {} has the same name, and Amazon Q uses the workspace's",
+                        file.display(),
+                        display_path(project, &project_dir)
+                    ));
+                }
+                paths.retain(|p| !shadowed.iter().any(|(f, ..)| f == p));
+                if paths.is_empty() {
+                    anyhow::bail!(
+                        "every user-level Amazon Q agent is shadowed by a project agent of the same name; run mcp-lock without --user to read the project's"
+                    );
+                }
+            }
+            if paths.len() > 1 {
+                let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                notice(&format!("{client}: reading {}", shown.join(", ")));
+            }
+            paths
         }
-        None => None,
+        None => Vec::new(),
     };
     // Servers from a user-level file are personal: pinned in a lock of the user's own
     // (one per project), never in the project's committed mcp.lock, unless --lock says.
-    let personal_config = user_config.is_some()
+    let personal_config = cli.user.is_some()
         || cli
             .config
             .as_deref()
@@ -84,7 +105,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     });
     let ctx = Workspace {
         project_dir: project_dir.clone(),
-        config: cli.config.clone().or(user_config),
+        configs: cli.config.clone().into_iter().chain(user_config).collect(),
+        user: cli.user.clone(),
         lock_path,
         policy_path,
         personal,
@@ -187,7 +209,10 @@ pub use progress::hide as hide_progress;
 /// What every command that touches servers needs.
 pub struct Workspace {
     pub project_dir: PathBuf,
-    pub config: Option<PathBuf>,
+    /// `--config`, or the user-level files of `--user` (none: discover the project's).
+    pub configs: Vec<PathBuf>,
+    /// `--user CLIENT`.
+    pub user: Option<String>,
     pub lock_path: PathBuf,
     /// `--policy`; otherwise mcp-lock.toml beside the lock, if present.
     pub policy_path: Option<PathBuf>,
@@ -253,8 +278,7 @@ impl Workspace {
 
     fn load_config(&self) -> anyhow::Result<ProjectConfig> {
         let prefer = self.policy(None)?.prefer;
-        let project =
-            ProjectConfig::load_preferring(&self.project_dir, self.config.as_deref(), &prefer)?;
+        let project = ProjectConfig::load_files(&self.project_dir, &self.configs, &prefer)?;
         for message in &project.warnings {
             warning(message);
         }

@@ -153,11 +153,11 @@ fn plan(
 
 /// `--config`, or every discovered config in the project directory.
 fn read_configs(ws: &Workspace) -> anyhow::Result<Vec<Config>> {
-    let paths: Vec<PathBuf> = match &ws.config {
-        Some(path) => vec![ws.project_dir.join(path)],
+    let paths: Vec<PathBuf> = match ws.configs.is_empty() {
+        false => ws.configs.iter().map(|p| ws.project_dir.join(p)).collect(),
         // Never a file above the project (an opencode config of a parent directory):
         // wrap writes only inside the project.
-        None => config::discover(&ws.project_dir)
+        true => config::discover(&ws.project_dir)
             .into_iter()
             .filter(|p| p.starts_with(&ws.project_dir))
             .collect(),

@@ -525,6 +525,14 @@ fn command_and_args(obj: &Map<String, Value>) -> Result<Launch, String> {
 /// `google_credentials` or `service_account_impersonation` puts a Google token on
 /// every request; `dynamic_discovery` is OAuth, as for any server).
 fn refusal(obj: &Map<String, Value>, host: Host, remote: bool) -> Result<Option<String>, String> {
+    // Codex's `http_headers_helper` runs a command whose JSON output becomes headers;
+    // its exact contract is not read here yet, so its server is refused, not
+    // contacted without the headers Codex would send.
+    if host == Host::Codex && remote && obj.get("http_headers_helper").is_some() {
+        return Ok(Some(
+            "Codex's http_headers_helper is not run by mcp-lock; give the headers through env_http_headers or bearer_token_env_var instead, or leave the server out".into(),
+        ));
+    }
     if host != Host::GeminiCli {
         return Ok(None);
     }
@@ -1132,5 +1140,16 @@ mod tests {
         assert!(discovery.refusal.is_none());
         let stdio = json!({"command": "x", "authProviderType": "google_credentials"});
         assert!(read_entry("s", &stdio, Host::GeminiCli).is_err());
+    }
+
+    #[test]
+    fn a_codex_http_headers_helper_is_refused_in_one_line_not_left_out() {
+        let codex = server(
+            json!({"url": "http://h/mcp", "http_headers_helper": ["print-headers"]}),
+            Host::Codex,
+        );
+        assert!(codex.refusal.unwrap().contains("http_headers_helper"));
+        let plain = server(json!({"url": "http://h/mcp"}), Host::Codex);
+        assert!(plain.refusal.is_none());
     }
 }

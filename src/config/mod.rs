@@ -59,7 +59,7 @@ pub const AMAZONQ_AGENTS_DIR: &str = ".amazonq/cli-agents";
 pub const MAX_DISCOVERED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The files of `dir` with one of `extensions`, by name.
-fn files_in(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
+pub(crate) fn files_in(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -440,7 +440,9 @@ impl Host {
             ("cli-agents", _) if matches!(dir(2), ".amazonq" | "amazonq") => Some(Host::AmazonQ),
             ("windsurf", "mcp_config.json") => Some(Host::Windsurf),
             (_, "cline_mcp_settings.json") => Some(Host::Cline),
-            ("mcpServers", _) if dir(2) == ".continue" => Some(Host::Continue),
+            ("mcpServers", _) if dir(2) == ".continue" || in_continue_global_dir(path) => {
+                Some(Host::Continue)
+            }
             ("goose", "config.yaml") => Some(Host::Goose),
             (_, "opencode.json" | "opencode.jsonc") => Some(Host::OpenCode),
             _ => None,
@@ -754,6 +756,47 @@ pub fn read_file(
     })
 }
 
+/// Whether `path` is in `$CONTINUE_GLOBAL_DIR/mcpServers`, Continue's own folder moved
+/// (see [`user::user_config_dirs`]).
+fn in_continue_global_dir(path: &Path) -> bool {
+    let var = |v: &str| std::env::var(v).ok();
+    user::continue_dir(None, &var)
+        .is_some_and(|d| path.parent() == Some(d.join("mcpServers").as_path()))
+}
+
+/// The user's Amazon Q agent files that a project agent of the same `name` shadows,
+/// each with the project file: Amazon Q keeps the workspace's agent and drops the
+/// global one ("Agent conflict for NAME. Using workspace version.",
+/// aws/amazon-q-developer-cli `crates/chat-cli/src/cli/agent/mod.rs`, `load`). An
+/// agent's name is its `name` member, not its file name. Not when the project is the
+/// home directory: Amazon Q then reads its global agents only.
+pub fn amazonq_shadowed_agents(
+    project_dir: &Path,
+    user_files: &[PathBuf],
+) -> Vec<(PathBuf, String, PathBuf)> {
+    let name_of = |file: &Path| -> Option<String> {
+        let text = read_discovered(file).ok()?;
+        let root: serde_json::Value =
+            serde_json::from_str(&jsonc::strip_jsonc(shape::without_bom(&text))).ok()?;
+        root.get("name")?.as_str().map(str::to_string)
+    };
+    let project_agents = files_in(&project_dir.join(AMAZONQ_AGENTS_DIR), &["json"]);
+    let same = |a: &Path, b: &Path| std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok();
+    let mut shadowed = Vec::new();
+    let project_names: Vec<(String, PathBuf)> = project_agents
+        .iter()
+        .filter(|p| !user_files.iter().any(|u| same(u, p)))
+        .filter_map(|p| Some((name_of(p)?, p.clone())))
+        .collect();
+    for file in user_files.iter().filter(|f| is_amazonq_agent(f)) {
+        let Some(name) = name_of(file) else { continue };
+        if let Some((_, project)) = project_names.iter().find(|(n, _)| *n == name) {
+            shadowed.push((file.clone(), name, project.clone()));
+        }
+    }
+    shadowed
+}
+
 /// Whether `file` is an Amazon Q agent file (`.amazonq/cli-agents/NAME.json`, or the
 /// user's `~/.aws/amazonq/cli-agents/`).
 fn is_amazonq_agent(file: &Path) -> bool {
@@ -952,8 +995,20 @@ impl ProjectConfig {
         explicit: Option<&Path>,
         prefer: &BTreeMap<String, PathBuf>,
     ) -> Result<Self, ConfigError> {
+        let explicit: Vec<PathBuf> = explicit.map(Path::to_path_buf).into_iter().collect();
+        ProjectConfig::load_files(project_dir, &explicit, prefer)
+    }
+
+    /// [`ProjectConfig::load_preferring`] of these files (all the user-level files of
+    /// `--user CLIENT`), or of the configs found in `project_dir` when there are none.
+    pub fn load_files(
+        project_dir: &Path,
+        explicit: &[PathBuf],
+        prefer: &BTreeMap<String, PathBuf>,
+    ) -> Result<Self, ConfigError> {
+        let explicit = (!explicit.is_empty()).then_some(explicit);
         let files: Vec<PathBuf> = match explicit {
-            Some(path) => vec![path.to_path_buf()],
+            Some(paths) => paths.to_vec(),
             None => discover(project_dir),
         };
         if files.is_empty() {
@@ -981,12 +1036,19 @@ impl ProjectConfig {
                 }
                 continue;
             }
+            // A file of a folder `--user` reads whole (Amazon Q's agents, Continue's
+            // `mcpServers`) is bounded as a discovered file is; a file named on its
+            // own (`--config`, `~/.claude.json`) is read as before.
+            let in_folder = is_amazonq_agent(file)
+                || file.parent().and_then(Path::file_name) == Some("mcpServers".as_ref());
             let text = match explicit {
-                Some(_) => std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
-                    path: file.display().to_string(),
-                    source,
-                })?,
-                None => read_discovered(file)?,
+                Some(_) if !in_folder => {
+                    std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+                        path: file.display().to_string(),
+                        source,
+                    })?
+                }
+                _ => read_discovered(file)?,
             };
             let read = read_file(&text, &file.display().to_string(), file, project_dir)?;
             reads.push((file.clone(), read));
@@ -1040,8 +1102,8 @@ impl ProjectConfig {
                 }
                 // Each file's text read by its own host's variable rules; an envFile,
                 // VS Code's PATH appending, a headersHelper or OAuth turned off is
-                // part of what the entry
-                // launches: one that differs is another definition, never merged.
+                // part of what the entry launches: one that differs is another
+                // definition, never merged.
                 let env_file = |s: &ServerSpec| {
                     s.environ
                         .as_ref()

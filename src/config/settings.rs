@@ -50,6 +50,16 @@ struct ClaudeFile {
     disabled: Vec<String>,
 }
 
+/// What `~/.claude.json` keeps for this project (`projects["<dir>"]`): the servers
+/// `/mcp` turned off (`disabledMcpServers`) and the `.mcp.json` servers the user
+/// rejected when asked (`disabledMcpjsonServers`). Both are the user's own.
+#[derive(Debug, Default)]
+struct ClaudeJson {
+    shown: String,
+    disabled: Vec<String>,
+    rejected: Vec<String>,
+}
+
 /// One Gemini CLI settings file's `mcp.allowed` and `mcp.excluded`.
 #[derive(Debug)]
 struct GeminiFile {
@@ -75,6 +85,7 @@ pub(crate) struct Modifiers {
     home: Option<PathBuf>,
     gemini_dir: Option<PathBuf>,
     claude: Option<Vec<ClaudeFile>>,
+    claude_json: Option<Option<ClaudeJson>>,
     gemini: Option<Gemini>,
     /// Settings files a host itself would ignore (and so mcp-lock ignores): what
     /// `mcp-lock` warns of.
@@ -90,6 +101,7 @@ impl Modifiers {
             gemini_dir: super::user::gemini_dir(home.clone(), lookup),
             home,
             claude: None,
+            claude_json: None,
             gemini: None,
             warnings: Vec::new(),
         }
@@ -110,7 +122,13 @@ impl Modifiers {
             // concerned. enabledMcpjsonServers and enableAllProjectMcpServers only
             // approve: an unapproved server is asked about (and `claude -p` starts it
             // unasked), so they leave the pin as it is.
-            Host::ClaudeCode if scope == Some(Scope::Project) => self.claude_says(name),
+            Host::ClaudeCode => {
+                let settings = match scope {
+                    Some(Scope::Project) => self.claude_says(name),
+                    _ => None,
+                };
+                settings.or_else(|| self.claude_json_says(name, scope))
+            }
             Host::GeminiCli => self.gemini_says(name)?,
             _ => None,
         };
@@ -139,6 +157,78 @@ impl Modifiers {
                     .find(|f| f.disabled.iter().any(|n| n == name))
                     .map(|f| (owner, format!("disabledMcpjsonServers in {}", f.shown)))
             })
+    }
+
+    /// What `~/.claude.json` says of `name` for this project: `/mcp` turned it off
+    /// (any scope), or, for a `.mcp.json` server, the user rejected it. The user's
+    /// own, so a project server stays pinned with a note, and a server of
+    /// `~/.claude.json` itself is skipped. Read only when a Claude Code entry is
+    /// found. From Claude Code's documentation and issues (anthropics/claude-code
+    /// #13311, #78314: the key `/mcp` writes); closed source.
+    fn claude_json_says(&mut self, name: &str, scope: Option<Scope>) -> Option<(Owner, String)> {
+        if self.claude_json.is_none() {
+            let read = self.claude_json_file();
+            self.claude_json = Some(read);
+        }
+        let file = self.claude_json.as_ref()?.as_ref()?;
+        if file.disabled.iter().any(|n| n == name) {
+            return Some((
+                Owner::Personal,
+                format!(
+                    "disabledMcpServers of this project in {} (/mcp disable)",
+                    file.shown
+                ),
+            ));
+        }
+        (scope == Some(Scope::Project) && file.rejected.iter().any(|n| n == name)).then(|| {
+            (
+                Owner::Personal,
+                format!("disabledMcpjsonServers of this project in {}", file.shown),
+            )
+        })
+    }
+
+    /// `~/.claude.json`'s entry for this project. The file holds much more than
+    /// settings (history, caches): read up to [`super::MAX_DISCOVERED_BYTES`], as a
+    /// config is; one unreadable or not JSON is ignored with a warning.
+    fn claude_json_file(&mut self) -> Option<ClaudeJson> {
+        let path = self.home.as_ref()?.join(".claude.json");
+        let shown = self.shown(&path);
+        let ignored = "the servers it turns off for this project are not known";
+        let text = match read_capped(&path, &shown, super::MAX_DISCOVERED_BYTES) {
+            Ok(text) => text?,
+            Err(e) => {
+                self.warnings.push(format!("{e}; {ignored}"));
+                return None;
+            }
+        };
+        let root = match shape::parse(&text, Format::Json, &shown) {
+            Ok(root) => root,
+            Err(e) => {
+                self.warnings.push(format!("{e}; {ignored}"));
+                return None;
+            }
+        };
+        let key = super::project_key(&self.project_dir);
+        let given = self.project_dir.display().to_string();
+        let projects = root.get("projects")?;
+        let entry = projects.get(&key).or_else(|| projects.get(&given))?;
+        let mut list = |member: &str| match entry.get(member) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(value) => names(value).unwrap_or_else(|| {
+                self.warnings.push(format!(
+                    "{shown}: \"{member}\" of this project is not a list of names; {ignored}"
+                ));
+                Vec::new()
+            }),
+        };
+        let disabled = list("disabledMcpServers");
+        let rejected = list("disabledMcpjsonServers");
+        Some(ClaudeJson {
+            shown,
+            disabled,
+            rejected,
+        })
     }
 
     /// Claude Code's settings files: `.claude/settings.json` (shared, committed),
@@ -390,6 +480,11 @@ fn names(value: &Value) -> Option<Vec<String>> {
 /// A settings file's text; `None` when there is none (nothing there, or not a file).
 /// Refused past [`MAX_SETTINGS_BYTES`] or when not UTF-8.
 fn read_bounded(path: &Path, shown: &str) -> Result<Option<String>, ConfigError> {
+    read_capped(path, shown, MAX_SETTINGS_BYTES)
+}
+
+/// [`read_bounded`] with another cap.
+fn read_capped(path: &Path, shown: &str, max: u64) -> Result<Option<String>, ConfigError> {
     if !path.is_file() {
         return Ok(None);
     }
@@ -399,15 +494,13 @@ fn read_bounded(path: &Path, shown: &str) -> Result<Option<String>, ConfigError>
     };
     let file = std::fs::File::open(path).map_err(error)?;
     let mut bytes = Vec::new();
-    file.take(MAX_SETTINGS_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(error)?;
-    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+    file.take(max + 1).read_to_end(&mut bytes).map_err(error)?;
+    if bytes.len() as u64 > max {
         return Err(ConfigError::Shape {
             path: shown.to_string(),
             message: format!(
                 "larger than {} KiB; a settings file that large is not read",
-                MAX_SETTINGS_BYTES / 1024
+                max / 1024
             ),
         });
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// The clients `--user` knows, as it spells them (the names client profiles use
 /// where a client has one).
-pub const USER_CLIENTS: [&str; 14] = [
+pub const USER_CLIENTS: [&str; 15] = [
     "claude-code",
     "claude-desktop",
     "codex",
@@ -20,6 +20,7 @@ pub const USER_CLIENTS: [&str; 14] = [
     "zed",
     "roo-code",
     "continue",
+    "amazon-q",
 ];
 
 /// The operating system whose conventions a client's user-level file follows.
@@ -43,11 +44,12 @@ impl Platform {
     }
 }
 
-/// The user-level file `--user CLIENT` reads, and a note on the choice when the
-/// client keeps it in one of two places.
+/// The user-level files `--user CLIENT` reads (one for most clients; a file and the
+/// files of a folder for Amazon Q and Continue), and a note on the choice when the
+/// client keeps its file in one of two places.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserConfig {
-    pub path: PathBuf,
+    pub paths: Vec<PathBuf>,
     pub note: Option<String>,
 }
 
@@ -165,21 +167,63 @@ pub fn user_config_places(
         }],
         // RooCodeInc/Roo-Code `src/services/mcp/McpHub.ts` (`getMcpSettingsFilePath`).
         "roo-code" => vec![global_storage("rooveterinaryinc.roo-cline")?.join("mcp_settings.json")],
-        // continuedev/continue `core/util/paths.ts` (`getContinueGlobalPath`):
-        // CONTINUE_GLOBAL_DIR, else `~/.continue`.
-        "continue" => vec![
-            var("CONTINUE_GLOBAL_DIR")
-                .map(PathBuf::from)
-                .or_else(|| home.map(|h| h.join(".continue")))?
-                .join("config.yaml"),
-        ],
+        // continuedev/continue `core/util/paths.ts` (`getConfigYamlPath`); its
+        // `mcpServers` folder is in [`user_config_dirs`].
+        "continue" => vec![continue_dir(home, &var)?.join("config.yaml")],
+        // aws/amazon-q-developer-cli `crates/chat-cli/src/util/paths.rs`
+        // (`global::MCP_CONFIG`): the legacy global MCP file; its agents are in
+        // [`user_config_dirs`].
+        "amazon-q" => vec![home?.join(".aws/amazonq/mcp.json")],
         _ => return None,
     })
 }
 
-/// The user-level config file of `client`, read as the client reads it: the first of
-/// its places that exists, else the first. `None` for an unknown client or when the
-/// home directory is not set.
+/// The folders whose files `client` reads beside its user-level file, each with the
+/// file name endings it reads there: Amazon Q's global agents
+/// (aws/amazon-q-developer-cli `crates/chat-cli/src/util/paths.rs`,
+/// `global::AGENTS_DIR`; `crates/chat-cli/src/cli/agent/mod.rs` loads each `.json`
+/// there), and Continue's `mcpServers` blocks under its global folder
+/// (continuedev/continue `core/util/paths.ts`, `getGlobalFolderWithName`;
+/// `core/config/loadLocalAssistants.ts`, `getDotContinueSubDirs`, and
+/// `core/context/mcp/json/loadJsonMcpConfigs.ts` read `~/.continue/mcpServers` as
+/// they read the workspace's).
+pub fn user_config_dirs(
+    client: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(PathBuf, &'static [&'static str])> {
+    let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    let home = match Platform::current() {
+        Platform::Windows => var("USERPROFILE").or_else(|| var("HOME")),
+        _ => var("HOME"),
+    }
+    .map(PathBuf::from);
+    let dir = match client {
+        "amazon-q" => home.map(|h| (h.join(".aws/amazonq/cli-agents"), &["json"][..])),
+        "continue" => {
+            continue_dir(home, &var).map(|d| (d.join("mcpServers"), &["yaml", "yml", "json"][..]))
+        }
+        _ => None,
+    };
+    dir.into_iter().collect()
+}
+
+/// Continue's global folder: continuedev/continue `core/util/paths.ts`
+/// (`getContinueGlobalPath`): CONTINUE_GLOBAL_DIR, else `~/.continue`.
+pub(crate) fn continue_dir(
+    home: Option<PathBuf>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Option<PathBuf> {
+    var("CONTINUE_GLOBAL_DIR")
+        .filter(|v| !v.trim().is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".continue")))
+}
+
+/// The user-level config files of `client`, read as the client reads them: the first
+/// of its places that exists, else the first; then the files of its folders
+/// ([`user_config_dirs`], by name), without the file when it does not exist and the
+/// folders have some. `None` for an unknown client or when the home directory is not
+/// set.
 pub fn user_config(
     client: &str,
     platform: Platform,
@@ -189,6 +233,15 @@ pub fn user_config(
     let places = user_config_places(client, platform, lookup)?;
     let at = places.iter().position(|p| exists(p)).unwrap_or(0);
     let path = places[at].clone();
+    let listed: Vec<PathBuf> = user_config_dirs(client, lookup)
+        .into_iter()
+        .flat_map(|(dir, ends)| super::files_in(&dir, ends))
+        .collect();
+    let mut paths = Vec::new();
+    if listed.is_empty() || exists(&path) {
+        paths.push(path.clone());
+    }
+    paths.extend(listed);
     let note = match (client, at) {
         ("cline", 0) => places[1..].iter().find(|p| exists(p)).map(|old| {
             format!(
@@ -204,13 +257,14 @@ pub fn user_config(
         )),
         _ => None,
     };
-    Some(UserConfig { path, note })
+    Some(UserConfig { paths, note })
 }
 
 /// The user-level config file of `client` on this platform, from the environment
-/// `lookup` gives.
+/// `lookup` gives (the first, for a client that reads several).
 pub fn user_config_path(client: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    user_config(client, Platform::current(), lookup, &|p| p.is_file()).map(|c| c.path)
+    user_config(client, Platform::current(), lookup, &|p| p.is_file())
+        .and_then(|c| c.paths.into_iter().next())
 }
 
 /// Gemini CLI's own directory, `~/.gemini`: google-gemini/gemini-cli
@@ -235,11 +289,22 @@ pub(crate) fn gemini_dir(
 pub fn is_user_file(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> bool {
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let path = canonical(path);
+    let in_dir = |(dir, ends): (PathBuf, &[&str])| {
+        path.parent().is_some_and(|p| p == canonical(&dir))
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ends.contains(&e))
+    };
     USER_CLIENTS
         .iter()
         .filter_map(|client| user_config_places(client, Platform::current(), lookup))
         .flatten()
         .any(|user| canonical(&user) == path)
+        || USER_CLIENTS
+            .iter()
+            .flat_map(|client| user_config_dirs(client, lookup))
+            .any(in_dir)
 }
 
 #[cfg(test)]
@@ -426,6 +491,23 @@ mod tests {
             first("continue", Platform::Linux, &home),
             Path::new("/h/.continue/config.yaml")
         );
+        assert_eq!(
+            first("amazon-q", Platform::MacOs, &home),
+            Path::new("/h/.aws/amazonq/mcp.json")
+        );
+        let moved = env(&[("HOME", "/h"), ("CONTINUE_GLOBAL_DIR", "/c")]);
+        assert_eq!(
+            first("continue", Platform::Linux, &moved),
+            Path::new("/c/config.yaml")
+        );
+        assert_eq!(
+            user_config_dirs("continue", &moved),
+            [(PathBuf::from("/c/mcpServers"), &["yaml", "yml", "json"][..])]
+        );
+        assert_eq!(
+            user_config_dirs("amazon-q", &home)[0].0,
+            Path::new("/h/.aws/amazonq/cli-agents")
+        );
     }
 
     #[test]
@@ -472,20 +554,20 @@ mod tests {
         // Both exist: the shared file, with a note naming the stale copy.
         let both = user_config("cline", Platform::Linux, &home, &|_| true).unwrap();
         assert_eq!(
-            both.path,
-            Path::new("/h/.cline/data/settings/cline_mcp_settings.json")
+            both.paths,
+            [Path::new("/h/.cline/data/settings/cline_mcp_settings.json")]
         );
         assert!(both.note.unwrap().contains("is not read"));
         // Only the old one: it, said so.
         let only_old =
             user_config("cline", Platform::Linux, &home, &|p| p == Path::new(old)).unwrap();
-        assert_eq!(only_old.path, Path::new(old));
+        assert_eq!(only_old.paths, [Path::new(old)]);
         assert!(only_old.note.unwrap().contains("does not exist"));
         // Neither: the shared file (which then is reported missing).
         let neither = user_config("cline", Platform::Linux, &home, &|_| false).unwrap();
         assert_eq!(
-            neither.path,
-            Path::new("/h/.cline/data/settings/cline_mcp_settings.json")
+            neither.paths,
+            [Path::new("/h/.cline/data/settings/cline_mcp_settings.json")]
         );
     }
 

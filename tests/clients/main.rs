@@ -14,6 +14,7 @@ mod goose;
 mod helper;
 mod launch;
 mod places;
+mod users2;
 mod vars;
 mod vscode2;
 
