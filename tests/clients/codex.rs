@@ -3,47 +3,12 @@
 //! `codex-rs/core/src/mcp_connection_manager.rs`): `env_vars` tables, names left out
 //! when unset, and headers from variables.
 
-use serde_json::Value;
-
-use super::common::{HttpServer, McpPipe, Project, bin};
-use super::{VALUE, place, project_with, sample};
-
-/// HOME and XDG_CONFIG_HOME in a temp dir, SAMPLE_SECRET set, and `extra`.
-fn env_with<'a>(home: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-    let mut env = vec![
-        ("HOME", home),
-        ("XDG_CONFIG_HOME", home),
-        ("SAMPLE_SECRET", VALUE),
-    ];
-    env.extend_from_slice(extra);
-    env
-}
-
-fn home() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().display().to_string();
-    (dir, path)
-}
-
-/// The description of the fixture's `search_docs` tool as the guard's server lists it.
-fn guarded_description(project: &Project, server: &str, env: &[(&str, &str)]) -> String {
-    let mut guard = McpPipe::spawn(&bin(), &["guard", server], project.path(), env);
-    guard.initialize();
-    let tools: Vec<Value> = guard.list_tools();
-    let description = tools
-        .iter()
-        .find(|t| t["name"] == "search_docs")
-        .and_then(|t| t["description"].as_str())
-        .unwrap_or_else(|| panic!("search_docs is listed\n{}", guard.stderr()))
-        .to_string();
-    guard.close();
-    let _ = guard.child.wait();
-    description
-}
+use super::common::{HttpServer, Project};
+use super::{env_with, guarded_description, place, project_with, sample, temp_home};
 
 #[test]
 fn codex_env_vars_tables_are_names_and_an_unset_name_is_left_out_not_an_error() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".codex/config.toml", "codex-env-vars.config.toml");
     let env = env_with(&home, &[]);
     project.run_env(&["update", "--yes"], &env).expect(0);
@@ -63,7 +28,7 @@ fn codex_env_vars_tables_are_names_and_an_unset_name_is_left_out_not_an_error() 
 
 #[test]
 fn a_codex_env_vars_entry_read_on_a_remote_executor_is_refused_in_one_line() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".codex/config.toml", "codex-env-vars-remote.config.toml");
     let run = project.run_env(&["update", "--yes"], &env_with(&home, &[]));
     assert_ne!(run.code(), 0);
@@ -90,7 +55,7 @@ fn a_codex_header_whose_variable_is_unset_or_blank_is_left_out_and_the_server_is
     let token = "codex-token-5be02f";
     let server = HttpServer::fixture(&["--http", "--require-token", token]);
     let project = headers_project(&server);
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let env = env_with(&home, &[("C27_TOKEN", token), ("C27_BLANK", "  ")]);
     project.run_env(&["update", "--yes"], &env).expect(0);
     project.run_env(&["verify"], &env).expect(0);
@@ -102,7 +67,7 @@ fn a_codex_header_whose_variable_is_unset_or_blank_is_left_out_and_the_server_is
 fn a_codex_bearer_token_variable_that_is_empty_stops_the_server_in_one_line() {
     let server = HttpServer::fixture(&["--http", "--require-token", "unused-token-91"]);
     let project = headers_project(&server);
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let run = project.run_env(&["update", "--yes"], &env_with(&home, &[("C27_TOKEN", "")]));
     assert_ne!(run.code(), 0);
     let stderr = run.stderr();

@@ -26,14 +26,7 @@ fn servers_row(project: &Project, extra: &[&str], name: &str) -> Value {
     args.extend(["servers", "--format", "json"]);
     let run = project.run_env(&args, &[("SAMPLE_SECRET", VALUE)]);
     run.expect(0);
-    let doc = run.json();
-    doc["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no row for {name}: {doc}"))
+    super::row_named(&run.json(), name)
 }
 
 #[test]

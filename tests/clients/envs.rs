@@ -5,33 +5,8 @@
 use serde_json::Value;
 
 use super::common::{McpPipe, Project, bin};
-use super::{VALUE, place, project_with, sample};
+use super::{env_with, pin_under, place, project_with, sample, temp_home};
 use mcp_lock::config::ProjectConfig;
-
-/// The environment of every run: HOME and XDG_CONFIG_HOME in a temp dir, SAMPLE_SECRET
-/// set, and `extra`.
-fn env_with<'a>(home: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-    let mut env = vec![
-        ("HOME", home),
-        ("XDG_CONFIG_HOME", home),
-        ("SAMPLE_SECRET", VALUE),
-    ];
-    env.extend_from_slice(extra);
-    env
-}
-
-/// `update --yes` then `verify` in `project`, the lock written.
-fn pin(project: &Project, env: &[(&str, &str)]) -> String {
-    project.run_env(&["update", "--yes"], env).expect(0);
-    project.run_env(&["verify"], env).expect(0);
-    project.lock_text().expect("a lock was written")
-}
-
-fn home() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().display().to_string();
-    (dir, path)
-}
 
 fn write_env_file(project: &Project, text: &str) {
     std::fs::write(project.path().join(".env"), text).unwrap();
@@ -39,13 +14,13 @@ fn write_env_file(project: &Project, text: &str) {
 
 #[test]
 fn a_vscode_env_file_reaches_the_server_and_env_overrides_it() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
     write_env_file(
         &project,
         "# read as VS Code reads it\nexport FROM_FILE=\"q7z\" # a comment\nSHADOWED=bad\n",
     );
-    let lock = pin(&project, &env_with(&home, &[]));
+    let lock = pin_under(&project, &env_with(&home, &[]));
     assert!(lock.contains("Token: q7z"), "{lock}");
     // `env` wins over the file, as in VS Code.
     assert!(lock.contains("Token: k2v"), "{lock}");
@@ -73,16 +48,16 @@ fn a_vscode_env_file_reaches_the_server_and_env_overrides_it() {
 
 #[test]
 fn a_cursor_env_file_reaches_the_server() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".cursor/mcp.json", "cursor-envfile.mcp.json");
     write_env_file(&project, "FROM_FILE=q7z\n");
-    let lock = pin(&project, &env_with(&home, &[]));
+    let lock = pin_under(&project, &env_with(&home, &[]));
     assert!(lock.contains("Token: q7z"), "{lock}");
 }
 
 #[test]
 fn a_value_from_a_vscode_env_file_is_a_secret_kept_out_of_the_lock() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let long = "env-file-secret-value-5521";
     let project = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
     write_env_file(&project, &format!("FROM_FILE={long}\nSHADOWED=bad\n"));
@@ -99,7 +74,7 @@ fn a_value_from_a_vscode_env_file_is_a_secret_kept_out_of_the_lock() {
 
 #[test]
 fn a_missing_vscode_env_file_is_one_line_naming_the_server_the_file_and_the_field() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".vscode/mcp.json", "vscode-envfile-missing.mcp.json");
     let run = project.run_env(&["update", "--yes"], &env_with(&home, &[]));
     assert_ne!(run.code(), 0);
@@ -113,7 +88,7 @@ fn a_missing_vscode_env_file_is_one_line_naming_the_server_the_file_and_the_fiel
 
 #[test]
 fn a_relative_vscode_env_file_is_refused_with_the_workspace_folder_form() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".vscode/mcp.json", "vscode-envfile-missing.mcp.json");
     write_env_file(&project, "FROM_FILE=q7z\n");
     let relative = sample("vscode-envfile-missing.mcp.json", project.path())
@@ -140,10 +115,10 @@ fn search_docs(tools: &[Value]) -> String {
 
 #[test]
 fn a_codex_server_inherits_only_codexs_defaults_its_env_vars_and_its_env() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".codex/config.toml", "codex-inherit.config.toml");
     let env = env_with(&home, &[("NOT_ALLOWED", "k9w")]);
-    let lock = pin(&project, &env);
+    let lock = pin_under(&project, &env);
     // Set in mcp-lock's environment, but Codex would not pass it on.
     assert!(!lock.contains("k9w"), "{lock}");
     // `env_vars` and `env` do reach it.
@@ -171,7 +146,7 @@ fn a_codex_server_inherits_only_codexs_defaults_its_env_vars_and_its_env() {
 
 #[test]
 fn a_server_codex_and_claude_code_define_alike_is_listed_under_each_with_that_hosts_environment() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".codex/config.toml", "codex-inherit.config.toml");
     let fixture = super::common::fixture().display().to_string();
     let entry = format!(
@@ -181,7 +156,7 @@ fn a_server_codex_and_claude_code_define_alike_is_listed_under_each_with_that_ho
     let config = ProjectConfig::load(project.path(), None).unwrap();
     assert_eq!(config.server("fixture").unwrap().hosts.len(), 2);
     let env = env_with(&home, &[("NOT_ALLOWED", "k9w")]);
-    let lock = pin(&project, &env);
+    let lock = pin_under(&project, &env);
     let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
     let described = |profile: &str| {
         let pin = &parsed.servers["fixture"].profiles[profile];
@@ -199,7 +174,7 @@ fn a_server_codex_and_claude_code_define_alike_is_listed_under_each_with_that_ho
 
 #[test]
 fn a_server_gemini_cli_and_claude_code_define_alike_is_one_server_each_with_its_environment() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = Project::new(serde_json::json!({
         "fixture": {"command": super::common::fixture().display().to_string(),
                     "args": ["--describe-env", "MY_TOKEN"]}
@@ -207,7 +182,7 @@ fn a_server_gemini_cli_and_claude_code_define_alike_is_one_server_each_with_its_
     let text = std::fs::read_to_string(project.path().join(".mcp.json")).unwrap();
     place(project.path(), ".gemini/settings.json", &text);
     let env = env_with(&home, &[("MY_TOKEN", "k9w")]);
-    let lock = pin(&project, &env);
+    let lock = pin_under(&project, &env);
     let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
     let profiles: Vec<&String> = parsed.servers["fixture"].profiles.keys().collect();
     assert_eq!(profiles, ["claude-code", "gemini-cli"]);
@@ -223,10 +198,10 @@ fn a_server_gemini_cli_and_claude_code_define_alike_is_one_server_each_with_its_
 
 #[test]
 fn a_gemini_server_is_not_given_variables_that_look_like_secrets_unless_settings_allow_them() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".gemini/settings.json", "gemini-redacted.settings.json");
     let env = env_with(&home, &[("MY_TOKEN", "k9w"), ("ALLOWED_TOKEN", "a4b")]);
-    let lock = pin(&project, &env);
+    let lock = pin_under(&project, &env);
     // A name with TOKEN in it is stripped by Gemini CLI.
     assert!(!lock.contains("k9w"), "{lock}");
     // The settings' `allowed` list and the entry's own `env` pass.

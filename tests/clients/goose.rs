@@ -39,14 +39,7 @@ fn servers_row(project: &Project, home: &Path, name: &str) -> Value {
         &[("SAMPLE_SECRET", VALUE)],
     );
     run.expect(0);
-    let doc = run.json();
-    doc["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no row for {name}: {doc}"))
+    super::row_named(&run.json(), name)
 }
 
 #[test]

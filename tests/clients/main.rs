@@ -80,6 +80,60 @@ fn pin_and_verify(project: &Project, extra: &[&str], home: Option<&Path>) -> Str
     project.lock_text().expect("a lock was written")
 }
 
+/// A temporary directory for HOME and XDG_CONFIG_HOME, and its path as text.
+pub(crate) fn temp_home() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().display().to_string();
+    (dir, path)
+}
+
+/// The environment of a run: HOME and XDG_CONFIG_HOME at `home`, SAMPLE_SECRET set,
+/// and `extra`.
+pub(crate) fn env_with<'a>(home: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut env = vec![
+        ("HOME", home),
+        ("XDG_CONFIG_HOME", home),
+        ("SAMPLE_SECRET", VALUE),
+    ];
+    env.extend_from_slice(extra);
+    env
+}
+
+/// `update --yes` then `verify` in `project` under `env`; the lock written.
+pub(crate) fn pin_under(project: &Project, env: &[(&str, &str)]) -> String {
+    project.run_env(&["update", "--yes"], env).expect(0);
+    project.run_env(&["verify"], env).expect(0);
+    project.lock_text().expect("a lock was written")
+}
+
+/// The description of the fixture's `search_docs` tool as the server `mcp-lock guard
+/// SERVER` starts lists it: what the agent's server sees.
+pub(crate) fn guarded_description(project: &Project, server: &str, env: &[(&str, &str)]) -> String {
+    let mut guard = common::McpPipe::spawn(&common::bin(), &["guard", server], project.path(), env);
+    guard.initialize();
+    let tools: Vec<serde_json::Value> = guard.list_tools();
+    let description = tools
+        .iter()
+        .find(|t| t["name"] == "search_docs")
+        .and_then(|t| t["description"].as_str())
+        .unwrap_or_else(|| panic!("search_docs is listed\n{}", guard.stderr()))
+        .to_string();
+    guard.close();
+    let _ = guard.child.wait();
+    description
+}
+
+/// The row of the entry `name` in a `servers --format json` document.
+pub(crate) fn row_named(doc: &serde_json::Value, name: &str) -> serde_json::Value {
+    doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no row for {name}: {doc}"))
+}
+
 /// The one lock under a home's `.config/mcp-lock/locks/`.
 fn user_lock(home: &Path) -> String {
     let dir = home.join(".config/mcp-lock/locks");

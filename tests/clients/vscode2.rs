@@ -4,55 +4,16 @@
 
 use serde_json::Value;
 
-use super::common::{HttpServer, McpPipe, Project, bin};
-use super::{VALUE, place, project_with};
-
-/// HOME and XDG_CONFIG_HOME in a temp dir, SAMPLE_SECRET set, and `extra`.
-fn env_with<'a>(home: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-    let mut env = vec![
-        ("HOME", home),
-        ("XDG_CONFIG_HOME", home),
-        ("SAMPLE_SECRET", VALUE),
-    ];
-    env.extend_from_slice(extra);
-    env
-}
-
-fn home() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().display().to_string();
-    (dir, path)
-}
-
-fn pin(project: &Project, env: &[(&str, &str)]) -> String {
-    project.run_env(&["update", "--yes"], env).expect(0);
-    project.run_env(&["verify"], env).expect(0);
-    project.lock_text().expect("a lock was written")
-}
-
-/// The description of `search_docs` the guard's server for `name` lists.
-fn guard_description(project: &Project, name: &str, env: &[(&str, &str)]) -> String {
-    let mut guard = McpPipe::spawn(&bin(), &["guard", name], project.path(), env);
-    guard.initialize();
-    let tools: Vec<Value> = guard.list_tools();
-    let description = tools
-        .iter()
-        .find(|t| t["name"] == "search_docs")
-        .and_then(|t| t["description"].as_str())
-        .unwrap_or_else(|| panic!("search_docs is listed: {}", guard.stderr()))
-        .to_string();
-    guard.close();
-    let _ = guard.child.wait();
-    description
-}
+use super::common::{HttpServer, Project};
+use super::{VALUE, env_with, guarded_description, pin_under, place, project_with, temp_home};
 
 #[test]
 fn a_vscode_env_null_unsets_the_variable_and_a_number_is_its_text_for_verify_and_the_guard() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".vscode/mcp.json", "vscode-env-null-number.mcp.json");
     std::fs::write(project.path().join(".env"), "FROM_FILE=k2v\n").unwrap();
     let env = env_with(&home, &[]);
-    let lock = pin(&project, &env);
+    let lock = pin_under(&project, &env);
     // SAMPLE_SECRET is set for mcp-lock, but `null` keeps it from the server; the
     // envFile's FROM_FILE is removed too.
     assert!(!lock.contains(&format!("Token: {VALUE}")), "{lock}");
@@ -64,9 +25,9 @@ fn a_vscode_env_null_unsets_the_variable_and_a_number_is_its_text_for_verify_and
     assert!(lock.contains("env = [\"PORT\", \"RATIO\"]"), "{lock}");
 
     // The guard starts the agent's server the same way.
-    assert!(guard_description(&project, "fixture", &env).ends_with("Token: "));
-    assert!(guard_description(&project, "filed", &env).ends_with("Token: "));
-    assert!(guard_description(&project, "number", &env).ends_with("Token: 8080"));
+    assert!(guarded_description(&project, "fixture", &env).ends_with("Token: "));
+    assert!(guarded_description(&project, "filed", &env).ends_with("Token: "));
+    assert!(guarded_description(&project, "number", &env).ends_with("Token: 8080"));
 
     // `servers` says what is not inherited.
     let servers = project.run_env(&["servers"], &env);
@@ -83,16 +44,16 @@ fn a_vscode_env_null_unsets_the_variable_and_a_number_is_its_text_for_verify_and
 #[test]
 fn a_vscode_env_path_is_appended_to_the_inherited_path_for_verify_and_the_guard_and_claude_codes_replaces_it()
  {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(".vscode/mcp.json", "vscode-env-path.mcp.json");
     let env = env_with(&home, &[("PATH", "/usr/bin:/bin")]);
-    let lock = pin(&project, &env);
+    let lock = pin_under(&project, &env);
     assert!(
         lock.contains("Token: /usr/bin:/bin:/opt/extra-q7z/bin"),
         "{lock}"
     );
     assert!(
-        guard_description(&project, "fixture", &env)
+        guarded_description(&project, "fixture", &env)
             .ends_with("Token: /usr/bin:/bin:/opt/extra-q7z/bin")
     );
     // Claude Code's env PATH still replaces it.
@@ -101,7 +62,7 @@ fn a_vscode_env_path_is_appended_to_the_inherited_path_for_verify_and_the_guard_
         "args": ["--describe-env", "PATH"],
         "env": {"PATH": "/opt/extra-q7z/bin"}
     }}));
-    let claude_lock = pin(&claude, &env);
+    let claude_lock = pin_under(&claude, &env);
     assert!(
         claude_lock.contains("Token: /opt/extra-q7z/bin\""),
         "{claude_lock}"
@@ -110,12 +71,12 @@ fn a_vscode_env_path_is_appended_to_the_inherited_path_for_verify_and_the_guard_
 
 #[test]
 fn a_gemini_include_tools_entry_with_arguments_shows_the_tool_and_exclude_tools_is_exact() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let project = project_with(
         ".gemini/settings.json",
         "gemini-include-tool-args.settings.json",
     );
-    let lock = pin(&project, &env_with(&home, &[]));
+    let lock = pin_under(&project, &env_with(&home, &[]));
     assert!(lock.contains("name = \"search_docs\""), "{lock}");
     // Excluded by its exact name; read_ticket is not included.
     assert!(!lock.contains("name = \"deploy_preview\""), "{lock}");
@@ -137,7 +98,7 @@ fn gemini_project(entry: Value) -> Project {
 
 #[test]
 fn a_gemini_http_url_is_used_over_url_as_streamable_http() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let server = HttpServer::fixture(&["--http"]);
     // Gemini CLI connects to httpUrl and warns that url is ignored.
     let project = gemini_project(serde_json::json!({
@@ -145,7 +106,7 @@ fn a_gemini_http_url_is_used_over_url_as_streamable_http() {
         "url": "http://127.0.0.1:9/nothing-here",
         "type": "sse"
     }));
-    let lock = pin(&project, &env_with(&home, &[]));
+    let lock = pin_under(&project, &env_with(&home, &[]));
     assert!(lock.contains("transport = \"streamable-http\""), "{lock}");
     assert!(lock.contains(&server.url("/mcp")), "{lock}");
     assert!(!lock.contains("nothing-here"), "{lock}");
@@ -153,7 +114,7 @@ fn a_gemini_http_url_is_used_over_url_as_streamable_http() {
 
 #[test]
 fn a_gemini_google_auth_provider_is_one_line_and_the_server_is_not_contacted() {
-    let (_home, home) = home();
+    let (_home, home) = temp_home();
     let server = HttpServer::fixture(&["--http"]);
     let project = gemini_project(serde_json::json!({
         "httpUrl": server.url("/mcp"),
