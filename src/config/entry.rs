@@ -49,9 +49,27 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
     if host == Host::Codex
         && let Some(id) = string(obj, "environment_id")?.filter(|id| id != "local")
     {
-        return Err(format!(
-            "has environment_id = {id:?}: Codex starts it in that remote environment, and mcp-lock starts servers on this machine only; pin it from a config that runs it locally"
-        ));
+        return Ok(Read::Skipped(format!(
+            "{NOT_CHECKED}environment_id = {id:?}: Codex starts it in that remote environment, and mcp-lock starts servers on this machine only; pin it from a config that runs it locally"
+        )));
+    }
+    if host == Host::Codex
+        && let Some(name) = remote_env_var(obj)
+    {
+        return Ok(Read::Skipped(format!(
+            "{NOT_CHECKED}env_vars entry {name:?} has source = \"remote\", read where Codex runs the server remotely; mcp-lock starts servers on this machine: use source = \"local\" or set {name} in \"env\""
+        )));
+    }
+    // Gemini CLI fails a stdio server with Google authentication, and only it
+    // (packages/core/src/tools/mcp-client.ts `createTransport`).
+    if host == Host::GeminiCli
+        && obj.get("url").or_else(|| obj.get("httpUrl")).is_none()
+        && let Some(google @ ("google_credentials" | "service_account_impersonation")) =
+            string(obj, "authProviderType")?.as_deref()
+    {
+        return Ok(Read::Skipped(format!(
+            "{NOT_CHECKED}authProviderType {google:?} needs a \"url\" or \"httpUrl\"; Gemini CLI does not start this server either"
+        )));
     }
     let kind = string(obj, "type")?;
     if host == Host::Goose
@@ -164,12 +182,21 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
                 .collect();
             for (k, v) in headers.iter_mut() {
                 let filled = goose::header(v, &known);
+                // Only what `goose::header` put in is an env_keys value: the same text
+                // written in the header already is sent as written.
+                let count = |text: &str| -> usize {
+                    templates
+                        .iter()
+                        .map(|t| text.matches(t.as_str()).count())
+                        .sum()
+                };
+                let inserted = count(&filled) > count(v);
                 let mut leftover = filled.clone();
                 for t in &templates {
                     leftover = leftover.replace(t.as_str(), "");
                 }
-                if leftover.len() != filled.len() {
-                    if leftover.contains("${") {
+                if inserted {
+                    if leftover.contains("${") || count(v) > 0 {
                         return Err(format!(
                             "\"headers.{k}\" holds an env_keys value beside other ${{...}} text, which Goose sends as written and mcp-lock cannot; write that text without \"${{\""
                         ));
@@ -309,6 +336,19 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         headers_helper,
         environ: (environ != environ::Environ::default()).then(|| Box::new(environ)),
     }))
+}
+
+/// Why an entry is skipped when mcp-lock cannot start or reach it as its host does:
+/// warned of, not only listed, since the host does run it.
+pub const NOT_CHECKED: &str = "not checked: ";
+
+/// The first Codex `env_vars` table whose variable is read on a remote executor.
+fn remote_env_var(obj: &Map<String, Value>) -> Option<String> {
+    obj.get("env_vars")?.as_array()?.iter().find_map(|item| {
+        let table = item.as_object()?;
+        (table.get("source")?.as_str()? == "remote")
+            .then(|| table.get("name")?.as_str().map(str::to_string))?
+    })
 }
 
 /// Codex's `env_vars`: names, or tables `{ name = "X", source = "local" }`
@@ -745,11 +785,16 @@ mod tests {
             environ::codex_inherited(&["A".into(), "B".into(), "C".into()])
         );
         let refused = |entry: Value| read_entry("s", &entry, Host::Codex).unwrap_err();
-        let remote =
-            refused(json!({"command": "x", "env_vars": [{"name": "B", "source": "remote"}]}));
+        // A variable read on a remote executor: that one server is not checked.
+        let remote = read_entry(
+            "s",
+            &json!({"command": "x", "env_vars": [{"name": "B", "source": "remote"}]}),
+            Host::Codex,
+        );
         assert!(
-            remote.contains("source = \"remote\"") && remote.contains("\"B\""),
-            "{remote}"
+            matches!(&remote, Ok(Read::Skipped(why)) if why.starts_with(NOT_CHECKED)
+                && why.contains("source = \"remote\"") && why.contains("\"B\"")),
+            "{remote:?}"
         );
         let other =
             refused(json!({"command": "x", "env_vars": [{"name": "B", "source": "vault"}]}));
@@ -763,14 +808,17 @@ mod tests {
     }
 
     #[test]
-    fn a_codex_server_in_a_remote_environment_is_refused_and_a_local_one_is_read() {
-        let err = read_entry(
+    fn a_codex_server_in_a_remote_environment_is_not_checked_and_a_local_one_is_read() {
+        let read = read_entry(
             "s",
             &json!({"command": "x", "environment_id": "devbox"}),
             Host::Codex,
-        )
-        .unwrap_err();
-        assert!(err.contains("environment_id = \"devbox\""), "{err}");
+        );
+        assert!(
+            matches!(&read, Ok(Read::Skipped(why)) if why.starts_with(NOT_CHECKED)
+                && why.contains("environment_id = \"devbox\"")),
+            "{read:?}"
+        );
         server(
             json!({"command": "x", "environment_id": "local"}),
             Host::Codex,
@@ -978,6 +1026,21 @@ mod tests {
     }
 
     #[test]
+    fn a_goose_header_that_writes_an_env_keys_template_itself_is_sent_as_written() {
+        // `env_keys: [api_token]` is read from API_TOKEN, but a header that writes
+        // `${API_TOKEN}` is not one Goose fills (it knows `api_token`): as written.
+        let http = json!({"type": "streamable_http", "name": "s", "enabled": true, "uri": "http://h/mcp",
+                          "env_keys": ["api_token"],
+                          "headers": {"Authorization": "Bearer ${API_TOKEN}"}});
+        let spec = server(http, Host::Goose);
+        assert!(spec.vars.named.is_empty(), "{:?}", spec.vars.named);
+        let TransportSpec::Remote { headers, .. } = spec.transport else {
+            panic!("remote")
+        };
+        assert_eq!(headers["Authorization"], "Bearer ${API_TOKEN}");
+    }
+
+    #[test]
     fn goose_sse_extensions_are_skipped_as_goose_refuses_them() {
         let sse = json!({"type": "sse", "uri": "http://h/sse", "enabled": true});
         let Ok(Read::Skipped(why)) = read_entry("s", &sse, Host::Goose) else {
@@ -1138,8 +1201,13 @@ mod tests {
             Host::GeminiCli,
         );
         assert!(discovery.refusal.is_none());
+        // Gemini CLI fails that one server, so it is skipped (and warned of), not the
+        // whole file refused.
         let stdio = json!({"command": "x", "authProviderType": "google_credentials"});
-        assert!(read_entry("s", &stdio, Host::GeminiCli).is_err());
+        assert!(matches!(
+            read_entry("s", &stdio, Host::GeminiCli),
+            Ok(Read::Skipped(why)) if why.starts_with(NOT_CHECKED) && why.contains("authProviderType")
+        ));
     }
 
     #[test]

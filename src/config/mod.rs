@@ -780,6 +780,12 @@ pub fn amazonq_shadowed_agents(
             serde_json::from_str(&jsonc::strip_jsonc(shape::without_bom(&text))).ok()?;
         root.get("name")?.as_str().map(str::to_string)
     };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let same_dir =
+        |a: &Path, b: &Path| std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok();
+    if home.is_some_and(|h| same_dir(&h, project_dir)) {
+        return Vec::new();
+    }
     let project_agents = files_in(&project_dir.join(AMAZONQ_AGENTS_DIR), &["json"]);
     let same = |a: &Path, b: &Path| std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok();
     let mut shadowed = Vec::new();
@@ -846,6 +852,16 @@ fn amazonq_agent_tools(
         }
     }
     Ok(Some(shown))
+}
+
+/// The variables an entry's `env` unsets (VS Code's `"NAME": null`), which its
+/// resolved environment leaves out whichever host lists it: an entry that unsets
+/// others is another definition.
+fn unset_names(spec: &ServerSpec) -> Option<&Vec<String>> {
+    match spec.environ.as_ref()?.inherit.as_ref()? {
+        environ::Inherit::AllBut(names) => Some(names),
+        _ => None,
+    }
 }
 
 /// A Continue `.json` file in `.continue/mcpServers/` holding one server, named after
@@ -1056,6 +1072,17 @@ impl ProjectConfig {
         for (file, read) in reads {
             let file = &file;
             for mut entry in read.entries {
+                // An entry its host runs but mcp-lock cannot start or reach as it does:
+                // said at every run, not only listed by `servers`.
+                if let Err(why) = &entry.read
+                    && let Some(why) = why.strip_prefix(entry::NOT_CHECKED)
+                {
+                    modifiers.warnings.push(format!(
+                        "{}: server {:?} is not checked: {why}",
+                        file.display(),
+                        entry.name
+                    ));
+                }
                 // Settings files outside the entry may turn it off (settings.rs).
                 let mut note = None;
                 if let Ok(spec) = &entry.read {
@@ -1113,6 +1140,8 @@ impl ProjectConfig {
                     || env_file(existing).unwrap_or_default() != env_file(&spec).unwrap_or_default()
                     || existing.headers_helper != spec.headers_helper
                     || existing.oauth_off != spec.oauth_off
+                    || existing.refusal != spec.refusal
+                    || unset_names(existing) != unset_names(&spec)
                 {
                     let preferred = prefer.get(&spec.name).map(|p| project_dir.join(p));
                     let same = |a: &Path, b: &Path| {
@@ -1143,6 +1172,16 @@ impl ProjectConfig {
                         }
                     }
                     continue;
+                }
+                // A variable one host leaves out when unset and the other requires is
+                // required (an error names it), never silently left out for both; one
+                // a host refuses empty is refused empty.
+                let optional = &spec.vars.optional;
+                existing.vars.optional.retain(|f| optional.contains(f));
+                for field in &spec.vars.non_empty {
+                    if !existing.vars.non_empty.contains(field) {
+                        existing.vars.non_empty.push(field.clone());
+                    }
                 }
                 // What each host lets the server inherit is the host's: kept per host,
                 // so each client profile's listing is made as that host starts it.

@@ -731,3 +731,69 @@ fn each_clients_own_disabled_flag_skips_its_entry() {
         );
     }
 }
+
+#[test]
+fn what_two_hosts_read_differently_is_never_merged_into_the_looser_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture().display().to_string();
+    // Gemini CLI's Google authentication beside a plain Claude Code entry: two
+    // definitions, so the plain one is never pinned as what Gemini's agent sees.
+    place(
+        dir.path(),
+        ".gemini/settings.json",
+        r#"{"mcpServers": {"s": {"httpUrl": "http://127.0.0.1:9/mcp", "authProviderType": "google_credentials"}}}"#,
+    );
+    place(
+        dir.path(),
+        ".mcp.json",
+        r#"{"mcpServers": {"s": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
+    );
+    let err = ProjectConfig::load(dir.path(), None).unwrap_err();
+    assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
+    // Codex leaves an unset env_vars name out; Gemini CLI requires it: the one server
+    // requires it, so an unset variable is an error naming it, never quietly dropped.
+    let dir = tempfile::tempdir().unwrap();
+    place(
+        dir.path(),
+        ".codex/config.toml",
+        &format!("[mcp_servers.s]\ncommand = \"{fixture}\"\nenv_vars = [\"AAA_TOKEN\"]\n"),
+    );
+    place(
+        dir.path(),
+        ".gemini/settings.json",
+        &format!(
+            r#"{{"mcpServers": {{"s": {{"command": "{fixture}", "env": {{"AAA_TOKEN": "${{AAA_TOKEN}}"}}}}}}}}"#
+        ),
+    );
+    let config = ProjectConfig::load(dir.path(), None).unwrap();
+    let server = config.server("s").unwrap();
+    assert_eq!(server.hosts.len(), 2);
+    assert!(
+        server.vars.optional.is_empty(),
+        "{:?}",
+        server.vars.optional
+    );
+}
+
+#[test]
+fn an_entry_its_host_runs_but_mcp_lock_cannot_is_warned_of_and_the_rest_are_pinned() {
+    let project = project_with(".codex/config.toml", "codex.config.toml");
+    let path = project.path().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.remote_box]\ncommand = \"{}\"\nenvironment_id = \"devbox\"\n",
+        fixture().display()
+    ));
+    std::fs::write(&path, text).unwrap();
+    let run = project.run_env(&["update", "--yes"], &[("SAMPLE_SECRET", VALUE)]);
+    run.expect(0);
+    assert!(
+        run.stderr()
+            .contains("server \"remote_box\" is not checked: environment_id = \"devbox\""),
+        "{}",
+        run.stderr()
+    );
+    let lock = project.lock_text().unwrap();
+    assert!(lock.contains("name = \"fixture\""), "{lock}");
+    assert!(!lock.contains("remote_box"), "{lock}");
+}

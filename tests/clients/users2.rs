@@ -248,3 +248,18 @@ fn claude_json_disabled_servers_of_this_project_note_a_project_server_and_skip_t
     out.expect(0);
     assert!(!out.stderr().contains(".claude.json"), "{}", out.stderr());
 }
+
+#[test]
+fn in_the_home_directory_amazon_q_reads_its_global_agents_and_none_is_shadowed() {
+    // The project is the home directory: its `.amazonq/cli-agents/` is not a workspace's.
+    let project = project_with(".amazonq/cli-agents/dev.json", "amazonq.agent.json");
+    let h = project.path().to_path_buf();
+    place(
+        &h,
+        ".aws/amazonq/cli-agents/mine.json",
+        &sample("amazonq.user-dev-agent.json", &h),
+    );
+    let out = run(&project, &["--user", "amazon-q", "servers"], &h, &[]);
+    out.expect(0);
+    assert!(!out.stderr().contains("same name"), "{}", out.stderr());
+}
