@@ -459,8 +459,13 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 out.push((
                     "login",
                     format!(
-                        "token from `mcp-lock login` ({})",
-                        esc(&login_issuers.join(", "))
+                        "token from `mcp-lock login` ({}){}",
+                        esc(&login_issuers.join(", ")),
+                        if *headers_helper {
+                            ", unless its headersHelper prints an Authorization header"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }

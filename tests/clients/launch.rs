@@ -405,6 +405,18 @@ fn a_remote_entry_shows_header_names_and_whether_a_login_token_would_be_sent() {
         out.contains("token from `mcp-lock login` (https://auth.example.com/)"),
         "{out}"
     );
+    // A Claude Code entry of that URL with a headersHelper: the token is sent unless
+    // the helper prints an Authorization of its own, which only running it can tell.
+    let claude = Project::new(serde_json::json!({
+        "login": {"type": "http", "url": "https://login.example.com/mcp",
+                  "headersHelper": "echo '{}'"}
+    }));
+    let (doc, out) = servers(&claude, &[], home.path());
+    assert_eq!(row(&doc, "login")["launch"]["login_token"], true);
+    assert!(
+        out.contains("unless its headersHelper prints an Authorization header"),
+        "{out}"
+    );
 }
 
 #[test]
