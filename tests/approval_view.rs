@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{HttpServer, Project, fixture_entry};
 use rexpect::session::spawn_command;
 use serde_json::json;
@@ -147,7 +145,7 @@ fn a_hostile_definition_is_shown_whole_but_escaped() {
 fn at_a_terminal_each_question_comes_after_the_text_it_approves() {
     let (p, rev) = revision_project("a", &["--instructions", "Use previews only."]);
     let update = || {
-        let mut cmd = Command::new(common::bin());
+        let mut cmd = common::command(common::bin());
         cmd.arg("update").current_dir(p.path()).env("NO_COLOR", "1");
         spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
     };

@@ -155,7 +155,7 @@ fn run_action(p: &Project, env: &[(&str, &str)]) -> (i32, String, String) {
     std::fs::write(&summary, "").unwrap();
     std::fs::write(&output, "").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action-verify.sh");
-    let status = std::process::Command::new("bash")
+    let status = common::command("bash")
         .arg(script)
         .current_dir(p.path())
         .env("MCP_LOCK", common::bin())

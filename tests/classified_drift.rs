@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{Project, fixture_entry};
 use rexpect::session::spawn_command;
 use serde_json::{Value, json};
@@ -215,7 +213,7 @@ fn junit_has_one_test_case_per_tool_and_fails_the_changed_ones() {
     let report = p.path().join("report.xml");
     std::fs::write(&report, run.stdout()).unwrap();
     // A real XML parser reads it back.
-    let parsed = Command::new("python3")
+    let parsed = common::command("python3")
         .args([
             "-c",
             "import sys, xml.etree.ElementTree as E\n\
@@ -458,7 +456,7 @@ fn hostile_descriptions_never_reach_the_terminal_raw() {
     assert_eq!(search["findings"][0]["instructs_model"], true);
 
     // At a real terminal, in colour, through the approval prompt.
-    let mut cmd = Command::new(common::bin());
+    let mut cmd = common::command(common::bin());
     cmd.arg("update")
         .current_dir(p.path())
         .env_remove("NO_COLOR");

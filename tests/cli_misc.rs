@@ -3,7 +3,7 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ fn vectors() -> Value {
 }
 
 fn hash_stdin(input: &str, args: &[&str]) -> (i32, String, String) {
-    let mut child = Command::new(common::bin())
+    let mut child = common::command(common::bin())
         .arg("hash")
         .args(args)
         .stdin(Stdio::piped())
@@ -64,7 +64,7 @@ fn hash_prints_the_set_hash_for_every_set_vector_over_its_pages() {
             std::fs::write(&path, page.as_str().unwrap()).unwrap();
             files.push(path.display().to_string());
         }
-        let out = Command::new(common::bin())
+        let out = common::command(common::bin())
             .arg("hash")
             .args(&files)
             .output()
@@ -122,7 +122,7 @@ fn hash_of_text_that_is_not_json_is_a_usage_error_with_position() {
 #[test]
 fn every_command_has_help_with_an_example() {
     for cmd in ["update", "verify", "hash", "completions"] {
-        let out = Command::new(common::bin())
+        let out = common::command(common::bin())
             .args([cmd, "--help"])
             .output()
             .unwrap();
@@ -133,14 +133,17 @@ fn every_command_has_help_with_an_example() {
             "{cmd} --help has no example:\n{text}"
         );
     }
-    let top = Command::new(common::bin()).arg("--help").output().unwrap();
+    let top = common::command(common::bin())
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&top.stdout).contains("Exit codes:"));
 }
 
 #[test]
 fn completions_are_generated_for_bash_and_zsh() {
     for shell in ["bash", "zsh", "fish"] {
-        let out = Command::new(common::bin())
+        let out = common::command(common::bin())
             .args(["completions", shell])
             .output()
             .unwrap();
@@ -151,7 +154,7 @@ fn completions_are_generated_for_bash_and_zsh() {
 
 #[test]
 fn unknown_flag_is_a_usage_error() {
-    let out = Command::new(common::bin())
+    let out = common::command(common::bin())
         .args(["verify", "--frobnicate"])
         .output()
         .unwrap();
@@ -227,7 +230,7 @@ fn hash_refuses_the_same_file_named_twice() {
             format!("{other} and {page} are the same file"),
         ),
     ] {
-        let out = Command::new(common::bin())
+        let out = common::command(common::bin())
             .arg("hash")
             .args(&files)
             .output()
@@ -238,7 +241,7 @@ fn hash_refuses_the_same_file_named_twice() {
         assert!(out.stdout.is_empty());
     }
     // Standard input redirected from a file named too is the same file.
-    let out = Command::new(common::bin())
+    let out = common::command(common::bin())
         .args(["hash", &page, "-"])
         .stdin(std::fs::File::open(&page).unwrap())
         .output()

@@ -3,12 +3,10 @@
 
 mod common;
 
-use std::process::Command;
-
 /// What bash offers for `line`, completing its last word (an empty last word when
 /// `line` ends in a space).
 fn bash_completes(line: &str) -> Vec<String> {
-    let script = Command::new(common::bin())
+    let script = common::command(common::bin())
         .args(["completions", "bash"])
         .output()
         .unwrap();
@@ -41,7 +39,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
         words = words_array.join(" "),
         cur = words[cword],
     );
-    let out = Command::new("bash")
+    let out = common::command("bash")
         .args(["--norc", "--noprofile", "-c", &program])
         .output()
         .expect("bash runs");
@@ -85,7 +83,7 @@ fn bash_completes_the_values_of_a_subcommand_flag() {
 #[test]
 fn a_completion_script_cut_short_by_its_reader_is_no_error() {
     use std::process::Stdio;
-    let mut child = Command::new(common::bin())
+    let mut child = common::command(common::bin())
         .args(["completions", "bash"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

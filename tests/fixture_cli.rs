@@ -473,7 +473,7 @@ fn unknown_server_name_lists_the_known_ones() {
 #[test]
 fn missing_config_and_missing_lock_are_usage_errors() {
     let empty = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(common::bin())
+    let out = common::command(common::bin())
         .arg("verify")
         .current_dir(empty.path())
         .output()
@@ -883,7 +883,7 @@ fn killing_verifys_whole_process_group_ends_a_server_grandchild_that_ignores_sig
     let script = format!("trap '' TERM; {fixture} --misbehave hang-initialize --tag {tag}; true");
     p.set_servers(json!({ "fixture": {"command": "sh", "args": ["-c", script]} }));
     // mcp-lock leads a process group of its own; `kill -9 -PGID` ends all of it.
-    let mut verify = std::process::Command::new("setsid")
+    let mut verify = common::command("setsid")
         .arg(common::bin())
         .args(["verify", "--timeout", "60"])
         .current_dir(p.path())

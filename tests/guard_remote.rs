@@ -595,7 +595,7 @@ struct LazyAgent {
 impl LazyAgent {
     fn guard(p: &Project, args: &[&str]) -> Self {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(common::bin())
+        let mut child = common::command(common::bin())
             .arg("guard")
             .args(args)
             .current_dir(p.path())

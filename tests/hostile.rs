@@ -20,7 +20,7 @@ fn hostile() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
     BUILT.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
+        let status = common::command(cargo)
             .args(["build", "--quiet", "--example", "hostile_server"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
@@ -44,7 +44,7 @@ fn hostile_entry(args: &[&str]) -> Value {
 #[allow(clippy::zombie_processes)]
 fn run_measured(p: &Project, args: &[&str]) -> (Run, u64) {
     let started = Instant::now();
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = common::command(common::bin())
         .args(args)
         .current_dir(p.path())
         .env("XDG_CONFIG_HOME", p.path().join(".user-config"))
@@ -732,7 +732,7 @@ fn an_http_server_that_never_answers_or_trickles_its_headers_times_out() {
 #[test]
 fn a_yaml_config_nested_100000_deep_is_refused_at_once_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
-    let p = Project { dir };
+    let p = Project::at(dir);
     let continued = p.path().join(".continue/mcpServers");
     std::fs::create_dir_all(&continued).unwrap();
     let deep = format!(
@@ -784,7 +784,7 @@ fn a_config_of_20000_servers_is_read_with_every_entry_on_its_line() {
 fn sigterm_while_a_config_is_still_being_read_exits_130() {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let p = Project { dir };
+    let p = Project::at(dir);
     let fifo = p.path().join("slow.mcp.json");
     let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
     // SAFETY: mkfifo(3) with a NUL-terminated path in the test's own directory.

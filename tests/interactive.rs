@@ -2,14 +2,12 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::Project;
 use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
 fn update_in_pty(p: &Project) -> PtySession {
-    let mut cmd = Command::new(common::bin());
+    let mut cmd = common::command(common::bin());
     cmd.arg("update").current_dir(p.path()).env("NO_COLOR", "1");
     spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
 }
@@ -111,7 +109,7 @@ fn a_terminal_shows_each_running_server_with_its_state_and_a_pipe_gets_plain_lin
         "quick": common::fixture_entry(&[]),
     }));
     p.run(&["update", "--yes"]).expect(0);
-    let mut cmd = Command::new(common::bin());
+    let mut cmd = common::command(common::bin());
     cmd.arg("verify").current_dir(p.path());
     let mut s = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
     // The spinner line names the server and what it is doing while it waits.
@@ -145,7 +143,7 @@ fn at_a_terminal_the_policy_accepts_its_classes_and_only_the_rest_is_asked() {
     // read_ticket's title changed (cosmetic), search_docs gained an optional input
     // (additive): only the additive one is asked about.
     std::fs::write(rev.path(), "additive").unwrap();
-    let mut cmd = Command::new(common::bin());
+    let mut cmd = common::command(common::bin());
     cmd.args(["update", "--accept", "cosmetic"])
         .current_dir(p.path())
         .env("NO_COLOR", "1");
@@ -211,7 +209,7 @@ fn color_never_draws_spinners_without_colour() {
         "slow": common::fixture_entry(&["--delay-initialize", "1500"]),
     }));
     p.run(&["update", "--yes"]).expect(0);
-    let mut cmd = Command::new(common::bin());
+    let mut cmd = common::command(common::bin());
     cmd.args(["--color", "never", "verify"])
         .current_dir(p.path())
         .env_remove("NO_COLOR")

@@ -78,7 +78,7 @@ fn login(p: &Project, home: &Path) -> String {
 
 /// [`login`] that may fail: whether it succeeded, and stderr.
 fn try_login(p: &Project, home: &Path) -> (bool, String) {
-    let mut child = std::process::Command::new(bin())
+    let mut child = common::command(bin())
         .args(["login", "remote", "--no-browser", "--timeout", "60"])
         .current_dir(p.path())
         .envs(env(home))
@@ -380,7 +380,7 @@ fn login_through_the_listener(
 ) -> (String, String) {
     let mut args = vec!["login", "remote", "--no-browser", "--timeout", "60"];
     args.extend_from_slice(extra);
-    let mut child = std::process::Command::new(bin())
+    let mut child = common::command(bin())
         .args(&args)
         .current_dir(p.path())
         .envs(env(home))
@@ -473,7 +473,7 @@ fn a_token_answered_403_insufficient_scope_at_login_is_stepped_up_to_the_scope_a
     let log = p.path().join("server.log");
     let server = oauth_server(&["--step-up-scope", "mcp:write"], &log);
     p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
-    let mut child = std::process::Command::new(bin())
+    let mut child = common::command(bin())
         .args(["login", "remote", "--no-browser", "--timeout", "60"])
         .current_dir(p.path())
         .envs(env(&home))
@@ -547,7 +547,7 @@ fn run_bounded(
     limit: std::time::Duration,
 ) -> (i32, String, std::time::Duration) {
     let started = std::time::Instant::now();
-    let child = std::process::Command::new(bin())
+    let child = common::command(bin())
         .args(args)
         .current_dir(p.path())
         .envs(env(home))
@@ -630,7 +630,7 @@ fn a_token_endpoint_that_never_answers_fails_verify_within_its_timeout_without_h
     let before = lines_starting(&log, "POST /token ");
 
     let started = std::time::Instant::now();
-    let verify = std::process::Command::new(bin())
+    let verify = common::command(bin())
         .args(["verify", "--timeout", "4"])
         .current_dir(p.path())
         .envs(env(&home))
@@ -771,7 +771,7 @@ fn a_forged_callback_or_an_idle_connection_neither_ends_nor_blocks_the_login() {
     let server = oauth_server(&[], &p.path().join("server.log"));
     p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
     let started = std::time::Instant::now();
-    let mut child = std::process::Command::new(bin())
+    let mut child = common::command(bin())
         .args(["login", "remote", "--no-browser", "--timeout", "30"])
         .current_dir(p.path())
         .envs(env(&home))

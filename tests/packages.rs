@@ -8,7 +8,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Project;
@@ -116,7 +116,7 @@ impl Registry {
         );
         std::fs::write(dir.path().join("config.yaml"), config).unwrap();
         let log = std::fs::File::create(dir.path().join("log")).unwrap();
-        let child = Command::new(servers.join("verdaccio/node_modules/.bin/verdaccio"))
+        let child = common::command(servers.join("verdaccio/node_modules/.bin/verdaccio"))
             .arg("--config")
             .arg(dir.path().join("config.yaml"))
             .arg("--listen")
@@ -128,7 +128,7 @@ impl Registry {
             .expect("verdaccio starts");
         let mut service = Service { child, port, dir };
         service.wait_for("/-/ping", "verdaccio");
-        let out = Command::new("node")
+        let out = common::command("node")
             .arg(data("npm-publish.mjs"))
             .args([
                 "adduser",
@@ -170,7 +170,7 @@ impl Registry {
 
     /// `npm publish` of a package directory, as its author would.
     fn publish_dir(&self, dir: &Path) {
-        let out = Command::new("npm")
+        let out = common::command("npm")
             .arg("publish")
             .arg(dir)
             .arg("--userconfig")
@@ -192,7 +192,7 @@ impl Registry {
 
     /// Publishes many tarballs in one process (the PUT `npm publish` sends).
     fn publish_tarballs(&self, files: &[PathBuf]) {
-        let out = Command::new("node")
+        let out = common::command("node")
             .arg(data("npm-publish.mjs"))
             .args(["publish", &self.url(), &self.token])
             .args(files)
@@ -284,7 +284,7 @@ fn ask_guard_for_version(
     command: &[&str],
     env: &[(String, String)],
 ) -> (String, String) {
-    let mut child = Command::new(common::bin())
+    let mut child = common::command(common::bin())
         .args(["guard", server, "--"])
         .args(command)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -677,7 +677,7 @@ impl Index {
         std::fs::create_dir(dir.path().join("pkgs")).unwrap();
         let port = free_port();
         let log = std::fs::File::create(dir.path().join("log")).unwrap();
-        let child = Command::new(servers.join("venv/bin/pypi-server"))
+        let child = common::command(servers.join("venv/bin/pypi-server"))
             .args([
                 "run",
                 "-i",
@@ -704,7 +704,7 @@ impl Index {
     /// A wheel of tiny-py at `version`, put on the index; its path.
     fn publish_tiny(&self, version: &str) -> PathBuf {
         let python = servers_dir().join("venv/bin/python");
-        let out = Command::new(python)
+        let out = common::command(python)
             .arg(data("make_wheel.py"))
             .arg(self.pkgs())
             .arg(version)
@@ -868,7 +868,7 @@ fn a_local_script_edited_by_one_byte_is_package_changed_and_the_guard_refuses_it
     // Offline still hashes a local script.
     p.run(&["verify", "--offline"]).expect(1);
 
-    let guard = Command::new(common::bin())
+    let guard = common::command(common::bin())
         .args(["guard", "script", "--", "node", "server.js"])
         .current_dir(p.path())
         .stdin(Stdio::null())

@@ -77,7 +77,7 @@ fn missing_lock_and_unreachable_servers_are_told_apart_from_drift() {
 /// examples/agent_startup.rs, built like the fixture server.
 fn agent_startup() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = std::process::Command::new(cargo)
+    let status = common::command(cargo)
         .args(["build", "--quiet", "--example", "agent_startup"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
@@ -93,7 +93,7 @@ fn agent_startup() -> std::path::PathBuf {
 fn the_example_agent_host_starts_on_a_match_and_refuses_on_drift() {
     let project = pinned_project();
     let example = agent_startup();
-    let run = std::process::Command::new(&example)
+    let run = common::command(&example)
         .arg(project.path())
         .output()
         .unwrap();
@@ -101,7 +101,7 @@ fn the_example_agent_host_starts_on_a_match_and_refuses_on_drift() {
     assert!(String::from_utf8_lossy(&run.stdout).contains("starting"));
 
     std::fs::write(project.path().join("rev"), "b").unwrap();
-    let run = std::process::Command::new(&example)
+    let run = common::command(&example)
         .arg(project.path())
         .output()
         .unwrap();

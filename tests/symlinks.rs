@@ -37,7 +37,7 @@ impl Home {
     /// inside this temporary directory.
     fn run(&self, args: &[&str]) -> Run {
         let started = std::time::Instant::now();
-        let output = std::process::Command::new(common::bin())
+        let output = common::command(common::bin())
             .args(args)
             .current_dir(self.repo())
             .env("HOME", self.path())

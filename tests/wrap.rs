@@ -63,9 +63,7 @@ const VSCODE: &str = r#"// Project MCP servers
 
 /// A project holding `text` at `rel`, and no other config.
 fn project_with(rel: &str, text: &str) -> Project {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let path = project.path().join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -350,9 +348,7 @@ fn an_invalid_config_is_an_error_naming_file_and_line_and_is_left_untouched() {
 
 #[test]
 fn without_a_config_wrap_says_where_it_looked() {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let run = project.run(&["wrap"]);
     run.expect(2);
     assert!(
@@ -412,9 +408,7 @@ fn a_lock_other_than_the_default_is_written_as_an_absolute_path() {
 /// Claude Desktop's config, which starts its servers in `/`.
 #[test]
 fn a_wrapped_desktop_entry_starts_from_the_root_directory() {
-    let home = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let home = Project::empty();
     std::fs::create_dir_all(home.path().join("proj")).unwrap();
     std::fs::create_dir_all(home.path().join(".config/Claude")).unwrap();
     std::fs::create_dir_all(home.path().join("bin")).unwrap();
@@ -728,9 +722,7 @@ fn opencode_argv_commands_get_the_guard_in_front() {
 #[test]
 fn wrapping_claude_json_changes_only_the_user_and_this_projects_entries() {
     let home = tempfile::tempdir().unwrap();
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let key = std::fs::canonicalize(project.path()).unwrap();
     let text = format!(
         r#"{{

@@ -49,7 +49,7 @@ fn a_codex_env_vars_entry_read_on_a_remote_executor_is_not_checked_saying_so_in_
 /// A Codex project whose remote entry is the fixture server at `server`.
 fn headers_project(server: &HttpServer) -> Project {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let text =
         sample("codex-headers.config.toml", project.path()).replace("@URL@", &server.url("/mcp"));
     place(project.path(), ".codex/config.toml", &text);

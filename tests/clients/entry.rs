@@ -12,9 +12,7 @@ use serde_json::Value;
 
 /// `sample` with `@URL@` set to `url`, written at `rel` in a new project.
 fn remote_project(rel: &str, name: &str, url: &str) -> Project {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let text = sample(name, project.path()).replace("@URL@", url);
     place(project.path(), rel, &text);
     project
@@ -32,7 +30,7 @@ fn servers_row(project: &Project, extra: &[&str], name: &str) -> Value {
 #[test]
 fn goose_empty_available_tools_pins_every_tool_of_the_extension() {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let text = sample("goose-available-tools-empty.config.yaml", project.path());
     place(project.path(), "config.yaml", &text);
     let lock = pin_and_verify(&project, &["--config", "config.yaml"], None);
@@ -47,7 +45,7 @@ fn goose_empty_available_tools_pins_every_tool_of_the_extension() {
 #[test]
 fn a_goose_sse_extension_is_skipped_not_pinned_and_shown_as_skipped() {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let text = sample("goose-sse.config.yaml", project.path());
     place(project.path(), "config.yaml", &text);
     let lock = pin_and_verify(&project, &["--config", "config.yaml"], None);

@@ -12,9 +12,7 @@ use serde_json::Value;
 /// A project, and a home holding `sample` (with `@URL@` set to `url`) at Goose's
 /// default place under it.
 fn goose_home(name: &str, url: &str) -> (Project, tempfile::TempDir) {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let home = tempfile::tempdir().unwrap();
     let text = sample(name, project.path()).replace("@URL@", url);
     place(home.path(), ".config/goose/config.yaml", &text);
@@ -116,9 +114,7 @@ fn goose_extensions_goose_cannot_read_are_skipped_saying_why_and_the_rest_pinned
 
 #[test]
 fn goose_config_is_read_under_an_absolute_goose_path_root() {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let text = sample("goose.config.yaml", project.path());

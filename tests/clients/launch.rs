@@ -223,9 +223,7 @@ fn servers_shows_each_clients_resolved_launch_and_never_a_secret_value() {
         let project = match case.user {
             None => project_with(case.rel, case.sample),
             Some(_) => {
-                let project = Project {
-                    dir: tempfile::tempdir().unwrap(),
-                };
+                let project = Project::empty();
                 place(home.path(), case.rel, &sample(case.sample, project.path()));
                 project
             }
@@ -444,7 +442,7 @@ fn a_codex_remote_entry_shows_the_headers_its_variables_fill() {
 #[test]
 fn a_wrapped_entry_shows_the_pinned_version_the_guard_starts_and_a_wrapped_remote_is_guarded() {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let home = tempfile::tempdir().unwrap();
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp.lock.example"),

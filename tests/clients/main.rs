@@ -43,7 +43,7 @@ fn sample(name: &str, project: &Path) -> String {
 /// An empty project directory (no `.mcp.json`) with `sample` written at `rel`.
 fn project_with(rel: &str, name: &str) -> Project {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     place(project.path(), rel, &sample(name, project.path()));
     project
 }
@@ -466,7 +466,7 @@ fn config_is_read_by_its_shape_whatever_the_file_is_called() {
         let config = ProjectConfig::load(dir.path(), Some(&odd)).unwrap();
         let fixture = config.servers.iter().find(|s| s.name == "fixture");
         assert_eq!(fixture.map(|s| s.hosts.clone()), Some(vec![host]), "{name}");
-        let project = Project { dir };
+        let project = Project::at(dir);
         let lock = pin_and_verify(&project, &["--config", "servers.conf"], None);
         assert!(lock.contains("name = \"fixture\""), "{name}: {lock}");
     }
@@ -500,9 +500,7 @@ fn user_level_files_are_found_under_home_and_are_personal() {
     ];
     for (client, rel, name) in cases {
         let home = tempfile::tempdir().unwrap();
-        let project = Project {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let project = Project::empty();
         let file = place(home.path(), rel, &sample(name, project.path()));
         let home_text = home.path().display().to_string();
         let lookup = |v: &str| (v == "HOME").then(|| home_text.clone());
@@ -512,9 +510,7 @@ fn user_level_files_are_found_under_home_and_are_personal() {
     }
     // Without the file, --user says which file it looked for.
     let home = tempfile::tempdir().unwrap();
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let home_text = home.path().display().to_string();
     let run = project.run_env(
         &["--user", "codex", "update", "--yes"],
@@ -531,9 +527,7 @@ fn user_level_files_are_found_under_home_and_are_personal() {
 #[test]
 fn claude_json_gives_user_servers_and_the_local_scope_of_this_project_directory() {
     let home = tempfile::tempdir().unwrap();
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let claude = place(
         home.path(),
         ".claude.json",
@@ -641,7 +635,7 @@ fn a_config_starting_with_a_byte_order_mark_is_read_in_every_format() {
     ];
     for (rel, name) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let project = Project { dir };
+        let project = Project::at(dir);
         let text = format!("\u{feff}{}", sample(name, project.path()));
         place(project.path(), rel, &text);
         let run = project.run(&["servers", "--format", "json"]);
@@ -652,7 +646,7 @@ fn a_config_starting_with_a_byte_order_mark_is_read_in_every_format() {
     }
     // The strict reader sees past the mark too: a server given twice is still refused.
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     place(
         project.path(),
         ".mcp.json",

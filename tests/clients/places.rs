@@ -12,9 +12,7 @@ const OLD_CLINE: &str =
 const NEW_CLINE: &str = ".cline/data/settings/cline_mcp_settings.json";
 
 fn empty_project() -> Project {
-    Project {
-        dir: tempfile::tempdir().unwrap(),
-    }
+    Project::empty()
 }
 
 /// `servers --format json` names (server, file) under `env`.
@@ -150,9 +148,7 @@ fn opencode_configs_of_parent_directories_and_dot_opencode_are_found_up_to_the_g
     );
     let repo = top.path().join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
-    let project = Project {
-        dir: tempfile::tempdir_in(&repo).unwrap(),
-    };
+    let project = Project::at(tempfile::tempdir_in(&repo).unwrap());
     place(
         &repo,
         "opencode.jsonc",
@@ -185,9 +181,7 @@ fn opencode_configs_of_parent_directories_and_dot_opencode_are_found_up_to_the_g
 fn a_nearer_opencode_config_overrides_a_parents_entry_member_by_member() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(repo.path().join(".git")).unwrap();
-    let project = Project {
-        dir: tempfile::tempdir_in(repo.path()).unwrap(),
-    };
+    let project = Project::at(tempfile::tempdir_in(repo.path()).unwrap());
     place(
         repo.path(),
         "opencode.jsonc",

@@ -48,9 +48,7 @@ fn row<'a>(rows: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value {
 }
 
 fn empty_project() -> Project {
-    Project {
-        dir: tempfile::tempdir().unwrap(),
-    }
+    Project::empty()
 }
 
 #[test]

@@ -70,9 +70,7 @@ fn roo_code_expands_env_and_workspace_folder_and_keeps_a_plain_variable_literal(
 
 #[test]
 fn cline_expands_only_env_references() {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let file = place(
         project.path(),
         "cline_mcp_settings.json",

@@ -86,7 +86,7 @@ fn a_gemini_include_tools_entry_with_arguments_shows_the_tool_and_exclude_tools_
 /// A Gemini CLI project whose one server `remote` is `entry`.
 fn gemini_project(entry: Value) -> Project {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let settings = serde_json::json!({"mcpServers": {"remote": entry}});
     place(
         project.path(),

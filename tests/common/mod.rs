@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
@@ -12,13 +12,100 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-lock"))
 }
 
+/// Variables that send a program to the user's own configuration, caches or a
+/// client's files somewhere other than under `HOME`. Every command a test starts goes
+/// without them (a test that needs one sets it on the command), so all of that
+/// follows `HOME` into the test's temporary home.
+const MOVES_USER_STATE: &[&str] = &[
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "CLINE_DIR",
+    "CLINE_DATA_DIR",
+    "CLINE_MCP_SETTINGS_PATH",
+    "GEMINI_CLI_HOME",
+    "CONTINUE_GLOBAL_DIR",
+    "GOOSE_PATH_ROOT",
+    "PYTHONUSERBASE",
+];
+
+/// Prefixes of the npm, uv and pip settings (cache, config file, tool folders) a
+/// developer's shell may carry; the package tests set the ones they use.
+const PACKAGE_TOOL_SETTINGS: &[&str] = &["npm_config_", "NPM_CONFIG_", "UV_", "PIP_"];
+
+/// The user's real home, as this test process was given it: only to name the
+/// toolchain's folders and to check that no test writes under it.
+pub fn real_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// A command for `program` whose home is `home`: `HOME` is `home`, and the config,
+/// cache, data and state folders, npm's, uv's and pip's settings and caches, and every
+/// client's own config variable follow it there. Cargo and rustup keep the real
+/// toolchain. Every command a test starts is built here (a test checks that).
+pub fn command_in(program: impl AsRef<std::ffi::OsStr>, home: &Path) -> Command {
+    std::fs::create_dir_all(home).unwrap();
+    let mut cmd = Command::new(program);
+    for name in MOVES_USER_STATE {
+        cmd.env_remove(name);
+    }
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if PACKAGE_TOOL_SETTINGS.iter().any(|p| name.starts_with(p)) {
+            cmd.env_remove(&*name);
+        }
+    }
+    if let Some(real) = real_home() {
+        for (name, under) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+            if std::env::var_os(name).is_none() {
+                cmd.env(name, real.join(under));
+            }
+        }
+    }
+    cmd.env("HOME", home);
+    cmd
+}
+
+/// [`command_in`] with this test process's own temporary home, for a command that
+/// belongs to no [`Project`].
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    command_in(program, process_home())
+}
+
+/// One temporary home per test process, under cargo's target/tmp, named by the
+/// process id; homes of processes that have ended are removed when one is made.
+fn process_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let homes = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-homes");
+        if let Ok(entries) = std::fs::read_dir(&homes) {
+            for entry in entries.flatten() {
+                let pid = entry.file_name().to_string_lossy().into_owned();
+                if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(&pid).exists() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let home = homes.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).unwrap();
+        home
+    })
+}
+
 /// The fixture server (examples/fixture_server/). `cargo test` builds examples, but
 /// not when a single test target is selected, so make sure once per test binary.
 pub fn fixture() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
     BUILT.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut command = std::process::Command::new(cargo);
+        let mut command = command(cargo);
         command
             .args(["build", "--quiet", "--example", "fixture_server"])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
@@ -124,17 +211,47 @@ pub fn assert_none_left(tag: &str) {
     }
 }
 
-/// A project directory with a `.mcp.json`.
+/// A project directory with a `.mcp.json`, and a temporary home of its own beside it
+/// for every command run in it.
 pub struct Project {
     pub dir: tempfile::TempDir,
+    home: tempfile::TempDir,
 }
 
 impl Project {
     pub fn new(servers: Value) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let project = Project { dir };
+        let project = Project::empty();
         project.set_servers(servers);
         project
+    }
+
+    /// A project with no config at all.
+    pub fn empty() -> Self {
+        Project::at(tempfile::tempdir().unwrap())
+    }
+
+    /// The project in `dir`, as it is.
+    pub fn at(dir: tempfile::TempDir) -> Self {
+        Project {
+            dir,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The home directory every command run in this project gets, unless the test
+    /// names a `HOME` of its own.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// A command for `program` in this project, with this project's home and its
+    /// user-config folder (`.user-config` in the project), no terminal.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = command_in(program, self.home());
+        cmd.current_dir(self.path())
+            .env("XDG_CONFIG_HOME", self.path().join(".user-config"))
+            .stdin(std::process::Stdio::null());
+        cmd
     }
 
     /// A project whose servers are pinned under the `bare` client profile (no
@@ -174,11 +291,8 @@ impl Project {
 
     /// Starts mcp-lock in the project with no terminal, stderr piped, without waiting.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
-        let mut cmd = std::process::Command::new(bin());
-        isolate_user_config(&mut cmd, self.path(), &[]);
-        cmd.args(args)
-            .current_dir(self.path())
-            .stdin(std::process::Stdio::null())
+        self.command(bin())
+            .args(args)
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap()
@@ -215,14 +329,8 @@ impl Project {
     }
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = std::process::Command::new(bin());
-        cmd.args(args)
-            .current_dir(self.path())
-            .stdin(std::process::Stdio::null());
-        isolate_user_config(&mut cmd, self.path(), env);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        let mut cmd = self.command_env(bin(), env);
+        cmd.args(args);
         let started = std::time::Instant::now();
         let output = cmd.output().unwrap();
         Run {
@@ -232,15 +340,26 @@ impl Project {
     }
 }
 
-/// Points the user's config directory (token cache, user locks) into the project, so
-/// a test never reads or writes the real one, unless the test chose HOME or
-/// XDG_CONFIG_HOME itself.
-fn isolate_user_config(cmd: &mut std::process::Command, project: &Path, env: &[(&str, &str)]) {
-    if !env
-        .iter()
-        .any(|(k, _)| *k == "HOME" || *k == "XDG_CONFIG_HOME")
-    {
-        cmd.env("XDG_CONFIG_HOME", project.join(".user-config"));
+impl Project {
+    /// [`Project::command`] with `env` set on it. A test that names `HOME` (or
+    /// `XDG_CONFIG_HOME`) gets that home, with the rest of the user's folders
+    /// following it rather than this project's.
+    pub fn command_env(
+        &self,
+        program: impl AsRef<std::ffi::OsStr>,
+        env: &[(&str, &str)],
+    ) -> Command {
+        let mut cmd = self.command(program);
+        if env
+            .iter()
+            .any(|(k, _)| *k == "HOME" || *k == "XDG_CONFIG_HOME")
+        {
+            cmd.env_remove("XDG_CONFIG_HOME");
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
     }
 }
 
@@ -299,7 +418,7 @@ impl HttpServer {
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port_file = dir.path().join("port");
-        let mut command = std::process::Command::new(program);
+        let mut command = command(program);
         command
             .args(args)
             .envs(env.iter().copied())
@@ -368,7 +487,7 @@ pub struct McpPipe {
 impl McpPipe {
     pub fn spawn(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Self {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(program)
+        let mut child = command(program)
             .args(args)
             .current_dir(dir)
             .envs(env.iter().copied())

@@ -140,7 +140,7 @@ impl SmallDisk {
     /// None where mounting is not permitted (not root, no CAP_SYS_ADMIN).
     fn mount(size: &str) -> Option<Self> {
         let dir = tempfile::tempdir().unwrap();
-        let mounted = std::process::Command::new("mount")
+        let mounted = common::command("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir.path())
             .stderr(std::process::Stdio::null())
@@ -166,7 +166,7 @@ impl SmallDisk {
 
 impl Drop for SmallDisk {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
+        let _ = common::command("umount")
             .arg("-l")
             .arg(self.dir.path())
             .status();

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use super::*;
 
@@ -19,7 +19,7 @@ fn peak_kib(pid: u32) -> u64 {
 /// test can see the server go), its stdio wired as the caller says.
 fn guard_with(project: &Project, fixture_args: &[&str], stdout: Stdio, stderr: Stdio) -> Child {
     let fixture = common::fixture().display().to_string();
-    Command::new(common::bin())
+    common::command(common::bin())
         .args(["guard", "deploy", "--", &fixture])
         .args(fixture_args)
         .current_dir(project.path())

@@ -6,7 +6,7 @@ use super::*;
 fn env_secrets_never_reach_the_audit_log_or_the_guards_messages() {
     let secret = "s3cret-token-value-42";
     let dir = tempfile::tempdir().unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let mut entry = fixture_entry(&[]);
     entry["env"] = json!({"API_TOKEN": "${GUARD_TEST_TOKEN}"});
     project.set_servers(json!({"deploy": entry}));
@@ -129,9 +129,7 @@ fn launch_expanded(project: &Project, args: &[&str], env: &[(&str, &str)]) -> Mc
 #[test]
 fn a_wrapped_guard_hides_the_values_its_client_expanded_in_args_env_and_server_stderr() {
     let (arg_secret, env_secret) = ("arg-secret-value-81", "env-secret-value-93");
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let mut entry = fixture_entry(&["--stderr-env", "API_KEY", "--tag", "t-${GUARD_ARG_SECRET}"]);
     entry["env"] = json!({"API_KEY": "${GUARD_ENV_SECRET}"});
     project.set_servers(json!({"deploy": entry}));
@@ -228,9 +226,7 @@ fn a_wrapped_guard_says_when_its_entry_the_config_and_the_lock_disagree() {
 
 #[test]
 fn an_unrecognised_launch_with_another_module_is_launch_changed_and_the_guard_refuses_it() {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     let fixture = common::fixture().display().to_string();
     // Two python modules that exec the fixture server: the same tools; the second
     // leaves a mark when it runs.
@@ -290,9 +286,7 @@ fn an_unrecognised_launch_with_another_module_is_launch_changed_and_the_guard_re
 #[test]
 fn a_secret_in_the_servers_stderr_cut_by_a_64_kib_piece_boundary_is_still_redacted() {
     let secret = "env-secret-value-64k";
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     // The server's stderr line: 65,509 dashes, `starting with API_KEY=` (22 bytes),
     // then the secret, whose bytes 6 to 20 fall in the line's second 64 KiB piece.
     let mut entry = fixture_entry(&["--stderr-env", "API_KEY", "--stderr-pad", "65509"]);

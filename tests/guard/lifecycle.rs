@@ -258,7 +258,7 @@ fn the_guard_leaves_its_stdout_blocking_as_it_found_it() {
     };
     assert!(!nonblocking());
     let project = deploy_project(&[]);
-    let mut guard = std::process::Command::new(common::bin())
+    let mut guard = common::command(common::bin())
         .args(["guard", "deploy"])
         .current_dir(project.path())
         .stdin(std::process::Stdio::piped())

@@ -31,7 +31,7 @@ fn deploy_project(extra: &[&str]) -> Project {
         "actions.jsonl",
     ];
     args.extend_from_slice(extra);
-    let project = Project { dir };
+    let project = Project::at(dir);
     project.set_servers(json!({"deploy": fixture_entry(&args)}));
     project.run(&["update", "--yes"]).expect(0);
     project
@@ -49,9 +49,7 @@ fn actions(project: &Project) -> Vec<Value> {
 /// then gives the guard after `--`: the guard refuses a launch verify would fail, and
 /// another command than the pinned one is such a launch.
 fn shell_project(script: &str) -> Project {
-    let project = Project {
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let project = Project::empty();
     std::fs::write(project.path().join("rev"), "a").unwrap();
     project.set_servers(json!({"deploy": {"command": "sh", "args": ["-c", script]}}));
     project.run(&["update", "--yes"]).expect(0);

@@ -225,7 +225,7 @@ fn old_call(tool: &str) -> Value {
 fn moved_project(revision: &str, policy: &str) -> Project {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("rev"), "a").unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     project.set_servers(json!({"deploy": fixture_entry(&["--revision-file", "rev", "--action-log", "actions.jsonl"])}));
     std::fs::write(project.path().join("mcp-lock.toml"), policy).unwrap();
     project

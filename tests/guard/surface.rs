@@ -268,7 +268,7 @@ fn an_additive_prompt_change_is_served_as_the_pinned_definition_and_its_get_goes
 fn prompts_a_lock_does_not_pin_yet_pass_through_unenforced_with_one_audit_entry() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("rev"), "a").unwrap();
-    let project = Project { dir };
+    let project = Project::at(dir);
     let toml = project.path().join("mcp-lock.toml");
     std::fs::write(&toml, "[surface]\nprompts = false\n").unwrap();
     project.set_servers(json!({"deploy": fixture_entry(&[
