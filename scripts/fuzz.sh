@@ -2,8 +2,11 @@
 # Coverage-guided fuzzing of the parsers, the classifier and the guard (cargo-fuzz,
 # libFuzzer). Needs a nightly toolchain and cargo-fuzz; see README "Fuzzing".
 #
-#   scripts/fuzz.sh [TARGET|all] [--time SECONDS | --runs N] [-- LIBFUZZER-ARGS...]
+#   scripts/fuzz.sh [TARGET|all] [--time SECONDS | --runs N] [--dev] [-- LIBFUZZER-ARGS...]
 #
+# --dev builds without optimisation (debug assertions on): a fraction of the build
+# time for a slower search, what the CI smoke run uses; campaigns leave it off.
+# --build only builds the targets (for the chosen profile) and runs none.
 # Each target runs for SECONDS (default 60) or N executions, starting from
 # fuzz/corpus/TARGET, which is (re)seeded first from the test fixtures (tests/data,
 # tests/corpus, the README's mcp-lock.toml examples, ../shared/conformance when
@@ -17,13 +20,17 @@ cd "$(dirname "$0")/.."
 TARGETS=(json_roundtrip listing sse lock config classify guard)
 target=all
 limit=(-max_total_time=60)
+profile=(-O)
+build_only=
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --time) limit=(-max_total_time="${2:?--time needs SECONDS}"); shift 2 ;;
     --runs) limit=(-runs="${2:?--runs needs N}"); shift 2 ;;
+    --dev) profile=(--dev); shift ;;
+    --build) build_only=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) target="$1"; shift ;;
   esac
@@ -132,6 +139,10 @@ PY
 # MCP_LOCK_FUZZ_TARGET_DIR chooses another place.
 target_dir="${MCP_LOCK_FUZZ_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-lock/fuzz-target}"
 
+if [[ -n "$build_only" ]]; then
+  exec cargo +nightly fuzz build "${profile[@]}" --target-dir "$target_dir"
+fi
+
 # Inputs are kept small: every target reads whole documents, and bigger inputs only
 # slow the search down.
 max_len=65536
@@ -147,7 +158,7 @@ for t in "${selected[@]}"; do
     # cargo +nightly fuzz run -O --target-dir "$target_dir" guard fuzz/artifacts/guard/crash-...
     quiet=(-close_fd_mask=2)
   fi
-  if ! cargo +nightly fuzz run -O --target-dir "$target_dir" "$t" "fuzz/corpus/$t" -- \
+  if ! cargo +nightly fuzz run "${profile[@]}" --target-dir "$target_dir" "$t" "fuzz/corpus/$t" -- \
       "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 "${quiet[@]}" "${extra[@]}"; then
     echo "fuzz: $t failed; the input is in fuzz/artifacts/$t" >&2
