@@ -129,7 +129,9 @@ pub(super) fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
 /// line is passed on whole, or, when longer than [`STDERR_LINE_BYTES`], in pieces of
 /// that size; a secret cut by a piece boundary is still replaced whole (see
 /// [`PieceRedactor`](crate::secrets::PieceRedactor)). The bytes are passed on as they
-/// came (as the server's own stderr would be), but for the secrets.
+/// came (as the server's own stderr would be), but for the secrets; the guard's own
+/// lines are not written inside a line passed on in pieces (see
+/// [`server_mid_line`](super::stderr::server_mid_line)).
 pub(super) fn pass_stderr(
     server_err: std::process::ChildStderr,
     secrets: &crate::secrets::Secrets,
@@ -145,8 +147,14 @@ pub(super) fn pass_stderr(
             .take(STDERR_LINE_BYTES as u64)
             .read_until(b'\n', &mut piece);
         let ended = matches!(read, Ok(0) | Err(_));
-        redactor.push(&piece, ended || piece.last() == Some(&b'\n'), &mut clean);
-        if io::stderr().lock().write_all(&clean).is_err() || ended {
+        let line_done = ended || piece.last() == Some(&b'\n');
+        redactor.push(&piece, line_done, &mut clean);
+        // The guard's own lines wait for a line passed on in pieces to end.
+        let mut err = io::stderr().lock();
+        let failed = err.write_all(&clean).is_err();
+        super::stderr::server_mid_line(!line_done && !failed);
+        drop(err);
+        if failed || ended {
             return;
         }
     }

@@ -7,11 +7,26 @@
 //! stderr would make its writes fail.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How much may wait to be written before lines are dropped.
 const QUEUE_BYTES: usize = 256 * 1024;
+
+/// The server's stderr, passed on in pieces, has a line begun and not ended. Changed
+/// only while the stderr lock is held, so the writer, holding it, reads it true.
+static SERVER_MID_LINE: AtomicBool = AtomicBool::new(false);
+
+/// How long the guard's own lines wait for a server line passed on in pieces to end,
+/// so that they do not land inside it; a server that stalls mid-line gets no longer.
+const MID_LINE_WAIT: Duration = Duration::from_millis(200);
+
+/// Says whether the server's line is unfinished after the piece just written; called
+/// with the stderr lock held (see [`SERVER_MID_LINE`]).
+pub(super) fn server_mid_line(unfinished: bool) {
+    SERVER_MID_LINE.store(unfinished, Ordering::Release);
+}
 
 #[derive(Default)]
 struct Queue {
@@ -105,8 +120,16 @@ fn write_queued() {
             );
             bytes.extend_from_slice(line.as_bytes());
         }
+        let until = Instant::now() + MID_LINE_WAIT;
+        let mut err = std::io::stderr().lock();
+        while SERVER_MID_LINE.load(Ordering::Acquire) && Instant::now() < until {
+            drop(err);
+            std::thread::sleep(Duration::from_millis(2));
+            err = std::io::stderr().lock();
+        }
         // A stderr that is gone takes nothing more; the lines are dropped.
-        let _ = std::io::stderr().lock().write_all(&bytes);
+        let _ = err.write_all(&bytes);
+        drop(err);
         bytes.clear();
     }
 }
