@@ -26,6 +26,7 @@
 //! ```
 
 pub mod action;
+pub mod audit;
 pub mod auth;
 pub mod call;
 pub mod check;

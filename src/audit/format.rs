@@ -1,0 +1,171 @@
+//! What the guard writes and `mcp-lock audit` reads: the chain's members, the hash of
+//! a line, the genesis, and the names of a log's rotated files (docs/audit.md).
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// The log format the guard writes: entries chained by `seq` and `prev`.
+pub const LOG_FORMAT: u64 = 2;
+
+/// What the first entry of a log links to: 64 zeros.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The namespace `signing-key` signs checkpoints under (`ssh-keygen -Y sign -n`).
+pub const SIGNING_NAMESPACE: &str = "mcp-lock-audit";
+
+/// Lowercase hex SHA-256 of a line's exact bytes, without its final newline.
+pub fn line_hash(line: &[u8]) -> String {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    hex(&Sha256::digest(line))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+/// The `seq` and `prev` a chained line begins with, read from its first bytes
+/// (`{"seq":17,"prev":"<64 hex>",`), so that a line cut short keeps them. None for a
+/// line that does not begin so (unchained, or not an entry).
+pub fn chain_members(line: &[u8]) -> Option<(u64, &str)> {
+    let rest = line.strip_prefix(b"{\"seq\":")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 19 || (digits > 1 && rest[0] == b'0') {
+        return None;
+    }
+    let seq: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    let rest = rest[digits..].strip_prefix(b",\"prev\":\"")?;
+    let hash = rest.get(..64)?;
+    if !hash.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    rest.get(64..66).filter(|end| *end == b"\",")?;
+    Some((seq, std::str::from_utf8(hash).ok()?))
+}
+
+/// The text a checkpoint's signature is made over (docs/audit.md).
+pub fn checkpoint_text(seq: u64, prev: &str, time: &str) -> String {
+    format!("mcp-lock audit checkpoint\nseq {seq}\nprev {prev}\ntime {time}\n")
+}
+
+/// The lock file appends to `log` are serialised by.
+pub fn lock_path(log: &Path) -> PathBuf {
+    let mut name = log.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    log.with_file_name(name)
+}
+
+/// The name of the `n`th rotated file of `log`: `audit.jsonl` -> `audit.3.jsonl`.
+pub fn rotated_path(log: &Path, n: u64) -> PathBuf {
+    let name = log.file_name().unwrap_or_default().to_string_lossy();
+    let rotated = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{n}.{ext}"),
+        _ => format!("{name}.{n}"),
+    };
+    log.with_file_name(rotated)
+}
+
+/// The rotated files of `log` that exist, oldest first, with their numbers.
+pub fn rotated_files(log: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
+    let dir = crate::files::parent_of(log);
+    let name = log
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => (format!("{stem}."), format!(".{ext}")),
+        _ => (format!("{name}."), String::new()),
+    };
+    let mut found = Vec::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(found),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let number = file
+            .strip_prefix(&stem)
+            .and_then(|rest| rest.strip_suffix(ext.as_str()))
+            .filter(|n| {
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
+            })
+            .and_then(|n| n.parse::<u64>().ok());
+        if let Some(n) = number {
+            found.push((n, dir.join(&file)));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Every file of the log at `log`, oldest first: the rotated ones, then `log` itself
+/// (when it exists).
+pub fn family(log: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = rotated_files(log)?.into_iter().map(|(_, p)| p).collect();
+    if log.exists() {
+        files.push(log.to_path_buf());
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_members_are_read_from_the_start_of_a_line_even_one_cut_short() {
+        let line = format!("{{\"seq\":17,\"prev\":\"{GENESIS}\",\"time\":\"2026-12-");
+        assert_eq!(chain_members(line.as_bytes()), Some((17, GENESIS)));
+        assert_eq!(chain_members(b"{\"time\":\"2026\"}"), None);
+        let bad = format!("{{\"seq\":017,\"prev\":\"{GENESIS}\",");
+        assert_eq!(chain_members(bad.as_bytes()), None);
+    }
+
+    #[test]
+    fn a_line_hash_ignores_the_final_newline_only() {
+        assert_eq!(line_hash(b"{}\n"), line_hash(b"{}"));
+        assert_ne!(line_hash(b"{} "), line_hash(b"{}"));
+        assert_eq!(
+            line_hash(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn rotated_files_are_numbered_between_stem_and_extension_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        assert_eq!(rotated_path(&log, 3), dir.path().join("audit.3.jsonl"));
+        assert_eq!(
+            rotated_path(&dir.path().join("log"), 2),
+            dir.path().join("log.2")
+        );
+        for name in [
+            "audit.10.jsonl",
+            "audit.2.jsonl",
+            "audit.x.jsonl",
+            "audit.02.jsonl",
+            "audit.jsonl",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(
+            family(&log).unwrap(),
+            vec![
+                dir.path().join("audit.2.jsonl"),
+                dir.path().join("audit.10.jsonl"),
+                log.clone()
+            ]
+        );
+        assert_eq!(lock_path(&log), dir.path().join("audit.jsonl.lock"));
+    }
+}

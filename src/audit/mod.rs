@@ -1,0 +1,5 @@
+//! Reading the guard's audit log: checking its chain and signatures
+//! (`mcp-lock audit verify`) and summarising its sessions (`mcp-lock audit show`).
+//! The guard writes it (crate::guard::audit); docs/audit.md is the format.
+
+pub mod format;
