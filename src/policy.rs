@@ -138,6 +138,8 @@ pub struct Policy {
     /// `[config] prefer`: for a server defined differently in two config files, the
     /// file (relative to the project directory) to take it from.
     pub prefer: BTreeMap<String, std::path::PathBuf>,
+    /// `[audit]`: checkpoints, signing and rotation of the guard's log.
+    pub audit: crate::audit::format::AuditSettings,
 }
 
 impl Default for Policy {
@@ -169,6 +171,7 @@ impl Default for Policy {
             surface: Surface::default(),
             surface_per_server: BTreeMap::new(),
             prefer: BTreeMap::new(),
+            audit: Default::default(),
         }
     }
 }
@@ -208,6 +211,17 @@ struct RawPolicy {
     surface: RawSurface,
     #[serde(default)]
     config: RawConfigPrefs,
+    #[serde(default)]
+    audit: RawAudit,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawAudit {
+    checkpoint_every: Option<u64>,
+    max_file_bytes: Option<u64>,
+    signing_key: Option<String>,
+    sign_command: Option<toml::Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -381,6 +395,29 @@ impl Policy {
             .into_iter()
             .map(|(name, file)| (name, std::path::PathBuf::from(file)))
             .collect();
+        let audit = raw.audit;
+        if let Some(every) = audit.checkpoint_every {
+            policy.audit.checkpoint_every = every;
+        }
+        if let Some(max) = audit.max_file_bytes {
+            policy.audit.max_file_bytes = max.max(1);
+        }
+        policy.audit.signing_key = audit.signing_key;
+        if let Some(command) = audit.sign_command {
+            if command.get_ref().is_empty() {
+                return Err(at(
+                    command.span().start,
+                    "sign-command is empty; name the program and its arguments".into(),
+                ));
+            }
+            if policy.audit.signing_key.is_some() {
+                return Err(at(
+                    command.span().start,
+                    "give signing-key or sign-command, not both".into(),
+                ));
+            }
+            policy.audit.sign_command = Some(command.into_inner());
+        }
         let surface = raw.surface;
         policy.surface = over(
             Surface::default(),

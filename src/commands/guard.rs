@@ -113,6 +113,24 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                 display_path(&audit_path, &ws.project_dir)
             )
         })?;
+    audit.configure(policy.audit.clone(), signer(&policy.audit, &ws.project_dir));
+    let started: mcp_lock::guard::audit::Members = vec![
+        ("decision", serde_json::json!("started")),
+        (
+            "log_format",
+            serde_json::json!(mcp_lock::audit::format::LOG_FORMAT),
+        ),
+        ("version", serde_json::json!(env!("CARGO_PKG_VERSION"))),
+        ("pid", serde_json::json!(std::process::id())),
+        ("command", serde_json::json!(launch.command)),
+        ("args", serde_json::json!(launch.args)),
+    ];
+    audit.record("session_started", started).with_context(|| {
+        format!(
+            "cannot write the audit log {}",
+            display_path(&audit_path, &ws.project_dir)
+        )
+    })?;
     for line in &disagreements {
         // A refusal is the one line shown; what led to it is in the audit log.
         if refused.is_none() {
@@ -145,6 +163,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                     display_path(&audit_path, &ws.project_dir)
                 )
             })?;
+        // The session ends here: its checkpoint, as at any other end.
+        let _ = audit.checkpoint("session_end");
         super::error(&format!("mcp-lock guard: {reason}"));
         return Ok(ExitCode::Drift);
     }
@@ -587,4 +607,25 @@ fn shown_files(ws: &Workspace, project: &ProjectConfig) -> String {
         .map(|f| display_path(f, &ws.project_dir))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The signer `[audit]` names: a key (`~/` is the home directory, a relative path
+/// the project's) or a command.
+fn signer(
+    settings: &mcp_lock::audit::format::AuditSettings,
+    project_dir: &std::path::Path,
+) -> Option<mcp_lock::guard::audit::Signer> {
+    use mcp_lock::guard::audit::Signer;
+    if let Some(command) = &settings.sign_command {
+        return Some(Signer::Command(command.clone()));
+    }
+    let key = settings.signing_key.as_ref()?;
+    let path = match key.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_default()
+            .join(rest),
+        None => project_dir.join(key),
+    };
+    Some(Signer::Key(path))
 }

@@ -6,13 +6,16 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use sha2::Digest;
+
+use crate::audit::format::{self, AuditSettings};
 use crate::secrets::Secrets;
 
 /// Where decisions are appended.
@@ -22,8 +25,22 @@ pub struct AuditLog {
     file: Option<Arc<Mutex<Appender>>>,
     path: Option<PathBuf>,
     server: String,
+    /// This guard's session id: 16 hex characters, in every entry it writes.
+    session: String,
     secrets: Secrets,
 }
+
+/// How a checkpoint is signed.
+#[derive(Debug, Clone)]
+pub enum Signer {
+    /// `[audit] signing-key`: `ssh-keygen -Y sign -f KEY -n mcp-lock-audit`.
+    Key(PathBuf),
+    /// `[audit] sign-command`: text on stdin, signature on stdout.
+    Command(Vec<String>),
+}
+
+/// How long a signing command may take before the checkpoint is left unsigned.
+const SIGN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl AuditLog {
     /// Opens (creating it and its directory, readable by the owner only) the log at
@@ -35,37 +52,40 @@ impl AuditLog {
     pub fn open(path: &Path, root: &Path, server: &str, secrets: Secrets) -> std::io::Result<Self> {
         let dir = crate::files::create_dir_within(&crate::files::parent_of(path), root, 0o700)?;
         let real = dir.join(path.file_name().unwrap_or_default());
-        let open = |read: bool| {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .read(read)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&real)
-        };
-        // Read too, to check that the file ends in a newline before each append; a
-        // log its owner made write-only is appended to without that check.
-        let file = match open(true) {
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => open(false),
-            opened => opened,
-        }
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => crate::files::no_append_through(&real),
-            _ => e,
-        })?;
-        if !file.metadata()?.is_file() {
-            return Err(std::io::Error::other("not a regular file"));
-        }
+        let file = open_log(&real)?;
+        // Appends are serialised on a file of their own, which rotation never moves;
+        // where it cannot be made, on the log itself.
+        let lock = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(format::lock_path(&real))
+            .ok()
+            .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
         Ok(AuditLog {
             file: Some(Arc::new(Mutex::new(Appender {
                 file,
-                ends_at: None,
+                lock,
+                real,
+                head: None,
+                settings: AuditSettings::default(),
+                signer: None,
             }))),
             path: Some(path.to_path_buf()),
             server: server.to_string(),
+            session: session_id(),
             secrets,
         })
+    }
+
+    /// Checkpoints, rotation and signing as `[audit]` says.
+    pub fn configure(&mut self, settings: AuditSettings, signer: Option<Signer>) {
+        if let Some(file) = &self.file {
+            let mut appender = file.lock().unwrap_or_else(|e| e.into_inner());
+            appender.settings = settings;
+            appender.signer = signer;
+        }
     }
 
     /// A log that records nothing (for hosts that keep their own); `secrets` are
@@ -75,6 +95,7 @@ impl AuditLog {
             file: None,
             path: None,
             server: server.to_string(),
+            session: session_id(),
             secrets,
         }
     }
@@ -83,21 +104,33 @@ impl AuditLog {
         self.path.as_deref()
     }
 
+    /// This guard's session id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
     /// Appends one entry now (see [`AuditLog::entry`]).
     pub fn record(&mut self, event: &str, members: Members) -> std::io::Result<()> {
         let line = self.entry(event, members);
         self.append(line.as_bytes())
     }
 
-    /// One entry as a line with the server's secrets redacted inside its values, newline included: `time`, `server` and `event`
-    /// first, then the given members.
+    /// One entry as a line with the server's secrets redacted inside its values,
+    /// newline included: `time`, `server`, `session` and `event` first, then the
+    /// given members. Its `seq` and `prev` are put in front when it is appended.
     pub fn entry(&self, event: &str, members: Members) -> String {
+        self.entry_at(&now_rfc3339(), event, members)
+    }
+
+    fn entry_at(&self, time: &str, event: &str, members: Members) -> String {
         let mut line: Vec<u8> = Vec::with_capacity(256);
         line.extend_from_slice(b"{\"time\":\"");
-        line.extend_from_slice(now_rfc3339().as_bytes());
+        line.extend_from_slice(time.as_bytes());
         line.extend_from_slice(b"\",\"server\":");
         push_json(&mut line, &self.server);
-        line.extend_from_slice(b",\"event\":");
+        line.extend_from_slice(b",\"session\":\"");
+        line.extend_from_slice(self.session.as_bytes());
+        line.extend_from_slice(b"\",\"event\":");
         push_json(&mut line, event);
         for (name, value) in &members {
             line.push(b',');
@@ -112,8 +145,15 @@ impl AuditLog {
         String::from_utf8(line).unwrap_or_default()
     }
 
+    /// Writes a checkpoint of the chain's head now (`reason`: `session_end` or
+    /// `every`), signed when `[audit]` names a key or a command.
+    pub fn checkpoint(&mut self, reason: &str) -> std::io::Result<()> {
+        self.append_with(&[], Some(reason))
+    }
+
     /// Appends whole lines, or nothing: several guards can share a file without
-    /// interleaving, and an entry is never left cut.
+    /// interleaving, and an entry is never left cut. Each line gets its `seq` and
+    /// `prev` (docs/audit.md) here, under the lock, from the line last in the log.
     ///
     /// Under an exclusive `flock` (other guards of the same file wait): a file that
     /// does not end in a newline (a guard died mid-write, or could not take its write
@@ -122,47 +162,72 @@ impl AuditLog {
     /// full disk, a file size limit) is cut back to where it began and the error
     /// returned, so the caller can refuse what the entries decided.
     pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
-        let Some(file) = self.file.as_ref() else {
-            return Ok(());
-        };
         if lines.is_empty() {
             return Ok(());
         }
+        self.append_with(lines, None)
+    }
+
+    fn append_with(&mut self, lines: &[u8], checkpoint: Option<&str>) -> std::io::Result<()> {
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
         let mut appender = file.lock().unwrap_or_else(|e| e.into_inner());
-        let Appender { file, ends_at } = &mut *appender;
-        let _shared = FileLock::exclusive(file);
-        let start = file.metadata()?.len();
-        let mut last = [b'\n'];
-        // The file is read only when someone else may have written it last.
-        if start > 0 && *ends_at != Some(start) && file.read_exact_at(&mut last, start - 1).is_err()
-        {
-            last = [b'\n'];
+        let appender = &mut *appender;
+        let lock_file = appender
+            .lock
+            .as_ref()
+            .unwrap_or(&appender.file)
+            .try_clone()?;
+        let _held = FileLock::exclusive(&lock_file);
+        appender.follow_rotation()?;
+        let start = appender.file.metadata()?.len();
+        let mut head = appender.head_at(start)?;
+        let mut out = Vec::with_capacity(lines.len() + lines.len() / 2 + 128);
+        if !head.ends_in_newline {
+            out.push(b'\n');
         }
-        *ends_at = None;
-        let mut whole = Vec::new();
-        let lines = if last[0] == b'\n' {
-            lines
+        let every = appender.settings.checkpoint_every;
+        for line in lines.split_inclusive(|b| *b == b'\n') {
+            head.chain(line, &mut out);
+            if every > 0 && head.seq % every == 0 {
+                let entry = self.checkpoint_entry(&head, "every", appender.signer.as_ref());
+                head.chain(entry.as_bytes(), &mut out);
+            }
+        }
+        if let Some(reason) = checkpoint {
+            let entry = self.checkpoint_entry(&head, reason, appender.signer.as_ref());
+            head.chain(entry.as_bytes(), &mut out);
+        }
+        let start = if start > 0
+            && start.saturating_add(out.len() as u64) > appender.settings.max_file_bytes
+        {
+            appender.rotate()?;
+            if out.first() == Some(&b'\n') {
+                out.remove(0);
+            }
+            0
         } else {
-            whole.reserve(lines.len() + 1);
-            whole.push(b'\n');
-            whole.extend_from_slice(lines);
-            &whole
+            start
         };
         let mut written = 0;
+        let file = &appender.file;
         let failed = loop {
-            if written == lines.len() {
-                if lines.ends_with(b"\n") {
-                    *ends_at = Some(start + written as u64);
-                }
+            if written == out.len() {
+                head.len = start + written as u64;
+                head.ino = file.metadata()?.ino();
+                head.ends_in_newline = out.ends_with(b"\n");
+                appender.head = Some(head);
                 return Ok(());
             }
-            match (&*file).write(&lines[written..]) {
+            match (&*file).write(&out[written..]) {
                 Ok(0) => break std::io::Error::from(std::io::ErrorKind::WriteZero),
                 Ok(n) => written += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => break e,
             }
         };
+        appender.head = None;
         // Cut back only what is certainly ours: the file grew by exactly what was
         // written. Otherwise the next append starts on a line of its own.
         if written > 0
@@ -175,6 +240,41 @@ impl AuditLog {
         Err(failed)
     }
 
+    /// A checkpoint entry to follow `head`, signed over the text docs/audit.md gives.
+    fn checkpoint_entry(&self, head: &Head, reason: &str, signer: Option<&Signer>) -> String {
+        let time = now_rfc3339();
+        let mut members: Members = vec![
+            ("decision", Value::from("chain_head")),
+            ("reason", Value::from(reason)),
+        ];
+        match signer {
+            None => members.push(("signature", Value::Null)),
+            Some(signer) => {
+                let text = format::checkpoint_text(head.seq + 1, &head.hash, &time);
+                match sign(signer, &text) {
+                    Ok(signature) => members.push(("signature", Value::from(signature))),
+                    Err(problem) => {
+                        crate::guard::proxy::note_stderr(&format!(
+                            "mcp-lock guard: the audit checkpoint is not signed: {problem}"
+                        ));
+                        members.push(("signature", Value::Null));
+                        members.push(("signature_error", Value::from(problem)));
+                    }
+                }
+            }
+        }
+        // The signature is the signer's own: not redacted, so that it still verifies.
+        let mut line = self.entry_at(&time, "checkpoint", Vec::new());
+        line.truncate(line.len() - 2);
+        for (name, value) in &members {
+            line.push(',');
+            line.push_str(&serde_json::to_string(name).unwrap_or_default());
+            line.push(':');
+            line.push_str(&value.to_string());
+        }
+        line.push_str("}\n");
+        line
+    }
     /// The values this log's server must never show.
     pub fn secrets(&self) -> &Secrets {
         &self.secrets
@@ -191,17 +291,260 @@ impl AuditLog {
             file: self.file.clone(),
             path: self.path.clone(),
             server: self.server.clone(),
+            session: self.session.clone(),
             secrets: self.secrets.clone(),
         })
     }
 }
 
-/// The open log, and where this guard's last whole append left its end.
+/// The open log, and the chain's head as this guard last left it.
 struct Appender {
     file: File,
-    /// The file's length after this guard's last append that ended in a newline: if
-    /// the file still has that length, it ends in one and need not be read.
-    ends_at: Option<u64>,
+    /// What appends are serialised on (see [`AuditLog::open`]).
+    lock: Option<File>,
+    /// The log's path, its directory checked.
+    real: PathBuf,
+    /// The last line after this guard's last append: still the head if the file is
+    /// the same and as long.
+    head: Option<Head>,
+    settings: AuditSettings,
+    signer: Option<Signer>,
+}
+
+/// The last line of the chain: what the next entry links to.
+#[derive(Clone)]
+struct Head {
+    hash: String,
+    seq: u64,
+    /// The file and its length when this was the last line.
+    ino: u64,
+    len: u64,
+    ends_in_newline: bool,
+}
+
+impl Head {
+    /// Adds `line` (an entry without its chain members) after this head to `out`,
+    /// and makes it the head.
+    fn chain(&mut self, line: &[u8], out: &mut Vec<u8>) {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let Some(body) = line.strip_prefix(b"{") else {
+            return;
+        };
+        self.seq += 1;
+        let from = out.len();
+        out.extend_from_slice(b"{\"seq\":");
+        out.extend_from_slice(self.seq.to_string().as_bytes());
+        out.extend_from_slice(b",\"prev\":\"");
+        out.extend_from_slice(self.hash.as_bytes());
+        out.extend_from_slice(b"\",");
+        out.extend_from_slice(body);
+        self.hash = format::line_hash(&out[from..]);
+        out.push(b'\n');
+    }
+}
+
+impl Appender {
+    /// Another guard rotated the log: append to the file now at its path.
+    fn follow_rotation(&mut self) -> std::io::Result<()> {
+        let ours = self.file.metadata()?.ino();
+        match std::fs::symlink_metadata(&self.real) {
+            Ok(m) if m.ino() == ours => Ok(()),
+            _ => {
+                self.file = open_log(&self.real)?;
+                self.head = None;
+                Ok(())
+            }
+        }
+    }
+
+    /// The chain's head when the file is `len` long: this guard's own last line when
+    /// nobody wrote since, else read from the file's last line (or, in an empty
+    /// file, the newest rotated file's), else the genesis.
+    fn head_at(&mut self, len: u64) -> std::io::Result<Head> {
+        let ino = self.file.metadata()?.ino();
+        if let Some(head) = &self.head
+            && head.len == len
+            && head.ino == ino
+        {
+            return Ok(head.clone());
+        }
+        let (line, ends_in_newline) = if len > 0 {
+            last_line(&self.file, len)?
+        } else {
+            match format::rotated_files(&self.real)?.pop() {
+                Some((_, path)) => {
+                    let file = File::open(&path)?;
+                    let len = file.metadata()?.len();
+                    let (line, _) = last_line(&file, len)?;
+                    (line, true)
+                }
+                None => (None, true),
+            }
+        };
+        Ok(match line {
+            Some(line) => Head {
+                hash: format::line_hash(&line),
+                seq: format::chain_members(&line).map_or(0, |(seq, _)| seq),
+                ino,
+                len,
+                ends_in_newline,
+            },
+            None => Head {
+                hash: format::GENESIS.to_string(),
+                seq: 0,
+                ino,
+                len,
+                ends_in_newline: true,
+            },
+        })
+    }
+
+    /// Renames the log to its next numbered name and starts a new one at its path.
+    fn rotate(&mut self) -> std::io::Result<()> {
+        let next = format::rotated_files(&self.real)?
+            .last()
+            .map_or(1, |(n, _)| n + 1);
+        std::fs::rename(&self.real, format::rotated_path(&self.real, next))?;
+        self.file = open_log(&self.real)?;
+        Ok(())
+    }
+}
+
+/// Opens the log at `real` for appending (and reading, to find its last line).
+fn open_log(real: &Path) -> std::io::Result<File> {
+    let open = |read: bool| {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(read)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(real)
+    };
+    // A log its owner made write-only is appended to without reading it: its chain
+    // restarts from the genesis each session.
+    let file = match open(true) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => open(false),
+        opened => opened,
+    }
+    .map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => crate::files::no_append_through(real),
+        _ => e,
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// Largest last line read to find the chain's head.
+const MAX_LAST_LINE: u64 = 256 * 1024 * 1024;
+
+/// The last line of a file `len` long, without its newline, and whether the file
+/// ends in one; None for an empty file. A file that cannot be read has no line.
+fn last_line(file: &File, len: u64) -> std::io::Result<(Option<Vec<u8>>, bool)> {
+    let mut last = [0u8];
+    if len == 0 || file.read_exact_at(&mut last, len - 1).is_err() {
+        return Ok((None, true));
+    }
+    let ends_in_newline = last[0] == b'\n';
+    let end = if ends_in_newline { len - 1 } else { len };
+    let mut start = end;
+    let mut chunk = vec![0u8; 64 * 1024];
+    'back: while start > 0 && end - start < MAX_LAST_LINE {
+        let from = start.saturating_sub(chunk.len() as u64);
+        let piece = &mut chunk[..(start - from) as usize];
+        file.read_exact_at(piece, from)?;
+        if let Some(at) = memchr::memrchr(b'\n', piece) {
+            start = from + at as u64 + 1;
+            break 'back;
+        }
+        start = from;
+    }
+    let mut line = vec![0u8; (end - start) as usize];
+    file.read_exact_at(&mut line, start)?;
+    Ok((Some(line), ends_in_newline))
+}
+
+/// A session id: 16 hex characters from the system's randomness.
+fn session_id() -> String {
+    let mut bytes = [0u8; 8];
+    let random = File::open("/dev/urandom").and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut bytes)
+    });
+    if random.is_err() {
+        let seed = format!("{:?}{}", SystemTime::now(), std::process::id());
+        bytes.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..8]);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs the signer on `text`; its signature, or why there is none, in one line.
+fn sign(signer: &Signer, text: &str) -> Result<String, String> {
+    let (program, args): (String, Vec<String>) = match signer {
+        Signer::Key(key) => (
+            "ssh-keygen".into(),
+            vec![
+                "-Y".into(),
+                "sign".into(),
+                "-f".into(),
+                key.display().to_string(),
+                "-n".into(),
+                format::SIGNING_NAMESPACE.into(),
+            ],
+        ),
+        Signer::Command(argv) => (argv[0].clone(), argv[1..].to_vec()),
+    };
+    let mut child = std::process::Command::new(&program)
+        .args(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let until = std::time::Instant::now() + SIGN_WAIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{program} did not finish within {} s",
+                    SIGN_WAIT.as_secs()
+                ));
+            }
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("{program}: {e}"))?;
+    let first_error = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    if !output.status.success() {
+        return Err(format!(
+            "{program} failed ({}): {}",
+            output.status,
+            first_error(&output.stderr)
+        ));
+    }
+    match String::from_utf8(output.stdout) {
+        Ok(signature) if !signature.trim().is_empty() => Ok(signature),
+        _ => Err(format!("{program} wrote no signature")),
+    }
 }
 
 /// An exclusive `flock` on the log for one append, released when dropped. Where
@@ -391,5 +734,154 @@ mod tests {
         let v: Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(v["arguments"]["q"], "${API_TOKEN}");
         assert_eq!(v["event"], "call");
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+
+    /// Each line's `seq` and `prev` follow from the line before it.
+    fn assert_chained(lines: &[Vec<u8>]) {
+        let mut prev = format::GENESIS.to_string();
+        for (i, line) in lines.iter().enumerate() {
+            let (seq, recorded) = format::chain_members(line).expect("chained");
+            assert_eq!(seq, i as u64 + 1, "line {}", i + 1);
+            assert_eq!(recorded, prev, "line {}", i + 1);
+            serde_json::from_slice::<Value>(line).expect("JSON");
+            prev = format::line_hash(line);
+        }
+    }
+
+    fn lines_of(paths: &[PathBuf]) -> Vec<Vec<u8>> {
+        paths
+            .iter()
+            .flat_map(|p| {
+                std::fs::read(p)
+                    .unwrap()
+                    .split(|b| *b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn entries_of_two_guards_sharing_a_log_make_one_chain_with_checkpoints() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut a = AuditLog::open(&path, dir.path(), "a", Secrets::default()).unwrap();
+        let mut b = AuditLog::open(&path, dir.path(), "b", Secrets::default()).unwrap();
+        let settings = AuditSettings {
+            checkpoint_every: 4,
+            ..AuditSettings::default()
+        };
+        a.configure(settings.clone(), None);
+        b.configure(settings, None);
+        assert_ne!(a.session(), b.session());
+        for i in 0..5 {
+            a.record("tools/call", vec![("n", Value::from(i))]).unwrap();
+            let burst = [b.entry("x", Vec::new()), b.entry("y", Vec::new())].concat();
+            b.append(burst.as_bytes()).unwrap();
+        }
+        a.checkpoint("session_end").unwrap();
+        let lines = lines_of(&[path]);
+        assert_chained(&lines);
+        let events: Vec<Value> = lines
+            .iter()
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        let checkpoints: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["event"] == "checkpoint")
+            .collect();
+        // 15 entries, with a checkpoint after each 4th line of the chain, and one at the end.
+        assert_eq!(lines.len(), 15 + 4 + 1, "{events:#?}");
+        assert_eq!(checkpoints.last().unwrap()["reason"], "session_end");
+        assert!(checkpoints.iter().all(|c| c["signature"].is_null()));
+        assert!(
+            events
+                .iter()
+                .all(|e| e["session"].as_str().is_some_and(|s| s.len() == 16))
+        );
+    }
+
+    #[test]
+    fn rotation_keeps_the_chain_across_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::open(&path, dir.path(), "s", Secrets::default()).unwrap();
+        log.configure(
+            AuditSettings {
+                max_file_bytes: 1000,
+                checkpoint_every: 0,
+                ..AuditSettings::default()
+            },
+            None,
+        );
+        let mut other = AuditLog::open(&path, dir.path(), "t", Secrets::default()).unwrap();
+        for i in 0..20 {
+            log.record("e", vec![("i", Value::from(i))]).unwrap();
+            other.record("f", vec![("i", Value::from(i))]).unwrap();
+        }
+        let files = format::family(&path).unwrap();
+        assert!(files.len() >= 3, "{files:?}");
+        let lines = lines_of(&files);
+        assert_eq!(lines.len(), 40);
+        assert_chained(&lines);
+    }
+
+    #[test]
+    fn a_log_begun_by_an_older_release_is_chained_from_its_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let old = "{\"time\":\"2026-11-01T00:00:00.000Z\",\"server\":\"s\",\"event\":\"client_closed\"}\n";
+        std::fs::write(&path, old).unwrap();
+        let mut log = AuditLog::open(&path, dir.path(), "s", Secrets::default()).unwrap();
+        log.record("e", Vec::new()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let second = text.lines().nth(1).unwrap();
+        let (seq, prev) = format::chain_members(second.as_bytes()).unwrap();
+        assert_eq!(seq, 1);
+        assert_eq!(prev, format::line_hash(old.as_bytes()));
+    }
+
+    #[test]
+    fn a_checkpoint_is_signed_with_the_named_ssh_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key");
+        let made = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+            .arg(&key)
+            .status();
+        if !made.is_ok_and(|s| s.success()) {
+            panic!("ssh-keygen is needed for this test");
+        }
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::open(&path, dir.path(), "s", Secrets::default()).unwrap();
+        log.configure(AuditSettings::default(), Some(Signer::Key(key)));
+        log.record("e", Vec::new()).unwrap();
+        log.checkpoint("session_end").unwrap();
+        let lines = lines_of(&[path]);
+        assert_chained(&lines);
+        let checkpoint: Value = serde_json::from_slice(&lines[1]).unwrap();
+        let signature = checkpoint["signature"].as_str().unwrap();
+        assert!(
+            signature.starts_with("-----BEGIN SSH SIGNATURE-----"),
+            "{checkpoint}"
+        );
+        let failing = Signer::Command(vec!["false".into()]);
+        log.configure(AuditSettings::default(), Some(failing));
+        log.checkpoint("session_end").unwrap();
+        let lines = lines_of(&[dir.path().join("audit.jsonl")]);
+        let unsigned: Value = serde_json::from_slice(&lines[2]).unwrap();
+        assert!(unsigned["signature"].is_null());
+        assert!(
+            unsigned["signature_error"]
+                .as_str()
+                .unwrap()
+                .contains("false failed")
+        );
     }
 }

@@ -105,6 +105,34 @@ struct Shared {
     /// list_changed notifications counted but not yet in an entry.
     list_changed: ListChangedRun,
     pins: PinWatch,
+    /// What a `served_pinned`/`served_live` entry last said of each item (kind and
+    /// key): written once per item per listing generation, and again only when it
+    /// says something else.
+    served_logged: std::collections::HashMap<(&'static str, String), (u64, String)>,
+}
+
+impl Shared {
+    /// True when the entry of `key` served as `how` in `generation` is not written yet.
+    fn first_served(
+        &mut self,
+        kind: &'static str,
+        key: &str,
+        generation: u64,
+        how: String,
+    ) -> bool {
+        let said = (generation, how);
+        match self.served_logged.get_mut(&(kind, key.to_string())) {
+            Some(last) if *last == said => false,
+            Some(last) => {
+                *last = said;
+                true
+            }
+            None => {
+                self.served_logged.insert((kind, key.to_string()), said);
+                true
+            }
+        }
+    }
 }
 
 /// Everything waiting in one direction for the end of a burst of input.
@@ -235,6 +263,7 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
         audit_lines: Vec::new(),
         client_notes: Vec::new(),
         list_changed: ListChangedRun::default(),
+        served_logged: Default::default(),
     }));
     let (events, first_event) = channel();
     {
@@ -280,6 +309,10 @@ pub fn run_upstream(upstream: Upstream, setup: GuardSetup) -> io::Result<Ended> 
             Ended::ServerExited(description)
         }
     };
+    // The chain's head at the end of the session, signed where [audit] says.
+    if let Err(e) = main_notes.log.checkpoint("session_end") {
+        main_notes.say(&format!("cannot write the audit log's checkpoint: {e}"));
+    }
     // The guard's last lines, unless nobody reads its stderr.
     stderr::drain(STDERR_GRACE);
     Ok(ended)
@@ -369,6 +402,11 @@ fn say_page<'a>(
             ),
         );
     }
+}
+
+/// Queues a line (already redacted and escaped) for the guard's stderr.
+pub(crate) fn note_stderr(line: &str) {
+    stderr::note(line);
 }
 
 /// One line on the guard's stderr (which the client usually logs), redacted and
@@ -475,6 +513,8 @@ impl Notes {
                 self.say(&format!(
                     "cannot write the audit log: {e}; what its entries decided is not sent"
                 ));
+                // Served entries not written are written again at the next listing.
+                lock(shared).served_logged.clear();
                 false
             }
         };

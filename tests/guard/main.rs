@@ -56,12 +56,24 @@ fn shell_project(script: &str) -> Project {
     project
 }
 
+/// The decisions in the project's audit log (without the chain's own
+/// `session_started` and `checkpoint` entries), after checking that every line is
+/// chained to the one before it.
 fn audit(project: &Project) -> Vec<Value> {
-    std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let text = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl"))
+        .unwrap_or_default();
+    let mut prev = mcp_lock::audit::format::GENESIS.to_string();
+    let mut entries = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let entry: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(entry["seq"], i + 1, "line {}: {line}", i + 1);
+        assert_eq!(entry["prev"], prev.as_str(), "line {}: {line}", i + 1);
+        prev = mcp_lock::audit::format::line_hash(line.as_bytes());
+        if !matches!(entry["event"].as_str(), Some("session_started" | "checkpoint")) {
+            entries.push(entry);
+        }
+    }
+    entries
 }
 
 fn names(tools: &[Value]) -> Vec<&str> {

@@ -328,6 +328,10 @@ pub(super) fn check_listing(
             ServedAs::Live => "served_live",
             _ => "served_pinned",
         };
+        let said = format!("{event} {:?} {:?}", served.pinned_hash, served.live_hash);
+        if !state.first_served("tool", &served.tool, generation, said) {
+            continue;
+        }
         let members: Members = vec![
             ("decision", json!(served.served)),
             ("tool", json!(served.tool)),
@@ -408,6 +412,10 @@ pub(super) fn check_item_listing(
             ServedAs::Live => "served_live",
             _ => "served_pinned",
         };
+        let said = format!("{event} {:?} {:?}", served.pinned_hash, served.live_hash);
+        if !state.first_served(kind.as_str(), &served.key, generation, said) {
+            continue;
+        }
         let mut members: Members = vec![
             ("decision", json!(served.served)),
             ("kind", json!(kind)),

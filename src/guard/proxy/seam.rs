@@ -40,6 +40,7 @@ impl Router {
                 audit_lines: Vec::new(),
                 client_notes: Vec::new(),
                 list_changed: ListChangedRun::default(),
+                served_logged: Default::default(),
             }),
             notes,
         })
