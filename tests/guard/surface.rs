@@ -313,3 +313,24 @@ fn prompts_a_lock_does_not_pin_yet_pass_through_unenforced_with_one_audit_entry(
             .any(|e| e["event"] == "resources/templates/list" && e["decision"] == "passed")
     );
 }
+
+#[test]
+fn a_prompt_served_as_pinned_is_logged_once_however_often_the_agent_lists_it() {
+    let project = surface_project();
+    std::fs::write(project.path().join("rev"), "prompt-optional").unwrap();
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    for _ in 0..3 {
+        let prompts = agent.list_items("prompts/list", "prompts");
+        assert_eq!(prompts.len(), 3);
+    }
+    let log = audit(&project);
+    let listings = log.iter().filter(|e| e["event"] == "prompts/list").count();
+    let served: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["event"] == "served_pinned")
+        .collect();
+    assert_eq!(listings, 3, "{log:#?}");
+    assert_eq!(served.len(), 1, "{served:#?}");
+    assert_eq!(served[0]["prompt"], "release_notes");
+}
