@@ -253,6 +253,11 @@ cannot be pinned (no hash: a repeated member name; no string name) or the input 
 a JSON-RPC error answer, 2 unreadable input or a file named twice.")]
     Hash(HashArgs),
 
+    /// Check the guard's audit log (its chain and signed checkpoints), or show what
+    /// each session did
+    #[command(subcommand)]
+    Audit(AuditCommand),
+
     /// Print a shell completion script
     #[command(after_help = "\
 Examples:
@@ -610,4 +615,73 @@ pub struct HashArgs {
 pub enum HashFormat {
     Text,
     Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AuditCommand {
+    /// Check that the audit log is whole and unaltered: every entry chained to the
+    /// one before it, every signed checkpoint valid
+    #[command(after_help = "\
+Examples:
+  mcp-lock audit verify                      the project's log (.mcp-lock/audit.jsonl
+                                             beside the lock, and its rotated files)
+  mcp-lock audit verify --allowed-signers .mcp-lock/allowed_signers
+  mcp-lock audit verify old/audit.1.jsonl old/audit.jsonl --format json
+
+FILEs are checked as one chain, in the order given. The first break is reported by
+file and line: edited, deleted, inserted, reordered, unchained, cut_short,
+start_missing, bad_signature, unsigned. The chain cannot show entries cut off the
+end of the log, nor a log rewritten from its first line: signed checkpoints can
+(README, \"The audit log\").
+Exit codes: 0 intact, 1 broken (or, with --allowed-signers, a signature missing or
+invalid), 2 usage: no log, an unreadable file.")]
+    Verify(AuditVerifyArgs),
+
+    /// One summary per guard session: its client, what it was shown and hidden, its
+    /// calls and refusals, drift found mid-session
+    #[command(after_help = "\
+Examples:
+  mcp-lock audit show                          every session in the project's log
+  mcp-lock audit show --since 2026-12-01       sessions that ended on or after it
+  mcp-lock audit show --server deploy --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  mcp-lock audit show --format json | jq '.sessions[].refusals'
+
+Exit codes: 0 shown, 2 usage: no log, an unreadable file.")]
+    Show(AuditShowArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AuditVerifyArgs {
+    /// Log files, oldest first [default: the project's log and its rotated files]
+    pub files: Vec<PathBuf>,
+    /// An ssh-keygen allowed-signers file: every signed checkpoint must verify
+    /// against it, and at least one must be signed
+    #[arg(long, value_name = "FILE")]
+    pub allowed_signers: Option<PathBuf>,
+    /// The namespace checkpoints were signed under
+    #[arg(long, default_value = "mcp-lock-audit")]
+    pub namespace: String,
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    pub format: AuditFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct AuditShowArgs {
+    /// Log files, oldest first [default: the project's log and its rotated files]
+    pub files: Vec<PathBuf>,
+    /// Only sessions that ended at or after this time (RFC 3339 in UTC, or a date)
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only this server's sessions
+    #[arg(long, value_name = "SERVER")]
+    pub server: Option<String>,
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    pub format: AuditFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditFormat {
+    Text,
+    Json,
+    Markdown,
 }

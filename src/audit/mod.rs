@@ -2,4 +2,6 @@
 //! (`mcp-lock audit verify`) and summarising its sessions (`mcp-lock audit show`).
 //! The guard writes it (crate::guard::audit); docs/audit.md is the format.
 
+pub mod chain;
 pub mod format;
+pub mod show;

@@ -1,5 +1,6 @@
 //! One function per subcommand, and what they share.
 
+mod audit;
 mod check_call;
 mod diff;
 mod guard;
@@ -124,6 +125,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Login(args) => login::login(&ctx, args).await,
         Command::Logout(args) => login::logout(&ctx, args),
         Command::RemoteBridge(args) => guard::remote_bridge(&ctx, args).await,
+        Command::Audit(command) => audit::run(&ctx, command),
         Command::Completions { shell } => {
             write_stdout(completions(shell).as_bytes(), "the completion script")
         }

@@ -4,6 +4,7 @@
 mod audit;
 mod bounds;
 mod calls;
+mod chain;
 #[path = "../common/mod.rs"]
 mod common;
 mod drift;
@@ -60,8 +61,8 @@ fn shell_project(script: &str) -> Project {
 /// `session_started` and `checkpoint` entries), after checking that every line is
 /// chained to the one before it.
 fn audit(project: &Project) -> Vec<Value> {
-    let text = std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl"))
-        .unwrap_or_default();
+    let text =
+        std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap_or_default();
     let mut prev = mcp_lock::audit::format::GENESIS.to_string();
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -69,7 +70,10 @@ fn audit(project: &Project) -> Vec<Value> {
         assert_eq!(entry["seq"], i + 1, "line {}: {line}", i + 1);
         assert_eq!(entry["prev"], prev.as_str(), "line {}: {line}", i + 1);
         prev = mcp_lock::audit::format::line_hash(line.as_bytes());
-        if !matches!(entry["event"].as_str(), Some("session_started" | "checkpoint")) {
+        if !matches!(
+            entry["event"].as_str(),
+            Some("session_started" | "checkpoint")
+        ) {
             entries.push(entry);
         }
     }

@@ -1,0 +1,117 @@
+//! `mcp-lock audit verify` and `mcp-lock audit show`: the guard's log, read back.
+
+use std::path::PathBuf;
+
+use mcp_lock::audit::{chain, format, show};
+use mcp_lock::exit_codes::ExitCode;
+
+use super::{Workspace, display_path};
+use crate::cli::{AuditCommand, AuditFormat};
+
+pub fn run(ws: &Workspace, command: AuditCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        AuditCommand::Verify(args) => {
+            if args.format == AuditFormat::Markdown {
+                anyhow::bail!(
+                    "audit verify writes text or json; use --format text or --format json"
+                );
+            }
+            let files = log_files(ws, args.files)?;
+            let report = chain::verify(&files, args.allowed_signers.as_deref(), &args.namespace)?;
+            if args.format == AuditFormat::Json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print_verdict(&report);
+            }
+            Ok(if report.intact {
+                ExitCode::Success
+            } else {
+                ExitCode::Drift
+            })
+        }
+        AuditCommand::Show(args) => {
+            let files = log_files(ws, args.files)?;
+            let sessions = show::summarise(&files, args.since.as_deref(), args.server.as_deref())?;
+            let text = match args.format {
+                AuditFormat::Text => show::render_text(&sessions),
+                AuditFormat::Markdown => show::render_markdown(&sessions),
+                AuditFormat::Json => {
+                    serde_json::to_string_pretty(&serde_json::json!({ "sessions": sessions }))?
+                        + "\n"
+                }
+            };
+            print!("{text}");
+            Ok(ExitCode::Success)
+        }
+    }
+}
+
+/// The files named, or the project's log and its rotated files, oldest first.
+fn log_files(ws: &Workspace, given: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+    if !given.is_empty() {
+        return Ok(given);
+    }
+    let lock_dir = mcp_lock::files::parent_of(&ws.lock_path);
+    let log = lock_dir.join(".mcp-lock").join("audit.jsonl");
+    let files = format::family(&log)?;
+    if files.is_empty() {
+        anyhow::bail!(
+            "no audit log at {}; `mcp-lock guard` writes it (or name the log's files)",
+            display_path(&log, &ws.project_dir)
+        );
+    }
+    Ok(files)
+}
+
+fn print_verdict(report: &chain::ChainReport) {
+    let files = mcp_lock::text::count(report.files.len(), "file");
+    let signed = if report.signatures_checked {
+        format!("{} signed, signatures checked", report.signed_checkpoints)
+    } else if report.signed_checkpoints > 0 {
+        format!(
+            "{} signed, signatures not checked: pass --allowed-signers",
+            report.signed_checkpoints
+        )
+    } else {
+        "none signed".into()
+    };
+    match &report.broken {
+        None => {
+            println!(
+                "audit log intact: {} in {files} ({}, {signed})",
+                entries(report.entries),
+                mcp_lock::text::count(report.checkpoints, "checkpoint"),
+            );
+            if report.unchained > 0 {
+                println!(
+                    "  the first {} were written before the log was chained",
+                    entries(report.unchained)
+                );
+            }
+            if report.signatures_checked
+                && let Some(after) = report.after_last_signed.filter(|n| *n > 0)
+            {
+                println!(
+                    "  {} after the last signed checkpoint are chained only",
+                    entries(after)
+                );
+            }
+        }
+        Some(b) => {
+            super::error(&format!(
+                "audit log broken: {}",
+                mcp_lock::text::escape_for_terminal(&b.message)
+            ));
+        }
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {}", mcp_lock::text::escape_for_terminal(w));
+    }
+}
+
+fn entries(n: usize) -> String {
+    match n {
+        1 => "1 entry".into(),
+        n => format!("{n} entries"),
+    }
+}

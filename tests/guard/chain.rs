@@ -1,0 +1,229 @@
+//! The chained audit log of real guard sessions: `audit verify` proves an untouched
+//! log and finds each kind of tampering at its line; rotation, guards sharing a log,
+//! signed checkpoints; `audit show` reads a session back.
+
+use super::*;
+
+/// A finished guard session of the deploy fixture: listed, three calls, closed.
+fn finished_session(project: &Project) {
+    let mut agent = McpPipe::guard(project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    for id in ["T-1", "T-2", "T-3"] {
+        agent.call("read_ticket", json!({"id": id}));
+    }
+    agent.close();
+    assert_eq!(
+        agent.wait_exit(Duration::from_secs(10)).unwrap().code(),
+        Some(0)
+    );
+}
+
+fn log_path(project: &Project) -> std::path::PathBuf {
+    project.path().join(".mcp-lock/audit.jsonl")
+}
+
+fn log_lines(project: &Project) -> Vec<String> {
+    std::fs::read_to_string(log_path(project))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `audit verify FILE --format json` on these lines: its exit code and report.
+fn verify_lines(project: &Project, lines: &[String], extra: &[&str]) -> (i32, Value) {
+    let file = project.path().join("tampered.jsonl");
+    std::fs::write(
+        &file,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let mut args = vec!["audit", "verify", "tampered.jsonl", "--format", "json"];
+    args.extend_from_slice(extra);
+    let run = project.run(&args);
+    (run.code(), run.json())
+}
+
+#[test]
+fn an_untouched_session_log_verifies_and_each_tampering_is_found_at_its_line() {
+    let project = deploy_project(&[]);
+    finished_session(&project);
+    let lines = log_lines(&project);
+    assert!(lines.len() >= 8, "{lines:#?}");
+    let run = project.run(&["audit", "verify"]);
+    run.expect(0);
+    assert!(run.stdout().contains("intact"), "{}", run.stdout());
+    let (code, report) = verify_lines(&project, &lines, &[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["intact"], true);
+    assert_eq!(report["entries"], lines.len());
+
+    let calls: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("\"event\":\"tools/call\""))
+        .collect();
+    let k = calls[1];
+    let broken = |tampered: Vec<String>, problem: &str, line: usize| {
+        let (code, report) = verify_lines(&project, &tampered, &[]);
+        assert_eq!(code, 1, "{problem}: {report}");
+        assert_eq!(report["intact"], false, "{problem}: {report}");
+        assert_eq!(report["break"]["problem"], problem, "{report}");
+        assert_eq!(report["break"]["line"], line, "{problem}: {report}");
+    };
+    // Edited: the second call's arguments changed afterwards.
+    let mut edited = lines.clone();
+    edited[k] = edited[k].replace("T-2", "T-9");
+    assert_ne!(edited[k], lines[k]);
+    broken(edited, "edited", k + 1);
+    // Deleted.
+    let mut deleted = lines.clone();
+    deleted.remove(k);
+    broken(deleted, "deleted", k + 1);
+    // Inserted: a copy of an earlier entry.
+    let mut inserted = lines.clone();
+    inserted.insert(k + 1, lines[calls[0]].clone());
+    broken(inserted, "inserted", k + 2);
+    // Reordered: two calls swapped.
+    let mut reordered = lines.clone();
+    reordered.swap(k, k + 1);
+    broken(reordered, "reordered", k + 1);
+    // The beginning cut off.
+    broken(lines[2..].to_vec(), "start_missing", 1);
+    // The last line cut short.
+    let mut cut = lines.clone();
+    let last = cut.len() - 1;
+    let half = cut[last].len() / 2;
+    cut[last].truncate(half);
+    broken(cut, "cut_short", lines.len());
+}
+
+#[test]
+fn two_guard_sessions_at_once_extend_one_chain_that_verifies_with_both_sessions() {
+    let project = deploy_project(&[]);
+    let mut a = McpPipe::guard(&project, &["deploy"]);
+    let mut b = McpPipe::guard(&project, &["deploy"]);
+    a.initialize();
+    b.initialize();
+    a.list_tools();
+    b.list_tools();
+    for i in 0..20 {
+        a.call("read_ticket", json!({"id": format!("A-{i}")}));
+        b.call("read_ticket", json!({"id": format!("B-{i}")}));
+    }
+    a.close();
+    b.close();
+    a.wait_exit(Duration::from_secs(10)).unwrap();
+    b.wait_exit(Duration::from_secs(10)).unwrap();
+    // The helper checks seq and prev line by line.
+    let entries = audit(&project);
+    let sessions: std::collections::BTreeSet<&str> = entries
+        .iter()
+        .map(|e| e["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 2);
+    project.run(&["audit", "verify"]).expect(0);
+    let show = project.run(&["audit", "show", "--format", "json"]);
+    show.expect(0);
+    assert_eq!(show.json()["sessions"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_log_rotated_across_three_files_verifies_and_a_missing_file_is_found() {
+    let project = deploy_project(&[]);
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        "[audit]\nmax-file-bytes = 3000\n",
+    )
+    .unwrap();
+    finished_session(&project);
+    finished_session(&project);
+    let dir = project.path().join(".mcp-lock");
+    let files = mcp_lock::audit::format::family(&dir.join("audit.jsonl")).unwrap();
+    assert!(files.len() >= 3, "{files:?}");
+    project.run(&["audit", "verify"]).expect(0);
+    std::fs::remove_file(&files[1]).unwrap();
+    let run = project.run(&["audit", "verify", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(
+        run.json()["break"]["problem"],
+        "deleted",
+        "{}",
+        run.stdout()
+    );
+}
+
+/// An ed25519 key made with ssh-keygen, and its allowed_signers line.
+fn ssh_key(project: &Project, name: &str) -> (std::path::PathBuf, String) {
+    let key = project.path().join(name);
+    let made = project
+        .command("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let mut parts = public.split_whitespace();
+    let line = format!(
+        "{name}@example {} {}\n",
+        parts.next().unwrap(),
+        parts.next().unwrap()
+    );
+    (key, line)
+}
+
+#[test]
+fn signed_checkpoints_verify_with_their_key_and_fail_with_another_or_when_edited() {
+    let project = deploy_project(&[]);
+    let (key, signer) = ssh_key(&project, "audit-key");
+    let (_, stranger) = ssh_key(&project, "other-key");
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        format!("[audit]\nsigning-key = {:?}\n", key.display().to_string()),
+    )
+    .unwrap();
+    std::fs::write(project.path().join("signers"), &signer).unwrap();
+    std::fs::write(project.path().join("strangers"), &stranger).unwrap();
+    finished_session(&project);
+    let lines = log_lines(&project);
+    let checkpoint: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(checkpoint["event"], "checkpoint");
+    assert!(checkpoint["signature"].is_string(), "{checkpoint}");
+
+    let run = project.run(&[
+        "audit",
+        "verify",
+        "--allowed-signers",
+        "signers",
+        "--format",
+        "json",
+    ]);
+    run.expect(0);
+    assert_eq!(run.json()["signed_checkpoints"], 1, "{}", run.stdout());
+    let run = project.run(&[
+        "audit",
+        "verify",
+        "--allowed-signers",
+        "strangers",
+        "--format",
+        "json",
+    ]);
+    run.expect(1);
+    assert_eq!(
+        run.json()["break"]["problem"],
+        "bad_signature",
+        "{}",
+        run.stdout()
+    );
+    // The checkpoint's time edited: its signature no longer matches.
+    let mut edited = lines.clone();
+    let last = edited.len() - 1;
+    let time = checkpoint["time"].as_str().unwrap();
+    edited[last] = edited[last].replace(time, "2020-01-01T00:00:00.000Z");
+    let (code, report) = verify_lines(&project, &edited, &["--allowed-signers", "signers"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["break"]["problem"], "bad_signature", "{report}");
+    // The untouched log verifies with the right signers.
+    let (code, report) = verify_lines(&project, &lines, &["--allowed-signers", "signers"]);
+    assert_eq!(code, 0, "{report}");
+}
