@@ -19,8 +19,10 @@ pub struct SessionSummary {
     pub profile: Option<String>,
     /// When it matched none: the closest profile and the command that pins it.
     pub unmatched: Option<Value>,
-    /// Items shown by the listings (tools by name; others as `prompt NAME`, ...).
-    pub shown: BTreeSet<String>,
+    /// How many items of each kind (`tool`, `prompt`, ...) the session's last whole
+    /// listing showed (the log counts them; what was hidden or served unapproved is
+    /// named).
+    pub shown: BTreeMap<String, u64>,
     pub served_pinned: BTreeSet<String>,
     pub served_live: BTreeSet<String>,
     pub hidden: Vec<Hidden>,
@@ -119,6 +121,8 @@ fn normalise_time(t: &str) -> String {
 struct State {
     summary: SessionSummary,
     listed: bool,
+    /// Items counted so far in the listing under way, per kind.
+    counting: BTreeMap<String, u64>,
     /// Items hidden so far (after the first listing, new ones are drift).
     hidden_seen: BTreeSet<String>,
 }
@@ -133,6 +137,7 @@ impl State {
                 ..SessionSummary::default()
             },
             listed: false,
+            counting: BTreeMap::new(),
             hidden_seen: BTreeSet::new(),
         }
     }
@@ -161,15 +166,13 @@ impl State {
                     return;
                 }
                 let kind = e["kind"].as_str().unwrap_or("tool");
-                for item in e["shown"].as_array().into_iter().flatten() {
-                    let name = item.as_str().map(str::to_string).unwrap_or_else(|| {
-                        item["name"]
-                            .as_str()
-                            .or(item["key"].as_str())
-                            .unwrap_or("")
-                            .to_string()
-                    });
-                    s.shown.insert(label(kind, &name));
+                let count = self.counting.entry(kind.to_string()).or_default();
+                if e["first_page"] == true {
+                    *count = 0;
+                }
+                *count += e["shown"].as_u64().unwrap_or(0);
+                if e["complete"] == true {
+                    s.shown.insert(kind.to_string(), *count);
                 }
                 for h in e["hidden"].as_array().into_iter().flatten() {
                     let name = h["tool"].as_str().or(h["key"].as_str()).unwrap_or("");
@@ -189,7 +192,7 @@ impl State {
                         s.hidden.push(hidden);
                     }
                 }
-                if e["first_page"] == true && e["complete"] == true || e["complete"] == true {
+                if e["complete"] == true {
                     self.listed = true;
                 }
             }
@@ -302,6 +305,21 @@ fn profile_line(s: &SessionSummary) -> String {
     }
 }
 
+fn shown_line(s: &SessionSummary) -> String {
+    if s.shown.is_empty() {
+        return "nothing listed".into();
+    }
+    let counts: Vec<String> = s
+        .shown
+        .iter()
+        .map(|(kind, n)| {
+            let noun = kind.replace('_', " ");
+            crate::text::count(*n as usize, &noun)
+        })
+        .collect();
+    format!("{} (in the last whole listing)", counts.join(", "))
+}
+
 fn join(set: &BTreeSet<String>) -> String {
     set.iter().cloned().collect::<Vec<_>>().join(", ")
 }
@@ -316,14 +334,7 @@ pub fn render_text(sessions: &[SessionSummary]) -> String {
         out.push_str(&format!("session {} of {}\n", s.session, s.server));
         out.push_str(&format!("  from {} to {} ({})\n", s.start, s.end, s.ended));
         out.push_str(&format!("  client profile: {}\n", profile_line(s)));
-        out.push_str(&format!(
-            "  shown: {}\n",
-            if s.shown.is_empty() {
-                "nothing listed".into()
-            } else {
-                join(&s.shown)
-            }
-        ));
+        out.push_str(&format!("  shown: {}\n", shown_line(s)));
         if !s.served_pinned.is_empty() {
             out.push_str(&format!(
                 "  served as approved: {}\n",
@@ -397,7 +408,7 @@ pub fn render_markdown(sessions: &[SessionSummary]) -> String {
             "- **Client profile:** {}\n",
             cell(&profile_line(s))
         ));
-        out.push_str(&format!("- **Shown:** {}\n", cell(&join(&s.shown))));
+        out.push_str(&format!("- **Shown:** {}\n", cell(&shown_line(s))));
         if !s.served_pinned.is_empty() {
             out.push_str(&format!(
                 "- **Served as approved:** {}\n",

@@ -227,3 +227,164 @@ fn signed_checkpoints_verify_with_their_key_and_fail_with_another_or_when_edited
     let (code, report) = verify_lines(&project, &lines, &["--allowed-signers", "signers"]);
     assert_eq!(code, 0, "{report}");
 }
+
+/// `audit show` output with times and session ids made stable.
+fn stable(text: &str, project: &Project) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    // Times: 2026-12-02T20:38:23.123Z.
+    while let Some(at) = rest.find("T").filter(|_| !rest.is_empty()) {
+        let start = at.saturating_sub(10);
+        let candidate = rest.get(start..start + 24);
+        if let Some(c) = candidate
+            && c.ends_with('Z')
+            && c.as_bytes()[4] == b'-'
+            && c.as_bytes()[13] == b':'
+        {
+            out.push_str(&rest[..start]);
+            out.push_str("TIME");
+            rest = &rest[start + 24..];
+        } else {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    for entry in audit(project) {
+        if let Some(id) = entry["session"].as_str() {
+            out = out.replace(id, "SESSION");
+        }
+    }
+    out
+}
+
+#[test]
+fn audit_show_tells_a_session_with_mid_session_drift_a_refused_call_and_a_hidden_tool() {
+    let project = deploy_project(&[]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    agent.list_tools();
+    agent.call("read_ticket", json!({"id": "T-1"}));
+    std::fs::write(project.path().join("rev"), "b").unwrap();
+    agent.notification("notifications/tools/list_changed");
+    agent.list_tools();
+    let answer = agent.call("deploy_preview", json!({"branch": "fix-login"}));
+    assert_eq!(refusal(&answer)["error_code"], "STALE_TOOL_SCHEMA");
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10)).unwrap();
+
+    let text = project.run(&["audit", "show"]);
+    text.expect(0);
+    let shown = stable(&text.stdout(), &project);
+    assert_eq!(shown, SHOW_TEXT, "{shown}");
+    let json = project.run(&["audit", "show", "--format", "json"]);
+    json.expect(0);
+    let shown = stable(&json.stdout(), &project);
+    let value: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(
+        value,
+        serde_json::from_str::<Value>(SHOW_JSON).unwrap(),
+        "{shown}"
+    );
+    let markdown = project.run(&[
+        "audit", "show", "--format", "markdown", "--server", "deploy",
+    ]);
+    assert!(
+        markdown.stdout().contains("| read_ticket | 1 forwarded |"),
+        "{}",
+        markdown.stdout()
+    );
+    let none = project.run(&["audit", "show", "--server", "other"]);
+    assert_eq!(none.stdout(), "no guard session in the audit log\n");
+}
+
+const SHOW_TEXT: &str = "\
+session SESSION of deploy
+  from TIME to TIME (the client closed the session)
+  client profile: none matched (closest: claude-code; pin with: mcp-lock update deploy --client bare)
+  shown: 1 tool (in the last whole listing)
+  hidden: deploy_preview (STALE_TOOL_SCHEMA, authority)
+  hidden: search_docs (STALE_TOOL_SCHEMA, semantic)
+  hidden: rollback (UNPINNED_TOOL, additive)
+  calls:
+    deploy_preview  1 refused
+    read_ticket     1 forwarded
+  refusals: STALE_TOOL_SCHEMA 1
+  list_changed: 1 notification (tools)
+  drift mid-session at TIME: deploy_preview hidden: STALE_TOOL_SCHEMA, authority
+  drift mid-session at TIME: search_docs hidden: STALE_TOOL_SCHEMA, semantic
+  drift mid-session at TIME: rollback hidden: UNPINNED_TOOL, additive
+
+";
+const SHOW_JSON: &str = r#"{
+  "sessions": [
+    {
+      "session": "SESSION",
+      "server": "deploy",
+      "start": "TIME",
+      "end": "TIME",
+      "ended": "the client closed the session",
+      "profile": null,
+      "unmatched": {
+        "closest": "claude-code",
+        "pin_with": "mcp-lock update deploy --client bare"
+      },
+      "shown": {
+        "tool": 1
+      },
+      "served_pinned": [],
+      "served_live": [],
+      "hidden": [
+        {
+          "item": "deploy_preview",
+          "error_code": "STALE_TOOL_SCHEMA",
+          "class": "authority"
+        },
+        {
+          "item": "search_docs",
+          "error_code": "STALE_TOOL_SCHEMA",
+          "class": "semantic"
+        },
+        {
+          "item": "rollback",
+          "error_code": "UNPINNED_TOOL",
+          "class": "additive"
+        }
+      ],
+      "calls": {
+        "deploy_preview": {
+          "refused": 1
+        },
+        "read_ticket": {
+          "forwarded": 1
+        }
+      },
+      "refusals": {
+        "STALE_TOOL_SCHEMA": 1
+      },
+      "list_changed": 1,
+      "list_changed_lists": [
+        "tools"
+      ],
+      "drift": [
+        {
+          "time": "TIME",
+          "item": "deploy_preview",
+          "what": "hidden: STALE_TOOL_SCHEMA, authority"
+        },
+        {
+          "time": "TIME",
+          "item": "search_docs",
+          "what": "hidden: STALE_TOOL_SCHEMA, semantic"
+        },
+        {
+          "time": "TIME",
+          "item": "rollback",
+          "what": "hidden: UNPINNED_TOOL, additive"
+        }
+      ],
+      "warnings": []
+    }
+  ]
+}"#;
