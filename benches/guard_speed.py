@@ -299,9 +299,11 @@ def main():
 
         for peer in peers:
             peer.close()
-        audit_path = os.path.join(project, ".mcp-lock/audit.jsonl")
-        with open(audit_path, "rb") as f:
-            audit_lines = f.read().count(b"\n")
+        # The log rotates by size (audit.1.jsonl, ...): count every file of it.
+        audit_lines = 0
+        for audit_path in glob.glob(os.path.join(project, ".mcp-lock/audit*.jsonl")):
+            with open(audit_path, "rb") as f:
+                audit_lines += f.read().count(b"\n")
         expected_calls = (len(peers) - 1) * (2 * args.warmup + args.calls + args.burst)
         if audit_lines < expected_calls:
             raise Broke(f"the audit log has {audit_lines} lines for {expected_calls} calls")

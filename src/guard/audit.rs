@@ -63,10 +63,17 @@ impl AuditLog {
             .open(format::lock_path(&real))
             .ok()
             .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+        let lock = match lock {
+            Some(lock) => lock,
+            None => file.try_clone()?,
+        };
+        let meta = file.metadata()?;
         Ok(AuditLog {
             file: Some(Arc::new(Mutex::new(Appender {
+                ino: meta.ino(),
+                dev: meta.dev(),
                 file,
-                lock,
+                lock: Arc::new(lock),
                 real,
                 head: None,
                 settings: AuditSettings::default(),
@@ -174,14 +181,9 @@ impl AuditLog {
         };
         let mut appender = file.lock().unwrap_or_else(|e| e.into_inner());
         let appender = &mut *appender;
-        let lock_file = appender
-            .lock
-            .as_ref()
-            .unwrap_or(&appender.file)
-            .try_clone()?;
+        let lock_file = appender.lock.clone();
         let _held = FileLock::exclusive(&lock_file);
-        appender.follow_rotation()?;
-        let start = appender.file.metadata()?.len();
+        let start = appender.follow_rotation()?;
         let mut head = appender.head_at(start)?;
         let mut out = Vec::with_capacity(lines.len() + lines.len() / 2 + 128);
         if !head.ends_in_newline {
@@ -215,7 +217,7 @@ impl AuditLog {
         let failed = loop {
             if written == out.len() {
                 head.len = start + written as u64;
-                head.ino = file.metadata()?.ino();
+                head.ino = appender.ino;
                 head.ends_in_newline = out.ends_with(b"\n");
                 appender.head = Some(head);
                 return Ok(());
@@ -301,7 +303,10 @@ impl AuditLog {
 struct Appender {
     file: File,
     /// What appends are serialised on (see [`AuditLog::open`]).
-    lock: Option<File>,
+    lock: Arc<File>,
+    /// The log file's inode and device, to see whether its path still names it.
+    ino: u64,
+    dev: u64,
     /// The log's path, its directory checked.
     real: PathBuf,
     /// The last line after this guard's last append: still the head if the file is
@@ -344,24 +349,33 @@ impl Head {
 }
 
 impl Appender {
-    /// Another guard rotated the log: append to the file now at its path.
-    fn follow_rotation(&mut self) -> std::io::Result<()> {
-        let ours = self.file.metadata()?.ino();
-        match std::fs::symlink_metadata(&self.real) {
-            Ok(m) if m.ino() == ours => Ok(()),
-            _ => {
-                self.file = open_log(&self.real)?;
-                self.head = None;
-                Ok(())
-            }
+    /// The log's length, after following a rotation by another guard (then the file
+    /// now at its path is opened): one `lstat` of the path when there was none.
+    fn follow_rotation(&mut self) -> std::io::Result<u64> {
+        if let Ok(m) = std::fs::symlink_metadata(&self.real)
+            && m.ino() == self.ino
+            && m.dev() == self.dev
+        {
+            return Ok(m.len());
         }
+        self.set_file(open_log(&self.real)?)?;
+        self.head = None;
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn set_file(&mut self, file: File) -> std::io::Result<()> {
+        let m = file.metadata()?;
+        self.ino = m.ino();
+        self.dev = m.dev();
+        self.file = file;
+        Ok(())
     }
 
     /// The chain's head when the file is `len` long: this guard's own last line when
     /// nobody wrote since, else read from the file's last line (or, in an empty
     /// file, the newest rotated file's), else the genesis.
     fn head_at(&mut self, len: u64) -> std::io::Result<Head> {
-        let ino = self.file.metadata()?.ino();
+        let ino = self.ino;
         if let Some(head) = &self.head
             && head.len == len
             && head.ino == ino
@@ -405,8 +419,7 @@ impl Appender {
             .last()
             .map_or(1, |(n, _)| n + 1);
         std::fs::rename(&self.real, format::rotated_path(&self.real, next))?;
-        self.file = open_log(&self.real)?;
-        Ok(())
+        self.set_file(open_log(&self.real)?)
     }
 }
 
@@ -450,7 +463,8 @@ fn last_line(file: &File, len: u64) -> std::io::Result<(Option<Vec<u8>>, bool)> 
     let ends_in_newline = last[0] == b'\n';
     let end = if ends_in_newline { len - 1 } else { len };
     let mut start = end;
-    let mut chunk = vec![0u8; 64 * 1024];
+    // Entries are a few hundred bytes: a small read first, larger ones for a long line.
+    let mut chunk = vec![0u8; 1024];
     'back: while start > 0 && end - start < MAX_LAST_LINE {
         let from = start.saturating_sub(chunk.len() as u64);
         let piece = &mut chunk[..(start - from) as usize];
@@ -460,6 +474,9 @@ fn last_line(file: &File, len: u64) -> std::io::Result<(Option<Vec<u8>>, bool)> 
             break 'back;
         }
         start = from;
+        if chunk.len() < 1 << 20 {
+            chunk.resize(chunk.len() * 4, 0);
+        }
     }
     let mut line = vec![0u8; (end - start) as usize];
     file.read_exact_at(&mut line, start)?;
@@ -829,6 +846,22 @@ mod chain_tests {
         assert!(files.len() >= 3, "{files:?}");
         let lines = lines_of(&files);
         assert_eq!(lines.len(), 40);
+        assert_chained(&lines);
+    }
+
+    #[test]
+    fn an_entry_after_another_writers_long_line_links_to_that_whole_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::open(&path, dir.path(), "s", Secrets::default()).unwrap();
+        let mut other = AuditLog::open(&path, dir.path(), "t", Secrets::default()).unwrap();
+        log.record("first", Vec::new()).unwrap();
+        let long = "x".repeat(50_000);
+        other.record("long", vec![("arguments", Value::from(long))]).unwrap();
+        log.record("after", Vec::new()).unwrap();
+        let lines = lines_of(&[path]);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].len() > 50_000);
         assert_chained(&lines);
     }
 
