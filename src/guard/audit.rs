@@ -857,7 +857,9 @@ mod chain_tests {
         let mut other = AuditLog::open(&path, dir.path(), "t", Secrets::default()).unwrap();
         log.record("first", Vec::new()).unwrap();
         let long = "x".repeat(50_000);
-        other.record("long", vec![("arguments", Value::from(long))]).unwrap();
+        other
+            .record("long", vec![("arguments", Value::from(long))])
+            .unwrap();
         log.record("after", Vec::new()).unwrap();
         let lines = lines_of(&[path]);
         assert_eq!(lines.len(), 3);
