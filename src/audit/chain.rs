@@ -2,7 +2,7 @@
 //! signatures of its checkpoints (docs/audit.md).
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -58,7 +58,35 @@ struct Line {
     number: usize,
     chain: Option<(u64, String)>,
     hash: String,
-    entry: Option<Value>,
+    /// What the summary needs of a whole entry; None for a line that is not one.
+    entry: Option<Fields>,
+}
+
+/// The members of an entry `verify` reads.
+struct Fields {
+    session: Option<String>,
+    event: String,
+    time: String,
+    /// A session ends with this entry.
+    ends: bool,
+    signature: Option<String>,
+}
+
+impl Fields {
+    fn of(entry: &Value) -> Self {
+        let text = |name: &str| entry[name].as_str().map(str::to_string);
+        let event = text("event").unwrap_or_default();
+        Fields {
+            session: text("session").filter(|s| !s.is_empty()),
+            ends: matches!(
+                event.as_str(),
+                "client_closed" | "server_exited" | "launch_refused"
+            ) || (event == "checkpoint" && entry["reason"] == "session_end"),
+            time: text("time").unwrap_or_default(),
+            signature: text("signature"),
+            event,
+        }
+    }
 }
 
 /// Checks `files` as one chain, in this order. `allowed_signers`: an ssh-keygen
@@ -90,12 +118,16 @@ pub fn verify(
         broken: None,
         warnings: Vec::new(),
     };
-    let at = |line: &Line, problem: &'static str, message: String| Break {
-        file: files[line.file].display().to_string(),
-        line: line.number,
-        seq: line.chain.as_ref().map(|(s, _)| *s),
-        problem,
-        message,
+    // Every break's message begins with its place.
+    let at = |line: &Line, problem: &'static str, message: String| {
+        let file = files[line.file].display().to_string();
+        Break {
+            message: format!("{file}:{}: {message}", line.number),
+            file,
+            line: line.number,
+            seq: line.chain.as_ref().map(|(s, _)| *s),
+            problem,
+        }
     };
     let mut seen: HashSet<u64> = HashSet::new();
     let mut last_seq: Option<u64> = None;
@@ -108,11 +140,7 @@ pub fn verify(
                 report.broken = Some(at(
                     line,
                     "unchained",
-                    format!(
-                        "{}:{}: this line has no seq and prev, though the chain began before it: it was not written by the guard, or was edited",
-                        files[line.file].display(),
-                        line.number
-                    ),
+                    "this line has no seq and prev, though the chain began before it: it was not written by the guard, or was edited".into(),
                 ));
                 break;
             }
@@ -185,9 +213,7 @@ pub fn verify(
             )),
         };
         if let Some((problem, where_, message)) = problem {
-            let mut b = at(where_, problem, message);
-            b.message = format!("{}:{}: {}", b.file, b.line, b.message);
-            report.broken = Some(b);
+            report.broken = Some(at(where_, problem, message));
             break;
         }
         seen.insert(*seq);
@@ -198,8 +224,8 @@ pub fn verify(
                 .get(i + 1)
                 .and_then(|next| next.chain.as_ref())
                 .is_some_and(|(s, p)| *s == seq + 1 && *p == line.hash);
-            let place = format!("{}:{}", files[line.file].display(), line.number);
             if linked {
+                let place = format!("{}:{}", files[line.file].display(), line.number);
                 report.warnings.push(format!(
                     "{place}: this entry was cut short when it was written (its writer stopped mid-line); the chain goes on from it"
                 ));
@@ -208,38 +234,30 @@ pub fn verify(
             report.broken = Some(at(
                 line,
                 "cut_short",
-                format!(
-                    "{place}: the line ends mid-entry: the log was cut, or its writer died while writing it"
-                ),
+                "the line ends mid-entry: the log was cut, or its writer died while writing it"
+                    .into(),
             ));
             break;
         };
-        let session = entry["session"].as_str().unwrap_or("").to_string();
-        let event = entry["event"].as_str().unwrap_or("");
-        let ends = matches!(event, "client_closed" | "server_exited" | "launch_refused")
-            || (event == "checkpoint" && entry["reason"] == "session_end");
-        if !session.is_empty() {
-            *sessions.entry(session).or_default() |= ends;
+        if let Some(session) = &entry.session {
+            *sessions.entry(session.clone()).or_default() |= entry.ends;
         }
-        if event != "checkpoint" {
+        if entry.event != "checkpoint" {
             continue;
         }
         report.checkpoints += 1;
-        let Some(signature) = entry["signature"].as_str() else {
+        let Some(signature) = &entry.signature else {
             continue;
         };
         report.signed_checkpoints += 1;
         if let Some(allowed) = allowed_signers {
-            let time = entry["time"].as_str().unwrap_or("");
-            let text = format::checkpoint_text(*seq, prev, time);
+            let text = format::checkpoint_text(*seq, prev, &entry.time);
             if let Err(why) = check_signature(allowed, namespace, signature, &text) {
                 report.broken = Some(at(
                     line,
                     "bad_signature",
                     format!(
-                        "{}:{}: the checkpoint's signature does not verify against {}: {why}",
-                        files[line.file].display(),
-                        line.number,
+                        "the checkpoint's signature does not verify against {}: {why}",
                         allowed.display()
                     ),
                 ));
@@ -306,11 +324,15 @@ fn read_lines(path: &Path, file: usize, lines: &mut Vec<Line>) -> std::io::Resul
             hash: format::line_hash(line),
             entry: serde_json::from_slice::<Value>(line)
                 .ok()
-                .filter(Value::is_object),
+                .filter(Value::is_object)
+                .map(|entry| Fields::of(&entry)),
         });
     }
     Ok(number)
 }
+
+/// How long one ssh-keygen run may take.
+const SSH_KEYGEN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Checks an SSH signature of `text` against an allowed-signers file.
 fn check_signature(
@@ -322,31 +344,18 @@ fn check_signature(
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let sig = dir.path().join("checkpoint.sig");
     std::fs::write(&sig, signature).map_err(|e| e.to_string())?;
-    let found = std::process::Command::new("ssh-keygen")
-        .args(["-Y", "find-principals", "-s"])
-        .arg(&sig)
-        .arg("-f")
-        .arg(allowed)
-        .output()
-        .map_err(|e| format!("cannot run ssh-keygen: {e}"))?;
+    let sig = sig.display().to_string();
+    let allowed = allowed.display().to_string();
+    let args = ["-Y", "find-principals", "-s", &sig, "-f", &allowed];
+    let found = format::run_with_input("ssh-keygen", &args, b"", SSH_KEYGEN_WAIT)?;
     let principals = String::from_utf8_lossy(&found.stdout).into_owned();
     let Some(principal) = principals.lines().next().filter(|_| found.status.success()) else {
         return Err("no allowed signer made it".into());
     };
-    let mut child = std::process::Command::new("ssh-keygen")
-        .args(["-Y", "verify", "-f"])
-        .arg(allowed)
-        .args(["-I", principal, "-n", namespace, "-s"])
-        .arg(&sig)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run ssh-keygen: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let args = [
+        "-Y", "verify", "-f", &allowed, "-I", principal, "-n", namespace, "-s", &sig,
+    ];
+    let out = format::run_with_input("ssh-keygen", &args, text.as_bytes(), SSH_KEYGEN_WAIT)?;
     if out.status.success() {
         Ok(())
     } else {

@@ -73,6 +73,73 @@ pub fn chain_members(line: &[u8]) -> Option<(u64, &str)> {
     Some((seq, std::str::from_utf8(hash).ok()?))
 }
 
+/// Runs `program` with `input` on its stdin and waits for it, at most `wait` (then
+/// it is killed): the guard's signer and `audit verify`'s ssh-keygen. Errors are one
+/// line, naming the program.
+pub fn run_with_input(
+    program: &str,
+    args: &[impl AsRef<std::ffi::OsStr>],
+    input: &[u8],
+    wait: std::time::Duration,
+) -> Result<std::process::Output, String> {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input);
+    }
+    // Read while it runs, so that a chatty program cannot fill a pipe and stall.
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(1 << 20).read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let until = std::time::Instant::now() + wait;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{program} did not finish within {} s",
+                    wait.as_secs()
+                ));
+            }
+        }
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
 /// The text a checkpoint's signature is made over (docs/audit.md).
 pub fn checkpoint_text(seq: u64, prev: &str, time: &str) -> String {
     format!("mcp-lock audit checkpoint\nseq {seq}\nprev {prev}\ntime {time}\n")
@@ -123,7 +190,10 @@ pub fn rotated_files(log: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
                 !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
             })
             .and_then(|n| n.parse::<u64>().ok());
-        if let Some(n) = number {
+        // A link or anything but a file (a FIFO would hang the read) is no part of it.
+        if let Some(n) = number
+            && entry.file_type()?.is_file()
+        {
             found.push((n, dir.join(&file)));
         }
     }
@@ -135,7 +205,7 @@ pub fn rotated_files(log: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
 /// (when it exists).
 pub fn family(log: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = rotated_files(log)?.into_iter().map(|(_, p)| p).collect();
-    if log.exists() {
+    if std::fs::symlink_metadata(log).is_ok_and(|m| m.is_file()) {
         files.push(log.to_path_buf());
     }
     Ok(files)
@@ -191,5 +261,27 @@ mod tests {
             ]
         );
         assert_eq!(lock_path(&log), dir.path().join("audit.jsonl.lock"));
+    }
+
+    #[test]
+    fn a_link_among_a_logs_files_is_not_read_as_one_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        std::fs::write(dir.path().join("audit.1.jsonl"), "").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("audit.2.jsonl")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &log).unwrap();
+        assert_eq!(
+            family(&log).unwrap(),
+            vec![dir.path().join("audit.1.jsonl")]
+        );
+    }
+
+    #[test]
+    fn a_program_that_outlives_its_wait_is_killed_and_named() {
+        let wait = std::time::Duration::from_millis(200);
+        let err = run_with_input("sleep", &["5"], b"", wait).unwrap_err();
+        assert_eq!(err, "sleep did not finish within 0 s");
+        let out = run_with_input("cat", &[] as &[&str], b"text", wait).unwrap();
+        assert_eq!(out.stdout, b"text");
     }
 }

@@ -217,7 +217,6 @@ impl AuditLog {
         let failed = loop {
             if written == out.len() {
                 head.len = start + written as u64;
-                head.ino = appender.ino;
                 head.ends_in_newline = out.ends_with(b"\n");
                 appender.head = Some(head);
                 return Ok(());
@@ -321,8 +320,8 @@ struct Appender {
 struct Head {
     hash: String,
     seq: u64,
-    /// The file and its length when this was the last line.
-    ino: u64,
+    /// The file's length when this was the last line (the file is the appender's:
+    /// the head is dropped when another file is opened at the path).
     len: u64,
     ends_in_newline: bool,
 }
@@ -375,10 +374,8 @@ impl Appender {
     /// nobody wrote since, else read from the file's last line (or, in an empty
     /// file, the newest rotated file's), else the genesis.
     fn head_at(&mut self, len: u64) -> std::io::Result<Head> {
-        let ino = self.ino;
         if let Some(head) = &self.head
             && head.len == len
-            && head.ino == ino
         {
             return Ok(head.clone());
         }
@@ -399,14 +396,12 @@ impl Appender {
             Some(line) => Head {
                 hash: format::line_hash(&line),
                 seq: format::chain_members(&line).map_or(0, |(seq, _)| seq),
-                ino,
                 len,
                 ends_in_newline,
             },
             None => Head {
                 hash: format::GENESIS.to_string(),
                 seq: 0,
-                ino,
                 len,
                 ends_in_newline: true,
             },
@@ -513,36 +508,7 @@ fn sign(signer: &Signer, text: &str) -> Result<String, String> {
         ),
         Signer::Command(argv) => (argv[0].clone(), argv[1..].to_vec()),
     };
-    let mut child = std::process::Command::new(&program)
-        .args(&args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let until = std::time::Instant::now() + SIGN_WAIT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if std::time::Instant::now() < until => {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{program} did not finish within {} s",
-                    SIGN_WAIT.as_secs()
-                ));
-            }
-        }
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("{program}: {e}"))?;
+    let output = format::run_with_input(&program, &args, text.as_bytes(), SIGN_WAIT)?;
     let first_error = |bytes: &[u8]| {
         String::from_utf8_lossy(bytes)
             .lines()
