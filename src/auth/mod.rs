@@ -24,8 +24,8 @@ use oauth2::{
     HttpResponse, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
     TokenResponse, TokenUrl,
 };
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use reqwest::{StatusCode, Url};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::Url;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -211,6 +211,72 @@ pub struct ClientConfig {
     pub client_secret: Option<String>,
 }
 
+/// How a client proves itself at the token endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenAuth {
+    /// A public client: its id in the body, no secret.
+    None,
+    /// `client_secret_basic`: id and secret in an `Authorization: Basic` header.
+    Basic,
+    /// `client_secret_post`: id and secret in the form body.
+    Post,
+}
+
+impl TokenAuth {
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenAuth::None => "none",
+            TokenAuth::Basic => "client_secret_basic",
+            TokenAuth::Post => "client_secret_post",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(TokenAuth::None),
+            "client_secret_basic" => Some(TokenAuth::Basic),
+            "client_secret_post" => Some(TokenAuth::Post),
+            _ => None,
+        }
+    }
+
+    /// The method for a client with (or without) a secret: the one its registration
+    /// returned (RFC 7591 §3.2.1), else one the authorization server lists, basic
+    /// first (RFC 8414 §2: an absent list means `client_secret_basic`).
+    pub fn choose(registered: Option<&str>, supported: &[String], has_secret: bool) -> Self {
+        if !has_secret {
+            return TokenAuth::None;
+        }
+        if let Some(method) = registered.and_then(Self::parse) {
+            return method;
+        }
+        let listed = |m: TokenAuth| supported.iter().any(|s| s == m.name());
+        if supported.is_empty() || listed(TokenAuth::Basic) || !listed(TokenAuth::Post) {
+            TokenAuth::Basic
+        } else {
+            TokenAuth::Post
+        }
+    }
+
+    /// A cached record's method; records of older releases sent their secret in
+    /// the body.
+    fn of_record(record: &TokenRecord) -> Self {
+        match record.token_endpoint_auth.as_deref().and_then(Self::parse) {
+            Some(method) => method,
+            None if record.client_secret.is_some() => TokenAuth::Post,
+            None => TokenAuth::None,
+        }
+    }
+
+    /// oauth2's way of sending it; with `None` the client id goes in the body.
+    fn auth_type(self) -> AuthType {
+        match self {
+            TokenAuth::Basic => AuthType::BasicAuth,
+            TokenAuth::Post | TokenAuth::None => AuthType::RequestBody,
+        }
+    }
+}
+
 /// How `login` talks to the person.
 pub struct LoginOptions {
     /// Open the authorization address in a browser (only with a terminal and no `CI`).
@@ -239,6 +305,13 @@ struct Registration {
     token_endpoint_auth_method: Option<String>,
 }
 
+/// A client to log in with and how it authenticates at the token endpoint.
+struct Chosen {
+    client: ClientConfig,
+    auth: TokenAuth,
+    registered: bool,
+}
+
 /// Logs in to the server at `url`: discovery, a client, the browser round trip and
 /// the code exchange; the tokens go to `store`. `say` shows a line to the person.
 /// Everything, the person's part included, must be over within `options.timeout`.
@@ -254,10 +327,13 @@ pub async fn login(
     let resource = canonical_resource(url)?;
     // Before anyone is sent to a browser: a login whose tokens cannot be kept is lost.
     store.check_writable()?;
-    let Some(challenge) = discovery::probe(&http, &server).await? else {
-        return Err(format!(
-            "{url} answered without asking for authorization; no login is needed"
-        ));
+    let challenge = match discovery::probe(&http, &server, None).await? {
+        discovery::Asked::Nothing => {
+            return Err(format!(
+                "{url} answered initialize and tools/list without asking for authorization; no login is needed"
+            ));
+        }
+        discovery::Asked::Login(challenge) | discovery::Asked::MoreScope(challenge) => challenge,
     };
     let metadata = discovery::checked_resource_metadata(&http, &server, &challenge).await?;
     let issuer = metadata
@@ -265,7 +341,7 @@ pub async fn login(
         .first()
         .ok_or("the protected resource metadata names no authorization server")?
         .clone();
-    let server_meta = discovery::server_metadata(&http, &issuer).await?;
+    let server_meta = discovery::server_metadata(&http, &issuer, metadata.at_origin).await?;
     let authorization_url = endpoint_url(
         "authorization endpoint",
         &server_meta.authorization_endpoint,
@@ -278,19 +354,32 @@ pub async fn login(
     if scopes.is_empty() {
         scopes = server_meta.scopes_supported.iter().cloned().collect();
     }
+    // A login again asks for what the last one was granted and what a session asked
+    // for since (step-up: the union of granted and newly required scope).
+    for (_, record) in store.find_unlocked(&resource) {
+        if record.issuer == server_meta.issuer {
+            for scope in [&record.scope, &record.wanted_scope].into_iter().flatten() {
+                scopes.extend(scope.split_whitespace().map(str::to_string));
+            }
+        }
+    }
 
     let callback = callback::Callback::bind(options.callback_port).await?;
-    let (client, registered) = match &options.client {
-        Some(c) => (c.clone(), false),
-        None => (
-            register(&http, &server_meta, &callback.redirect_uri).await?,
-            true,
-        ),
-    };
-    let auth_type = if client.client_secret.is_some() {
-        AuthType::RequestBody
-    } else {
-        AuthType::BasicAuth
+    let Chosen {
+        client,
+        auth,
+        registered,
+    } = match &options.client {
+        Some(c) => Chosen {
+            auth: TokenAuth::choose(
+                None,
+                &server_meta.token_endpoint_auth_methods_supported,
+                c.client_secret.is_some(),
+            ),
+            client: c.clone(),
+            registered: false,
+        },
+        None => register(&http, &server_meta, &callback.redirect_uri).await?,
     };
     let mut oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
         .set_auth_uri(AuthUrl::from_url(authorization_url))
@@ -299,8 +388,8 @@ pub async fn login(
             RedirectUrl::new(callback.redirect_uri.clone())
                 .map_err(|e| format!("the redirect URI is not a URL: {e}"))?,
         )
-        .set_auth_type(auth_type);
-    if let Some(secret) = &client.client_secret {
+        .set_auth_type(auth.auth_type());
+    if let (Some(secret), false) = (&client.client_secret, auth == TokenAuth::None) {
         oauth = oauth.set_client_secret(ClientSecret::new(secret.clone()));
     }
     let token_client = http.client_for(&token_url)?;
@@ -366,10 +455,21 @@ pub async fn login(
             expires_at: tokens.expires_in().map(|d| expiry(obtained, d)),
             scope: granted.clone(),
             obtained_at: Some(obtained),
+            token_endpoint_auth: Some(auth.name().to_string()),
+            wanted_scope: None,
         };
         // A token without enough scope is answered 403 insufficient_scope: ask again
         // for the union, a bounded number of times.
-        let more = insufficient_scope(&http, &server, &record.access_token).await?;
+        let more = match discovery::probe(&http, &server, Some(&record.access_token)).await? {
+            discovery::Asked::Nothing => None,
+            discovery::Asked::MoreScope(challenge) => Some(challenge.scope.unwrap_or_default()),
+            discovery::Asked::Login(_) => {
+                return Err(
+                    "the server refuses the token the authorization server just issued (HTTP 401)"
+                        .into(),
+                );
+            }
+        };
         match more {
             Some(wanted) if step < MAX_STEP_UPS => {
                 let before = scopes.len();
@@ -435,7 +535,7 @@ async fn register(
     http: &Http,
     meta: &discovery::ServerMetadata,
     redirect_uri: &str,
-) -> Result<ClientConfig, String> {
+) -> Result<Chosen, String> {
     let Some(endpoint) = &meta.registration_endpoint else {
         return Err(format!(
             "the authorization server {} offers no dynamic client registration; register a client there and put its clientId under \"oauth\" in the server's config entry",
@@ -481,13 +581,19 @@ async fn register(
     }
     let registration: Registration = serde_json::from_str(&text)
         .map_err(|e| format!("client registration at {url}: unreadable answer: {e}"))?;
-    let secret = match registration.token_endpoint_auth_method.as_deref() {
-        Some("none") => None,
-        _ => registration.client_secret,
-    };
-    Ok(ClientConfig {
-        client_id: registration.client_id,
-        client_secret: secret,
+    let auth = TokenAuth::choose(
+        registration.token_endpoint_auth_method.as_deref(),
+        &meta.token_endpoint_auth_methods_supported,
+        registration.client_secret.is_some(),
+    );
+    let secret = registration.client_secret.filter(|_| auth != TokenAuth::None);
+    Ok(Chosen {
+        client: ClientConfig {
+            client_id: registration.client_id,
+            client_secret: secret,
+        },
+        auth,
+        registered: true,
     })
 }
 
@@ -558,52 +664,6 @@ fn check_callback(
         .get("code")
         .cloned()
         .ok_or_else(|| "the callback has no code".into())
-}
-
-/// `Some(scope)` when the server answers a request with this token 403
-/// `insufficient_scope`.
-async fn insufficient_scope(
-    http: &Http,
-    server: &Url,
-    token: &str,
-) -> Result<Option<String>, String> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "mcp-lock", "version": env!("CARGO_PKG_VERSION")}}
-    });
-    let client = http.client_for(server)?;
-    let response = http
-        .within(server, async {
-            let response = client
-                .post(server.clone())
-                .header(ACCEPT, "application/json, text/event-stream")
-                .header(CONTENT_TYPE, "application/json")
-                .header(AUTHORIZATION, format!("Bearer {token}"))
-                .body(body.to_string())
-                .send()
-                .await
-                .map_err(|e| {
-                    format!(
-                        "cannot reach {server}: {}",
-                        crate::client::http::reqwest_chain(e)
-                    )
-                })?;
-            Ok(response)
-        })
-        .await?;
-    if response.status() != StatusCode::FORBIDDEN {
-        return Ok(None);
-    }
-    let challenge = response
-        .headers()
-        .get("www-authenticate")
-        .map(|v| discovery::parse_challenge(&String::from_utf8_lossy(v.as_bytes())))
-        .unwrap_or_default();
-    Ok(match (challenge.error.as_deref(), challenge.scope) {
-        (Some("insufficient_scope"), Some(scope)) => Some(scope),
-        _ => None,
-    })
 }
 
 fn open_browser(address: &str) {
@@ -702,6 +762,32 @@ pub async fn cached_bearer(
     Ok(Some(refreshed.into()))
 }
 
+/// Notes in the cache that the server asked for `scope` (403 `insufficient_scope`)
+/// of the token in use for `url`, so the next `mcp-lock login` asks for it.
+pub async fn want_scope(
+    store: &TokenStore,
+    url: &str,
+    access_token: &str,
+    scope: &str,
+    deadline: Instant,
+) -> Result<(), String> {
+    let resource = canonical_resource(url)?;
+    let held = lock(store, deadline).await?;
+    for (path, mut record) in store.find(&resource, &held) {
+        if record.access_token == access_token {
+            let mut wanted: BTreeSet<String> = record
+                .wanted_scope
+                .iter()
+                .flat_map(|s| s.split_whitespace().map(str::to_string))
+                .collect();
+            wanted.extend(scope.split_whitespace().map(str::to_string));
+            record.wanted_scope = Some(wanted.into_iter().collect::<Vec<_>>().join(" "));
+            store.save_to(&path, &record, &held)?;
+        }
+    }
+    Ok(())
+}
+
 fn same_tokens(a: &TokenRecord, b: &TokenRecord) -> bool {
     a.access_token == b.access_token && a.refresh_token == b.refresh_token
 }
@@ -760,12 +846,12 @@ async fn refresh(http: &Http, record: TokenRecord) -> Result<TokenRecord, String
     let client = http.client_for(&token_url)?;
     let http = *http;
     let post = |request: HttpRequest| send(http, client.clone(), request);
+    let auth = TokenAuth::of_record(&record);
     let mut oauth = BasicClient::new(ClientId::new(record.client_id.clone()))
-        .set_token_uri(TokenUrl::from_url(token_url.clone()));
-    if let Some(secret) = &record.client_secret {
-        oauth = oauth
-            .set_client_secret(ClientSecret::new(secret.clone()))
-            .set_auth_type(AuthType::RequestBody);
+        .set_token_uri(TokenUrl::from_url(token_url.clone()))
+        .set_auth_type(auth.auth_type());
+    if let (Some(secret), false) = (&record.client_secret, auth == TokenAuth::None) {
+        oauth = oauth.set_client_secret(ClientSecret::new(secret.clone()));
     }
     let tokens = oauth
         .exchange_refresh_token(&RefreshToken::new(refresh_token))
@@ -809,6 +895,8 @@ mod tests {
             scopes_supported: vec![],
             code_challenge_methods_supported: vec!["S256".into()],
             authorization_response_iss_parameter_supported: true,
+            token_endpoint_auth_methods_supported: vec![],
+            client_id_metadata_document_supported: false,
         }
     }
 
@@ -829,6 +917,46 @@ mod tests {
             !refused.contains('\u{1b}') && !refused.contains('\u{202e}'),
             "{refused:?}"
         );
+    }
+
+    #[test]
+    fn the_token_endpoint_method_is_the_registrations_else_basic_unless_only_post_is_listed() {
+        let listed = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        // RFC 7591: what the registration returned wins.
+        assert_eq!(
+            TokenAuth::choose(Some("client_secret_post"), &listed(&["client_secret_basic"]), true),
+            TokenAuth::Post
+        );
+        assert_eq!(
+            TokenAuth::choose(Some("client_secret_basic"), &[], true),
+            TokenAuth::Basic
+        );
+        // RFC 8414: no list means basic; a list is honoured.
+        assert_eq!(TokenAuth::choose(None, &[], true), TokenAuth::Basic);
+        assert_eq!(
+            TokenAuth::choose(None, &listed(&["client_secret_post"]), true),
+            TokenAuth::Post
+        );
+        assert_eq!(
+            TokenAuth::choose(None, &listed(&["client_secret_post", "client_secret_basic"]), true),
+            TokenAuth::Basic
+        );
+        // Without a secret there is nothing to send but the id.
+        assert_eq!(
+            TokenAuth::choose(Some("client_secret_basic"), &[], false),
+            TokenAuth::None
+        );
+        assert_eq!(TokenAuth::choose(Some("none"), &[], true), TokenAuth::None);
+    }
+
+    #[test]
+    fn a_record_of_an_older_release_refreshes_with_its_secret_in_the_body() {
+        let (_, mut record) = cached("https://as.example/", None);
+        assert_eq!(TokenAuth::of_record(&record), TokenAuth::None);
+        record.client_secret = Some("s".into());
+        assert_eq!(TokenAuth::of_record(&record), TokenAuth::Post);
+        record.token_endpoint_auth = Some("client_secret_basic".into());
+        assert_eq!(TokenAuth::of_record(&record), TokenAuth::Basic);
     }
 
     #[test]
@@ -875,6 +1003,8 @@ mod tests {
                 expires_at: None,
                 scope: None,
                 obtained_at,
+                token_endpoint_auth: None,
+                wanted_scope: None,
             },
         )
     }

@@ -35,6 +35,15 @@ pub struct TokenRecord {
     /// so the latest of a server's records can be told; `None` in older caches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub obtained_at: Option<u64>,
+    /// How the client authenticates at the token endpoint (`client_secret_basic`,
+    /// `client_secret_post` or `none`), for the refresh; `None` in older caches,
+    /// which sent a secret in the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth: Option<String>,
+    /// Scope the server asked for (403 `insufficient_scope`) during a session that
+    /// could not log in again itself (the guard); the next login asks for it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wanted_scope: Option<String>,
 }
 
 /// The cache directory.
@@ -229,6 +238,8 @@ mod tests {
             expires_at: Some(1),
             scope: None,
             obtained_at: None,
+            token_endpoint_auth: None,
+            wanted_scope: None,
         }
     }
 

@@ -50,6 +50,8 @@ use out::Out;
 const MAX_RECONNECTS: usize = 20;
 /// The wait before reopening when the server set no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_millis(500);
+/// How many times a POST's stream that ended before its answer is resumed.
+const MAX_RESUMES: usize = 5;
 
 /// How much of an error body is kept for the client's error message.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -103,6 +105,8 @@ struct Conn {
     auth_timeout: std::time::Duration,
     pinned_versions: Vec<String>,
     warned: std::sync::atomic::AtomicBool,
+    /// The entry's name, for the login a step-up needs.
+    name: String,
 }
 
 impl Conn {
@@ -178,6 +182,49 @@ impl Conn {
         Ok(response)
     }
 
+    /// After a 403 `insufficient_scope` to a request made with the login's token: the
+    /// guard cannot send a person to a browser mid-session, so it notes the scope in
+    /// the token cache (the next `mcp-lock login` asks for it) and says so.
+    async fn step_up(&self, response: &Response) -> Option<String> {
+        if response.status() != StatusCode::FORBIDDEN {
+            return None;
+        }
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .map(|v| crate::auth::discovery::parse_challenge(&String::from_utf8_lossy(v.as_bytes())))?;
+        if challenge.error.as_deref() != Some("insufficient_scope") {
+            return None;
+        }
+        let scope = challenge.scope.unwrap_or_default();
+        let shown = crate::text::escape_cut(&scope, 200);
+        let token = self
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_string);
+        if let (Some(store), Some(token), true) = (
+            &self.store,
+            token,
+            self.bearer.load(std::sync::atomic::Ordering::SeqCst),
+        ) {
+            let deadline = tokio::time::Instant::now() + self.auth_timeout;
+            if let Err(e) =
+                crate::auth::want_scope(store, self.url.as_str(), &token, &scope, deadline).await
+            {
+                self.say(&e);
+            }
+            return Some(format!(
+                "the server needs more scope for this request (HTTP 403 insufficient_scope, scope {shown:?}); run `mcp-lock login {}` (it asks for that scope too), then try again",
+                self.name
+            ));
+        }
+        Some(format!(
+            "the server needs more scope for this request (HTTP 403 insufficient_scope, scope {shown:?}); the credentials in the config do not carry it"
+        ))
+    }
+
     /// After a 401: a fresh login token, if one is in use and can be had.
     async fn refresh_bearer(&self) -> bool {
         let Some(store) = &self.store else {
@@ -216,7 +263,7 @@ impl Conn {
         // What broke, if anything, and what to say when nothing answered the request.
         let (broke, unanswered) = if is_event_stream(&response) {
             let mut parser = Parser::new(self.max);
-            let broke = match self
+            let mut broke = match self
                 .relay_stream(response, &mut parser, id, initialize, &mut answered)
                 .await
             {
@@ -226,6 +273,13 @@ impl Conn {
                     "the server's SSE stream broke before the answer arrived: {e}"
                 )),
             };
+            // A stream whose events carry IDs can be resumed (2025-11-25, SEP-1699).
+            if !answered && id.is_some() && parser.last_event_id().is_some() {
+                broke = match broke {
+                    Some(why) if why == self.too_large() => Some(why),
+                    _ => self.resume(&mut parser, id, &mut answered).await,
+                };
+            }
             (broke, "the server ended the SSE stream without answering")
         } else {
             let broke = match read_body(response, self.max, no_deadline()).await {
@@ -263,6 +317,108 @@ impl Conn {
         )
     }
 
+    /// Resumes a POST's event stream that ended before the answer to `id`: after the
+    /// stream's `retry` delay, a GET with `Last-Event-ID`, read until the answer
+    /// comes (a bounded number of times). `None` once answered, else why not.
+    async fn resume(
+        &self,
+        parser: &mut Parser,
+        id: Option<&Value>,
+        answered: &mut bool,
+    ) -> Option<String> {
+        let mut why = None;
+        for _ in 0..MAX_RESUMES {
+            let wait = parser
+                .retry_ms()
+                .map_or(DEFAULT_RETRY, Duration::from_millis);
+            tokio::time::sleep(wait).await;
+            *parser = parser.reconnected();
+            let mut request = self
+                .request(reqwest::Method::GET, None)
+                .header(ACCEPT, "text/event-stream");
+            if let Some(last) = parser.last_event_id() {
+                request = request.header("Last-Event-ID", last);
+            }
+            let response = match request.send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    why = Some(format!(
+                        "the server ended the SSE stream before answering, and resuming it failed: {}",
+                        reqwest_chain(e)
+                    ));
+                    continue;
+                }
+            };
+            let status = response.status();
+            if !status.is_success() || !is_event_stream(&response) {
+                return Some(format!(
+                    "the server ended the SSE stream before answering and did not resume it (GET with Last-Event-ID: HTTP {})",
+                    status.as_u16()
+                ));
+            }
+            match self
+                .relay_stream_until(response, parser, id, answered)
+                .await
+            {
+                Ok(()) => {}
+                Err(Broke::TooLarge) => return Some(self.too_large()),
+                Err(Broke::Io(e)) => {
+                    why = Some(format!(
+                        "the server's resumed SSE stream broke before the answer arrived: {e}"
+                    ));
+                }
+            }
+            if *answered {
+                return None;
+            }
+        }
+        why.or_else(|| {
+            Some(format!(
+                "the server ended the SSE stream without answering, {MAX_RESUMES} times"
+            ))
+        })
+    }
+
+    /// Relays a resumed stream's events until the answer to `id` (the server may
+    /// hold a GET stream open after it).
+    async fn relay_stream_until(
+        &self,
+        mut response: Response,
+        parser: &mut Parser,
+        id: Option<&Value>,
+        answered: &mut bool,
+    ) -> Result<(), Broke> {
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(Broke::Io(reqwest_chain(e))),
+            };
+            for line in self.messages(parser, &chunk)? {
+                *answered |= self.emit(line, id, false).await;
+            }
+            if *answered {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The JSON messages of the `message` events in `chunk`.
+    fn messages(&self, parser: &mut Parser, chunk: &[u8]) -> Result<Vec<Vec<u8>>, Broke> {
+        let events = parser.feed(chunk).map_err(|TooLarge(_)| Broke::TooLarge)?;
+        let mut out = Vec::new();
+        for event in events {
+            if event.name != "message" {
+                continue;
+            }
+            match frame::lines(event.data.into_bytes()) {
+                Ok(lines) => out.extend(lines),
+                Err(frame::NotJson) => self.say("the server sent an event that is not JSON; dropped"),
+            }
+        }
+        Ok(out)
+    }
+
     /// Relays SSE events until the stream ends (or, for `initialize`, until the
     /// answer to `id` came); `answered` says whether it did.
     async fn relay_stream(
@@ -279,24 +435,11 @@ impl Conn {
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(Broke::Io(reqwest_chain(e))),
             };
-            let events = parser.feed(&chunk).map_err(|TooLarge(_)| Broke::TooLarge)?;
-            for event in events {
-                if event.name != "message" {
-                    continue;
-                }
-                match frame::lines(event.data.into_bytes()) {
-                    Ok(lines) => {
-                        for line in lines {
-                            *answered |= self.emit(line, id, initialize).await;
-                        }
-                    }
-                    Err(frame::NotJson) => {
-                        self.say("the server sent an event that is not JSON; dropped")
-                    }
-                }
-                if initialize && *answered {
-                    return Ok(());
-                }
+            for line in self.messages(parser, &chunk)? {
+                *answered |= self.emit(line, id, initialize).await;
+            }
+            if initialize && *answered {
+                return Ok(());
             }
         }
     }
@@ -394,6 +537,7 @@ async fn streamable(
         auth_timeout: options.request_timeout,
         pinned_versions,
         warned: std::sync::atomic::AtomicBool::new(false),
+        name: remote.name.clone(),
     });
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
@@ -474,6 +618,9 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
     };
     if !is_initialize && !response.status().is_success() && conn.session.lock().unwrap().is_some() {
         let status = response.status();
+        if let Some(why) = conn.step_up(&response).await {
+            return conn.fail(&message, &why).await;
+        }
         let body = error_text(response).await;
         if !expired(status, &body) {
             return conn.fail(&message, &http_failure(status, &body)).await;
@@ -489,6 +636,9 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
     }
     let status = response.status();
     if !status.is_success() {
+        if let Some(why) = conn.step_up(&response).await {
+            return conn.fail(&message, &why).await;
+        }
         let body = error_text(response).await;
         return conn.fail(&message, &http_failure(status, &body)).await;
     }

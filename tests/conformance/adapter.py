@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Drives mcp-lock as the client of one MCP conformance suite scenario.
+
+The suite runs `adapter.py <server URL>` with MCP_CONFORMANCE_SCENARIO (and, where a
+scenario hands out credentials, MCP_CONFORMANCE_CONTEXT) set. This script does what a
+new user would: a project whose `.mcp.json` names the server, `mcp-lock login
+--no-browser` where the scenario needs authorization (playing the browser: it follows
+the authorization address without redirects and delivers the redirect to mcp-lock's
+own loopback callback), `update --yes`, `verify`, then an agent session through
+`mcp-lock guard` that lists the tools and makes the call the scenario expects.
+
+MCP_LOCK names the binary. The adapter exits non-zero when any step fails, with the
+step's output on stderr, so the suite's table says what went wrong.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+import urllib.request
+
+SCENARIO = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+CONTEXT = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+PROTOCOL = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "2025-11-25"
+MCP_LOCK = os.environ.get("MCP_LOCK", "mcp-lock")
+STEP_SECONDS = 25
+# An agent session that ended on a call needing more scope than the login got.
+STEP_UP = 3
+
+# Scenarios whose servers ask for no authorization.
+UNAUTHENTICATED = {"initialize", "tools_call", "tools-call", "sse-retry"}
+# Scenarios whose client logs in by itself (machine to machine), with no person.
+CLIENT_CREDENTIALS = {"auth/client-credentials-basic", "auth/client-credentials-jwt"}
+
+
+def log(text):
+    print(f"adapter: {text}", file=sys.stderr, flush=True)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def play_browser(address):
+    """Opens the authorization address as a browser would and follows its answer's
+    redirect to the callback (the suite's authorization servers approve at once)."""
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        response = opener.open(address, timeout=10)
+        location = response.headers.get("Location")
+    except urllib.error.HTTPError as e:
+        location = e.headers.get("Location")
+        if not location:
+            raise RuntimeError(f"the authorization address answered HTTP {e.code}")
+    if not location:
+        raise RuntimeError("the authorization address gave no redirect")
+    location = urllib.parse.urljoin(address, location)
+    log(f"browser: redirected to {location.split('?')[0]}")
+    with urllib.request.urlopen(location, timeout=10) as callback:
+        callback.read()
+
+
+def run(args, env, cwd, input_text=None):
+    log("$ mcp-lock " + " ".join(args))
+    done = subprocess.run(
+        [MCP_LOCK, *args],
+        cwd=cwd,
+        env=env,
+        input=input_text,
+        capture_output=True,
+        text=True,
+        timeout=STEP_SECONDS,
+    )
+    for line in (done.stdout + done.stderr).splitlines():
+        log(f"  {line}")
+    return done.returncode
+
+
+def login(env, cwd):
+    """`mcp-lock login conf --no-browser`, answering every address it prints."""
+    log("$ mcp-lock login conf --no-browser")
+    child = subprocess.Popen(
+        [MCP_LOCK, "login", "conf", "--no-browser", "--timeout", "20"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Stdin stays open (an end of input would be an empty paste); the browser's
+    # redirect reaches the callback listener instead.
+    errors = []
+    timer = threading.Timer(STEP_SECONDS, child.kill)
+    timer.start()
+    want_address = False
+    for line in child.stderr:
+        log(f"  {line.rstrip()}")
+        if line.startswith("Open this address"):
+            want_address = True
+        elif want_address and line.strip():
+            want_address = False
+            try:
+                play_browser(line.strip())
+            except Exception as e:  # noqa: BLE001 - reported, and the login fails
+                errors.append(str(e))
+                child.kill()
+    timer.cancel()
+    for line in child.stdout:
+        log(f"  {line.rstrip()}")
+    child.stdin.close()
+    status = child.wait()
+    if errors:
+        log("browser: " + "; ".join(errors))
+        return 1
+    return status
+
+
+def arguments_for(tool):
+    """Arguments fitting the tool's input schema, as the suite's own client sends."""
+    schema = tool.get("inputSchema") or {}
+    out = {}
+    numbers = iter([2, 3, 4, 5])
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if kind in ("number", "integer"):
+            out[name] = next(numbers, 1)
+        elif kind == "string":
+            out[name] = "conformance"
+        elif kind == "boolean":
+            out[name] = True
+    return out
+
+
+def agent_session(env, cwd):
+    """An agent through `mcp-lock guard conf`: initialize, list, call the first tool."""
+    log("$ mcp-lock guard conf  (an agent session)")
+    child = subprocess.Popen(
+        [MCP_LOCK, "guard", "conf"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    stderr_lines = []
+    threading.Thread(
+        target=lambda: stderr_lines.extend(child.stderr), daemon=True
+    ).start()
+    answers = {}
+    got = threading.Condition()
+
+    def read():
+        for line in child.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            with got:
+                if "id" in message and "method" not in message:
+                    answers[message["id"]] = message
+                    got.notify_all()
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def request(id_, method, params):
+        child.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
+            + "\n"
+        )
+        child.stdin.flush()
+        with got:
+            if not got.wait_for(lambda: id_ in answers, timeout=STEP_SECONDS):
+                raise RuntimeError(f"no answer to {method} through the guard")
+        answer = answers[id_]
+        if "error" in answer:
+            raise RuntimeError(f"{method} through the guard: {answer['error']}")
+        return answer["result"]
+
+    try:
+        request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "conformance-agent", "version": "1.0.0"},
+            },
+        )
+        child.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        )
+        child.stdin.flush()
+        tools = request(2, "tools/list", {}).get("tools", [])
+        log(f"  listed {len(tools)} tool(s) through the guard")
+        if tools:
+            tool = tools[0]
+            result = request(
+                3, "tools/call", {"name": tool["name"], "arguments": arguments_for(tool)}
+            )
+            log(f"  called {tool['name']}: isError={result.get('isError', False)}")
+        return 0
+    except (RuntimeError, BrokenPipeError) as e:
+        log(str(e))
+        return STEP_UP if "mcp-lock login" in str(e) else 1
+    finally:
+        try:
+            child.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        for line in stderr_lines:
+            log(f"  guard: {line.rstrip()}")
+
+
+def entry(url):
+    server = {"type": "http", "url": url}
+    if SCENARIO in CLIENT_CREDENTIALS:
+        oauth = {"grant": "client_credentials", "clientId": CONTEXT["client_id"]}
+        if "client_secret" in CONTEXT:
+            oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+        if "private_key_pem" in CONTEXT:
+            oauth["privateKey"] = "${CONFORMANCE_PRIVATE_KEY}"
+            if CONTEXT.get("signing_algorithm"):
+                oauth["signingAlgorithm"] = CONTEXT["signing_algorithm"]
+        server["oauth"] = oauth
+    elif "client_id" in CONTEXT:
+        server["oauth"] = {"clientId": CONTEXT["client_id"]}
+        if "client_secret" in CONTEXT:
+            server["oauth"]["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+    return {"mcpServers": {"conf": server}}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: adapter.py <server URL>", file=sys.stderr)
+        return 2
+    url = sys.argv[1]
+    log(f"scenario {SCENARIO or '?'} at {url} (protocol {PROTOCOL})")
+    with tempfile.TemporaryDirectory(prefix="mcp-lock-conformance-") as scratch:
+        project = os.path.join(scratch, "project")
+        home = os.path.join(scratch, "home")
+        os.makedirs(project)
+        os.makedirs(home)
+        with open(os.path.join(project, ".mcp.json"), "w") as f:
+            json.dump(entry(url), f, indent=2)
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("XDG_") and key not in ("CI",)
+        }
+        env.update(HOME=home, NO_COLOR="1", CI="true")
+        if "client_secret" in CONTEXT:
+            env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]
+        if "private_key_pem" in CONTEXT:
+            env["CONFORMANCE_PRIVATE_KEY"] = CONTEXT["private_key_pem"]
+        if SCENARIO not in UNAUTHENTICATED and SCENARIO not in CLIENT_CREDENTIALS:
+            if login(env, project) != 0:
+                return 1
+        if run(["update", "--yes"], env, project) != 0:
+            return 1
+        if run(["verify"], env, project) != 0:
+            return 1
+        status = agent_session(env, project)
+        if status == STEP_UP:
+            # As a person would: log in again when the guard says a call needs more
+            # scope, then run the session again.
+            if login(env, project) != 0:
+                return 1
+            status = agent_session(env, project)
+        return 1 if status else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
