@@ -346,7 +346,8 @@ pub async fn server_metadata(
     for candidate in candidates {
         match get_json::<ServerMetadata>(http, &candidate).await {
             Ok(doc) => {
-                let of_origin = || Url::parse(&doc.issuer).is_ok_and(|n| n.origin() == url.origin());
+                let of_origin =
+                    || Url::parse(&doc.issuer).is_ok_and(|n| n.origin() == url.origin());
                 if doc.issuer != issuer && !(at_origin && of_origin()) {
                     return Err(format!(
                         "the authorization server metadata at {candidate} names the issuer {:?}, not {issuer:?}; refusing it",
@@ -415,25 +416,20 @@ async fn get_json<T: serde::de::DeserializeOwned>(http: &Http, url: &Url) -> Res
     };
     let client = http.client_for(url).map_err(failed)?;
     let exchange = async {
-            let response = client
-                .get(url.clone())
-                .header(ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| {
-                    failed(format!(
-                        "{url}: {}",
-                        crate::client::http::reqwest_chain(e)
-                    ))
-                })?;
-            let status = response.status();
-            if !status.is_success() {
-                return Err(Missing {
-                    message: format!("{url}: HTTP {}", status.as_u16()),
-                    absent: matches!(status, StatusCode::NOT_FOUND | StatusCode::GONE),
-                });
-            }
-            super::read_capped(response, url).await.map_err(failed)
+        let response = client
+            .get(url.clone())
+            .header(ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| failed(format!("{url}: {}", crate::client::http::reqwest_chain(e))))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(Missing {
+                message: format!("{url}: HTTP {}", status.as_u16()),
+                absent: matches!(status, StatusCode::NOT_FOUND | StatusCode::GONE),
+            });
+        }
+        super::read_capped(response, url).await.map_err(failed)
     };
     let body = tokio::time::timeout_at(http.deadline(), exchange)
         .await

@@ -5,12 +5,12 @@
 //! and a token cache refreshed before expiry and on 401.
 //!
 //! The protocol pieces (PKCE, the authorization URL, code exchange, refresh) are the
-//! `oauth2` crate's, over our own reqwest client. Left out: Client ID Metadata
-//! Documents (they need an HTTPS-hosted document mcp-lock does not have) and the
-//! client-credentials extension.
+//! `oauth2` crate's, over our own reqwest client. Machine-to-machine logins (the
+//! client-credentials extension) are in [`machine`].
 
 pub mod callback;
 pub mod discovery;
+pub mod machine;
 pub mod store;
 
 use std::collections::BTreeSet;
@@ -24,8 +24,8 @@ use oauth2::{
     HttpResponse, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
     TokenResponse, TokenUrl,
 };
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -586,7 +586,9 @@ async fn register(
         &meta.token_endpoint_auth_methods_supported,
         registration.client_secret.is_some(),
     );
-    let secret = registration.client_secret.filter(|_| auth != TokenAuth::None);
+    let secret = registration
+        .client_secret
+        .filter(|_| auth != TokenAuth::None);
     Ok(Chosen {
         client: ClientConfig {
             client_id: registration.client_id,
@@ -696,6 +698,21 @@ impl From<TokenRecord> for Bearer {
             access_token: record.access_token,
             issuer: record.issuer,
         }
+    }
+}
+
+/// The token to send to `remote`: its client-credentials client's own (see
+/// [`machine::machine_bearer`]), else the one `mcp-lock login` cached (see
+/// [`cached_bearer`]).
+pub async fn bearer_for(
+    store: &TokenStore,
+    remote: &crate::config::ResolvedRemote,
+    force: bool,
+    deadline: Instant,
+) -> Result<Option<Bearer>, String> {
+    match &remote.machine {
+        Some(client) => machine::machine_bearer(store, &remote.url, client, force, deadline).await,
+        None => cached_bearer(store, &remote.url, force, deadline).await,
     }
 }
 
@@ -924,7 +941,11 @@ mod tests {
         let listed = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
         // RFC 7591: what the registration returned wins.
         assert_eq!(
-            TokenAuth::choose(Some("client_secret_post"), &listed(&["client_secret_basic"]), true),
+            TokenAuth::choose(
+                Some("client_secret_post"),
+                &listed(&["client_secret_basic"]),
+                true
+            ),
             TokenAuth::Post
         );
         assert_eq!(
@@ -938,7 +959,11 @@ mod tests {
             TokenAuth::Post
         );
         assert_eq!(
-            TokenAuth::choose(None, &listed(&["client_secret_post", "client_secret_basic"]), true),
+            TokenAuth::choose(
+                None,
+                &listed(&["client_secret_post", "client_secret_basic"]),
+                true
+            ),
             TokenAuth::Basic
         );
         // Without a secret there is nothing to send but the id.

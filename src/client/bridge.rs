@@ -41,7 +41,7 @@ use super::http::{
 use super::legacy_sse::endpoint_of;
 use super::sse::{Parser, TooLarge};
 use super::{ClientOptions, RpcError};
-use crate::auth::{TokenStore, cached_bearer};
+use crate::auth::{TokenStore, bearer_for};
 use crate::config::{RemoteKind, ResolvedRemote};
 use crate::secrets::Secrets;
 use out::Out;
@@ -105,8 +105,8 @@ struct Conn {
     auth_timeout: std::time::Duration,
     pinned_versions: Vec<String>,
     warned: std::sync::atomic::AtomicBool,
-    /// The entry's name, for the login a step-up needs.
-    name: String,
+    /// The entry, for the login a step-up needs and a machine login's client.
+    remote: ResolvedRemote,
 }
 
 impl Conn {
@@ -189,15 +189,19 @@ impl Conn {
         if response.status() != StatusCode::FORBIDDEN {
             return None;
         }
-        let challenge = response
-            .headers()
-            .get("www-authenticate")
-            .map(|v| crate::auth::discovery::parse_challenge(&String::from_utf8_lossy(v.as_bytes())))?;
+        let challenge = response.headers().get("www-authenticate").map(|v| {
+            crate::auth::discovery::parse_challenge(&String::from_utf8_lossy(v.as_bytes()))
+        })?;
         if challenge.error.as_deref() != Some("insufficient_scope") {
             return None;
         }
         let scope = challenge.scope.unwrap_or_default();
         let shown = crate::text::escape_cut(&scope, 200);
+        if self.remote.machine.is_some() {
+            return Some(format!(
+                "the server needs more scope for this request (HTTP 403 insufficient_scope, scope {shown:?}); add it to \"scope\" under the entry's \"oauth\""
+            ));
+        }
         let token = self
             .headers()
             .get(AUTHORIZATION)
@@ -217,7 +221,7 @@ impl Conn {
             }
             return Some(format!(
                 "the server needs more scope for this request (HTTP 403 insufficient_scope, scope {shown:?}); run `mcp-lock login {}` (it asks for that scope too), then try again",
-                self.name
+                self.remote.name
             ));
         }
         Some(format!(
@@ -234,7 +238,7 @@ impl Conn {
             return false;
         }
         let deadline = tokio::time::Instant::now() + self.auth_timeout;
-        match cached_bearer(store, self.url.as_str(), true, deadline).await {
+        match bearer_for(store, &self.remote, true, deadline).await {
             Ok(Some(b)) => {
                 if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
                 {
@@ -413,7 +417,9 @@ impl Conn {
             }
             match frame::lines(event.data.into_bytes()) {
                 Ok(lines) => out.extend(lines),
-                Err(frame::NotJson) => self.say("the server sent an event that is not JSON; dropped"),
+                Err(frame::NotJson) => {
+                    self.say("the server sent an event that is not JSON; dropped")
+                }
             }
         }
         Ok(out)
@@ -537,7 +543,7 @@ async fn streamable(
         auth_timeout: options.request_timeout,
         pinned_versions,
         warned: std::sync::atomic::AtomicBool::new(false),
-        name: remote.name.clone(),
+        remote: remote.clone(),
     });
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
@@ -586,7 +592,7 @@ async fn add_login(
     else {
         return Ok(false);
     };
-    match cached_bearer(store, &remote.url, false, deadline).await {
+    match bearer_for(store, remote, false, deadline).await {
         Ok(Some(b)) => {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
                 .map_err(|_| "the cached login token is not a valid header value".to_string())?;

@@ -515,7 +515,7 @@ pub async fn fetch_remote(
     if takes_login_token(remote)
         && let Some(store) = &store
     {
-        match crate::auth::cached_bearer(store, &remote.url, false, deadline).await {
+        match crate::auth::bearer_for(store, remote, false, deadline).await {
             Ok(found) => bearer = found,
             Err(e) => {
                 let mut fetched = Fetched::unverifiable(format!(
@@ -539,7 +539,7 @@ pub async fn fetch_remote(
         && matches!(&result, Err(Opening::Failed(m)) if m.contains(UNAUTHORIZED))
     {
         // Rejected before its expiry (revoked, rotated elsewhere): refresh once.
-        match crate::auth::cached_bearer(store, &remote.url, true, deadline).await {
+        match crate::auth::bearer_for(store, remote, true, deadline).await {
             Ok(Some(fresh)) if fresh.access_token != used.access_token => {
                 result = connect_remote(
                     &with_bearer(remote, Some(&fresh)),

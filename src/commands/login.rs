@@ -13,6 +13,15 @@ use crate::cli::{LoginArgs, LogoutArgs};
 
 /// The remote entry named `server`, with its URL expanded.
 fn remote_url(ws: &Workspace, server: &str) -> anyhow::Result<(ServerSpec, String)> {
+    let (spec, remote) = remote_entry(ws, server)?;
+    Ok((spec, remote.url))
+}
+
+/// The remote entry named `server`, resolved.
+fn remote_entry(
+    ws: &Workspace,
+    server: &str,
+) -> anyhow::Result<(ServerSpec, mcp_lock::config::ResolvedRemote)> {
     let project = ws.load_config()?;
     let spec = project
         .select(std::slice::from_ref(&server.to_string()))?
@@ -26,7 +35,7 @@ fn remote_url(ws: &Workspace, server: &str) -> anyhow::Result<(ServerSpec, Strin
         );
     }
     match spec.resolve(&project.project_dir, &env_lookup)? {
-        Resolved::Remote(remote) => Ok((spec, remote.url)),
+        Resolved::Remote(remote) => Ok((spec, remote)),
         Resolved::Stdio(_) => unreachable!("a remote entry resolves to a remote server"),
     }
 }
@@ -58,8 +67,45 @@ fn store() -> anyhow::Result<TokenStore> {
 }
 
 pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> {
-    let (spec, url) = remote_url(ws, &args.server)?;
+    let (spec, remote) = remote_entry(ws, &args.server)?;
     let store = store()?;
+    if let Some(client) = &remote.machine {
+        // No person needed: get a token now, as update, verify and the guard would.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(args.timeout);
+        return match auth::machine::machine_bearer(&store, &remote.url, client, true, deadline)
+            .await
+        {
+            Ok(Some(bearer)) => {
+                super::status(
+                    "Logged in",
+                    anstyle::AnsiColor::Green,
+                    &format!(
+                        "to {} with issuer {} (client credentials; update, verify and guard get tokens by themselves)",
+                        args.server,
+                        mcp_lock::text::escape_cut(&bearer.issuer, 200)
+                    ),
+                );
+                Ok(ExitCode::Success)
+            }
+            Ok(None) => {
+                super::status(
+                    "Logged in",
+                    anstyle::AnsiColor::Green,
+                    &format!("{}: the server asks for no authorization", args.server),
+                );
+                Ok(ExitCode::Success)
+            }
+            Err(e) => {
+                super::error(
+                    &remote
+                        .secrets
+                        .redact(&format!("login to {} failed: {e}", args.server)),
+                );
+                Ok(ExitCode::Unverified)
+            }
+        };
+    }
+    let url = remote.url;
     let interactive = std::io::stderr().is_terminal() && env_lookup("CI").is_none();
     if !interactive && !args.no_browser {
         // Nobody could see a browser open: never wait for one.

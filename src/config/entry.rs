@@ -501,10 +501,48 @@ fn oauth_client(
         Some(secret) => Some(tr(secret, "oauth.clientSecret")?),
         None => None,
     };
+    let client_credentials = match text(["grant", "grant_type"])?.as_deref() {
+        None | Some("authorization_code") => false,
+        Some("client_credentials") => true,
+        Some(other) => {
+            return Err(format!(
+                "\"oauth.grant\" must be \"client_credentials\" or \"authorization_code\", not {:?}",
+                crate::text::escape_cut(other, 60)
+            ));
+        }
+    };
+    let private_key = match text(["privateKey", "private_key"])? {
+        Some(key) => Some(tr(key, "oauth.privateKey")?),
+        None => None,
+    };
+    let signing_algorithm = text(["signingAlgorithm", "signing_algorithm"])?;
+    if let Some(alg) = &signing_algorithm
+        && !matches!(alg.as_str(), "ES256" | "RS256")
+    {
+        return Err(format!(
+            "\"oauth.signingAlgorithm\" must be ES256 or RS256, not {:?}",
+            crate::text::escape_cut(alg, 60)
+        ));
+    }
+    if client_credentials && client_secret.is_none() && private_key.is_none() {
+        return Err(
+            "\"oauth.grant\": \"client_credentials\" needs \"clientSecret\" or \"privateKey\""
+                .into(),
+        );
+    }
+    if !client_credentials && private_key.is_some() {
+        return Err(
+            "\"oauth.privateKey\" is for \"grant\": \"client_credentials\"; a login with a browser uses no key".into(),
+        );
+    }
     Ok(Some(Box::new(OAuthClientSpec {
         client_id: tr(client_id, "oauth.clientId")?,
         client_secret,
         callback_port,
+        client_credentials,
+        private_key,
+        signing_algorithm,
+        scope: text(["scope", "scopes"])?,
     })))
 }
 

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use super::vars::{Own, Reference, Variables};
 use super::{
-    ConfigError, Resolved, ResolvedRemote, ResolvedStdio, ServerSpec, TransportSpec, vars,
+    ConfigError, MachineClient, Resolved, ResolvedRemote, ResolvedStdio, ServerSpec, TransportSpec,
+    vars,
 };
 use crate::secrets::Secrets;
 
@@ -457,6 +458,40 @@ impl ServerSpec {
                     secrets.add_header(key, &expanded);
                     resolved.push((key.clone(), expanded, self.variables_in(&field, value)));
                 }
+                let machine = match &self.oauth_client {
+                    Some(client) if client.client_credentials => {
+                        let mut expand = |template: &Option<String>, field: &str| {
+                            template
+                                .as_ref()
+                                .map(|t| {
+                                    expand_with(
+                                        &self.vars,
+                                        t,
+                                        name,
+                                        field,
+                                        project_dir,
+                                        lookup,
+                                        &mut secrets,
+                                    )
+                                })
+                                .transpose()
+                        };
+                        let client_secret = expand(&client.client_secret, "oauth.clientSecret")?;
+                        let private_key = expand(&client.private_key, "oauth.privateKey")?;
+                        // Credentials whether or not they came from a variable.
+                        for value in client_secret.iter().chain(&private_key) {
+                            secrets.add("oauth", value);
+                        }
+                        Some(Box::new(MachineClient {
+                            client_id: client.client_id.clone(),
+                            client_secret,
+                            private_key,
+                            signing_algorithm: client.signing_algorithm.clone(),
+                            scope: client.scope.clone(),
+                        }))
+                    }
+                    _ => None,
+                };
                 Ok(Resolved::Remote(ResolvedRemote {
                     name: name.clone(),
                     oauth_issuer: None,
@@ -467,6 +502,7 @@ impl ServerSpec {
                     headers: resolved,
                     secrets,
                     headers_helper_error: None,
+                    machine,
                 }))
             }
         }

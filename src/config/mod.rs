@@ -294,6 +294,37 @@ pub struct OAuthClientSpec {
     pub client_secret: Option<String>,
     /// The callback port the client was registered with, if fixed.
     pub callback_port: Option<u16>,
+    /// `"grant": "client_credentials"`: a machine logs in by itself (no person, no
+    /// browser), with the secret or with `privateKey` (`private_key_jwt`).
+    pub client_credentials: bool,
+    /// A PEM private key (PKCS#8) for `private_key_jwt`, as a `${VAR}` template.
+    pub private_key: Option<String>,
+    /// The key's JWS algorithm: `ES256` (default) or `RS256`.
+    pub signing_algorithm: Option<String>,
+    /// The scope a machine login asks for; the server's own otherwise.
+    pub scope: Option<String>,
+}
+
+/// A client-credentials client with its secret or key expanded: a remote entry's
+/// own way to get a token, with no `mcp-lock login`.
+#[derive(Clone)]
+pub struct MachineClient {
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub private_key: Option<String>,
+    pub signing_algorithm: Option<String>,
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for MachineClient {
+    // The secret and key are never printed, even in a debug dump.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MachineClient")
+            .field("client_id", &self.client_id)
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Which tools a host's config lets its agent see.
@@ -547,6 +578,8 @@ pub struct ResolvedRemote {
     /// Why the entry's `headersHelper` gave no headers: the server is not contacted,
     /// and is unverifiable with this error, as when it refuses authentication.
     pub headers_helper_error: Option<String>,
+    /// The entry's client-credentials client, which gets tokens by itself.
+    pub machine: Option<Box<MachineClient>>,
 }
 
 /// A server entry ready to contact.
