@@ -140,6 +140,9 @@ pub struct Policy {
     pub prefer: BTreeMap<String, std::path::PathBuf>,
     /// `[audit]`: checkpoints, signing and rotation of the guard's log.
     pub audit: crate::audit::format::AuditSettings,
+    /// `[oauth] client-metadata-url`: the project's Client ID Metadata Document, for
+    /// remote entries that name none of their own.
+    pub client_metadata_url: Option<String>,
 }
 
 impl Default for Policy {
@@ -172,6 +175,7 @@ impl Default for Policy {
             surface_per_server: BTreeMap::new(),
             prefer: BTreeMap::new(),
             audit: Default::default(),
+            client_metadata_url: None,
         }
     }
 }
@@ -213,6 +217,14 @@ struct RawPolicy {
     config: RawConfigPrefs,
     #[serde(default)]
     audit: RawAudit,
+    #[serde(default)]
+    oauth: RawOauth,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawOauth {
+    client_metadata_url: Option<toml::Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -417,6 +429,11 @@ impl Policy {
                 ));
             }
             policy.audit.sign_command = Some(command.into_inner());
+        }
+        if let Some(url) = raw.oauth.client_metadata_url {
+            crate::config::entry::check_client_metadata_url(url.get_ref())
+                .map_err(|e| at(url.span().start, format!("client-metadata-url: {e}")))?;
+            policy.client_metadata_url = Some(url.into_inner());
         }
         let surface = raw.surface;
         policy.surface = over(

@@ -286,6 +286,9 @@ pub struct LoginOptions {
     /// The callback listener's port; 0 for any free one.
     pub callback_port: u16,
     pub client: Option<ClientConfig>,
+    /// A Client ID Metadata Document's URL, the client id where the authorization
+    /// server supports them and no client is pre-registered.
+    pub client_metadata_url: Option<String>,
     /// How long to wait for the person.
     pub timeout: Duration,
 }
@@ -379,7 +382,19 @@ pub async fn login(
             client: c.clone(),
             registered: false,
         },
-        None => register(&http, &server_meta, &callback.redirect_uri).await?,
+        // The 2025-11-25 order: pre-registered, then a metadata document, then
+        // dynamic registration.
+        None => match &options.client_metadata_url {
+            Some(url) if server_meta.client_id_metadata_document_supported => Chosen {
+                client: ClientConfig {
+                    client_id: url.clone(),
+                    client_secret: None,
+                },
+                auth: TokenAuth::None,
+                registered: false,
+            },
+            _ => register(&http, &server_meta, &callback.redirect_uri).await?,
+        },
     };
     let mut oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
         .set_auth_uri(AuthUrl::from_url(authorization_url))
@@ -537,8 +552,13 @@ async fn register(
     redirect_uri: &str,
 ) -> Result<Chosen, String> {
     let Some(endpoint) = &meta.registration_endpoint else {
+        let document = if meta.client_id_metadata_document_supported {
+            ", or host a Client ID Metadata Document and name it in \"oauth\": {\"clientMetadataUrl\": ...} (docs/oauth.md)"
+        } else {
+            ""
+        };
         return Err(format!(
-            "the authorization server {} offers no dynamic client registration; register a client there and put its clientId under \"oauth\" in the server's config entry",
+            "the authorization server {} offers no dynamic client registration; register a client there and put its clientId under \"oauth\" in the server's config entry{document}",
             meta.issuer
         ));
     };

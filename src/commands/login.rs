@@ -121,6 +121,10 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
             .or(spec.oauth_client.as_ref().and_then(|c| c.callback_port))
             .unwrap_or(0),
         client: client_config(ws, &spec)?,
+        client_metadata_url: spec
+            .client_metadata_url
+            .clone()
+            .or(ws.policy(None)?.client_metadata_url),
         timeout: Duration::from_secs(args.timeout),
     };
     let say = |line: &str| eprintln!("{line}");

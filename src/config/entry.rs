@@ -325,6 +325,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         refusal: refusal(obj, host, remote.is_some())?.map(Box::new),
         personal: false,
         oauth_client: oauth_client(obj, &tr)?,
+        client_metadata_url: client_metadata_url(obj)?,
         oauth_off: obj.get("oauth") == Some(&Value::Bool(false)),
         guarded,
         vars: vars::Variables {
@@ -544,6 +545,34 @@ fn oauth_client(
         signing_algorithm,
         scope: text(["scope", "scopes"])?,
     })))
+}
+
+/// `"oauth": {"clientMetadataUrl": "https://..."}`: a Client ID Metadata Document's
+/// address, which must be https with a path (the document's URL is the client id).
+fn client_metadata_url(obj: &Map<String, Value>) -> Result<Option<String>, String> {
+    let Some(value) = obj.get("oauth").and_then(Value::as_object).and_then(|o| {
+        o.get("clientMetadataUrl")
+            .or_else(|| o.get("client_metadata_url"))
+    }) else {
+        return Ok(None);
+    };
+    let text = value
+        .as_str()
+        .ok_or("\"oauth.clientMetadataUrl\" must be a string")?;
+    check_client_metadata_url(text).map_err(|e| format!("\"oauth.clientMetadataUrl\": {e}"))?;
+    Ok(Some(text.to_string()))
+}
+
+/// A Client ID Metadata Document's address: https, with a path, no fragment.
+pub fn check_client_metadata_url(text: &str) -> Result<(), String> {
+    let shown = crate::text::escape_cut(text, 200);
+    let url = url::Url::parse(text).map_err(|e| format!("{shown:?} is not a URL: {e}"))?;
+    if url.scheme() != "https" || url.path() == "/" || url.fragment().is_some() {
+        return Err(format!(
+            "{shown:?} must be an https address with a path and no fragment (a Client ID Metadata Document)"
+        ));
+    }
+    Ok(())
 }
 
 /// The type names clients give remote transports.

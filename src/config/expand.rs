@@ -958,6 +958,7 @@ mod tests {
             personal: false,
             guarded: false,
             oauth_client: None,
+            client_metadata_url: None,
             oauth_off: false,
             vars: Variables::of(host),
             headers_helper: None,

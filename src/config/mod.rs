@@ -267,6 +267,10 @@ pub struct ServerSpec {
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
+    /// `"oauth": {"clientMetadataUrl": "https://..."}`: the entry's Client ID
+    /// Metadata Document, used as its client id where the authorization server
+    /// supports them.
+    pub client_metadata_url: Option<String>,
     /// `"oauth": false` (opencode): the host never tries OAuth for it, so neither does
     /// mcp-lock (no `mcp-lock login` token is sent or offered).
     pub oauth_off: bool,

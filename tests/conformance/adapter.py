@@ -31,6 +31,7 @@ STEP_SECONDS = 25
 # An agent session that ended on a call needing more scope than the login got.
 STEP_UP = 3
 
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 # Scenarios whose servers ask for no authorization.
 UNAUTHENTICATED = {"initialize", "tools_call", "tools-call", "sse-retry"}
 # Scenarios whose client logs in by itself (machine to machine), with no person.
@@ -239,6 +240,10 @@ def entry(url):
         server["oauth"] = {"clientId": CONTEXT["client_id"]}
         if "client_secret" in CONTEXT:
             server["oauth"]["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+    else:
+        # The address the suite's own client gives as its Client ID Metadata
+        # Document; used only where an authorization server supports them.
+        server["oauth"] = {"clientMetadataUrl": CLIENT_METADATA_URL}
     return {"mcpServers": {"conf": server}}
 
 
