@@ -122,7 +122,13 @@ pub async fn machine_bearer(
     let mut request = oauth
         .exchange_client_credentials()
         .add_scopes(scopes.iter().cloned().map(Scope::new))
-        .add_extra_param("resource", resource.clone());
+        .add_extra_param(
+            "resource",
+            metadata
+                .resource
+                .clone()
+                .unwrap_or_else(|| resource.clone()),
+        );
     if let Some(jwt) = assertion {
         request = request
             .add_extra_param(
@@ -160,6 +166,7 @@ pub async fn machine_bearer(
         obtained_at: Some(obtained),
         token_endpoint_auth: Some(GRANT.into()),
         wanted_scope: None,
+        resource_indicator: None,
     };
     let held = lock(store, deadline).await?;
     store.save(&record, &held)?;

@@ -339,6 +339,12 @@ pub async fn login(
         discovery::Asked::Login(challenge) | discovery::Asked::MoreScope(challenge) => challenge,
     };
     let metadata = discovery::checked_resource_metadata(&http, &server, &challenge).await?;
+    // The resource indicator exactly as the metadata publishes it (checked to be
+    // this server's, or its origin's for a document at the root).
+    let indicator = metadata
+        .resource
+        .clone()
+        .unwrap_or_else(|| resource.clone());
     let issuer = metadata
         .authorization_servers
         .first()
@@ -416,7 +422,7 @@ pub async fn login(
             .authorize_url(CsrfToken::new_random)
             .add_scopes(scopes.iter().cloned().map(Scope::new))
             .set_pkce_challenge(pkce)
-            .add_extra_param("resource", resource.clone())
+            .add_extra_param("resource", indicator.clone())
             .url();
         let shown = crate::text::escape_for_terminal(address.as_str());
         say(&format!("Open this address to log in:\n  {shown}"));
@@ -443,7 +449,7 @@ pub async fn login(
         let tokens = oauth
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
-            .add_extra_param("resource", resource.clone())
+            .add_extra_param("resource", indicator.clone())
             .request_async(&post)
             .await
             .map_err(|e| format!("the token request failed: {}", token_error(e)))?;
@@ -472,6 +478,7 @@ pub async fn login(
             obtained_at: Some(obtained),
             token_endpoint_auth: Some(auth.name().to_string()),
             wanted_scope: None,
+            resource_indicator: (indicator != resource).then(|| indicator.clone()),
         };
         // A token without enough scope is answered 403 insufficient_scope: ask again
         // for the union, a bounded number of times.
@@ -892,7 +899,13 @@ async fn refresh(http: &Http, record: TokenRecord) -> Result<TokenRecord, String
     }
     let tokens = oauth
         .exchange_refresh_token(&RefreshToken::new(refresh_token))
-        .add_extra_param("resource", record.resource.clone())
+        .add_extra_param(
+            "resource",
+            record
+                .resource_indicator
+                .clone()
+                .unwrap_or_else(|| record.resource.clone()),
+        )
         .request_async(&post)
         .await
         .map_err(|e| format!("{}: {}", expired(), token_error(e)))?;
@@ -1050,6 +1063,7 @@ mod tests {
                 obtained_at,
                 token_endpoint_auth: None,
                 wanted_scope: None,
+                resource_indicator: None,
             },
         )
     }

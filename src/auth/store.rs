@@ -44,6 +44,10 @@ pub struct TokenRecord {
     /// could not log in again itself (the guard); the next login asks for it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wanted_scope: Option<String>,
+    /// The resource indicator sent (RFC 8707), exactly as the protected resource
+    /// metadata published it, when that differs from `resource`; a refresh sends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_indicator: Option<String>,
 }
 
 /// The cache directory.
@@ -240,6 +244,7 @@ mod tests {
             obtained_at: None,
             token_endpoint_auth: None,
             wanted_scope: None,
+            resource_indicator: None,
         }
     }
 

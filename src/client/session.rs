@@ -105,7 +105,9 @@ fn request_deadline(options: &ClientOptions, deadline: Instant) -> Instant {
 }
 
 /// `server/discover`, read the way the spec's backward-compatibility sections say: a
-/// result or a modern error means a modern server, anything else a legacy one.
+/// result or a modern error means a modern server, anything else a legacy one. A
+/// first refusal with `-32022` whose `supported` list names a version this client
+/// speaks in the modern era is retried once with it (the 2026-07-28 negotiation).
 async fn discover<T: Transport>(
     conn: &mut T,
     options: &ClientOptions,
@@ -113,6 +115,32 @@ async fn discover<T: Transport>(
     version: &str,
     probing: bool,
 ) -> Result<Discovery, Opening> {
+    match discover_once(conn, options, deadline, version, probing).await? {
+        Negotiated::Done(discovery) => Ok(discovery),
+        Negotiated::Retry(supported) => {
+            match discover_once(conn, options, deadline, &supported, probing).await? {
+                Negotiated::Done(discovery) => Ok(discovery),
+                Negotiated::Retry(again) => Err(Opening::Failed(format!(
+                    "server/discover: the server refused protocol {supported} twice with -32022 (it says it supports {again})"
+                ))),
+            }
+        }
+    }
+}
+
+/// One `server/discover`, or the version to retry with.
+enum Negotiated {
+    Done(Discovery),
+    Retry(String),
+}
+
+async fn discover_once<T: Transport>(
+    conn: &mut T,
+    options: &ClientOptions,
+    deadline: Instant,
+    version: &str,
+    probing: bool,
+) -> Result<Negotiated, Opening> {
     options.status.set("discovering");
     let meta = modern_meta(options, version);
     let mut until = request_deadline(options, deadline);
@@ -131,14 +159,14 @@ async fn discover<T: Transport>(
                     .map_err(Opening::Failed)?;
                 let declares_tools = result.get("capabilities").and_then(|c| c.get("tools"));
                 let capabilities = result.get("capabilities").cloned();
-                return Ok(Discovery::Modern(Box::new(Opened {
+                return Ok(Negotiated::Done(Discovery::Modern(Box::new(Opened {
                     capabilities,
                     session,
                     meta: Some(meta),
                     declares_tools: declares_tools.is_some(),
-                })));
+                }))));
             }
-            choose_legacy(&supported, version)
+            choose_legacy(&supported, version).map(Negotiated::Done)
         }
         // Unsupported version; over HTTP the same error arrives inside a 400.
         Err(
@@ -152,7 +180,14 @@ async fn discover<T: Transport>(
         ) => {
             let data = data.as_ref().map(Json::from_value);
             let supported = string_list(data.as_ref().and_then(|d| d.get("supported")));
-            choose_legacy(&supported, version)
+            // Ours first, then the newest modern version both speak.
+            let modern = [version, MODERN_VERSION]
+                .into_iter()
+                .find(|v| is_modern(v) && supported.iter().any(|s| s == v));
+            match modern {
+                Some(again) => Ok(Negotiated::Retry(again.to_string())),
+                None => choose_legacy(&supported, version).map(Negotiated::Done),
+            }
         }
         Err(e @ RpcError::Remote { code, .. }) if MODERN_ERRORS.contains(&code) => Err(failed(e)),
         // A 4xx without a modern error is a handshake-era server (401/403 are Auth).
@@ -160,13 +195,16 @@ async fn discover<T: Transport>(
             if is_modern_http_error(&e) {
                 Err(failed(e))
             } else {
-                Ok(Discovery::Legacy(e.to_string()))
+                Ok(Negotiated::Done(Discovery::Legacy(e.to_string())))
             }
         }
-        Err(e @ RpcError::Remote { .. }) => Ok(Discovery::Legacy(e.to_string())),
-        Err(RpcError::Timeout) if probing && Instant::now() < deadline => Ok(Discovery::Legacy(
-            format!("no answer within {}", seconds(options.discover_timeout)),
-        )),
+        Err(e @ RpcError::Remote { .. }) => Ok(Negotiated::Done(Discovery::Legacy(e.to_string()))),
+        Err(RpcError::Timeout) if probing && Instant::now() < deadline => {
+            Ok(Negotiated::Done(Discovery::Legacy(format!(
+                "no answer within {}",
+                seconds(options.discover_timeout)
+            ))))
+        }
         Err(RpcError::Closed(_)) if probing && conn.name() == "stdio" => Err(Opening::Restart),
         Err(e) => Err(failed(e)),
     }

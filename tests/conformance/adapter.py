@@ -28,12 +28,12 @@ CONTEXT = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
 PROTOCOL = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "2025-11-25"
 MCP_LOCK = os.environ.get("MCP_LOCK", "mcp-lock")
 STEP_SECONDS = 25
+# The first protocol revision without the initialize handshake.
+MODERN = "2026-07-28"
 # An agent session that ended on a call needing more scope than the login got.
 STEP_UP = 3
 
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
-# Scenarios whose servers ask for no authorization.
-UNAUTHENTICATED = {"initialize", "tools_call", "tools-call", "sse-retry"}
 # Scenarios whose client logs in by itself (machine to machine), with no person.
 CLIENT_CREDENTIALS = {"auth/client-credentials-basic", "auth/client-credentials-jwt"}
 
@@ -79,7 +79,7 @@ def run(args, env, cwd, input_text=None):
     )
     for line in (done.stdout + done.stderr).splitlines():
         log(f"  {line}")
-    return done.returncode
+    return done.returncode, done.stdout + done.stderr
 
 
 def login(env, cwd):
@@ -120,6 +120,20 @@ def login(env, cwd):
         log("browser: " + "; ".join(errors))
         return 1
     return status
+
+
+def the_call(tools):
+    """The call the suite's own example client makes in this scenario, or None."""
+    if SCENARIO == "json-schema-ref-no-deref" or not tools:
+        # Its server answers tools/list only: a conformant client just lists.
+        return None
+    if SCENARIO == "json-schema-2020-12-preservation":
+        # The schema the agent received, echoed back: the server diffs it against
+        # the one it listed, so any keyword lost on the way shows.
+        focal = next(t for t in tools if t["name"] == "json_schema_2020_12_tool")
+        return "json_schema_echo", {"schema": focal["inputSchema"]}
+    tool = tools[0]
+    return tool["name"], arguments_for(tool)
 
 
 def arguments_for(tool):
@@ -185,6 +199,8 @@ def agent_session(env, cwd):
             raise RuntimeError(f"{method} through the guard: {answer['error']}")
         return answer["result"]
 
+    if PROTOCOL >= MODERN:
+        return modern_session(child, request, stderr_lines)
     try:
         request(
             1,
@@ -201,28 +217,55 @@ def agent_session(env, cwd):
         child.stdin.flush()
         tools = request(2, "tools/list", {}).get("tools", [])
         log(f"  listed {len(tools)} tool(s) through the guard")
-        if tools:
-            tool = tools[0]
-            result = request(
-                3, "tools/call", {"name": tool["name"], "arguments": arguments_for(tool)}
-            )
-            log(f"  called {tool['name']}: isError={result.get('isError', False)}")
+        call = the_call(tools)
+        if call:
+            result = request(3, "tools/call", {"name": call[0], "arguments": call[1]})
+            log(f"  called {call[0]}: isError={result.get('isError', False)}")
         return 0
     except (RuntimeError, BrokenPipeError) as e:
         log(str(e))
         return STEP_UP if "mcp-lock login" in str(e) else 1
     finally:
-        try:
-            child.stdin.close()
-        except BrokenPipeError:
-            pass
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-        for line in stderr_lines:
-            log(f"  guard: {line.rstrip()}")
+        end(child, stderr_lines)
+
+
+def modern_session(child, request, stderr_lines):
+    """The 2026-07-28 era: no handshake; `_meta` on every request."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientInfo": {"name": "conformance-agent", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    try:
+        request(1, "server/discover", {"_meta": meta})
+        tools = request(2, "tools/list", {"_meta": meta}).get("tools", [])
+        log(f"  listed {len(tools)} tool(s) through the guard")
+        call = the_call(tools)
+        if call:
+            params = {"name": call[0], "arguments": call[1], "_meta": meta}
+            result = request(3, "tools/call", params)
+            log(f"  called {call[0]}: isError={result.get('isError', False)}")
+        return 0
+    except (RuntimeError, BrokenPipeError) as e:
+        log(str(e))
+        return STEP_UP if "mcp-lock login" in str(e) else 1
+    finally:
+        end(child, stderr_lines)
+
+
+def end(child, stderr_lines):
+    try:
+        child.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        child.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        log("  the guard did not end within 10 s of its input closing; killed")
+        child.kill()
+        child.wait()
+    for line in stderr_lines:
+        log(f"  guard: {line.rstrip()}")
 
 
 def entry(url):
@@ -260,6 +303,10 @@ def main():
         os.makedirs(home)
         with open(os.path.join(project, ".mcp.json"), "w") as f:
             json.dump(entry(url), f, indent=2)
+        if PROTOCOL >= MODERN:
+            # A client of the sessionless era: the profile that speaks it.
+            with open(os.path.join(project, "mcp-lock.toml"), "w") as f:
+                f.write('[profiles]\npin = ["bare"]\n')
         env = {
             key: value
             for key, value in os.environ.items()
@@ -270,12 +317,15 @@ def main():
             env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]
         if "private_key_pem" in CONTEXT:
             env["CONFORMANCE_PRIVATE_KEY"] = CONTEXT["private_key_pem"]
-        if SCENARIO not in UNAUTHENTICATED and SCENARIO not in CLIENT_CREDENTIALS:
+        # As a new user would: update, and when it says to log in, log in and again.
+        status, said = run(["update", "--yes"], env, project)
+        if status != 0 and "mcp-lock login" in said:
             if login(env, project) != 0:
                 return 1
-        if run(["update", "--yes"], env, project) != 0:
+            status, said = run(["update", "--yes"], env, project)
+        if status != 0 or "could not be checked" in said:
             return 1
-        if run(["verify"], env, project) != 0:
+        if run(["verify"], env, project)[0] != 0:
             return 1
         status = agent_session(env, project)
         if status == STEP_UP:
