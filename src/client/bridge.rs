@@ -39,6 +39,7 @@ use super::http::{
     build_client, header_map, parse_url, read_body, read_body_prefix, reqwest_chain,
 };
 use super::legacy_sse::endpoint_of;
+use super::param_headers::{self, Mirrored};
 use super::sse::{Parser, TooLarge};
 use super::{ClientOptions, RpcError};
 use crate::auth::{TokenStore, bearer_for};
@@ -107,6 +108,14 @@ struct Conn {
     warned: std::sync::atomic::AtomicBool,
     /// The entry, for the login a step-up needs and a machine login's client.
     remote: ResolvedRemote,
+    /// Per tool, the parameters its listed schema mirrors into `Mcp-Param-*`
+    /// headers (2026-07-28), from the last listing relayed.
+    mirrored: std::sync::Mutex<std::collections::HashMap<String, Vec<Mirrored>>>,
+    /// The ids of modern `tools/list` requests whose answers are not relayed yet.
+    pending_lists: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The standing GET stream's task, ended when the client goes (it would hold
+    /// the bridge open).
+    get_task: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl Conn {
@@ -153,9 +162,10 @@ impl Conn {
             let meta = &body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"];
             if let Some(version) = meta.as_str() {
                 let method = body["method"].as_str().unwrap_or("");
-                return request
+                request = request
                     .header("MCP-Protocol-Version", version)
                     .header("Mcp-Method", method);
+                return self.mirror(request, method, &body["params"]);
             }
         }
         if let Some(session) = self.session.lock().unwrap().clone() {
@@ -165,6 +175,61 @@ impl Conn {
             request = request.header("MCP-Protocol-Version", version);
         }
         request
+    }
+
+    /// The 2026-07-28 headers mirrored from a request's body: `Mcp-Name`, and for a
+    /// `tools/call` each `Mcp-Param-*` its tool's listed schema marks.
+    fn mirror(
+        &self,
+        mut request: reqwest::RequestBuilder,
+        method: &str,
+        params: &Value,
+    ) -> reqwest::RequestBuilder {
+        if let Some(name) = param_headers::name_header(method, params) {
+            request = request.header("Mcp-Name", name);
+        }
+        if method == "tools/call"
+            && let Some(tool) = params["name"].as_str()
+            && let Some(marks) = self.mirrored.lock().unwrap().get(tool)
+        {
+            for (name, value) in param_headers::param_headers(marks, &params["arguments"]) {
+                request = request.header(name, value);
+            }
+        }
+        request
+    }
+
+    /// A modern `tools/list` answer: the tools whose `x-mcp-header` marks are
+    /// invalid are left out (as every 2026-07-28 Streamable HTTP client must, so
+    /// the guard judges what verify judged), and the others' marks are kept for
+    /// their calls. `None` when the line is not such an answer or needs no change.
+    fn listed(&self, line: &[u8]) -> Option<Vec<u8>> {
+        let mut answer: Value = serde_json::from_slice(line).ok()?;
+        let id = answer.get("id")?.to_string();
+        if !self.pending_lists.lock().unwrap().remove(&id) {
+            return None;
+        }
+        let tools = answer.get_mut("result")?.get_mut("tools")?.as_array_mut()?;
+        let mut left_out = false;
+        let mut mirrored = self.mirrored.lock().unwrap();
+        tools.retain(|tool| {
+            let name = tool["name"].as_str().unwrap_or("").to_string();
+            match param_headers::mirrored(tool) {
+                Ok(marks) => {
+                    mirrored.insert(name, marks);
+                    true
+                }
+                Err(why) => {
+                    self.say(&format!(
+                        "left out tool {}: {why}",
+                        crate::text::escape_cut(&name, 100)
+                    ));
+                    left_out = true;
+                    false
+                }
+            }
+        });
+        left_out.then(|| answer.to_string().into_bytes())
     }
 
     /// One POST, with a login token refreshed once on a 401.
@@ -452,8 +517,13 @@ impl Conn {
 
     /// Writes one message to stdout; true when it answers `id`. The answer to
     /// `initialize` sets the version later requests carry.
-    async fn emit(&self, line: Vec<u8>, id: Option<&Value>, initialize: bool) -> bool {
+    async fn emit(&self, mut line: Vec<u8>, id: Option<&Value>, initialize: bool) -> bool {
         let answers = id.is_some_and(|id| frame::answers(&line, id));
+        if !self.pending_lists.lock().unwrap().is_empty()
+            && let Some(changed) = self.listed(&line)
+        {
+            line = changed;
+        }
         if answers && initialize {
             let answer: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
             if let Some(version) = answer["result"]["protocolVersion"].as_str() {
@@ -544,6 +614,9 @@ async fn streamable(
         pinned_versions,
         warned: std::sync::atomic::AtomicBool::new(false),
         remote: remote.clone(),
+        mirrored: Default::default(),
+        pending_lists: Default::default(),
+        get_task: Default::default(),
     });
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
@@ -571,7 +644,10 @@ async fn streamable(
             tokio::spawn(async move { send_one(&conn, message).await });
         }
     }
-    // The client is gone: end the session, briefly.
+    // The client is gone: no more notifications to relay; end the session, briefly.
+    if let Some(task) = conn.get_task.lock().unwrap().take() {
+        task.abort();
+    }
     if conn.session.lock().unwrap().is_some() {
         let delete = conn.request(reqwest::Method::DELETE, None).send();
         let _ = tokio::time::timeout(Duration::from_secs(2), delete).await;
@@ -618,6 +694,12 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
     }
     // Wait for a session being opened again.
     drop(conn.reopening.lock().await);
+    if method == "tools/list"
+        && message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_string()
+        && let Some(id) = message.get("id")
+    {
+        conn.pending_lists.lock().unwrap().insert(id.to_string());
+    }
     let mut response = match conn.post(&message).await {
         Ok(r) => r,
         Err(e) => return conn.fail(&message, &e).await,
@@ -658,10 +740,12 @@ async fn send_one(conn: &Arc<Conn>, message: Value) {
     if let Some(version) = modern
         && conn.session.lock().unwrap().is_none()
     {
-        // The 2026-07-28 era has no session; its GET stream still names the version.
+        // The 2026-07-28 era has no session; a later GET or DELETE names the version.
         *conn.version.lock().unwrap() = Some(version.to_string());
     }
-    if method == "notifications/initialized" || modern.is_some() {
+    // The standing GET stream is the handshake era's; 2026-07-28 removed it
+    // (notifications come through subscriptions/listen).
+    if method == "notifications/initialized" {
         start_get_stream(conn);
     }
     let conn = conn.clone();
@@ -730,8 +814,11 @@ fn start_get_stream(conn: &Arc<Conn>) {
     {
         return;
     }
-    let conn = conn.clone();
-    tokio::spawn(async move { get_stream(&conn).await });
+    let task = conn.clone();
+    let handle = tokio::spawn(async move { get_stream(&task).await });
+    if let Some(old) = conn.get_task.lock().unwrap().replace(handle.abort_handle()) {
+        old.abort();
+    }
 }
 
 async fn get_stream(conn: &Conn) {

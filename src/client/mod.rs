@@ -15,6 +15,7 @@ mod error;
 pub mod headers_helper;
 pub mod http;
 pub mod legacy_sse;
+pub mod param_headers;
 pub mod session;
 pub mod sse;
 pub mod stdio;
@@ -198,6 +199,9 @@ pub struct Listing {
     pub prompts: Option<Vec<HashedTool>>,
     pub resource_templates: Option<Vec<HashedTool>>,
     pub resources: Option<Vec<HashedTool>>,
+    /// Tools left out, with why: over Streamable HTTP in the 2026-07-28 era, a tool
+    /// whose `x-mcp-header` marks are invalid is not offered to an agent.
+    pub rejected: Vec<(String, String)>,
 }
 
 impl Listing {

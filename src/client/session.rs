@@ -580,7 +580,24 @@ async fn list_once<T: Transport>(
             );
             return failed(listing, message);
         };
+        // 2026-07-28 Streamable HTTP: a tool with invalid `x-mcp-header` marks is
+        // left out, as every client of that transport leaves it out.
+        let checks_marks = kind == Kind::Tool && meta.is_some() && conn.name() == "streamable-http";
+        let tools = tools.into_iter().filter(|d| {
+            if !checks_marks || !has_mark(d) {
+                return true;
+            }
+            match crate::client::param_headers::mirrored(&d.to_value()) {
+                Ok(_) => true,
+                Err(why) => {
+                    let name = d.get("name").and_then(Json::as_str).unwrap_or_default();
+                    listing.rejected.push((name, why));
+                    false
+                }
+            }
+        });
         // Each definition is hashed as it is moved into the listing, never copied.
+        let tools: Vec<Json> = tools.collect();
         listing.tools.extend(
             tools
                 .into_iter()
@@ -630,6 +647,17 @@ async fn list_once<T: Transport>(
                 return failed(listing, message);
             }
         }
+    }
+}
+
+/// Whether a definition holds an `x-mcp-header` member anywhere.
+fn has_mark(json: &Json) -> bool {
+    match json {
+        Json::Object(members) => members
+            .iter()
+            .any(|(k, v)| k.eq_str("x-mcp-header") || has_mark(v)),
+        Json::Array(items) => items.iter().any(has_mark),
+        _ => false,
     }
 }
 

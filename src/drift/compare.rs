@@ -32,6 +32,7 @@ pub fn compare(
         not_pinned_yet: Vec::new(),
         pending: Vec::new(),
         filtered: Vec::new(),
+        rejected: Vec::new(),
         package: None,
     };
     let (session, listing) = match &fetched.outcome {
@@ -54,6 +55,14 @@ pub fn compare(
         Outcome::Complete { session, listing } => (session, listing),
     };
     report.tools = Some(listing.tools.len());
+    report.rejected = listing
+        .rejected
+        .iter()
+        .map(|(name, reason)| super::Rejected {
+            name: name.clone(),
+            reason: reason.clone(),
+        })
+        .collect();
     report.prompts = listing.prompts.as_ref().map(Vec::len);
     report.resource_templates = listing.resource_templates.as_ref().map(Vec::len);
     report.resources = listing.resources.as_ref().map(Vec::len);

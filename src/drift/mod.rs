@@ -248,10 +248,22 @@ pub struct ServerReport {
     /// (`includeTools`, `disabled_tools`, …): not pinned, never judged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub filtered: Vec<String>,
+    /// Tools the client leaves out as its transport requires (2026-07-28 Streamable
+    /// HTTP: invalid `x-mcp-header` marks), as `{name, reason}`: not offered to an
+    /// agent, not pinned, never judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<Rejected>,
     /// What the entry launches against the lock's package pin (stdio servers, when
     /// checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<crate::package::PackageCheck>,
+}
+
+/// A tool the client left out, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rejected {
+    pub name: String,
+    pub reason: String,
 }
 
 impl ServerReport {
@@ -287,6 +299,10 @@ impl ServerReport {
         }
         for name in &mut self.filtered {
             secrets.redact_in_place(name);
+        }
+        for r in &mut self.rejected {
+            secrets.redact_in_place(&mut r.name);
+            secrets.redact_in_place(&mut r.reason);
         }
         for change in self.changes.iter_mut().chain(self.pending.iter_mut()) {
             secrets.redact_in_place(&mut change.tool);
@@ -345,6 +361,7 @@ impl ServerReport {
             not_pinned_yet: Vec::new(),
             pending: Vec::new(),
             filtered: Vec::new(),
+            rejected: Vec::new(),
             package: None,
         }
     }

@@ -271,6 +271,14 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
                 names.join(", ")
             );
         }
+        for rejected in &r.rejected {
+            let _ = writeln!(
+                out,
+                "    {dim}note: tool {} left out (not offered to an agent, not pinned): {}{dim:#}",
+                esc(&rejected.name),
+                escape_cut(&rejected.reason, SHOWN_LINE_CHARS)
+            );
+        }
         if !r.not_pinned_yet.is_empty() {
             let kinds: Vec<&str> = r.not_pinned_yet.iter().map(|k| k.plural()).collect();
             let _ = writeln!(
