@@ -156,7 +156,10 @@ fn every_client_scenario(version: &str) {
         }
         table.push(format!("{scenario:<46} {shown}"));
     }
-    println!("conformance {version}, client scenarios:\n{}", table.join("\n"));
+    println!(
+        "conformance {version}, client scenarios:\n{}",
+        table.join("\n")
+    );
     assert!(
         failures.is_empty(),
         "{} in-scope scenario(s) of {version} did not pass:\n{}\n\n{}",

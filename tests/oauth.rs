@@ -917,3 +917,353 @@ fn an_unwritable_token_cache_fails_the_login_before_anyone_is_sent_to_a_browser(
     assert!(said.contains("cannot create"), "{said}");
     assert!(!said.contains("Open this address"), "{said}");
 }
+
+// Shapes of real servers that the MCP conformance suite found mcp-lock getting wrong
+// (tests/conformance.rs runs the suite itself), each against our own loopback
+// fixture: tests/servers/auth_variants.py.
+
+/// The fixture in `mode`, logging its requests as JSON lines to `log`.
+fn variant_server(mode: &str, log: &Path) -> HttpServer {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/auth_variants.py");
+    let log = log.display().to_string();
+    HttpServer::start(
+        Path::new("python3"),
+        &[script.to_str().unwrap(), "--mode", mode, "--log", &log],
+        &[],
+        None,
+    )
+}
+
+/// The fixture's log entries.
+fn requests(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn requests_to(log: &Path, path: &str) -> Vec<Value> {
+    requests(log)
+        .into_iter()
+        .filter(|r| r["path"] == path)
+        .collect()
+}
+
+/// An agent session through `mcp-lock guard remote` in the handshake era: the
+/// answer to each of `calls` (tools/call params), after initialize and tools/list.
+fn guard_calls(p: &Project, home: &Path, calls: &[Value]) -> Vec<Value> {
+    let mut child = common::command(bin())
+        .args(["guard", "remote"])
+        .current_dir(p.path())
+        .envs(env(home))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test-agent", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    ];
+    for (i, call) in calls.iter().enumerate() {
+        lines.push(json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": call}));
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let mut answers = std::collections::BTreeMap::new();
+    for line in lines {
+        let id = line.get("id").cloned();
+        writeln!(stdin, "{line}").unwrap();
+        let Some(id) = id else { continue };
+        while !answers.contains_key(&id.to_string()) {
+            let got = rx
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .expect("the guard answers within 20 s");
+            if let Some(got_id) = got.get("id") {
+                answers.insert(got_id.to_string(), got);
+            }
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    (0..calls.len())
+        .map(|i| answers[&(10 + i).to_string()].clone())
+        .collect()
+}
+
+#[test]
+fn a_registration_that_names_client_secret_basic_gets_basic_at_the_token_endpoint_for_the_code_and_the_refresh()
+ {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = variant_server("basic", &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    login(&p, &home);
+    let record = token_record(&home);
+    assert_eq!(record["token_endpoint_auth"], "client_secret_basic");
+    // Expired: verify refreshes it, the same way.
+    edit_record(&home, |r| r["expires_at"] = json!(1));
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    let tokens = requests_to(&log, "/token");
+    let grants: Vec<(&str, &str)> = tokens
+        .iter()
+        .map(|t| {
+            (
+                t["form"]["grant_type"].as_str().unwrap(),
+                t["auth"].as_str().unwrap_or("none"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        grants,
+        [("authorization_code", "Basic"), ("refresh_token", "Basic")],
+        "{tokens:?}"
+    );
+    // The secret went in the header, never in the form.
+    assert!(
+        tokens.iter().all(|t| t["form"].get("client_id").is_none()),
+        "{tokens:?}"
+    );
+}
+
+#[test]
+fn a_server_that_asks_only_when_tools_are_listed_gets_a_login_and_a_call_needing_more_scope_is_stepped_up_at_the_next_login()
+ {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = variant_server("list-401", &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    let before = run(&p, &home, &["update", "--yes"]);
+    assert!(
+        before.stderr().contains("mcp-lock login remote"),
+        "{}",
+        before.stderr()
+    );
+    // initialize alone is let through: login must still see the challenge.
+    let seen = login(&p, &home);
+    assert!(!seen.contains("no login is needed"), "{seen}");
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    run(&p, &home, &["verify"]).expect(0);
+
+    // The call needs mcp:write: the guard cannot open a browser, so it says what
+    // to do and notes the scope for the next login.
+    let call = json!({"name": "whoami", "arguments": {}});
+    let refused = guard_calls(&p, &home, std::slice::from_ref(&call)).remove(0);
+    let message = refused["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains("insufficient_scope") && message.contains("mcp-lock login remote"),
+        "{refused}"
+    );
+    assert_eq!(token_record(&home)["wanted_scope"], "mcp:read mcp:write");
+    login(&p, &home);
+    let asked: Vec<String> = requests_to(&log, "/authorize")
+        .iter()
+        .map(|r| r["query"]["scope"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(asked, ["mcp:read", "mcp:read mcp:write"]);
+    let answered = guard_calls(&p, &home, &[call]).remove(0);
+    assert_eq!(
+        answered["result"]["content"][0]["text"], "an authorized client",
+        "{answered}"
+    );
+}
+
+#[test]
+fn resource_metadata_at_the_root_naming_the_origin_is_taken_and_its_resource_sent_exactly_as_published()
+ {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = variant_server("root-prm", &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    login(&p, &home);
+    let origin = server.url("/").trim_end_matches('/').to_string();
+    let authorize = requests_to(&log, "/authorize");
+    assert_eq!(authorize[0]["query"]["resource"], origin.as_str());
+    let token = requests_to(&log, "/token");
+    assert_eq!(token[0]["form"]["resource"], origin.as_str());
+    run(&p, &home, &["update", "--yes"]).expect(0);
+}
+
+#[test]
+fn a_2025_03_26_server_without_resource_metadata_logs_in_at_its_origin_with_or_without_metadata_there()
+ {
+    for mode in ["legacy-meta", "legacy-none"] {
+        let p = Project::bare(json!({}));
+        let home = p.path().join("config-home");
+        let log = p.path().join("server.log");
+        let server = variant_server(mode, &log);
+        p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+        let seen = login(&p, &home);
+        assert!(seen.contains("Logged in"), "{mode}: {seen}");
+        let origin = server.url("/").trim_end_matches('/').to_string();
+        let issuer = if mode == "legacy-meta" {
+            format!("{origin}/oauth")
+        } else {
+            origin
+        };
+        assert_eq!(token_record(&home)["issuer"], issuer.as_str(), "{mode}");
+        assert_eq!(requests_to(&log, "/register").len(), 1, "{mode}");
+        run(&p, &home, &["update", "--yes"]).expect(0);
+    }
+}
+
+#[test]
+fn a_client_metadata_document_is_the_client_id_where_the_authorization_server_supports_them() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = variant_server("cimd", &log);
+    let document = "https://agents.example/mcp-lock/client.json";
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp"),
+        "oauth": {"clientMetadataUrl": document}}}));
+    let seen = login(&p, &home);
+    assert!(!seen.contains("client registered"), "{seen}");
+    assert_eq!(
+        requests_to(&log, "/authorize")[0]["query"]["client_id"],
+        document
+    );
+    assert!(requests_to(&log, "/register").is_empty());
+    assert_eq!(token_record(&home)["client_id"], document);
+
+    // Not https with a path: refused where it is written.
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp"),
+        "oauth": {"clientMetadataUrl": "http://agents.example/"}}}));
+    let bad = run(&p, &home, &["update", "--yes"]);
+    assert_ne!(bad.code(), 0);
+    assert!(
+        bad.stderr().contains("clientMetadataUrl"),
+        "{}",
+        bad.stderr()
+    );
+}
+
+/// A P-256 key as PKCS#8 PEM, for `private_key_jwt`.
+fn p256_pem() -> String {
+    use base64::Engine;
+    let rng = ring::rand::SystemRandom::new();
+    let doc = ring::signature::EcdsaKeyPair::generate_pkcs8(
+        &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+        &rng,
+    )
+    .unwrap();
+    format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64::engine::general_purpose::STANDARD.encode(doc.as_ref())
+    )
+}
+
+#[test]
+fn client_credentials_get_a_token_with_no_person_by_secret_or_signed_assertion_and_the_secret_is_never_kept()
+ {
+    let key = p256_pem();
+    for (oauth, auth) in [
+        (
+            json!({"grant": "client_credentials", "clientId": "ci-bot", "clientSecret": "${CC_SECRET}"}),
+            "Basic",
+        ),
+        (
+            json!({"grant": "client_credentials", "clientId": "ci-bot", "privateKey": "${CC_KEY}"}),
+            "none",
+        ),
+    ] {
+        let p = Project::bare(json!({}));
+        let home = p.path().join("config-home");
+        let log = p.path().join("server.log");
+        let server = variant_server("cc", &log);
+        p.set_servers(
+            json!({"remote": {"type": "http", "url": server.url("/mcp"), "oauth": oauth}}),
+        );
+        let mut vars = env(&home);
+        vars.push(("CC_SECRET".into(), "s3cret".into()));
+        vars.push(("CC_KEY".into(), key.clone()));
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let update = p.run_env(&["update", "--yes"], &vars);
+        update.expect(0);
+        let verify = p.run_env(&["verify", "--format", "json"], &vars);
+        verify.expect(0);
+        let tokens = requests_to(&log, "/token");
+        // One grant: verify used the cached token.
+        assert_eq!(tokens.len(), 1, "{tokens:?}");
+        assert_eq!(tokens[0]["form"]["grant_type"], "client_credentials");
+        assert_eq!(tokens[0]["auth"].as_str().unwrap_or("none"), auth);
+        assert_eq!(tokens[0]["assertion"], auth == "none");
+        let cached = std::fs::read_to_string(&token_files(&home)[0]).unwrap();
+        let lock = p.lock_text().unwrap();
+        for text in [
+            &cached,
+            &lock,
+            &update.stdout(),
+            &update.stderr(),
+            &verify.stdout(),
+        ] {
+            assert!(
+                !text.contains("s3cret") && !text.contains("PRIVATE KEY"),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_post_stream_the_server_closes_before_the_answer_is_resumed_with_last_event_id_after_its_retry()
+{
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = variant_server("sse-resume", &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    run(&p, &home, &["update", "--yes"]).expect(0);
+    let answer = guard_calls(&p, &home, &[json!({"name": "whoami", "arguments": {}})]).remove(0);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "resumed",
+        "{answer}"
+    );
+    let all = requests(&log);
+    let closed = all.iter().find(|r| r["closed_stream"] == true).unwrap();
+    let resumed = all
+        .iter()
+        .find(|r| r["method"] == "GET" && r["last_event_id"] == "e-1")
+        .unwrap_or_else(|| panic!("no GET with Last-Event-ID: {all:?}"));
+    let waited = resumed["ms"].as_i64().unwrap() - closed["ms"].as_i64().unwrap();
+    assert!(
+        waited >= 290,
+        "resumed after {waited} ms, before the 300 ms retry"
+    );
+}
+
+#[test]
+fn a_first_refusal_with_32022_naming_the_version_asked_for_is_retried_once() {
+    let p = Project::bare(json!({}));
+    let home = p.path().join("config-home");
+    let log = p.path().join("server.log");
+    let server = variant_server("version-retry", &log);
+    p.set_servers(json!({"remote": {"type": "http", "url": server.url("/mcp")}}));
+    run(&p, &home, &["update", "--yes", "--client", "bare"]).expect(0);
+    let discovers = requests(&log)
+        .into_iter()
+        .filter(|r| r["rpc"] == "server/discover")
+        .count();
+    assert_eq!(discovers, 2);
+    assert!(p.lock_text().unwrap().contains("name = \"whoami\""));
+}

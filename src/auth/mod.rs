@@ -241,8 +241,10 @@ impl TokenAuth {
     }
 
     /// The method for a client with (or without) a secret: the one its registration
-    /// returned (RFC 7591 §3.2.1), else one the authorization server lists, basic
-    /// first (RFC 8414 §2: an absent list means `client_secret_basic`).
+    /// returned (RFC 7591 §3.2.1), else the first of basic and post the authorization
+    /// server lists, in its order (RFC 8414 §2: an absent list means
+    /// `client_secret_basic`; a pre-registered client was registered with one of
+    /// the methods its server lists, most often the first).
     pub fn choose(registered: Option<&str>, supported: &[String], has_secret: bool) -> Self {
         if !has_secret {
             return TokenAuth::None;
@@ -250,12 +252,10 @@ impl TokenAuth {
         if let Some(method) = registered.and_then(Self::parse) {
             return method;
         }
-        let listed = |m: TokenAuth| supported.iter().any(|s| s == m.name());
-        if supported.is_empty() || listed(TokenAuth::Basic) || !listed(TokenAuth::Post) {
-            TokenAuth::Basic
-        } else {
-            TokenAuth::Post
-        }
+        supported
+            .iter()
+            .find_map(|s| Self::parse(s).filter(|m| *m != TokenAuth::None))
+            .unwrap_or(TokenAuth::Basic)
     }
 
     /// A cached record's method; records of older releases sent their secret in
@@ -970,7 +970,7 @@ mod tests {
     }
 
     #[test]
-    fn the_token_endpoint_method_is_the_registrations_else_basic_unless_only_post_is_listed() {
+    fn the_token_endpoint_method_is_the_registrations_else_the_first_listed_else_basic() {
         let listed = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
         // RFC 7591: what the registration returned wins.
         assert_eq!(
@@ -997,6 +997,14 @@ mod tests {
                 &listed(&["client_secret_post", "client_secret_basic"]),
                 true
             ),
+            TokenAuth::Post
+        );
+        assert_eq!(
+            TokenAuth::choose(None, &listed(&["none", "client_secret_basic"]), true),
+            TokenAuth::Basic
+        );
+        assert_eq!(
+            TokenAuth::choose(None, &listed(&["private_key_jwt"]), true),
             TokenAuth::Basic
         );
         // Without a secret there is nothing to send but the id.
