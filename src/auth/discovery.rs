@@ -121,7 +121,7 @@ pub enum Asked {
 /// something is listed), or for a server of the sessionless era, whose handshake
 /// fails, a modern `tools/list`. Never a call: a probe must have no effect.
 pub async fn probe(http: &Http, url: &Url, token: Option<&str>) -> Result<Asked, String> {
-    let version = crate::client::LEGACY_VERSION;
+    let version = crate::protocol::LEGACY_VERSION;
     let client_info = json!({"name": "mcp-lock", "version": env!("CARGO_PKG_VERSION")});
     let post = |body: serde_json::Value, session: Option<String>, protocol: Option<&str>| {
         let client = http.client_for(url);
@@ -142,12 +142,10 @@ pub async fn probe(http: &Http, url: &Url, token: Option<&str>) -> Result<Asked,
                 request = request.header("mcp-protocol-version", protocol);
             }
             http.within(url, async {
-                request.send().await.map_err(|e| {
-                    format!(
-                        "cannot reach {url}: {}",
-                        crate::client::http::reqwest_chain(e)
-                    )
-                })
+                request
+                    .send()
+                    .await
+                    .map_err(|e| format!("cannot reach {url}: {}", crate::net::reqwest_chain(e)))
             })
             .await
         }
@@ -184,7 +182,7 @@ pub async fn probe(http: &Http, url: &Url, token: Option<&str>) -> Result<Asked,
         .await?
     } else {
         drop(init);
-        let modern = crate::client::MODERN_VERSION;
+        let modern = crate::protocol::MODERN_VERSION;
         let meta = json!({
             "io.modelcontextprotocol/protocolVersion": modern,
             "io.modelcontextprotocol/clientInfo": client_info,
@@ -421,7 +419,7 @@ async fn get_json<T: serde::de::DeserializeOwned>(http: &Http, url: &Url) -> Res
             .header(ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| failed(format!("{url}: {}", crate::client::http::reqwest_chain(e))))?;
+            .map_err(|e| failed(format!("{url}: {}", crate::net::reqwest_chain(e))))?;
         let status = response.status();
         if !status.is_success() {
             return Err(Missing {

@@ -73,11 +73,7 @@ impl Http {
 
     pub fn client_for(&self, url: &Url) -> Result<reqwest::Client, String> {
         let left = self.deadline.saturating_duration_since(Instant::now());
-        let options = crate::client::ClientOptions {
-            request_timeout: left.max(Duration::from_millis(1)),
-            ..Default::default()
-        };
-        crate::client::http::build_client(url, &options)
+        crate::net::build_client(url, left.max(Duration::from_millis(1)))
     }
 
     /// One exchange with `url` (the request and the whole answer), cut off at the
@@ -115,7 +111,7 @@ pub(crate) async fn read_capped(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?
+        .map_err(|e| format!("{url}: {}", crate::net::reqwest_chain(e)))?
     {
         if body.len() + chunk.len() > MAX_ANSWER_BYTES {
             return Err(too_big());
@@ -133,7 +129,7 @@ fn endpoint_url(name: &str, text: &str) -> Result<Url, String> {
     let url = Url::parse(text).map_err(|e| format!("the {name} {shown:?} is not a URL: {e}"))?;
     match url.scheme() {
         "https" => Ok(url),
-        "http" if crate::client::http::is_loopback(&url) => Ok(url),
+        "http" if crate::net::is_loopback(&url) => Ok(url),
         _ => Err(format!(
             "the {name} {shown:?} is neither https nor http on loopback; refusing it"
         )),
@@ -168,7 +164,7 @@ async fn send(
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("{url}: {}", crate::client::http::reqwest_chain(e)))?;
+            .map_err(|e| format!("{url}: {}", crate::net::reqwest_chain(e)))?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = read_capped(response, &url).await?;
@@ -591,7 +587,7 @@ async fn register(
                 .map_err(|e| {
                     format!(
                         "client registration at {url} failed: {}",
-                        crate::client::http::reqwest_chain(e)
+                        crate::net::reqwest_chain(e)
                     )
                 })?;
             let status = response.status();

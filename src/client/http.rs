@@ -6,7 +6,6 @@
 //! is opened again once. Modern requests carry `MCP-Protocol-Version` and
 //! `Mcp-Method` headers mirroring the body.
 
-use std::sync::Once;
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
@@ -22,14 +21,13 @@ use super::{
 };
 use crate::config::ResolvedRemote;
 use crate::json::Json;
+pub(crate) use crate::net::{MAX_REDIRECTS, error_chain, reqwest_chain};
 use crate::secrets::Secrets;
 
 /// How much of an error body is kept for a message.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 /// Characters of a `WWW-Authenticate` challenge kept in an error message.
 const CHALLENGE_CHARS: usize = 200;
-/// Redirects followed for one request, within and across origins together.
-const MAX_REDIRECTS: usize = 10;
 /// How long the closing DELETE may take.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -53,51 +51,9 @@ pub(crate) async fn fetch(
         })
 }
 
-/// The HTTP client for one server: TLS through rustls (ring), proxies from the
-/// environment except for loopback, redirects kept to the same origin unless allowed.
+/// The HTTP client for one server (see [`crate::net::build_client`]).
 pub(crate) fn build_client(url: &Url, options: &ClientOptions) -> Result<Client, String> {
-    static PROVIDER: Once = Once::new();
-    PROVIDER.call_once(|| {
-        // Fails only if another provider was installed first, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    // Only a same-origin 307/308 is followed by reqwest: it keeps the method and body.
-    // A 301/302/303 would turn a POST into a GET, so it is reported instead; another
-    // origin is followed by the connection itself, without the configured headers.
-    let origin = url.origin();
-    let policy = reqwest::redirect::Policy::custom(move |attempt| {
-        let keeps_method = matches!(
-            attempt.status(),
-            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
-        );
-        if attempt.previous().len() >= MAX_REDIRECTS {
-            attempt.error("more than 10 redirects")
-        } else if keeps_method && attempt.url().origin() == origin {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    });
-    let mut builder = Client::builder()
-        .redirect(policy)
-        .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(options.request_timeout);
-    if is_loopback(url) {
-        // A proxy cannot reach this machine's loopback on our behalf.
-        builder = builder.no_proxy();
-    }
-    builder
-        .build()
-        .map_err(|e| format!("could not set up the HTTP client: {}", error_chain(&e)))
-}
-
-pub(crate) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    crate::net::build_client(url, options.request_timeout)
 }
 
 /// Parses a configured URL, saying what is wrong with it.
@@ -177,26 +133,6 @@ impl Peer {
             secrets: remote.secrets.clone(),
         }
     }
-}
-
-/// Every message of a reqwest error's chain, without the URL it carries.
-pub(crate) fn reqwest_chain(e: reqwest::Error) -> String {
-    error_chain(&e.without_url())
-}
-
-/// Every message of an error chain, which reqwest spreads over sources.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        let part = inner.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = inner.source();
-    }
-    text
 }
 
 /// A send that failed before any status arrived.

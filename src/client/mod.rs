@@ -38,25 +38,7 @@ use crate::surface::{Kind, Surface};
 use session::{Opening, open_and_list};
 use stdio::StdioConnection;
 
-/// Every protocol version mcp-lock speaks, oldest first. A lock pins one of these.
-pub const PROTOCOL_VERSIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
-
-/// The newest handshake-era protocol version mcp-lock asks for.
-pub const LEGACY_VERSION: &str = "2025-11-25";
-/// The modern protocol version mcp-lock asks for.
-pub const MODERN_VERSION: &str = "2026-07-28";
-
-/// Whether a protocol version belongs to the modern era (no handshake; per-request
-/// `_meta`). Versions are dates, so they compare as strings.
-pub fn is_modern(version: &str) -> bool {
-    version >= MODERN_VERSION
-}
+pub use crate::protocol::{LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSIONS, is_modern};
 
 /// The client capabilities mcp-lock declares unless a lock recorded others. Fixed, because
 /// declared capabilities change which tools some servers list.

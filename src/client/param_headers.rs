@@ -143,12 +143,12 @@ pub fn param_headers(mirrored: &[Mirrored], arguments: &Value) -> Vec<(String, S
 /// A header value as the transport's value encoding has it: as-is when it is plain
 /// visible ASCII (spaces and tabs inside allowed), else `=?base64?...?=`.
 pub fn encode(value: &str) -> String {
-    let plain = value
+    let visible = value
         .bytes()
-        .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
-        && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b));
+    let padded = value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']);
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = visible && !padded && !sentinel;
     if plain {
         value.to_string()
     } else {

@@ -360,12 +360,7 @@ impl Fetcher {
                 .header("Accept", accept)
                 .send()
                 .await
-                .map_err(|e| {
-                    format!(
-                        "cannot reach {at}: {}",
-                        crate::client::http::error_chain(&e)
-                    )
-                })?;
+                .map_err(|e| format!("cannot reach {at}: {}", crate::net::error_chain(&e)))?;
             if !response.status().is_redirection() {
                 break;
             }
@@ -416,7 +411,7 @@ impl Fetcher {
         while let Some(chunk) = response.chunk().await.map_err(|e| {
             format!(
                 "cannot read the answer from {at}: {}",
-                crate::client::http::error_chain(&e)
+                crate::net::error_chain(&e)
             )
         })? {
             if body.len() + chunk.len() > MAX_REGISTRY_BODY {
