@@ -23,7 +23,28 @@ use super::{
     Bearer, Http, REFRESH_MARGIN, TokenAuth, TokenRecord, TokenStore, canonical_resource,
     discovery, endpoint_url, expiry, lock, now, send, token_error,
 };
-use crate::config::MachineClient;
+
+/// A client-credentials client with its secret or key expanded: a remote entry's
+/// own way to get a token, with no `mcp-lock login`.
+#[derive(Clone)]
+pub struct MachineClient {
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub private_key: Option<String>,
+    pub signing_algorithm: Option<String>,
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for MachineClient {
+    // The secret and key are never printed, even in a debug dump.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MachineClient")
+            .field("client_id", &self.client_id)
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
 
 /// What a cached record of this grant says in `token_endpoint_auth`'s place, so a
 /// browser login's record and a machine's are never mixed up.

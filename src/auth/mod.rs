@@ -729,13 +729,14 @@ impl From<TokenRecord> for Bearer {
 /// [`cached_bearer`]).
 pub async fn bearer_for(
     store: &TokenStore,
-    remote: &crate::config::ResolvedRemote,
+    url: &str,
+    machine: Option<&machine::MachineClient>,
     force: bool,
     deadline: Instant,
 ) -> Result<Option<Bearer>, String> {
-    match &remote.machine {
-        Some(client) => machine::machine_bearer(store, &remote.url, client, force, deadline).await,
-        None => cached_bearer(store, &remote.url, force, deadline).await,
+    match machine {
+        Some(client) => machine::machine_bearer(store, url, client, force, deadline).await,
+        None => cached_bearer(store, url, force, deadline).await,
     }
 }
 

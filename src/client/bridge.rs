@@ -303,7 +303,15 @@ impl Conn {
             return false;
         }
         let deadline = tokio::time::Instant::now() + self.auth_timeout;
-        match bearer_for(store, &self.remote, true, deadline).await {
+        match bearer_for(
+            store,
+            &self.remote.url,
+            self.remote.machine.as_deref(),
+            true,
+            deadline,
+        )
+        .await
+        {
             Ok(Some(b)) => {
                 if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
                 {
@@ -668,7 +676,15 @@ async fn add_login(
     else {
         return Ok(false);
     };
-    match bearer_for(store, remote, false, deadline).await {
+    match bearer_for(
+        store,
+        &remote.url,
+        remote.machine.as_deref(),
+        false,
+        deadline,
+    )
+    .await
+    {
         Ok(Some(b)) => {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", b.access_token))
                 .map_err(|_| "the cached login token is not a valid header value".to_string())?;

@@ -501,7 +501,15 @@ pub async fn fetch_remote(
     if takes_login_token(remote)
         && let Some(store) = &store
     {
-        match crate::auth::bearer_for(store, remote, false, deadline).await {
+        match crate::auth::bearer_for(
+            store,
+            &remote.url,
+            remote.machine.as_deref(),
+            false,
+            deadline,
+        )
+        .await
+        {
             Ok(found) => bearer = found,
             Err(e) => {
                 let mut fetched = Fetched::unverifiable(format!(
@@ -525,7 +533,15 @@ pub async fn fetch_remote(
         && matches!(&result, Err(Opening::Failed(m)) if m.contains(UNAUTHORIZED))
     {
         // Rejected before its expiry (revoked, rotated elsewhere): refresh once.
-        match crate::auth::bearer_for(store, remote, true, deadline).await {
+        match crate::auth::bearer_for(
+            store,
+            &remote.url,
+            remote.machine.as_deref(),
+            true,
+            deadline,
+        )
+        .await
+        {
             Ok(Some(fresh)) if fresh.access_token != used.access_token => {
                 result = connect_remote(
                     &with_bearer(remote, Some(&fresh)),

@@ -7,8 +7,7 @@ use std::path::Path;
 
 use super::vars::{Own, Reference, Variables};
 use super::{
-    ConfigError, MachineClient, Resolved, ResolvedRemote, ResolvedStdio, ServerSpec, TransportSpec,
-    vars,
+    ConfigError, Resolved, ResolvedRemote, ResolvedStdio, ServerSpec, TransportSpec, vars,
 };
 use crate::secrets::Secrets;
 
@@ -482,7 +481,7 @@ impl ServerSpec {
                         for value in client_secret.iter().chain(&private_key) {
                             secrets.add("oauth", value);
                         }
-                        Some(Box::new(MachineClient {
+                        Some(Box::new(crate::auth::machine::MachineClient {
                             client_id: client.client_id.clone(),
                             client_secret,
                             private_key,

@@ -309,28 +309,6 @@ pub struct OAuthClientSpec {
     pub scope: Option<String>,
 }
 
-/// A client-credentials client with its secret or key expanded: a remote entry's
-/// own way to get a token, with no `mcp-lock login`.
-#[derive(Clone)]
-pub struct MachineClient {
-    pub client_id: String,
-    pub client_secret: Option<String>,
-    pub private_key: Option<String>,
-    pub signing_algorithm: Option<String>,
-    pub scope: Option<String>,
-}
-
-impl std::fmt::Debug for MachineClient {
-    // The secret and key are never printed, even in a debug dump.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MachineClient")
-            .field("client_id", &self.client_id)
-            .field("signing_algorithm", &self.signing_algorithm)
-            .field("scope", &self.scope)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Which tools a host's config lets its agent see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolFilter {
@@ -583,7 +561,7 @@ pub struct ResolvedRemote {
     /// and is unverifiable with this error, as when it refuses authentication.
     pub headers_helper_error: Option<String>,
     /// The entry's client-credentials client, which gets tokens by itself.
-    pub machine: Option<Box<MachineClient>>,
+    pub machine: Option<Box<crate::auth::machine::MachineClient>>,
 }
 
 /// A server entry ready to contact.
