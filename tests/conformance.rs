@@ -63,7 +63,7 @@ fn suite(version: &str) -> Suite {
 
 impl Suite {
     fn command(&self) -> Command {
-        let mut command = Command::new(&self.conformance);
+        let mut command = common::command(&self.conformance);
         let path = std::env::var("PATH").unwrap_or_default();
         command
             .env("PATH", format!("{}:{path}", self.node_bin.display()))

@@ -229,8 +229,9 @@ enum Found {
 }
 
 /// The resource metadata: the challenge's URL, else the path-aware well-known URL,
-/// else the root one. `Ok(None)` when there is none at any of them (every one
-/// answered 404 or not with JSON), as for a server of the 2025-03-26 era.
+/// else the root one. `Ok(None)` when the challenge names none and there is none at
+/// either well-known address (both answered 404 or 410), as for a server of the
+/// 2025-03-26 era.
 async fn resource_metadata(
     http: &Http,
     url: &Url,
@@ -267,7 +268,8 @@ async fn resource_metadata(
             }
         }
     }
-    if absent {
+    // A challenge that names a document is not of the 2025-03-26 era.
+    if absent && challenge.resource_metadata.is_none() {
         return Ok(None);
     }
     Err(format!(
