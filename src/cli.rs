@@ -208,9 +208,11 @@ Examples:
   mcp-lock login linear                    opens the browser, waits for the callback
   mcp-lock login linear --no-browser       prints the address; paste back where it ends
 
-Follows the MCP authorization spec: discovery from the server's 401, a client
-registered on the fly (or the entry's \"oauth\": {\"clientId\": ...}), PKCE, and a
-callback on 127.0.0.1. Tokens are cached per server URL and issuer in
+Follows the MCP authorization spec: discovery from the server's 401, a client (the
+entry's \"oauth\": {\"clientId\": ...}, else a Client ID Metadata Document where the
+server supports them and one is named, else one registered on the fly), PKCE, and a
+callback on 127.0.0.1. An entry with \"grant\": \"client_credentials\" gets tokens
+by itself: login only checks that one can be had. Tokens are cached per server URL and issuer in
 $XDG_CONFIG_HOME/mcp-lock/oauth/ (else ~/.config/mcp-lock/oauth/), files 0600;
 update, verify, diff, check-call and guard use them and refresh them. The lock
 records only that OAuth was used and by which issuer.
