@@ -222,6 +222,7 @@ impl Classifier {
                 "annotations" => annotations(x, y, &mut out),
                 "inputSchema" => {
                     schema::compare(self, Direction::Input, &pointer, x, y, &mut out);
+                    header_marks(a, b, &mut out);
                 }
                 "outputSchema" => match (x, y) {
                     (None, Some(_)) => out.push(Finding::new(
@@ -312,6 +313,55 @@ impl Finding {
             reason,
             instructs_model: false,
         }
+    }
+}
+
+/// A parameter mirrored into an HTTP header (`x-mcp-header`, the 2026-07-28
+/// Streamable HTTP transport) has its values copied out of the body to where proxies,
+/// gateways and their logs see them: a mark added or moved is authority, one removed
+/// additive. Marks that break the transport's rules count as none (such a tool is
+/// not offered over that transport at all).
+fn header_marks(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Vec<Finding>) {
+    use crate::protocol::headers::{Mirrored, mirrored_in};
+    let marks = |m: &Map<String, Value>| -> Vec<Mirrored> {
+        m.get("inputSchema")
+            .and_then(|s| mirrored_in(s).ok())
+            .unwrap_or_default()
+    };
+    let (was, now) = (marks(a), marks(b));
+    let pointer = |m: &Mirrored| {
+        let mut p = "/inputSchema".to_string();
+        for key in &m.path {
+            p.push_str("/properties/");
+            p.push_str(&escape_pointer(key));
+        }
+        p + "/x-mcp-header"
+    };
+    let shown = |m: &Mirrored| Value::String(m.header.clone());
+    for m in now.iter().filter(|m| !was.contains(m)) {
+        out.push(Finding::new(
+            Class::Authority,
+            &pointer(m),
+            was.iter().find(|w| w.path == m.path).map(shown).as_ref(),
+            Some(&shown(m)),
+            format!(
+                "parameter {} is now sent in the HTTP header Mcp-Param-{}: its values reach proxies, gateways and their logs",
+                m.path.join("."),
+                m.header
+            ),
+        ));
+    }
+    for m in was.iter().filter(|m| !now.iter().any(|n| n.path == m.path)) {
+        out.push(Finding::new(
+            Class::Additive,
+            &pointer(m),
+            Some(&shown(m)),
+            None,
+            format!(
+                "parameter {} is no longer sent in an HTTP header",
+                m.path.join(".")
+            ),
+        ));
     }
 }
 

@@ -39,11 +39,11 @@ use super::http::{
     build_client, header_map, parse_url, read_body, read_body_prefix, reqwest_chain,
 };
 use super::legacy_sse::endpoint_of;
-use super::param_headers::{self, Mirrored};
 use super::sse::{Parser, TooLarge};
 use super::{ClientOptions, RpcError};
 use crate::auth::{TokenStore, bearer_for};
 use crate::config::{RemoteKind, ResolvedRemote};
+use crate::protocol::headers::{self as param_headers, Mirrored};
 use crate::secrets::Secrets;
 use out::Out;
 

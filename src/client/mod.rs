@@ -15,7 +15,6 @@ mod error;
 pub mod headers_helper;
 pub mod http;
 pub mod legacy_sse;
-pub mod param_headers;
 pub mod session;
 pub mod sse;
 pub mod stdio;

@@ -587,7 +587,7 @@ async fn list_once<T: Transport>(
             if !checks_marks || !has_mark(d) {
                 return true;
             }
-            match crate::client::param_headers::mirrored(&d.to_value()) {
+            match crate::protocol::headers::mirrored(&d.to_value()) {
                 Ok(_) => true,
                 Err(why) => {
                     let name = d.get("name").and_then(Json::as_str).unwrap_or_default();

@@ -317,6 +317,9 @@ impl Walk<'_> {
                 "title" | "examples" | "$comment" => {
                     text::inert(&kp, &format!("`{key}`"), x, y, self.out);
                 }
+                // Validates nothing; where a value is sent is judged with the whole
+                // tool (`header_marks` in classify/mod.rs).
+                "x-mcp-header" if self.dir == Direction::Input => {}
                 "$id" | "$anchor" => self.shift(
                     Shift::Imprecise,
                     &kp,

@@ -3,7 +3,8 @@
 //! `Mcp-Param-{Name}` per tool parameter its input schema marks with `x-mcp-header`,
 //! with the transport's value encoding. A tool whose `x-mcp-header` marks break the
 //! rules is left out of what the client offers (the transport says it MUST be), so
-//! update, verify and the guard all leave it out alike.
+//! update, verify and the guard all leave it out alike; and a mark added or moved is
+//! an authority change (the classifier), as a value then reaches the HTTP layer.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -22,9 +23,14 @@ const SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// The tool's mirrored parameters, or why its `x-mcp-header` marks are invalid.
 pub fn mirrored(tool: &Value) -> Result<Vec<Mirrored>, String> {
-    let Some(schema) = tool.get("inputSchema") else {
-        return Ok(Vec::new());
-    };
+    match tool.get("inputSchema") {
+        Some(schema) => mirrored_in(schema),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// [`mirrored`] of an input schema.
+pub fn mirrored_in(schema: &Value) -> Result<Vec<Mirrored>, String> {
     let mut out = Vec::new();
     walk(schema, &mut Vec::new(), true, &mut out)?;
     let mut seen = std::collections::HashSet::new();

@@ -1,5 +1,9 @@
-//! The protocol versions mcp-lock speaks, shared by the client and the
-//! authorization probe.
+//! What the MCP protocol itself defines that several parts of mcp-lock read: the
+//! versions it speaks (the client, the authorization probe) and the HTTP headers
+//! mirrored from a request (the client, and the classifier, for which a parameter
+//! that reaches a header is authority).
+
+pub mod headers;
 
 /// Every protocol version mcp-lock speaks, oldest first. A lock pins one of these.
 pub const PROTOCOL_VERSIONS: [&str; 5] = [
