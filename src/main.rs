@@ -24,10 +24,12 @@ fn main() -> std::process::ExitCode {
             return exit(ExitCode::Usage);
         }
     };
-    let stopped = if matches!(cli.command, cli::Command::Guard(_)) {
-        "interrupted: the server was stopped"
-    } else {
-        "interrupted: nothing was written"
+    let stopped = match cli.command {
+        cli::Command::Guard(_) => "interrupted: the server was stopped",
+        // The guard ends its bridge this way when a call is still open as the agent
+        // leaves: nothing to write, and nothing lost.
+        cli::Command::RemoteBridge(_) => "the remote bridge was stopped",
+        _ => "interrupted: nothing was written",
     };
     let terminal: &'static TerminalMode = Box::leak(Box::new(TerminalMode::save()));
     watch_signals(stopped, terminal);

@@ -205,6 +205,8 @@ fn now() -> u64 {
 pub struct ClientConfig {
     pub client_id: String,
     pub client_secret: Option<String>,
+    /// The token endpoint method it was registered with, when the config says.
+    pub token_endpoint_auth_method: Option<String>,
 }
 
 /// How a client proves itself at the token endpoint.
@@ -377,7 +379,7 @@ pub async fn login(
     } = match &options.client {
         Some(c) => Chosen {
             auth: TokenAuth::choose(
-                None,
+                c.token_endpoint_auth_method.as_deref(),
                 &server_meta.token_endpoint_auth_methods_supported,
                 c.client_secret.is_some(),
             ),
@@ -391,6 +393,7 @@ pub async fn login(
                 client: ClientConfig {
                     client_id: url.clone(),
                     client_secret: None,
+                    token_endpoint_auth_method: None,
                 },
                 auth: TokenAuth::None,
                 registered: false,
@@ -616,6 +619,7 @@ async fn register(
         client: ClientConfig {
             client_id: registration.client_id,
             client_secret: secret,
+            token_endpoint_auth_method: Some(auth.name().to_string()),
         },
         auth,
         registered: true,

@@ -59,6 +59,7 @@ fn client_config(ws: &Workspace, spec: &ServerSpec) -> anyhow::Result<Option<aut
     Ok(Some(auth::ClientConfig {
         client_id: client.client_id.clone(),
         client_secret,
+        token_endpoint_auth_method: client.token_endpoint_auth_method.clone(),
     }))
 }
 

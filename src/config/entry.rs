@@ -517,6 +517,19 @@ fn oauth_client(
         None => None,
     };
     let signing_algorithm = text(["signingAlgorithm", "signing_algorithm"])?;
+    let token_endpoint_auth_method =
+        text(["tokenEndpointAuthMethod", "token_endpoint_auth_method"])?;
+    if let Some(method) = &token_endpoint_auth_method
+        && !matches!(
+            method.as_str(),
+            "client_secret_basic" | "client_secret_post" | "none"
+        )
+    {
+        return Err(format!(
+            "\"oauth.tokenEndpointAuthMethod\" must be client_secret_basic, client_secret_post or none, not {:?}",
+            crate::text::escape_cut(method, 60)
+        ));
+    }
     if let Some(alg) = &signing_algorithm
         && !matches!(alg.as_str(), "ES256" | "RS256")
     {
@@ -544,6 +557,7 @@ fn oauth_client(
         private_key,
         signing_algorithm,
         scope: text(["scope", "scopes"])?,
+        token_endpoint_auth_method,
     })))
 }
 
@@ -1135,6 +1149,65 @@ mod tests {
         assert_eq!(spec.oauth_client.unwrap().client_id, "id");
         let wrong = json!({"type": "remote", "url": "http://h/mcp", "oauth": true});
         assert!(read_entry("s", &wrong, Host::OpenCode).is_err());
+    }
+
+    #[test]
+    fn an_oauth_object_names_a_machine_client_or_a_registered_method_and_a_wrong_one_is_refused() {
+        let entry = |oauth: Value| json!({"type": "http", "url": "http://h/mcp", "oauth": oauth});
+        let spec = server(
+            entry(
+                json!({"grant": "client_credentials", "clientId": "ci", "privateKey": "${KEY}",
+                         "signingAlgorithm": "RS256", "scope": "mcp:read"}),
+            ),
+            Host::ClaudeCode,
+        );
+        let client = spec.oauth_client.unwrap();
+        assert!(client.client_credentials);
+        assert_eq!(client.private_key.as_deref(), Some("${KEY}"));
+        assert_eq!(client.signing_algorithm.as_deref(), Some("RS256"));
+        let spec = server(
+            entry(json!({"clientId": "c", "tokenEndpointAuthMethod": "client_secret_post"})),
+            Host::ClaudeCode,
+        );
+        assert_eq!(
+            spec.oauth_client
+                .unwrap()
+                .token_endpoint_auth_method
+                .as_deref(),
+            Some("client_secret_post")
+        );
+        for (bad, says) in [
+            (
+                json!({"grant": "client_credentials", "clientId": "ci"}),
+                "needs",
+            ),
+            (
+                json!({"grant": "password", "clientId": "ci"}),
+                "oauth.grant",
+            ),
+            (
+                json!({"clientId": "c", "privateKey": "k"}),
+                "oauth.privateKey",
+            ),
+            (
+                json!({"grant": "client_credentials", "clientId": "ci", "clientSecret": "s",
+                    "signingAlgorithm": "HS256"}),
+                "signingAlgorithm",
+            ),
+            (
+                json!({"clientId": "c", "tokenEndpointAuthMethod": "tls_client_auth"}),
+                "tokenEndpointAuthMethod",
+            ),
+            (
+                json!({"clientMetadataUrl": "http://agents.example/c.json"}),
+                "clientMetadataUrl",
+            ),
+        ] {
+            let e = read_entry("s", &entry(bad.clone()), Host::ClaudeCode)
+                .err()
+                .unwrap_or_else(|| panic!("{bad} was read"));
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -307,6 +307,9 @@ pub struct OAuthClientSpec {
     pub signing_algorithm: Option<String>,
     /// The scope a machine login asks for; the server's own otherwise.
     pub scope: Option<String>,
+    /// `tokenEndpointAuthMethod`: how a pre-registered client was registered to
+    /// authenticate (`client_secret_basic`, `client_secret_post`, `none`).
+    pub token_endpoint_auth_method: Option<String>,
 }
 
 /// Which tools a host's config lets its agent see.
