@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use super::{
     Bearer, Http, REFRESH_MARGIN, TokenAuth, TokenRecord, TokenStore, canonical_resource,
-    discovery, endpoint_url, expiry, lock, now, send, token_error,
+    discovery, endpoint_url, expiry, granted_scope, lock, now, send, token_error,
 };
 
 /// A client-credentials client with its secret or key expanded: a remote entry's
@@ -173,17 +173,7 @@ pub async fn machine_bearer(
         access_token: tokens.access_token().secret().clone(),
         refresh_token: None,
         expires_at: tokens.expires_in().map(|d| expiry(obtained, d)),
-        scope: tokens
-            .scopes()
-            .map(|s| {
-                s.iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .or_else(|| {
-                (!scopes.is_empty()).then(|| scopes.iter().cloned().collect::<Vec<_>>().join(" "))
-            }),
+        scope: granted_scope(tokens.scopes(), &scopes),
         obtained_at: Some(obtained),
         token_endpoint_auth: Some(GRANT.into()),
         wanted_scope: None,

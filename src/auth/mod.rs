@@ -452,17 +452,7 @@ pub async fn login(
             .request_async(&post)
             .await
             .map_err(|e| format!("the token request failed: {}", token_error(e)))?;
-        let granted = tokens
-            .scopes()
-            .map(|s| {
-                s.iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .or_else(|| {
-                (!scopes.is_empty()).then(|| scopes.iter().cloned().collect::<Vec<_>>().join(" "))
-            });
+        let granted = granted_scope(tokens.scopes(), &scopes);
         let obtained = now();
         let record = TokenRecord {
             resource: resource.clone(),
@@ -524,6 +514,14 @@ pub async fn login(
         });
     }
     unreachable!("the loop returns on its last step")
+}
+
+/// The scope a token response grants: what it says, else what was asked for (RFC
+/// 6749 §5.1: an absent `scope` means the one requested), `None` when neither.
+fn granted_scope(said: Option<&Vec<Scope>>, asked: &BTreeSet<String>) -> Option<String> {
+    let join = |items: Vec<String>| items.join(" ");
+    said.map(|s| join(s.iter().map(|s| s.to_string()).collect()))
+        .or_else(|| (!asked.is_empty()).then(|| join(asked.iter().cloned().collect())))
 }
 
 /// When a token given at `now` for `lifetime` expires, in Unix seconds; a lifetime

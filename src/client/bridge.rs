@@ -341,7 +341,14 @@ impl Conn {
         let (broke, unanswered) = if is_event_stream(&response) {
             let mut parser = Parser::new(self.max);
             let mut broke = match self
-                .relay_stream(response, &mut parser, id, initialize, &mut answered)
+                .relay_stream(
+                    response,
+                    &mut parser,
+                    id,
+                    initialize,
+                    initialize,
+                    &mut answered,
+                )
                 .await
             {
                 Ok(()) => None,
@@ -434,7 +441,7 @@ impl Conn {
                 ));
             }
             match self
-                .relay_stream_until(response, parser, id, answered)
+                .relay_stream(response, parser, id, false, true, answered)
                 .await
             {
                 Ok(()) => {}
@@ -456,30 +463,6 @@ impl Conn {
         })
     }
 
-    /// Relays a resumed stream's events until the answer to `id` (the server may
-    /// hold a GET stream open after it).
-    async fn relay_stream_until(
-        &self,
-        mut response: Response,
-        parser: &mut Parser,
-        id: Option<&Value>,
-        answered: &mut bool,
-    ) -> Result<(), Broke> {
-        loop {
-            let chunk = match response.chunk().await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(Broke::Io(reqwest_chain(e))),
-            };
-            for line in self.messages(parser, &chunk)? {
-                *answered |= self.emit(line, id, false).await;
-            }
-            if *answered {
-                return Ok(());
-            }
-        }
-    }
-
     /// The JSON messages of the `message` events in `chunk`.
     fn messages(&self, parser: &mut Parser, chunk: &[u8]) -> Result<Vec<Vec<u8>>, Broke> {
         let events = parser.feed(chunk).map_err(|TooLarge(_)| Broke::TooLarge)?;
@@ -498,14 +481,16 @@ impl Conn {
         Ok(out)
     }
 
-    /// Relays SSE events until the stream ends (or, for `initialize`, until the
-    /// answer to `id` came); `answered` says whether it did.
+    /// Relays SSE events until the stream ends (or, with `until_answered`, until the
+    /// answer to `id` came: for `initialize`, and on a resumed stream the server may
+    /// hold open after it); `answered` says whether it did.
     async fn relay_stream(
         &self,
         mut response: Response,
         parser: &mut Parser,
         id: Option<&Value>,
         initialize: bool,
+        until_answered: bool,
         answered: &mut bool,
     ) -> Result<(), Broke> {
         loop {
@@ -517,7 +502,7 @@ impl Conn {
             for line in self.messages(parser, &chunk)? {
                 *answered |= self.emit(line, id, initialize).await;
             }
-            if initialize && *answered {
+            if until_answered && *answered {
                 return Ok(());
             }
         }
@@ -872,7 +857,7 @@ async fn get_stream(conn: &Conn) {
         }
         let mut answered = false;
         match conn
-            .relay_stream(response, &mut parser, None, false, &mut answered)
+            .relay_stream(response, &mut parser, None, false, false, &mut answered)
             .await
         {
             Ok(()) | Err(Broke::Io(_)) => {}
