@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+pub mod registries;
+
 /// The mcp-lock binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-lock"))
