@@ -52,6 +52,23 @@ if [ ! -f "$conformance_stamp" ]; then
   touch "$conformance_stamp"
 fi
 
+# What the distribution tests need (tests/dist_python.rs, tests/dist_npm.rs): maturin to
+# build the wheel, the TypeScript compiler to type-check the npm package's API, and the
+# official TypeScript SDK its helpers are tested through (the Python SDK is in the venv
+# above). Its own stamp, so a cache with the servers gains it without reinstalling them.
+dist_pip=("maturin==1.16.0")
+dist_npm=("@modelcontextprotocol/sdk@1.32.2" "typescript@5.9.3")
+dist_stamp="$dir/.dist-$(printf '%s\n' "${dist_pip[@]}" "${dist_npm[@]}" | sha256sum | cut -c1-16)"
+if [ ! -f "$dist_stamp" ]; then
+  echo "installing the distribution tools into $dir/dist" >&2
+  rm -rf "$dir/dist"
+  mkdir -p "$dir/dist/node"
+  python3 -m venv "$dir/dist/venv"
+  "$dir/dist/venv/bin/pip" install --quiet --disable-pip-version-check "${dist_pip[@]}" >&2
+  npm install --silent --no-audit --no-fund --prefix "$dir/dist/node" "${dist_npm[@]}" >&2
+  touch "$dist_stamp"
+fi
+
 if [ -f "$stamp" ]; then
   echo "test servers already installed in $dir" >&2
   echo "$dir"
