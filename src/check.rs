@@ -11,7 +11,7 @@ use crate::client::{
 };
 use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 use crate::drift::{Pinned, ServerReport, compare};
-use crate::lock::{LockedServer, Lockfile, Pins, Reached};
+use crate::lock::{LockedServer, Lockfile, PinnedServer, Pins, Reached};
 use crate::policy::Policy;
 use crate::profile::{Profile, UnknownProfile};
 use crate::secrets::Secrets;
@@ -311,7 +311,6 @@ pub async fn check_servers(
                     fetch_remote(remote, &client, pinned_transport).await
                 }
             };
-            refuse_repeated_names(&mut fetched);
             // The listing is compared with the definitions, which may have been
             // read meanwhile: the header the server was launched from has none. A
             // lock that does not read is the caller's error to report.
@@ -319,38 +318,11 @@ pub async fn check_servers(
                 None => None,
                 Some(whole) => Some(whole.get().await?),
             };
-            let (server_pins, exact) = match &arrived {
-                None => (server_pins.as_ref(), exact.as_ref()),
-                Some(whole) => {
-                    let server_pins = whole.servers.get(&spec.name);
-                    let exact = server_pins.and_then(|s| s.profiles.get(&profile.name));
-                    (server_pins, exact)
-                }
+            let server_pins = match &arrived {
+                None => server_pins.as_ref(),
+                Some(whole) => whole.servers.get(&spec.name),
             };
-            // Tools the host's config hides from its agent are neither pinned nor
-            // judged: the agent never sees them.
-            let filtered = filter_listing(&spec.filter, &mut fetched);
-            let union = server_pins
-                .filter(|_| exact.is_none())
-                .map(|s| s.union(&profile.name));
-            let is_exact = exact.is_some();
-            // Borrowed from the lock unless the host's filter narrows it.
-            let mut view: Option<Cow<'_, LockedServer>> =
-                exact.map(Cow::Borrowed).or(union.map(Cow::Owned));
-            if let Some(view) = &mut view
-                && !spec.filter.is_empty()
-            {
-                view.to_mut()
-                    .tools
-                    .retain(|name, _| spec.filter.shows(name));
-            }
-            let pinned = server_pins.map(|server| Pinned {
-                view: view.as_deref().expect("one of the two"),
-                server,
-                exact: is_exact,
-            });
-            let mut report = compare(&spec, pinned, &profile.name, &fetched);
-            report.filtered = filtered;
+            let mut report = judge(&spec, &profile.name, server_pins, &mut fetched);
             report.redact(resolved.secrets());
             let checked = Checked {
                 spec,
@@ -371,6 +343,46 @@ pub async fn check_servers(
         }
     }
     results
+}
+
+/// Compares what one server said under `profile` with its pins (`None`: the server
+/// is not pinned), as `verify` does: a listing naming a tool twice is incomplete,
+/// tools the host's config hides are left out, and a profile the lock does not pin
+/// is judged against every definition approved for the server. The report is not
+/// redacted and the policy has not judged it yet.
+pub fn judge(
+    spec: &ServerSpec,
+    profile: &str,
+    server_pins: Option<&PinnedServer>,
+    fetched: &mut Fetched,
+) -> ServerReport {
+    refuse_repeated_names(fetched);
+    let exact = server_pins.and_then(|s| s.profiles.get(profile));
+    // Tools the host's config hides from its agent are neither pinned nor
+    // judged: the agent never sees them.
+    let filtered = filter_listing(&spec.filter, fetched);
+    let union = server_pins
+        .filter(|_| exact.is_none())
+        .map(|s| s.union(profile));
+    let is_exact = exact.is_some();
+    // Borrowed from the lock unless the host's filter narrows it.
+    let mut view: Option<Cow<'_, LockedServer>> =
+        exact.map(Cow::Borrowed).or(union.map(Cow::Owned));
+    if let Some(view) = &mut view
+        && !spec.filter.is_empty()
+    {
+        view.to_mut()
+            .tools
+            .retain(|name, _| spec.filter.shows(name));
+    }
+    let pinned = server_pins.map(|server| Pinned {
+        view: view.as_deref().expect("one of the two"),
+        server,
+        exact: is_exact,
+    });
+    let mut report = compare(spec, pinned, profile, fetched);
+    report.filtered = filtered;
+    report
 }
 
 /// The servers `names` asks for (all when empty): the config's entries to contact,

@@ -202,6 +202,29 @@ is gone or not pinned), 5 the contract holds but the arguments do not fit it,
     )]
     CheckCall(CheckCallArgs),
 
+    /// Judge a listing a client already received (from the agent's own session)
+    /// against mcp.lock, as verify would, without connecting
+    #[command(
+        name = "check-listing",
+        after_help = "\
+Examples:
+  mcp-lock check-listing github tools.json
+  agent-dump-listing | mcp-lock check-listing github --client claude-code --format json
+  mcp-lock check-listing github page1.json page2.json
+
+The input (FILEs, or standard input when none or -) is one JSON document or one per
+line. Each is a list page ({\"tools\": [...], \"nextCursor\": ...}, or prompts,
+resourceTemplates, resources), a JSON-RPC answer holding one, the session as the
+client saw it (protocolVersion, serverInfo, instructions, capabilities: the
+initialize result), one object with several of these, or an array of them in order.
+Pages of a kind are joined in order; a last page with a nextCursor means a page is
+missing, and the verdict is incomplete. Kinds and session members not given are not
+judged. The comparison, classes, policy, report formats and exit codes are verify's:
+0 nothing the policy fails, 1 a change the policy fails, 3 the listing is incomplete,
+2 usage, config, lock or input error."
+    )]
+    CheckListing(CheckListingArgs),
+
     /// Log in to a remote server that asks for OAuth, and cache its tokens
     #[command(after_help = "\
 Examples:
@@ -419,6 +442,29 @@ pub struct PolicyArgs {
     /// guard's `--exact` hides the same tools)
     #[arg(long)]
     pub exact: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckListingArgs {
+    /// The server the listing came from, by config name
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+
+    /// Files holding what the client received [default: standard input]
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The client profile the listing was received under [default: the one the lock
+    /// pins the server with]
+    #[arg(long, value_name = "PROFILE")]
+    pub client: Option<String>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 #[derive(Debug, Args)]

@@ -46,6 +46,7 @@ pub mod package;
 pub mod policy;
 pub mod profile;
 pub mod protocol;
+pub mod received;
 pub mod report;
 pub mod secrets;
 pub mod startup;

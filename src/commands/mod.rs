@@ -2,6 +2,7 @@
 
 mod audit;
 mod check_call;
+mod check_listing;
 mod diff;
 mod guard;
 mod hash;
@@ -121,6 +122,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wrap(args) => wrap::run(&ctx, args, wrap::Direction::Wrap),
         Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
+        Command::CheckListing(args) => check_listing::run(&ctx, args),
         Command::Servers(args) => servers::run(&ctx, args),
         Command::Login(args) => login::login(&ctx, args).await,
         Command::Logout(args) => login::logout(&ctx, args),

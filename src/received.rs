@@ -1,0 +1,375 @@
+//! What a client received from a server, given as documents rather than read over a
+//! connection: `mcp-lock check-listing` and the Python and TypeScript helpers that
+//! check an agent's own session. The documents become the [`Fetched`] a connection
+//! would have produced, so the comparison, classes and policy are `verify`'s own.
+
+use std::time::Duration;
+
+use crate::client::{Fetched, Listing, Outcome, ServerSession};
+use crate::hash::{HashedTool, instructions_hash};
+use crate::json::Json;
+use crate::lock::LockedServer;
+use crate::surface::{Kind, Surface};
+
+/// The largest input read, in bytes: a listing page is at most 16 MiB from a server,
+/// and a combined document holds every page.
+pub const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The session members a client saw in the `initialize` (or `server/discover`) result.
+#[derive(Debug, Clone, Default)]
+pub struct SeenSession {
+    pub protocol_version: Option<String>,
+    pub server_info: Option<Json>,
+    /// `Some(None)`: the client saw no instructions; `None`: not given.
+    pub instructions: Option<Option<String>>,
+    pub list_changed: Option<bool>,
+    /// The capabilities the server declared (the `capabilities` member's names).
+    pub declared: Option<Vec<String>>,
+}
+
+/// One kind's pages as received, in order.
+#[derive(Debug, Clone, Default)]
+struct Pages {
+    definitions: Vec<Json>,
+    pages: usize,
+    /// The `nextCursor` of the last page: a page the input does not have.
+    missing: Option<String>,
+}
+
+/// Everything read from the documents.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    pub session: SeenSession,
+    kinds: [Option<Pages>; 4],
+}
+
+fn slot(kind: Kind) -> usize {
+    match kind {
+        Kind::Tool => 0,
+        Kind::Prompt => 1,
+        Kind::ResourceTemplate => 2,
+        Kind::Resource => 3,
+    }
+}
+
+impl Received {
+    /// Reads documents in order. `place` names each for messages ("stdin", a file).
+    pub fn read<'a>(documents: impl IntoIterator<Item = (Json, &'a str)>) -> Result<Self, String> {
+        let mut received = Received::default();
+        for (document, place) in documents {
+            received.take(document, place)?;
+        }
+        if received.kinds[slot(Kind::Tool)].is_none() {
+            return Err(
+                "the input has no tools/list result (a document with a \"tools\" array)".into(),
+            );
+        }
+        Ok(received)
+    }
+
+    fn take(&mut self, document: Json, place: &str) -> Result<(), String> {
+        let document = match document {
+            Json::Array(items) => {
+                for item in items {
+                    self.take(item, place)?;
+                }
+                return Ok(());
+            }
+            Json::Object(_) => document,
+            _ => return Err(format!("{place}: a document is not a JSON object or array")),
+        };
+        let mut document = document;
+        if document.get("jsonrpc").is_some() {
+            if let Some(error) = document.get("error") {
+                let message = error
+                    .get("message")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default();
+                return Err(format!(
+                    "{place}: a JSON-RPC error answer ({message:?}) is not a listing; give the pages that were received"
+                ));
+            }
+            match document.take("result") {
+                Some(result) => return self.take(result, place),
+                None => return Err(format!("{place}: a JSON-RPC message without a result")),
+            }
+        }
+        let kinds: Vec<Kind> = Kind::ALL
+            .into_iter()
+            .filter(|k| document.get(k.list_method().1).is_some())
+            .collect();
+        let cursor = match document.get("nextCursor") {
+            None | Some(Json::Null) => None,
+            Some(Json::String(s)) => Some(s.to_string_lossy()),
+            Some(_) => return Err(format!("{place}: \"nextCursor\" is not a string")),
+        };
+        if cursor.is_some() && kinds.len() != 1 {
+            return Err(format!(
+                "{place}: \"nextCursor\" belongs to one list page; this document has {}",
+                if kinds.is_empty() {
+                    "no definitions".to_string()
+                } else {
+                    format!("{} lists", kinds.len())
+                }
+            ));
+        }
+        let session = self.take_session(&document, place)?;
+        if kinds.is_empty() && !session {
+            return Err(format!(
+                "{place}: a document is neither a list page (\"tools\", \"prompts\", \"resourceTemplates\", \"resources\") nor a session (\"serverInfo\", \"instructions\", \"capabilities\", \"protocolVersion\")"
+            ));
+        }
+        for kind in kinds {
+            let member = kind.list_method().1;
+            let Some(Json::Array(definitions)) = document.take(member) else {
+                return Err(format!("{place}: \"{member}\" is not an array"));
+            };
+            let pages = self.kinds[slot(kind)].get_or_insert_with(Pages::default);
+            pages.definitions.extend(definitions);
+            pages.pages += 1;
+            pages.missing = cursor.clone();
+        }
+        Ok(())
+    }
+
+    /// Takes the session members of a document; whether it had any.
+    fn take_session(&mut self, document: &Json, place: &str) -> Result<bool, String> {
+        let seen = &mut self.session;
+        let mut any = false;
+        if let Some(version) = document.get("protocolVersion") {
+            let Some(version) = version.as_str() else {
+                return Err(format!("{place}: \"protocolVersion\" is not a string"));
+            };
+            seen.protocol_version = Some(version);
+            any = true;
+        }
+        if let Some(info) = document.get("serverInfo") {
+            if let Err(e) = info.canonical() {
+                return Err(format!("{place}: serverInfo has {e}"));
+            }
+            seen.server_info = Some(info.clone());
+            any = true;
+        }
+        match document.get("instructions") {
+            None => {}
+            Some(Json::Null) => {
+                seen.instructions = Some(None);
+                any = true;
+            }
+            Some(Json::String(s)) => {
+                seen.instructions = Some(Some(s.to_string_lossy()));
+                any = true;
+            }
+            Some(_) => return Err(format!("{place}: \"instructions\" is not a string")),
+        }
+        if let Some(capabilities) = document.get("capabilities") {
+            if !capabilities.is_object() {
+                return Err(format!("{place}: \"capabilities\" is not an object"));
+            }
+            let list_changed = capabilities.get("tools").and_then(|t| t.get("listChanged"));
+            seen.list_changed = Some(matches!(list_changed, Some(Json::Bool(true))));
+            if let Json::Object(members) = capabilities {
+                seen.declared = Some(members.iter().map(|(k, _)| k.to_string_lossy()).collect());
+            }
+            any = true;
+        }
+        Ok(any)
+    }
+
+    /// What a connection under `pin`'s profile would have produced. Session members
+    /// the input does not give are taken as pinned (nothing to judge them by); kinds
+    /// it does not give, or that `surface` leaves out, are not judged, except that a
+    /// kind whose capability the server's `capabilities` do not declare was seen to
+    /// be empty (as verify sees it). A kind whose last page names a next one makes the
+    /// whole listing incomplete.
+    pub fn into_fetched(
+        self,
+        transport: &str,
+        pin: Option<&LockedServer>,
+        surface: Surface,
+    ) -> Fetched {
+        let seen = self.session;
+        let undeclared = |kind: Kind| {
+            seen.declared
+                .as_ref()
+                .is_some_and(|names| !names.iter().any(|n| n == kind.capability()))
+        };
+        let mut kinds = self.kinds;
+        for kind in surface.extra_kinds() {
+            if kinds[slot(kind)].is_none() && undeclared(kind) {
+                kinds[slot(kind)] = Some(Pages::default());
+            }
+        }
+        let instructions_hash = match &seen.instructions {
+            Some(given) => given.as_deref().map(instructions_hash),
+            None => pin.and_then(|p| p.instructions_hash.clone()),
+        };
+        let instructions = seen.instructions.flatten();
+        let session = ServerSession {
+            protocol_version: seen
+                .protocol_version
+                .or_else(|| pin.map(|p| p.protocol_version.clone()))
+                .unwrap_or_default(),
+            transport: transport.into(),
+            server_info: seen
+                .server_info
+                .or_else(|| pin.map(|p| p.server_info.clone()))
+                .unwrap_or(Json::Null),
+            list_changed: seen
+                .list_changed
+                .or_else(|| pin.map(|p| p.list_changed))
+                .unwrap_or(false),
+            instructions_hash,
+            instructions,
+            // The client's own identity is the profile's: what it declared is not
+            // in what it received.
+            client_capabilities: pin
+                .map(|p| p.client_capabilities.to_value())
+                .unwrap_or_default(),
+            client_info: pin.map(|p| p.client_info.to_value()).unwrap_or_default(),
+            oauth_issuer: None,
+        };
+        let mut listing = Listing::default();
+        let mut missing = None;
+        let [tools, rest @ ..] = kinds;
+        let tools = tools.expect("read() requires tools");
+        listing.pages = tools.pages;
+        for (kind, pages) in Kind::ALL
+            .into_iter()
+            .zip(std::iter::once(Some(tools)).chain(rest))
+        {
+            let Some(pages) = pages else { continue };
+            if !surface.covers(kind) {
+                continue;
+            }
+            if missing.is_none()
+                && let Some(cursor) = &pages.missing
+            {
+                missing = Some(format!(
+                    "{} page {}: its nextCursor {cursor:?} names a page the input does not have",
+                    kind.list_method().0,
+                    pages.pages
+                ));
+            }
+            let hashed: Vec<HashedTool> = pages
+                .definitions
+                .into_iter()
+                .map(|d| HashedTool::keyed(d, kind.key_member()))
+                .collect();
+            match kind {
+                Kind::Tool => listing.tools = hashed,
+                _ => *listing.kind_mut(kind) = Some(hashed),
+            }
+        }
+        let outcome = match missing {
+            Some(error) => Outcome::Incomplete {
+                session,
+                listing,
+                error,
+            },
+            None => Outcome::Complete { session, listing },
+        };
+        Fetched {
+            outcome,
+            stderr_tail: Vec::new(),
+            ignored_lines: 0,
+            notifications: 0,
+            elapsed: Duration::ZERO,
+            oauth_issuer: None,
+        }
+    }
+}
+
+/// The JSON documents of one input: the whole text as one document, or else one per
+/// non-blank line (JSON Lines).
+pub fn documents(text: &str, place: &str) -> Result<Vec<Json>, String> {
+    match Json::parse(text) {
+        Ok(document) => Ok(vec![document]),
+        Err(whole) => {
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            if lines.len() < 2 {
+                return Err(format!("{place}: not JSON: {whole}"));
+            }
+            lines
+                .iter()
+                .enumerate()
+                .map(|(i, line)| {
+                    Json::parse(line).map_err(|e| format!("{place}: line {}: not JSON: {e}", i + 1))
+                })
+                .collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Received, String> {
+        let docs = documents(text, "input")?;
+        Received::read(docs.into_iter().map(|d| (d, "input")))
+    }
+
+    fn outcome(text: &str) -> Outcome {
+        read(text)
+            .unwrap()
+            .into_fetched("stdio", None, Surface::default())
+            .outcome
+    }
+
+    #[test]
+    fn pages_of_one_kind_are_joined_in_order() {
+        let text = r#"[{"tools":[{"name":"a"}],"nextCursor":"2"},{"tools":[{"name":"b"}]}]"#;
+        let Outcome::Complete { listing, .. } = outcome(text) else {
+            panic!("complete")
+        };
+        let names: Vec<_> = listing
+            .tools
+            .iter()
+            .map(|t| t.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(listing.pages, 2);
+    }
+
+    #[test]
+    fn a_last_page_with_a_cursor_makes_the_listing_incomplete() {
+        let text = r#"{"tools":[{"name":"a"}],"nextCursor":""}"#;
+        let Outcome::Incomplete { error, .. } = outcome(text) else {
+            panic!("incomplete")
+        };
+        assert!(error.contains("tools/list page 1"), "{error}");
+    }
+
+    #[test]
+    fn json_lines_and_json_rpc_answers_are_read() {
+        let text = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"serverInfo\":{\"name\":\"s\"},\"instructions\":\"hi\"}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[]}}\n";
+        let Outcome::Complete { session, .. } = outcome(text) else {
+            panic!("complete")
+        };
+        assert_eq!(session.instructions.as_deref(), Some("hi"));
+        assert_eq!(session.instructions_hash, Some(instructions_hash("hi")));
+    }
+
+    #[test]
+    fn input_without_tools_or_with_an_ambiguous_cursor_is_refused() {
+        assert!(
+            read(r#"{"prompts":[]}"#)
+                .unwrap_err()
+                .contains("no tools/list")
+        );
+        let err = read(r#"{"tools":[],"prompts":[],"nextCursor":"x"}"#).unwrap_err();
+        assert!(err.contains("belongs to one list page"), "{err}");
+        assert!(read(r#"{"hello":1}"#).unwrap_err().contains("neither"));
+        assert!(read("[1]").unwrap_err().contains("not a JSON object"));
+    }
+
+    #[test]
+    fn kinds_the_surface_leaves_out_are_not_judged() {
+        let text = r#"[{"tools":[]},{"resources":[{"uri":"x://a"}]}]"#;
+        let Outcome::Complete { listing, .. } = outcome(text) else {
+            panic!("complete")
+        };
+        assert!(listing.resources.is_none());
+    }
+}

@@ -1,0 +1,289 @@
+//! `mcp-lock check-listing`: a listing captured from the fixture server, judged against
+//! the lock, gets the report `verify` gets from the same server, for every drift
+//! revision; a listing with a page missing is incomplete, never converged.
+
+mod common;
+
+use common::{McpPipe, Project, fixture, fixture_entry};
+use serde_json::{Value, json};
+
+/// What a client of the pinned profile receives from the fixture at `args`: the
+/// initialize result and every page of every list, as an array of documents.
+fn capture(project: &Project, args: &[&str]) -> Vec<Value> {
+    let lock = mcp_lock::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
+    let pin = lock.servers["fx"].profiles.values().next().unwrap();
+    let mut pipe = McpPipe::spawn(&fixture(), args, project.path(), &[]);
+    let init = pipe.request(
+        "initialize",
+        json!({
+            "protocolVersion": pin.protocol_version,
+            "capabilities": pin.client_capabilities.to_value(),
+            "clientInfo": pin.client_info.to_value(),
+        }),
+    );
+    pipe.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let result = init["result"].clone();
+    let mut documents = vec![result.clone()];
+    for (method, capability) in [
+        ("tools/list", "tools"),
+        ("prompts/list", "prompts"),
+        ("resources/templates/list", "resources"),
+    ] {
+        if result["capabilities"].get(capability).is_none() {
+            continue;
+        }
+        let mut params = json!({});
+        loop {
+            let answer = pipe.request(method, params);
+            let page = answer["result"].clone();
+            assert!(page.is_object(), "{method}: {answer}");
+            documents.push(page.clone());
+            match page.get("nextCursor") {
+                Some(Value::String(c)) => params = json!({"cursor": c}),
+                _ => break,
+            }
+        }
+    }
+    pipe.close();
+    documents
+}
+
+fn check_listing(project: &Project, documents: &[Value]) -> common::Run {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("listing.json");
+    std::fs::write(&file, serde_json::to_string(documents).unwrap()).unwrap();
+    project.run(&[
+        "check-listing",
+        "fx",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+}
+
+/// A report with what differs between two runs of anything taken out: the time taken,
+/// the stderr and stray lines only a connection has, and the package check (what is
+/// launched is verify's to check; a listing says nothing of it).
+fn comparable(mut report: Value) -> Value {
+    for server in report["servers"].as_array_mut().unwrap() {
+        let server = server.as_object_mut().unwrap();
+        server.remove("elapsed_ms");
+        server.remove("stderr");
+        server.remove("ignored_lines");
+        server.remove("package");
+    }
+    report
+}
+
+/// Pins the fixture at `pinned`, then for each revision compares `verify` against the
+/// live server with `check-listing` of a listing captured from it.
+fn same_as_verify(base: &[&str], pinned: &str, revisions: &[&str]) {
+    fn with<'a>(base: &[&'a str], revision: &'a str) -> Vec<&'a str> {
+        let mut args = base.to_vec();
+        args.extend(["--revision", revision]);
+        args
+    }
+    let project = Project::new(json!({ "fx": fixture_entry(&with(base, pinned)) }));
+    project.run(&["update", "--yes"]).expect(0);
+    for revision in revisions {
+        project.set_servers(json!({ "fx": fixture_entry(&with(base, revision)) }));
+        let verify = project.run(&["verify", "--format", "json"]);
+        let listing = capture(&project, &with(base, revision));
+        let checked = check_listing(&project, &listing);
+        assert_eq!(
+            checked.code(),
+            verify.code(),
+            "revision {revision}: exit codes differ\n{}{}",
+            checked.stdout(),
+            checked.stderr()
+        );
+        assert_eq!(
+            comparable(checked.json()),
+            comparable(verify.json()),
+            "revision {revision}: the reports differ"
+        );
+    }
+}
+
+#[test]
+fn every_tool_revision_gets_verifys_report_from_a_captured_listing() {
+    same_as_verify(
+        &["--page-size", "2"],
+        "a",
+        &[
+            "a",
+            "b",
+            "additive",
+            "cosmetic",
+            "breaking",
+            "authority",
+            "hostile",
+        ],
+    );
+}
+
+#[test]
+fn every_prompt_and_template_revision_gets_verifys_report_from_a_captured_listing() {
+    same_as_verify(
+        &["--surface", "--page-size", "2"],
+        "a",
+        &[
+            "a",
+            "prompt-required",
+            "prompt-optional",
+            "prompt-reworded",
+            "prompt-title",
+            "prompt-renamed",
+            "prompt-added",
+            "prompt-removed",
+            "prompt-hostile",
+            "template-widened",
+            "template-mime",
+            "template-renamed",
+        ],
+    );
+}
+
+#[test]
+fn a_long_description_edited_by_one_word_gets_verifys_report() {
+    same_as_verify(&[], "long", &["long", "long-edit"]);
+}
+
+#[test]
+fn a_listing_whose_last_page_is_missing_is_incomplete_even_when_what_was_read_matches() {
+    let args = ["--page-size", "2", "--revision", "a"];
+    let project = Project::new(json!({ "fx": fixture_entry(&args) }));
+    project.run(&["update", "--yes"]).expect(0);
+    let mut listing = capture(&project, &args);
+    assert!(listing.len() >= 3, "paged: {listing:?}");
+    listing.pop();
+    let run = check_listing(&project, &listing);
+    run.expect(3);
+    let server = &run.json()["servers"][0];
+    assert_eq!(server["verdict"], "incomplete");
+    assert!(
+        server["error"]
+            .as_str()
+            .unwrap()
+            .contains("names a page the input does not have"),
+        "{server}"
+    );
+}
+
+#[test]
+fn pages_given_as_separate_files_or_json_lines_on_stdin_are_joined() {
+    let args = ["--page-size", "2", "--revision", "b"];
+    let project = Project::new(json!({ "fx": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    let listing = capture(&project, &args);
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (i, document) in listing.iter().enumerate() {
+        let file = dir.path().join(format!("{i}.json"));
+        std::fs::write(&file, serde_json::to_string_pretty(document).unwrap()).unwrap();
+        files.push(file.display().to_string());
+    }
+    let mut argv = vec!["check-listing", "fx", "--format", "json"];
+    argv.extend(files.iter().map(String::as_str));
+    let from_files = project.run(&argv);
+    from_files.expect(1);
+    assert_eq!(from_files.json()["servers"][0]["verdict"], "stale");
+
+    let lines: String = listing
+        .iter()
+        .map(|d| format!("{}\n", serde_json::to_string(d).unwrap()))
+        .collect();
+    let mut child = project
+        .command(common::bin())
+        .args(["check-listing", "fx", "--format", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let from_stdin: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(comparable(from_stdin), comparable(from_files.json()));
+}
+
+#[test]
+fn broken_input_an_unknown_server_or_no_tools_is_a_one_line_error_with_exit_2() {
+    let project = Project::new(json!({ "fx": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let cases = [
+        (write("broken.json", "{\"tools\": ["), "not JSON"),
+        (
+            write("prompts.json", "{\"prompts\": []}"),
+            "no tools/list result",
+        ),
+        (
+            write(
+                "error.json",
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}"#,
+            ),
+            "JSON-RPC error answer",
+        ),
+        (write("number.json", "7"), "not a JSON object or array"),
+    ];
+    for (file, said) in &cases {
+        let run = project.run(&["check-listing", "fx", file]);
+        run.expect(2);
+        let stderr = run.stderr();
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(said), "{file}: {stderr}");
+    }
+    let listing = write("ok.json", "{\"tools\": []}");
+    let run = project.run(&["check-listing", "nope", &listing]);
+    run.expect(2);
+    assert!(
+        run.stderr().contains("unknown server \"nope\""),
+        "{}",
+        run.stderr()
+    );
+    let run = project.run(&["check-listing", "fx", &listing, "--client", "no-such-host"]);
+    run.expect(2);
+}
+
+#[test]
+fn a_server_pinned_under_two_profiles_needs_client_to_say_which_received_the_listing() {
+    let project = Project::new(json!({ "fx": fixture_entry(&["--revision", "a"]) }));
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"claude-code\", \"vscode\"]\n",
+    )
+    .unwrap();
+    project.run(&["update", "--yes"]).expect(0);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("l.json");
+    std::fs::write(&file, "{\"tools\": []}").unwrap();
+    let file = file.to_str().unwrap();
+    let run = project.run(&["check-listing", "fx", file]);
+    run.expect(2);
+    assert!(run.stderr().contains("--client"), "{}", run.stderr());
+    // Every pinned tool missing from what vscode's agent received: removals fail.
+    let run = project.run(&[
+        "check-listing",
+        "fx",
+        file,
+        "--client",
+        "vscode",
+        "--format",
+        "json",
+    ]);
+    run.expect(1);
+    assert_eq!(run.json()["servers"][0]["profile"], "vscode");
+}
