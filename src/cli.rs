@@ -57,6 +57,11 @@ pub struct Cli {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HookHost {
+    ClaudeCode,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ColorWhen {
     Auto,
     Always,
@@ -282,6 +287,32 @@ a JSON-RPC error answer, 2 unreadable input or a file named twice.")]
     /// each session did
     #[command(subcommand)]
     Audit(AuditCommand),
+
+    /// Answer a coding agent's hooks from the lock: Claude Code's SessionStart verifies
+    /// the project's servers once, and PreToolUse refuses calls the lock does not allow
+    #[command(after_help = "\
+Claude Code runs it through the mcp-lock plugin (plugins/claude-code), or from the
+hooks of its settings:
+  \"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mcp-lock hook claude-code\"}]}],
+  \"PreToolUse\": [{\"matcher\": \"mcp__.*\", \"hooks\": [{\"type\": \"command\", \"command\": \"mcp-lock hook claude-code\"}]}],
+  \"SessionEnd\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mcp-lock hook claude-code\"}]}]
+
+It reads the hook's JSON on standard input. At SessionStart it verifies every server
+of the project (CLAUDE_PROJECT_DIR, else the current directory) under the
+claude-code client profile, keeps what it found for the session, and tells the
+model and the user which servers did not verify. At PreToolUse a call to
+mcp__<server>__<tool> is refused when the lock does not pin the tool, when its server
+did not verify, or when the arguments do not fit the pinned input schema; any other
+call gets no answer, so Claude Code's own permissions still decide. A project with no
+mcp.lock is left alone. It judges calls, not what Claude Code listed: use `mcp-lock
+wrap` (the guard) to enforce the listing too.
+Exit code: 0, with Claude Code's hook JSON on standard output when it has something
+to say.")]
+    Hook {
+        /// The agent whose hook this is
+        #[arg(value_enum)]
+        host: HookHost,
+    },
 
     /// Print a shell completion script
     #[command(after_help = "\

@@ -38,6 +38,7 @@ pub mod exit_codes;
 pub mod files;
 pub mod guard;
 pub mod hash;
+pub mod hook;
 pub mod json;
 pub mod lock;
 pub mod net;

@@ -6,6 +6,7 @@ mod check_listing;
 mod diff;
 mod guard;
 mod hash;
+mod hook;
 mod login;
 mod progress;
 mod servers;
@@ -123,6 +124,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Unwrap(args) => wrap::run(&ctx, args, wrap::Direction::Unwrap),
         Command::CheckCall(args) => check_call::run(&ctx, args).await,
         Command::CheckListing(args) => check_listing::run(&ctx, args),
+        Command::Hook { host } => hook::run(&ctx, host).await,
         Command::Servers(args) => servers::run(&ctx, args),
         Command::Login(args) => login::login(&ctx, args).await,
         Command::Logout(args) => login::logout(&ctx, args),

@@ -435,6 +435,65 @@ impl Modifiers {
     }
 }
 
+/// Which `.mcp.json` servers of a project Claude Code starts without asking: those its
+/// settings files (`.claude/settings.json`, `.claude/settings.local.json`,
+/// `~/.claude/settings.json`) or `~/.claude.json`'s entry for the project approve
+/// (`enableAllProjectMcpServers`, `enabledMcpjsonServers`, the latter written when the
+/// user approves a server when asked) and none rejects (`disabledMcpjsonServers`).
+/// A server not approved is asked about before it starts: nothing that only reads a
+/// project may start it first. Files that do not read approve nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaudeApproval {
+    pub all: bool,
+    pub enabled: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
+impl ClaudeApproval {
+    pub fn read(project_dir: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Self {
+        let home = lookup("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let mut approval = ClaudeApproval::default();
+        let mut objects: Vec<Value> = Vec::new();
+        let mut files = vec![
+            project_dir.join(".claude/settings.json"),
+            project_dir.join(".claude/settings.local.json"),
+        ];
+        if let Some(home) = &home {
+            files.push(home.join(".claude/settings.json"));
+        }
+        let parsed = |path: &Path, max: u64| -> Option<Value> {
+            let shown = path.display().to_string();
+            let text = read_capped(path, &shown, max).ok()??;
+            shape::parse(&text, Format::Json, &shown).ok()
+        };
+        objects.extend(files.iter().filter_map(|f| parsed(f, MAX_SETTINGS_BYTES)));
+        if let Some(root) = home
+            .as_ref()
+            .and_then(|h| parsed(&h.join(".claude.json"), super::MAX_DISCOVERED_BYTES))
+        {
+            let projects = root.get("projects");
+            let key = super::project_key(project_dir);
+            let given = project_dir.display().to_string();
+            if let Some(entry) = projects.and_then(|p| p.get(&key).or_else(|| p.get(&given))) {
+                objects.push(entry.clone());
+            }
+        }
+        for object in &objects {
+            approval.all |= object.get("enableAllProjectMcpServers") == Some(&Value::Bool(true));
+            let list = |member: &str| object.get(member).and_then(names).unwrap_or_default();
+            approval.enabled.extend(list("enabledMcpjsonServers"));
+            approval.disabled.extend(list("disabledMcpjsonServers"));
+        }
+        approval
+    }
+
+    /// Whether Claude Code starts the `.mcp.json` server `name` unasked.
+    pub fn approves(&self, name: &str) -> bool {
+        !self.disabled.iter().any(|n| n == name)
+            && (self.all || self.enabled.iter().any(|n| n == name))
+    }
+}
+
 /// Why Gemini CLI does not start `name` under these settings files, if it does not:
 /// an excluded list naming it (lists of every file add up), or the allowed lists
 /// (one list that all files' lists have in common) not naming it. Matched as
