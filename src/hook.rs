@@ -112,8 +112,21 @@ pub struct SessionRecord {
 pub struct ServerRecord {
     /// Why its calls are refused; `None`: its verification passed.
     pub refused: Option<String>,
-    /// Its pinned tools and their pinned input schemas, when it passed.
-    pub tools: BTreeMap<String, Value>,
+    /// Its pinned tools when it passed, by the name Claude Code gives them.
+    pub tools: BTreeMap<String, PinnedTool>,
+}
+
+/// A pinned tool as a call is checked against it. The schema is kept as text, parsed
+/// only for a call to this tool: reading a record costs little however many tools
+/// the lock pins.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PinnedTool {
+    pub name: String,
+    pub input_schema: Box<serde_json::value::RawValue>,
+    /// Two pinned tools that Claude Code names alike: which one a call means is not
+    /// known, so neither is called.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ambiguous: bool,
 }
 
 impl SessionRecord {
@@ -136,11 +149,21 @@ impl SessionRecord {
                     None => std::borrow::Cow::Owned(pinned.union(PROFILE)),
                 };
                 for (name, tool) in &view.tools {
-                    let schema = tool
+                    let text = tool
                         .definition
                         .get("inputSchema")
-                        .map_or(json!({}), Json::to_value);
-                    tools.insert(name.clone(), schema);
+                        .and_then(|s| s.canonical().ok())
+                        .unwrap_or_else(|| "{}".into());
+                    let input_schema = serde_json::value::RawValue::from_string(text)
+                        .expect("a canonical form is JSON");
+                    tools
+                        .entry(normalize(name))
+                        .and_modify(|t: &mut PinnedTool| t.ambiguous = true)
+                        .or_insert(PinnedTool {
+                            name: name.clone(),
+                            input_schema,
+                            ambiguous: false,
+                        });
                 }
             }
             servers.insert(report.name.clone(), ServerRecord { refused, tools });
@@ -293,11 +316,7 @@ pub fn decide(record: &SessionRecord, tool_name: &str, arguments: &Value) -> Dec
             esc(tool_name)
         ));
     }
-    let Some((name, schema)) = standing
-        .tools
-        .iter()
-        .find(|(name, _)| normalize(name) == tool)
-    else {
+    let Some(pinned) = standing.tools.get(tool).filter(|t| !t.ambiguous) else {
         return Decision::Deny(format!(
             "mcp-lock refused {}: MCP server {} has no tool {} pinned in mcp.lock, so it was never approved. {NOTHING_RAN} Use one of its pinned tools, or ask the user to review and approve it with `mcp-lock update {}`.",
             esc(tool_name),
@@ -306,7 +325,9 @@ pub fn decide(record: &SessionRecord, tool_name: &str, arguments: &Value) -> Dec
             esc(&server)
         ));
     };
-    match ArgumentSchema::compile(&Json::from_value(schema)).check(arguments) {
+    let name = &pinned.name;
+    let schema = Json::parse(pinned.input_schema.get()).unwrap_or(Json::Null);
+    match ArgumentSchema::compile(&schema).check(arguments) {
         ArgumentCheck::Valid => Decision::PassThrough,
         ArgumentCheck::Invalid(violations) => {
             let listed: Vec<String> = violations
@@ -459,7 +480,14 @@ mod tests {
                 refused: None,
                 tools: BTreeMap::from([(
                     "read_ticket".to_string(),
-                    json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+                    PinnedTool {
+                        name: "read_ticket".into(),
+                        input_schema: serde_json::value::RawValue::from_string(
+                            r#"{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}"#.into(),
+                        )
+                        .unwrap(),
+                        ambiguous: false,
+                    },
                 )]),
             },
         );

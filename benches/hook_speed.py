@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""What `mcp-lock hook claude-code` costs Claude Code per PreToolUse call, in one run.
+
+A temporary project pins the fixture server (release build; with `--many N`, N more
+tools), approves it in `.claude/settings.local.json`, and sends the hook one
+SessionStart (which verifies and keeps the session's record). Then each PreToolUse
+payload is sent as Claude Code sends it, a new process per call, timed from spawn to
+exit:
+
+- pass:    mcp__bench__read_ticket with valid arguments (no answer)
+- deny:    the same tool with arguments the pinned schema refuses
+- unknown: a tool the lock does not pin
+- other:   Bash (not an MCP tool: answered before anything is read)
+
+against a baseline of spawning `mcp-lock --version` (the process alone) in the same
+interleaved rounds. The machine is shared and noisy: compare the per-call figures
+with the baseline of the same run. Goal (informational): every PreToolUse case within
+tens of milliseconds (p95 under 50 ms) at 1,000 pinned tools.
+
+Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R]
+  CALLS   calls per case per size (default 200)
+  --many  extra pinned tools, one project per size (default 0,1000,9997: 10,000 tools,
+          the most a listing may hold by default)
+  --rounds interleaved rounds (default 5)
+(builds the release binary and fixture itself)
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target/release/mcp-lock")
+FIXTURE = os.path.join(ROOT, "target/release/examples/fixture_server")
+
+
+def build():
+    subprocess.run(
+        ["cargo", "build", "--quiet", "--release", "--bin", "mcp-lock", "--example", "fixture_server"],
+        cwd=ROOT, check=True)
+
+
+def project(many, home):
+    dir = tempfile.mkdtemp(prefix="mcp-lock-hook-bench-")
+    args = ["--revision", "a", "--page-size", "500"]
+    if many:
+        args += ["--many", str(many)]
+    with open(os.path.join(dir, ".mcp.json"), "w") as f:
+        json.dump({"mcpServers": {"bench": {"command": FIXTURE, "args": args}}}, f)
+    os.makedirs(os.path.join(dir, ".claude"))
+    with open(os.path.join(dir, ".claude/settings.local.json"), "w") as f:
+        json.dump({"enabledMcpjsonServers": ["bench"]}, f)
+    env = environment(dir, home)
+    subprocess.run([BIN, "update", "--yes", "--quiet"], cwd=dir, env=env, check=True,
+                   stdin=subprocess.DEVNULL)
+    return dir
+
+
+def environment(dir, home):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE_"))}
+    env.update(HOME=home, XDG_CACHE_HOME=os.path.join(home, "cache"), CLAUDE_PROJECT_DIR=dir)
+    return env
+
+
+def payload(event, **more):
+    base = {"session_id": "bench-session", "transcript_path": "/dev/null",
+            "cwd": "", "hook_event_name": event}
+    base.update(more)
+    return json.dumps(base).encode()
+
+
+def timed(argv, data, dir, env):
+    start = time.perf_counter_ns()
+    done = subprocess.run(argv, input=data, cwd=dir, env=env, capture_output=True)
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    if done.returncode != 0:
+        sys.exit(f"{argv} exited {done.returncode}: {done.stderr.decode()}")
+    return elapsed, done.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("calls", nargs="?", type=int, default=200)
+    parser.add_argument("--many", default="0,1000,9997")
+    parser.add_argument("--rounds", type=int, default=5)
+    opts = parser.parse_args()
+    build()
+    home = tempfile.mkdtemp(prefix="mcp-lock-hook-bench-home-")
+    cases = {
+        "pass": payload("PreToolUse", tool_name="mcp__bench__read_ticket", tool_input={"id": "T-1"}),
+        "deny": payload("PreToolUse", tool_name="mcp__bench__read_ticket", tool_input={"id": 5}),
+        "unknown": payload("PreToolUse", tool_name="mcp__bench__nope", tool_input={}),
+        "other": payload("PreToolUse", tool_name="Bash", tool_input={"command": "ls"}),
+    }
+    expect = {"pass": b"", "deny": b'"deny"', "unknown": b'"deny"', "other": b""}
+    print(f"{'tools':>6} {'case':<9} {'p50 ms':>8} {'p95 ms':>8} {'vs --version p50':>17}")
+    for many in [int(n) for n in opts.many.split(",")]:
+        dir = project(many, home)
+        env = environment(dir, home)
+        ms, out = timed([BIN, "hook", "claude-code"], payload("SessionStart", source="startup"), dir, env)
+        if b"1 of 1 match" not in out:
+            sys.exit(f"SessionStart did not verify: {out!r}")
+        start_ms = ms
+        times = {name: [] for name in list(cases) + ["baseline"]}
+        per_round = max(1, opts.calls // opts.rounds)
+        for _ in range(opts.rounds):
+            for _ in range(per_round):
+                times["baseline"].append(timed([BIN, "--version"], b"", dir, env)[0])
+            for name, data in cases.items():
+                for _ in range(per_round):
+                    ms, out = timed([BIN, "hook", "claude-code"], data, dir, env)
+                    if (expect[name] == b"" and out != b"") or expect[name] not in out:
+                        sys.exit(f"{name}: unexpected answer {out[:200]!r}")
+                    times[name].append(ms)
+        base = statistics.median(times["baseline"])
+        tools = many + 3
+        print(f"{tools:>6} {'start':<9} {start_ms:>8.1f} {'':>8} {'(SessionStart, verifies)':>17}")
+        for name in list(cases) + ["baseline"]:
+            t = sorted(times[name])
+            p50 = statistics.median(t)
+            p95 = t[int(len(t) * 0.95) - 1]
+            label = "--version" if name == "baseline" else name
+            print(f"{tools:>6} {label:<9} {p50:>8.2f} {p95:>8.2f} {p50 / base:>16.2f}x")
+
+
+if __name__ == "__main__":
+    main()
