@@ -210,7 +210,10 @@ impl Received {
                 .protocol_version
                 .or_else(|| pin.map(|p| p.protocol_version.clone()))
                 .unwrap_or_default(),
-            transport: transport.into(),
+            // How the client reached the server is not in what it received: the
+            // pinned transport (found when pinned: a URL may have fallen back to
+            // HTTP+SSE) and login issuer stand, so they are not judged.
+            transport: pin.map_or(transport, |p| p.reached.transport_name()).into(),
             server_info: seen
                 .server_info
                 .or_else(|| pin.map(|p| p.server_info.clone()))
@@ -227,7 +230,10 @@ impl Received {
                 .map(|p| p.client_capabilities.to_value())
                 .unwrap_or_default(),
             client_info: pin.map(|p| p.client_info.to_value()).unwrap_or_default(),
-            oauth_issuer: None,
+            oauth_issuer: match pin.map(|p| &p.reached) {
+                Some(crate::lock::Reached::Remote { oauth_issuer, .. }) => oauth_issuer.clone(),
+                _ => None,
+            },
         };
         let mut listing = Listing::default();
         let mut missing = None;

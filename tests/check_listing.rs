@@ -287,3 +287,21 @@ fn a_server_pinned_under_two_profiles_needs_client_to_say_which_received_the_lis
     run.expect(1);
     assert_eq!(run.json()["servers"][0]["profile"], "vscode");
 }
+
+/// A remote server pinned over HTTP+SSE (found by falling back from Streamable HTTP):
+/// how the client reached it is not in what it received, and a matching listing
+/// gets verify's report.
+#[test]
+fn a_remote_servers_listing_converges_with_the_transport_it_was_pinned_over() {
+    let http = common::HttpServer::fixture(&["--sse", "--revision", "a"]);
+    let project = Project::new(json!({ "fx": {"url": http.url("/sse")} }));
+    project.run(&["update", "--yes"]).expect(0);
+    let lock = project.lock_text().unwrap();
+    assert!(lock.contains("sse"), "pinned over HTTP+SSE: {lock}");
+    let verify = project.run(&["verify", "--format", "json"]);
+    verify.expect(0);
+    let listing = capture(&project, &["--revision", "a"]);
+    let checked = check_listing(&project, &listing);
+    checked.expect(0);
+    assert_eq!(comparable(checked.json()), comparable(verify.json()));
+}
