@@ -68,12 +68,15 @@ pub struct LockStamp {
 
 impl LockStamp {
     pub fn of(path: &Path) -> std::io::Result<LockStamp> {
-        let bytes = std::fs::read(path)?;
-        let meta = std::fs::metadata(path)?;
+        let mut file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        // Hashed as it is read: a lock can be large, and nothing of it is kept.
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher)?;
         Ok(LockStamp {
             len: meta.len(),
             modified_ns: modified_ns(&meta),
-            sha256: hex(&Sha256::digest(&bytes)),
+            sha256: hex(&hasher.finalize()),
         })
     }
 

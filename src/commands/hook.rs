@@ -191,7 +191,17 @@ async fn verify(
 }
 
 fn read_record(path: &Path) -> Option<SessionRecord> {
-    let bytes = std::fs::read(path).ok()?;
+    // A record holds one input schema per pinned tool; past this it is not ours.
+    const MAX_RECORD_BYTES: u64 = 512 * 1024 * 1024;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_RECORD_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > MAX_RECORD_BYTES {
+        return None;
+    }
     serde_json::from_slice::<SessionRecord>(&bytes)
         .ok()
         .filter(|r| r.version == SessionRecord::VERSION)
