@@ -1,0 +1,200 @@
+// The mcp-lock API through the official TypeScript SDK (tests/dist_npm.rs runs each
+// test by name). The environment names what to run:
+//   MCP_LOCK_BINARY         the mcp-lock binary
+//   MCP_LOCK_TEST_FIXTURE   examples/fixture_server, built
+//   MCP_LOCK_TEST_SDK       the @modelcontextprotocol/sdk package folder (1.32.2)
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import * as api from '../mcp-lock/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const binary = process.env.MCP_LOCK_BINARY;
+const fixture = process.env.MCP_LOCK_TEST_FIXTURE;
+const sdk = process.env.MCP_LOCK_TEST_SDK;
+assert.ok(binary && fixture && sdk, 'MCP_LOCK_BINARY, MCP_LOCK_TEST_FIXTURE and MCP_LOCK_TEST_SDK are set');
+
+const load = (file) => import(pathToFileURL(join(sdk, 'dist/esm', file)).href);
+const { Client } = await load('client/index.js');
+const { StdioClientTransport } = await load('client/stdio.js');
+
+/** A project whose `.mcp.json` runs `fx` as `command args`, pinned under the bare profile. */
+function project(t, args, command = fixture) {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-lock-npm-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command, args } } }));
+  // The SDK client declares no capabilities: the bare profile is what it sends.
+  writeFileSync(join(dir, 'mcp-lock.toml'), '[profiles]\npin = ["bare"]\n');
+  execFileSync(binary, ['update', '--yes', '--quiet'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  return dir;
+}
+
+/** An SDK client connected to `command args` (observed, unless told otherwise). */
+async function connect(t, params, { observe = true } = {}) {
+  const client = new Client({ name: 'mcp-lock-npm-test', version: '1.0.0' });
+  const transport = new StdioClientTransport({ stderr: 'pipe', ...params });
+  await client.connect(observe ? api.observeSession(transport) : transport);
+  t.after(() => client.close());
+  return client;
+}
+
+test('a converged session comes out converged', async (t) => {
+  const args = ['--revision', 'a', '--surface', '--page-size', '2'];
+  const dir = project(t, args);
+  for (const observe of [true, false]) {
+    const client = await connect(t, { command: fixture, args }, { observe });
+    const report = await api.checkSession(client, 'fx', { cwd: dir });
+    assert.equal(report.exitCode, 0, JSON.stringify(report.raw));
+    assert.equal(report.passed, true);
+    const [server] = report.servers;
+    assert.equal(server.verdict, 'converged');
+    assert.equal(server.profile, 'bare');
+    assert.deepEqual([server.tools, server.prompts, server.resourceTemplates], [3, 3, 2]);
+    assert.deepEqual(server.changes, []);
+    assert.deepEqual(server.serverChanges, [], 'session members as pinned');
+    assert.deepEqual(report.listingErrors, []);
+    // Every page of every kind was listed: tools 2+1, prompts 2+1, templates 2.
+    assert.equal(report.listing.length, 1 + 2 + 2 + 1);
+    // Over stdio the SDK keeps the negotiated version to itself; observeSession has it.
+    assert.equal(report.listing[0].protocolVersion, observe ? '2025-11-25' : undefined);
+  }
+});
+
+test('members the sdk does not model reach the lock as the server sent them', async (t) => {
+  const command = process.execPath;
+  const args = [join(here, 'sdk_server.mjs'), sdk];
+  const dir = project(t, args, command);
+  const lock = readFileSync(join(dir, 'mcp.lock'), 'utf8');
+  assert.match(lock, /x-vendor/, 'mcp-lock pinned the unknown member');
+
+  const client = await connect(t, { command, args });
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.servers[0].verdict, 'converged', JSON.stringify(report.raw));
+  assert.deepEqual(report.servers[0].serverChanges, [], 'serverInfo and capabilities as sent');
+  assert.equal(report.servers[0].tools, 3);
+
+  // What the SDK's own listTools() gives (every page) is not what was sent: judged
+  // from it, the same session would be stale. checkSession does not read it.
+  const parsed = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+    parsed.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  assert.equal(parsed[0]['x-vendor'], undefined, 'the SDK drops unknown tool members');
+  const fromSdk = await api.checkListing('fx', { tools: parsed }, { cwd: dir });
+  assert.equal(fromSdk.servers[0].verdict, 'stale');
+  assert.deepEqual(fromSdk.servers[0].changes.map((c) => c.tool).sort(), ['define', 'lookup', 'translate']);
+
+  // Without observeSession the session members come from the SDK's parsed copy: its
+  // serverInfo lost a member, which is a note, not drift.
+  const plain = await connect(t, { command, args }, { observe: false });
+  const noted = await api.checkSession(plain, 'fx', { cwd: dir });
+  assert.equal(noted.servers[0].verdict, 'converged');
+  assert.deepEqual(noted.servers[0].serverChanges.map((c) => [c.field, c.drift]), [['server_info', false]]);
+});
+
+test('a drifted session is caught from the listing it received', async (t) => {
+  const dir = project(t, ['--revision', 'a']);
+  const client = await connect(t, { command: fixture, args: ['--revision', 'b'] });
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.exitCode, 1);
+  assert.equal(report.passed, false);
+  const [server] = report.servers;
+  assert.equal(server.verdict, 'stale');
+  const deploy = server.changes.find((c) => c.tool === 'deploy_preview');
+  assert.equal(deploy.change, 'changed');
+  assert.equal(deploy.class, 'authority');
+  assert.equal(deploy.action, 'fail');
+  assert.deepEqual(deploy.parts, ['inputSchema']);
+  assert.match(deploy.pinnedHash, /^[0-9a-f]{64}$/);
+  assert.ok(deploy.findings.some((f) => f.pointer === '/inputSchema/properties/region' && f.class === 'breaking'));
+  assert.ok(server.changes.some((c) => c.tool === 'rollback' && c.change === 'added'));
+  assert.equal(report.summary.stale, 1);
+});
+
+test('a session whose last page is missing is incomplete', async (t) => {
+  const dir = project(t, ['--revision', 'a', '--page-size', '2']);
+  // The server dies when asked for the second page: the session has the first.
+  const client = await connect(t, { command: fixture, args: ['--revision', 'a', '--page-size', '2', '--misbehave', 'crash-listing'] });
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.exitCode, 3, JSON.stringify(report.raw));
+  assert.equal(report.servers[0].verdict, 'incomplete');
+  assert.deepEqual(report.servers[0].changes, [], 'nothing is concluded, nothing reported removed');
+  assert.match(report.servers[0].error, /nextCursor "page-2"/);
+  assert.equal(report.listingErrors.length, 1);
+  assert.match(report.listingErrors[0], /^tools\/list \(cursor "page-2"\): /);
+});
+
+test('a kind whose first page fails is incomplete', async (t) => {
+  const dir = project(t, ['--revision', 'a', '--surface']);
+  // resources/templates/list answers an error: no template was received at all.
+  const client = await connect(t, { command: fixture, args: ['--revision', 'a', '--surface', '--misbehave', 'templates-fail'] });
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.exitCode, 3, JSON.stringify(report.raw));
+  assert.equal(report.servers[0].verdict, 'incomplete');
+  assert.deepEqual(report.listingErrors, ['resources/templates/list: MCP error -32603: templates unavailable']);
+});
+
+test('an unknown server is an McpLockError', async (t) => {
+  const dir = project(t, ['--revision', 'a']);
+  const client = await connect(t, { command: fixture, args: ['--revision', 'a'] });
+  await assert.rejects(api.checkSession(client, 'nope', { cwd: dir }), (error) => {
+    assert.ok(error instanceof api.McpLockError);
+    assert.equal(error.exitCode, 2);
+    assert.equal(error.message, 'unknown server "nope"; the config defines: fx');
+    assert.match(error.stderr, /^error: unknown server "nope"/m);
+    return true;
+  });
+});
+
+test('guarded params launch the server through the guard', async (t) => {
+  const dir = project(t, ['--revision', 'a']);
+  const params = api.guarded({ command: fixture, args: ['--revision', 'a'] }, 'fx', { cwd: dir });
+  assert.equal(params.command, binary);
+  assert.deepEqual(params.args, ['guard', 'fx', '--', fixture, '--revision', 'a']);
+  assert.equal(params.cwd, dir);
+
+  const client = await connect(t, params);
+  const transport = client.transport;
+  const cmdline = readFileSync(`/proc/${transport.pid}/cmdline`, 'utf8').split('\0');
+  assert.deepEqual(cmdline.slice(0, 3), [binary, 'guard', 'fx']);
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.servers[0].verdict, 'converged', JSON.stringify(report.raw));
+  const call = await client.callTool({ name: 'read_ticket', arguments: { id: 'T-1' } });
+  assert.notEqual(call.isError, true, JSON.stringify(call));
+
+  // The same server drifted: the guard leaves the changed and added tools out.
+  const drifted = await connect(t, api.guarded({ command: fixture, args: ['--revision', 'b'] }, 'fx', { cwd: dir }));
+  const { tools } = await drifted.listTools();
+  assert.deepEqual(tools.map((tool) => tool.name), ['read_ticket']);
+});
+
+test('verify resolves with the report and rejects a missing lock', async (t) => {
+  const dir = project(t, ['--revision', 'a']);
+  const report = await api.verify({ cwd: dir, offline: true });
+  assert.equal(report.exitCode, 0);
+  assert.equal(report.servers[0].verdict, 'converged');
+  assert.equal(report.servers[0].package.status, 'pinned');
+
+  writeFileSync(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command: fixture, args: ['--revision', 'b'] } } }));
+  const drifted = await api.verify({ cwd: dir, servers: ['fx'], warn: ['authority', 'breaking', 'semantic', 'tool-added'] });
+  assert.equal(drifted.exitCode, 0, 'the policy flags only warn');
+  assert.equal(drifted.servers[0].verdict, 'stale');
+  assert.ok(drifted.servers[0].changes.every((c) => c.action === 'warn'));
+
+  await assert.rejects(api.verify({ cwd: dir, lock: 'missing.lock' }), (error) => {
+    assert.ok(error instanceof api.McpLockError);
+    assert.equal(error.exitCode, 2);
+    assert.match(error.message, /missing\.lock/);
+    assert.doesNotMatch(error.message, /^error:/);
+    return true;
+  });
+});
