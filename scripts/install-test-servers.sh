@@ -57,7 +57,7 @@ fi
 # official TypeScript SDK its helpers are tested through (the Python SDK is in the venv
 # above). Its own stamp, so a cache with the servers gains it without reinstalling them.
 dist_pip=("maturin==1.16.0")
-dist_npm=("@modelcontextprotocol/sdk@1.32.2" "typescript@5.9.3")
+dist_npm=("@modelcontextprotocol/sdk@1.32.2" "typescript@5.9.3" "@types/node@22.19.1")
 dist_stamp="$dir/.dist-$(printf '%s\n' "${dist_pip[@]}" "${dist_npm[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$dist_stamp" ]; then
   echo "installing the distribution tools into $dir/dist" >&2

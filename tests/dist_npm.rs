@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use common::registries::{Registry, servers_dir};
+use common::registries::Registry;
 use common::{Project, bin, command, fixture, fixture_entry, test_servers_dir};
 use serde_json::{Value, json};
 
@@ -36,14 +36,13 @@ fn sdk_dir() -> PathBuf {
 
 /// Node's own types for type-checking the example, from the test-server cache.
 fn node_types() -> PathBuf {
-    [
-        "dist/node/node_modules/@types/node",
-        "verdaccio/node_modules/@types/node",
-    ]
-    .iter()
-    .map(|p| test_servers_dir().join(p))
-    .find(|p| p.join("package.json").exists())
-    .expect("no @types/node in the test-server cache; run scripts/install-test-servers.sh")
+    let dir = dist_node_modules().join("@types/node");
+    assert!(
+        dir.join("package.json").exists(),
+        "no @types/node in {}; run scripts/install-test-servers.sh",
+        dir.display()
+    );
+    dir
 }
 
 /// This machine's platform key, as the launcher computes it.
@@ -126,35 +125,6 @@ fn packages() -> &'static Packages {
     })
 }
 
-/// verdaccio takes a request body of at most 10 MB unless its config says otherwise,
-/// and the platform package of a debug build is about 11 MB packed (15 MB as the
-/// publish request carries it): restart this test's registry, on its port and
-/// storage, with a larger limit.
-fn allow_large_tarballs(registry: &mut Registry) {
-    let dir = registry.service.dir.path().to_path_buf();
-    let config = dir.join("config.yaml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str("max_body_size: 100mb\n");
-    std::fs::write(&config, text).unwrap();
-    let _ = registry.service.child.kill();
-    let _ = registry.service.child.wait();
-    let log = std::fs::OpenOptions::new()
-        .append(true)
-        .open(dir.join("log"))
-        .unwrap();
-    registry.service.child = command(servers_dir().join("verdaccio/node_modules/.bin/verdaccio"))
-        .arg("--config")
-        .arg(&config)
-        .arg("--listen")
-        .arg(format!("127.0.0.1:{}", registry.service.port))
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("verdaccio starts");
-    registry.service.wait_for("/-/ping", "verdaccio");
-}
-
 /// A command in `project` with the registry's client environment and a cache of the
 /// project's own.
 fn npm_command(project: &Project, registry: &Registry, program: &str) -> Command {
@@ -178,8 +148,7 @@ fn without_timing(mut report: Value) -> Value {
 #[test]
 fn npm_install_from_a_registry_runs_verify_as_the_binary_does() {
     let packages = packages();
-    let mut registry = Registry::start();
-    allow_large_tarballs(&mut registry);
+    let registry = Registry::start();
     registry.publish_tarballs(&[packages.platform.clone(), packages.main.clone()]);
 
     let project = Project::new(json!({"fx": fixture_entry(&["--revision", "a"])}));

@@ -89,7 +89,9 @@ impl Service {
     }
 }
 
-/// verdaccio on 127.0.0.1 with no uplink, a temporary storage and one user.
+/// verdaccio on 127.0.0.1 with no uplink, a temporary storage and one user. Its
+/// request bodies may reach 100 MB (10 MB by default): a platform package of mcp-lock's
+/// debug build is published to it.
 pub struct Registry {
     pub service: Service,
     pub token: String,
@@ -105,7 +107,8 @@ impl Registry {
              auth:\n  htpasswd:\n    file: {htpasswd}\n    max_users: 10\n    algorithm: sha1\n\
              uplinks: {{}}\n\
              packages:\n  '**':\n    access: $all\n    publish: $authenticated\n\
-             log: {{ type: stdout, format: pretty, level: warn }}\n",
+             log: {{ type: stdout, format: pretty, level: warn }}\n\
+             max_body_size: 100mb\n",
             storage = dir.path().join("storage").display(),
             htpasswd = dir.path().join("htpasswd").display(),
         );
