@@ -1,0 +1,860 @@
+//! The PyPI distribution (python/, docs/python.md): the platform wheel maturin builds
+//! from this tree (the binary as a script, beside the typed `mcp_lock` module),
+//! installed from a loopback pypiserver by uvx and by pip and run as the binary runs;
+//! the module's API through the official MCP Python SDK (mcp 2.3.0) against the fixture
+//! server; and the example agent (examples/python_agent.py) against examples/demo.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::registries::{Index, servers_dir};
+use common::{Project, bin, command, fixture, fixture_entry, test_servers_dir};
+use serde_json::{Value, json};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The interpreter of the test-server venv, which has the MCP Python SDK.
+fn sdk_python() -> PathBuf {
+    servers_dir().join("venv/bin/python")
+}
+
+#[track_caller]
+fn succeeded(what: &str, output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The wheel maturin builds from this tree, and the folder this test process keeps
+/// its installs in: built once per test process.
+struct Wheel {
+    path: PathBuf,
+    scratch: PathBuf,
+}
+
+fn wheel() -> &'static Wheel {
+    static BUILT: OnceLock<Wheel> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let maturin = test_servers_dir().join("dist/venv/bin/maturin");
+        assert!(
+            maturin.exists(),
+            "maturin is not installed in {}; run scripts/install-test-servers.sh (bash .ci/run does)",
+            test_servers_dir().join("dist").display()
+        );
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dist-python");
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).unwrap();
+        // The dev profile in this build's own target folder, so cargo finds every unit
+        // fresh: only the binary is linked again, stripped (`-C strip=symbols` on the
+        // bin unit alone), beside the unstripped one.
+        let target_dir = bin().parent().unwrap().parent().unwrap().to_path_buf();
+        let mut build = command(&maturin);
+        build
+            .args(["build", "--strip", "--offline", "--quiet", "--target-dir"])
+            .arg(&target_dir)
+            .arg("--out")
+            .arg(scratch.join("wheels"))
+            .current_dir(repo().join("python"));
+        // Set for this test by cargo: ring's build script reruns when they change, and
+        // everything above ring would be rebuilt.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_PRIMARY_"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                build.env_remove(&*name);
+            }
+        }
+        let started = Instant::now();
+        let output = build.output().unwrap();
+        assert!(
+            output.status.success(),
+            "maturin build: {}\n{}\n(maturin reads `cargo metadata --offline`, which needs every \
+             platform's crates in cargo's cache: run `cargo fetch` once)",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let built: Vec<PathBuf> = std::fs::read_dir(scratch.join("wheels"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(built.len(), 1, "one wheel: {built:?}");
+        let path = built.into_iter().next().unwrap();
+        eprintln!(
+            "maturin built {} ({} bytes) in {:.1?}",
+            path.file_name().unwrap().to_string_lossy(),
+            std::fs::metadata(&path).unwrap().len(),
+            started.elapsed()
+        );
+        Wheel { path, scratch }
+    })
+}
+
+/// The wheel on a loopback index that knows nothing else.
+fn index_with_the_wheel() -> Index {
+    let index = Index::start();
+    let wheel = &wheel().path;
+    std::fs::copy(wheel, index.pkgs().join(wheel.file_name().unwrap())).unwrap();
+    index
+}
+
+fn index_url(index: &Index) -> String {
+    format!("http://127.0.0.1:{}/simple/", index.service.port)
+}
+
+/// A clean venv (no system site packages) with the wheel installed by pip from the
+/// index, and the MCP SDK's site-packages of the test-server venv on its path (a
+/// `.pth` file), so the module under test is the installed wheel's.
+struct Venv {
+    dir: PathBuf,
+    install_time: Duration,
+}
+
+impl Venv {
+    fn python(&self) -> PathBuf {
+        self.dir.join("bin/python")
+    }
+    fn mcp_lock(&self) -> PathBuf {
+        self.dir.join("bin/mcp-lock")
+    }
+}
+
+fn site_packages(python: &Path) -> PathBuf {
+    let out = command(python)
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('purelib'))",
+        ])
+        .output()
+        .unwrap();
+    PathBuf::from(succeeded("sysconfig", &out).trim())
+}
+
+fn installed() -> &'static Venv {
+    static INSTALLED: OnceLock<Venv> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let index = index_with_the_wheel();
+        let dir = wheel().scratch.join("venv");
+        succeeded(
+            "python -m venv",
+            &command(sdk_python())
+                .args(["-m", "venv", "--without-pip"])
+                .arg(&dir)
+                .output()
+                .unwrap(),
+        );
+        // pip of the SDK venv installs into the clean one: --python names its target.
+        let started = Instant::now();
+        succeeded(
+            "pip install mcp-lock",
+            &command(sdk_python())
+                .args(["-m", "pip", "--isolated", "--python"])
+                .arg(dir.join("bin/python"))
+                .args([
+                    "install",
+                    "--no-cache-dir",
+                    "--disable-pip-version-check",
+                    "--index-url",
+                    &index_url(&index),
+                    "mcp-lock",
+                ])
+                .output()
+                .unwrap(),
+        );
+        let install_time = started.elapsed();
+        eprintln!("pip install mcp-lock from the loopback index: {install_time:.1?}");
+        let venv = Venv { dir, install_time };
+        std::fs::write(
+            site_packages(&venv.python()).join("mcp_sdk.pth"),
+            format!("{}\n", site_packages(&sdk_python()).display()),
+        )
+        .unwrap();
+        venv
+    })
+}
+
+/// A Python command with nothing of the caller's Python settings: no PYTHONPATH, no
+/// MCP_LOCK_BIN, no bytecode written into the checkout.
+fn python_command(python: &Path) -> Command {
+    let mut cmd = command(python);
+    cmd.env_remove("PYTHONPATH")
+        .env_remove("MCP_LOCK_BIN")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONNOUSERSITE", "1");
+    cmd
+}
+
+/// A verify report with what differs between two runs taken out: the time taken.
+fn without_timing(mut report: Value) -> Value {
+    for server in report["servers"].as_array_mut().unwrap() {
+        let server = server.as_object_mut().unwrap();
+        server.remove("elapsed_ms");
+        if let Some(package) = server.get_mut("package").and_then(Value::as_object_mut) {
+            package.remove("elapsed_ms");
+        }
+    }
+    report
+}
+
+/// python/tests/sdk_driver.py with the installed wheel's interpreter: its one JSON
+/// line, after checking that the module and the binary it ran are the wheel's.
+#[track_caller]
+fn driver(args: &[&str], command_line: &[&str]) -> Value {
+    let venv = installed();
+    let out = python_command(&venv.python())
+        .arg(repo().join("python/tests/sdk_driver.py"))
+        .args(args)
+        .arg("--")
+        .args(command_line)
+        .output()
+        .unwrap();
+    let text = succeeded(&format!("sdk_driver.py {args:?}"), &out);
+    let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        Path::new(value["module"].as_str().unwrap()).starts_with(&venv.dir),
+        "mcp_lock imported from the installed wheel: {}",
+        value["module"]
+    );
+    assert_eq!(
+        value["binary"],
+        json!(venv.mcp_lock().display().to_string())
+    );
+    assert_eq!(value["version"], VERSION);
+    value
+}
+
+fn fixture_command(args: &[&str]) -> Vec<String> {
+    std::iter::once(fixture().display().to_string())
+        .chain(args.iter().map(|a| a.to_string()))
+        .collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// A project pinning the fixture server (as `fx`) with these arguments.
+fn pinned_fixture(args: &[&str]) -> Project {
+    wheel(); // before anything runs the binary maturin may link again
+    let p = Project::new(json!({"fx": fixture_entry(args)}));
+    p.run(&["update", "--yes"]).expect(0);
+    p
+}
+
+/// The one server entry of a report.
+fn only_server(report: &Value) -> &Value {
+    let servers = report["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 1, "{report}");
+    &servers[0]
+}
+
+/// Section names of an ELF file (64-bit, little-endian).
+fn elf_sections(data: &[u8]) -> Vec<String> {
+    let u16_at = |at: usize| u16::from_le_bytes(data[at..at + 2].try_into().unwrap()) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap()) as usize;
+    assert_eq!(&data[..4], b"\x7fELF");
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    let header = |i: usize| shoff + i * shentsize;
+    let strtab = u64_at(header(shstrndx) + 0x18);
+    (0..shnum)
+        .map(|i| {
+            let name = strtab + u32_at(header(i));
+            let end = name + data[name..].iter().position(|&b| b == 0).unwrap();
+            String::from_utf8_lossy(&data[name..end]).into_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn the_wheel_holds_the_stripped_binary_and_the_typed_module_and_depends_on_nothing() {
+    let wheel = wheel();
+    let name = wheel
+        .path
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with(&format!("mcp_lock-{VERSION}-py3-none-")),
+        "a platform wheel for any Python 3: {name}"
+    );
+    if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        assert!(
+            name.ends_with("_x86_64.whl") && name.contains("linux"),
+            "{name}"
+        );
+    }
+    let listing = command(sdk_python())
+        .args([
+            "-c",
+            "import json, sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             meta = [n for n in z.namelist() if n.endswith('.dist-info/METADATA')][0]\n\
+             z.extract(sys.argv[2], sys.argv[3])\n\
+             print(json.dumps({'files': z.namelist(), 'metadata': z.read(meta).decode()}))",
+        ])
+        .arg(&wheel.path)
+        .arg(format!("mcp_lock-{VERSION}.data/scripts/mcp-lock"))
+        .arg(wheel.scratch.join("unpacked"))
+        .output()
+        .unwrap();
+    let listing: Value = serde_json::from_str(&succeeded("read the wheel", &listing)).unwrap();
+    let files: Vec<&str> = listing["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    for expected in [
+        "mcp_lock/__init__.py",
+        "mcp_lock/__main__.py",
+        "mcp_lock/binary.py",
+        "mcp_lock/commands.py",
+        "mcp_lock/errors.py",
+        "mcp_lock/report.py",
+        "mcp_lock/sdk.py",
+        "mcp_lock/py.typed",
+        &format!("mcp_lock-{VERSION}.data/scripts/mcp-lock"),
+    ] {
+        assert!(files.contains(&expected), "{expected} in {files:?}");
+    }
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.contains("__pycache__") && !f.starts_with("tests/")),
+        "{files:?}"
+    );
+
+    let metadata = listing["metadata"].as_str().unwrap();
+    for line in [
+        "Name: mcp-lock",
+        &format!("Version: {VERSION}"),
+        "Requires-Python: >=3.9",
+        "License-Expression: MIT",
+        "Provides-Extra: mcp",
+    ] {
+        assert!(metadata.lines().any(|l| l == line), "{line}\n{metadata}");
+    }
+    let requires: Vec<&str> = metadata
+        .lines()
+        .filter(|l| l.starts_with("Requires-Dist:"))
+        .collect();
+    assert_eq!(
+        requires,
+        ["Requires-Dist: mcp>=1.0 ; extra == 'mcp'"],
+        "no runtime dependency; the SDK only as the mcp extra"
+    );
+
+    let binary = wheel
+        .scratch
+        .join(format!("unpacked/mcp_lock-{VERSION}.data/scripts/mcp-lock"));
+    let sections = elf_sections(&std::fs::read(&binary).unwrap());
+    assert!(sections.iter().any(|s| s == ".text"), "{sections:?}");
+    assert!(
+        !sections
+            .iter()
+            .any(|s| [".symtab", ".strtab", ".debug_info", ".debug_line"].contains(&s.as_str())),
+        "stripped: {sections:?}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let version = succeeded(
+        "mcp-lock --version",
+        &command(&binary).arg("--version").output().unwrap(),
+    );
+    assert_eq!(version.trim(), format!("mcp-lock {VERSION}"));
+}
+
+#[test]
+fn uvx_runs_the_wheel_from_the_index_and_verifies_as_the_binary_does() {
+    let index = index_with_the_wheel();
+    let project = pinned_fixture(&["--revision", "a"]);
+    let env = index.client_env(&project.home().join("uv"));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let url = index_url(&index);
+    let uvx = servers_dir().join("venv/bin/uvx");
+
+    for (revision, code) in [("a", 0), ("b", 1)] {
+        project.set_servers(json!({"fx": fixture_entry(&["--revision", revision])}));
+        let direct = project.run(&["verify", "--format", "json"]);
+        direct.expect(code);
+        let started = Instant::now();
+        let through_uvx = project
+            .command_env(&uvx, &env)
+            .args([
+                "--index-url",
+                &url,
+                "mcp-lock",
+                "verify",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        eprintln!(
+            "uvx mcp-lock verify (revision {revision}) from the loopback index: {:.1?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            through_uvx.status.code(),
+            Some(code),
+            "uvx mcp-lock verify, revision {revision}: {}",
+            String::from_utf8_lossy(&through_uvx.stderr)
+        );
+        let report: Value = serde_json::from_slice(&through_uvx.stdout).unwrap();
+        assert_eq!(without_timing(report), without_timing(direct.json()));
+    }
+
+    // The module in uvx's environment runs the binary uvx installed beside it.
+    let found = project
+        .command_env(&uvx, &env)
+        .args(["--index-url", &url, "--from", "mcp-lock", "python", "-c"])
+        .arg("import mcp_lock; print(mcp_lock.find_binary())")
+        .output()
+        .unwrap();
+    let found = succeeded("uvx --from mcp-lock python", &found);
+    assert!(
+        Path::new(found.trim()).starts_with(project.home().join("uv")),
+        "{found}"
+    );
+}
+
+#[test]
+fn pip_installs_the_wheel_into_a_clean_venv_whose_binary_and_module_verify_as_the_binary_does() {
+    let venv = installed();
+    eprintln!(
+        "pip install mcp-lock (from the loopback index, no cache): {:.1?}",
+        venv.install_time
+    );
+    let project = pinned_fixture(&["--revision", "a"]);
+    project.set_servers(json!({"fx": fixture_entry(&["--revision", "b"])}));
+    let direct = project.run(&["verify", "--format", "json"]);
+    direct.expect(1);
+
+    let script = project
+        .command(venv.mcp_lock())
+        .args(["verify", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        script.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&script.stderr)
+    );
+    let report: Value = serde_json::from_slice(&script.stdout).unwrap();
+    assert_eq!(without_timing(report), without_timing(direct.json()));
+
+    let module = driver(&["verify", &project.path().display().to_string()], &[]);
+    assert_eq!(
+        without_timing(module["report"].clone()),
+        without_timing(direct.json())
+    );
+    let typed = &module["typed"];
+    assert_eq!(typed["exit_code"], 1);
+    assert_eq!(typed["passed"], false);
+    assert_eq!(typed["summary"]["stale"], 1);
+    let server = only_server(typed);
+    assert_eq!(server["verdict"], "stale");
+    let deploy = server["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["tool"] == "deploy_preview")
+        .unwrap();
+    assert_eq!(
+        (
+            &deploy["class"],
+            &deploy["action"],
+            &deploy["findings"][0]["pointer"]
+        ),
+        (
+            &json!("authority"),
+            &json!("fail"),
+            &json!("/inputSchema/properties/region")
+        )
+    );
+}
+
+#[test]
+fn an_sdk_session_of_a_pinned_server_converges_over_every_page_of_tools_prompts_and_templates() {
+    let args = ["--revision", "a", "--surface", "--page-size", "2"];
+    let project = pinned_fixture(&args);
+    let path = project.path().display().to_string();
+    let result = driver(&["session", "fx", &path], &strs(&fixture_command(&args)));
+    let typed = &result["typed"];
+    assert_eq!(
+        (&typed["exit_code"], &typed["passed"]),
+        (&json!(0), &json!(true)),
+        "{result}"
+    );
+    let server = only_server(typed);
+    assert_eq!(server["verdict"], "converged", "{result}");
+    assert_eq!(
+        (
+            &server["tools"],
+            &server["prompts"],
+            &server["resource_templates"]
+        ),
+        (&json!(3), &json!(3), &json!(2))
+    );
+    assert_eq!(
+        server["server_changes"],
+        json!([]),
+        "the session matches the pinned one"
+    );
+    assert_eq!(typed["listing_errors"], json!([]));
+}
+
+#[test]
+fn definitions_reach_mcp_lock_as_the_server_sent_them_where_the_sdks_models_drop_members() {
+    let odd = [
+        sdk_python().display().to_string(),
+        repo()
+            .join("python/tests/odd_server.py")
+            .display()
+            .to_string(),
+    ];
+    wheel();
+    let project = Project::new(json!({"odd": {"command": odd[0], "args": [odd[1]]}}));
+    project.run(&["update", "--yes"]).expect(0);
+    let path = project.path().display().to_string();
+
+    let result = driver(&["session", "odd", &path], &strs(&odd));
+    assert_eq!(
+        only_server(&result["typed"])["verdict"],
+        "converged",
+        "{result}"
+    );
+
+    // The same session's list_tools() models lose what they do not name, so a listing
+    // rebuilt from them is another contract.
+    let models = driver(&["models", "odd", &path], &strs(&odd));
+    assert_eq!(models["sent"][0]["x-unknown-member"], json!({"kept": true}));
+    assert_eq!(models["sent"][0]["annotations"]["costHint"], "high");
+    assert!(
+        models["models"][0].get("x-unknown-member").is_none(),
+        "{models}"
+    );
+    let server = only_server(&models["typed"]);
+    assert_eq!(server["verdict"], "stale", "{models}");
+    let pointers: Vec<&Value> = server["changes"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["pointer"])
+        .collect();
+    assert_eq!(
+        pointers,
+        [&json!("/x-unknown-member"), &json!("/annotations/costHint")]
+    );
+}
+
+#[test]
+fn a_drifted_server_is_caught_from_the_listing_the_sdk_session_received() {
+    let project = pinned_fixture(&["--revision", "a"]);
+    let path = project.path().display().to_string();
+    // The config still says revision a; the session meets b.
+    let result = driver(
+        &["session", "fx", &path],
+        &strs(&fixture_command(&["--revision", "b"])),
+    );
+    let typed = &result["typed"];
+    assert_eq!(
+        (&typed["exit_code"], &typed["passed"]),
+        (&json!(1), &json!(false))
+    );
+    let server = only_server(typed);
+    assert_eq!(server["verdict"], "stale");
+    let changes: Vec<(&Value, &Value, &Value, &Value)> = server["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (&c["tool"], &c["change"], &c["class"], &c["action"]))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (
+                &json!("deploy_preview"),
+                &json!("changed"),
+                &json!("authority"),
+                &json!("fail")
+            ),
+            (
+                &json!("rollback"),
+                &json!("added"),
+                &json!("additive"),
+                &json!("fail")
+            ),
+            (
+                &json!("search_docs"),
+                &json!("changed"),
+                &json!("semantic"),
+                &json!("fail")
+            ),
+        ]
+    );
+    let raw = &result["report"]["servers"][0]["changes"][0];
+    assert_eq!(
+        raw["class"], "authority",
+        "the typed view reads the report's `class`"
+    );
+    assert_eq!(
+        server["changes"][0]["findings"][0]["pointer"],
+        raw["findings"][0]["pointer"]
+    );
+}
+
+#[test]
+fn a_listing_sent_without_its_last_page_is_incomplete() {
+    let args = ["--revision", "a", "--page-size", "2"];
+    let project = pinned_fixture(&args);
+    let path = project.path().display().to_string();
+    let result = driver(
+        &["listing", "fx", &path, "--drop-last-page"],
+        &strs(&fixture_command(&args)),
+    );
+    assert_eq!(
+        (&result["pages_received"], &result["pages_sent"]),
+        (&json!(2), &json!(1))
+    );
+    let typed = &result["typed"];
+    assert_eq!(typed["exit_code"], 3, "{result}");
+    let server = only_server(typed);
+    assert_eq!(server["verdict"], "incomplete");
+    assert_eq!(
+        server["changes"],
+        json!([]),
+        "nothing is concluded, nothing reported removed"
+    );
+    assert!(
+        server["error"]
+            .as_str()
+            .unwrap()
+            .contains("tools/list page 1"),
+        "{server}"
+    );
+}
+
+#[test]
+fn a_server_that_crashes_mid_listing_leaves_the_session_check_incomplete_with_the_sdks_error() {
+    let args = ["--revision", "a", "--page-size", "2"];
+    let project = pinned_fixture(&args);
+    let path = project.path().display().to_string();
+    let crashing = fixture_command(&[
+        "--revision",
+        "a",
+        "--page-size",
+        "2",
+        "--misbehave",
+        "crash-listing",
+    ]);
+    let result = driver(&["session", "fx", &path], &strs(&crashing));
+    let typed = &result["typed"];
+    assert_eq!(typed["exit_code"], 3, "{result}");
+    assert_eq!(only_server(typed)["verdict"], "incomplete");
+    let errors = typed["listing_errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0]
+            .as_str()
+            .unwrap()
+            .starts_with("tools/list (cursor "),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn an_unknown_server_is_a_usage_error_raised_as_mcp_lock_error() {
+    let project = pinned_fixture(&["--revision", "a"]);
+    let path = project.path().display().to_string();
+    let result = driver(
+        &["session", "nope", &path],
+        &strs(&fixture_command(&["--revision", "a"])),
+    );
+    assert_eq!(result["exit_code"], 2, "{result}");
+    let error = result["error"].as_str().unwrap();
+    assert!(error.contains("nope"), "{error}");
+    assert!(
+        !error.starts_with("error:") && !error.contains('\n'),
+        "one line: {error}"
+    );
+}
+
+#[test]
+fn a_guarded_session_is_offered_only_the_tools_the_lock_approves() {
+    let project = pinned_fixture(&["--revision", "a"]);
+    let path = project.path().display().to_string();
+    let venv = installed();
+
+    // From the config's entry, which now starts revision b.
+    project.set_servers(json!({"fx": fixture_entry(&["--revision", "b"])}));
+    let ignored = fixture_command(&["--revision", "a"]);
+    let result = driver(&["guarded", "fx", &path], &strs(&ignored));
+    assert_eq!(
+        result["command"],
+        json!(venv.mcp_lock().display().to_string())
+    );
+    assert_eq!(result["args"], json!(["guard", "fx"]));
+    assert_eq!(
+        Path::new(result["cwd"].as_str().unwrap()),
+        project.path().canonicalize().unwrap()
+    );
+    assert_eq!(result["offered"], json!(["read_ticket"]), "{result}");
+
+    // From the agent's own command, with keep_command.
+    project.set_servers(json!({"fx": fixture_entry(&["--revision", "a"])}));
+    let drifted = fixture_command(&["--revision", "b"]);
+    let result = driver(&["guarded", "fx", &path, "--keep-command"], &strs(&drifted));
+    let mut args = vec![json!("guard"), json!("fx"), json!("--")];
+    args.extend(drifted.iter().map(|a| json!(a)));
+    assert_eq!(result["args"], Value::Array(args));
+    assert_eq!(result["offered"], json!(["read_ticket"]), "{result}");
+}
+
+#[test]
+fn the_python_agent_example_starts_on_the_converged_demo_and_refuses_a_drifted_one() {
+    wheel();
+    let venv = installed();
+    // examples/demo's config, with the fixture server's path made absolute.
+    let demo = std::fs::read_to_string(repo().join("examples/demo/.mcp.json")).unwrap();
+    let demo = demo.replace(
+        "\"../../target/debug/examples/fixture_server\"",
+        &json!(fixture().display().to_string()).to_string(),
+    );
+    assert!(demo.contains(&fixture().display().to_string()), "{demo}");
+    let project = Project::empty();
+    std::fs::write(project.path().join(".mcp.json"), &demo).unwrap();
+    project.run(&["update", "--yes"]).expect(0);
+
+    let agent = |guard: bool| {
+        let mut cmd = project.command(venv.python());
+        cmd.env_remove("PYTHONPATH")
+            .env_remove("MCP_LOCK_BIN")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .arg(repo().join("examples/python_agent.py"))
+            .args(["--project", &project.path().display().to_string()]);
+        if guard {
+            cmd.arg("--guard");
+        }
+        cmd.output().unwrap()
+    };
+    for guard in [false, true] {
+        let started = agent(guard);
+        let stdout = succeeded("python_agent.py", &started);
+        assert_eq!(
+            stdout,
+            "agent: demo matches mcp.lock (converged); planning with: deploy_preview, read_ticket, search_docs\n"
+        );
+    }
+
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        demo.replace("\"a\"", "\"b\""),
+    )
+    .unwrap();
+    let refused = agent(false);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(refused.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.starts_with("agent: refusing to go on: demo differs from what mcp.lock approved\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  demo/deploy_preview: changed (authority)\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  demo/rollback: added (additive)\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_binary_is_found_in_the_documented_order_and_a_missing_one_says_how_to_install() {
+    let venv = installed();
+    // find_binary(sys.argv[1]) when given, else find_binary().
+    let find = "import sys, mcp_lock\n\
+                try:\n    print(mcp_lock.find_binary(*sys.argv[1:]))\n\
+                except mcp_lock.McpLockError as e:\n    print('McpLockError:', e.message, e.exit_code)";
+    let empty = tempfile::tempdir().unwrap();
+    let run_in = |python: &Path, env: &[(&str, &str)], args: &[&str], cwd: &Path| {
+        let out = python_command(python)
+            .env("PATH", empty.path())
+            .envs(env.iter().copied())
+            .args(["-c", find])
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        succeeded("find_binary", &out).trim().to_string()
+    };
+    let run = |python: &Path, env: &[(&str, &str)]| run_in(python, env, &[], empty.path());
+    // The wheel's script beside the interpreter, before PATH.
+    assert_eq!(
+        run(&venv.python(), &[]),
+        venv.mcp_lock().display().to_string()
+    );
+    // $MCP_LOCK_BIN before that, and the argument before everything, made absolute
+    // (mcp-lock runs in the project directory).
+    let named = bin().display().to_string();
+    assert_eq!(run(&venv.python(), &[("MCP_LOCK_BIN", &named)]), named);
+    let dir = bin().parent().unwrap().to_path_buf();
+    assert_eq!(
+        run_in(
+            &venv.python(),
+            &[("MCP_LOCK_BIN", "/nonexistent/mcp-lock")],
+            &["./mcp-lock"],
+            &dir
+        ),
+        named
+    );
+    // A named binary that is not there is an error, never replaced by another one.
+    assert_eq!(
+        run(&venv.python(), &[("MCP_LOCK_BIN", "/nonexistent/mcp-lock")]),
+        "McpLockError: mcp-lock binary '/nonexistent/mcp-lock' (from $MCP_LOCK_BIN) is not an executable file None"
+    );
+    // The module from the source tree, with no wheel installed and nothing on PATH.
+    let source = repo().join("python").display().to_string();
+    assert_eq!(
+        run(&sdk_python(), &[("PYTHONPATH", &source)]),
+        "McpLockError: no mcp-lock binary found; install it with `pip install mcp-lock` (the wheel \
+         carries the binary), `cargo install mcp-lock`, or name one with binary= or $MCP_LOCK_BIN None"
+    );
+    // Then PATH.
+    let on_path = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(bin(), on_path.path().join("mcp-lock")).unwrap();
+    let out = python_command(&sdk_python())
+        .env("PATH", on_path.path())
+        .env("PYTHONPATH", &source)
+        .args(["-c", find])
+        .output()
+        .unwrap();
+    assert_eq!(
+        succeeded("find_binary on PATH", &out).trim(),
+        on_path.path().join("mcp-lock").display().to_string()
+    );
+}
