@@ -269,6 +269,8 @@ def _session_document(session: Any, init_result: Any) -> Dict[str, Any]:
     capabilities = given.get("capabilities")
     if capabilities is None:
         capabilities = _dump(getattr(session, "server_capabilities", None))
+    if capabilities is None and callable(getattr(session, "get_server_capabilities", None)):
+        capabilities = _dump(session.get_server_capabilities())  # mcp 1.x
     if capabilities is not None:
         seen["capabilities"] = capabilities
     if result is not None:
