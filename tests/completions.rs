@@ -58,7 +58,10 @@ printf '%s\n' "${{COMPREPLY[@]}}"
 #[test]
 fn bash_completes_subcommands() {
     assert_eq!(bash_completes("mcp-lock ver"), ["verify"]);
-    assert_eq!(bash_completes("mcp-lock check-"), ["check-call", "check-listing"]);
+    assert_eq!(
+        bash_completes("mcp-lock check-"),
+        ["check-call", "check-listing"]
+    );
     assert_eq!(bash_completes("mcp-lock check-l"), ["check-listing"]);
 }
 

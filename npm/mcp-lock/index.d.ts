@@ -148,7 +148,7 @@ export interface RunOptions {
   cwd?: string;
   /** Variables added to this process's environment. */
   env?: Record<string, string>;
-  /** The mcp-lock binary to run (else $MCP_LOCK_BINARY, else the platform package's). */
+  /** The mcp-lock binary to run (else $MCP_LOCK_BIN, else the platform package's). */
   binary?: string;
   signal?: AbortSignal;
 }

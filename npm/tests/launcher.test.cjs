@@ -16,7 +16,7 @@ const fake = path.join(__dirname, 'fake_platform.cjs');
 /** The launcher as it starts on another platform (FAKE_* read by fake_platform.cjs). */
 function onPlatform(platform, arch, libc) {
   const env = { ...process.env, FAKE_PLATFORM: platform, FAKE_ARCH: arch, FAKE_LIBC: libc || '' };
-  delete env.MCP_LOCK_BINARY;
+  delete env.MCP_LOCK_BIN;
   return spawnSync(process.execPath, ['--require', fake, launcher, 'verify'], { env, encoding: 'utf8' });
 }
 
@@ -41,7 +41,7 @@ test('a platform with no package says which platforms have one', () => {
 });
 
 test('the binary gets the arguments and stdio and its exit code comes back', () => {
-  const env = { ...process.env, MCP_LOCK_BINARY: '/bin/sh' };
+  const env = { ...process.env, MCP_LOCK_BIN: '/bin/sh' };
   const run = spawnSync(process.execPath, [launcher, '-c', 'read line; echo "got $line and $0"; exit 7', 'arg0'], {
     env,
     input: 'hello\n',
@@ -57,7 +57,7 @@ test('a signal to the launcher reaches the binary', async () => {
   try {
     const script = `trap 'echo term > "${mark}"; exit 42' TERM; echo ready; while :; do sleep 0.05; done`;
     const child = spawn(process.execPath, [launcher, '-c', script], {
-      env: { ...process.env, MCP_LOCK_BINARY: '/bin/sh' },
+      env: { ...process.env, MCP_LOCK_BIN: '/bin/sh' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     await new Promise((resolve) => child.stdout.once('data', resolve));
@@ -71,7 +71,7 @@ test('a signal to the launcher reaches the binary', async () => {
 });
 
 test('a binary ended by a signal ends the launcher by the same signal', () => {
-  const env = { ...process.env, MCP_LOCK_BINARY: '/bin/sh' };
+  const env = { ...process.env, MCP_LOCK_BIN: '/bin/sh' };
   const run = spawnSync(process.execPath, [launcher, '-c', 'kill -TERM $$'], { env });
   assert.equal(run.status, null);
   assert.equal(run.signal, 'SIGTERM');

@@ -1,6 +1,6 @@
 // The mcp-lock API through the official TypeScript SDK (tests/dist_npm.rs runs each
 // test by name). The environment names what to run:
-//   MCP_LOCK_BINARY         the mcp-lock binary
+//   MCP_LOCK_BIN         the mcp-lock binary
 //   MCP_LOCK_TEST_FIXTURE   examples/fixture_server, built
 //   MCP_LOCK_TEST_SDK       the @modelcontextprotocol/sdk package folder (1.32.2)
 
@@ -15,10 +15,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as api from '../mcp-lock/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const binary = process.env.MCP_LOCK_BINARY;
+const binary = process.env.MCP_LOCK_BIN;
 const fixture = process.env.MCP_LOCK_TEST_FIXTURE;
 const sdk = process.env.MCP_LOCK_TEST_SDK;
-assert.ok(binary && fixture && sdk, 'MCP_LOCK_BINARY, MCP_LOCK_TEST_FIXTURE and MCP_LOCK_TEST_SDK are set');
+assert.ok(binary && fixture && sdk, 'MCP_LOCK_BIN, MCP_LOCK_TEST_FIXTURE and MCP_LOCK_TEST_SDK are set');
 
 const load = (file) => import(pathToFileURL(join(sdk, 'dist/esm', file)).href);
 const { Client } = await load('client/index.js');

@@ -1,5 +1,5 @@
 'use strict';
-// Which mcp-lock binary this machine runs: $MCP_LOCK_BINARY, else the one in the
+// Which mcp-lock binary this machine runs: $MCP_LOCK_BIN, else the one in the
 // installed platform package (an optionalDependency npm picked by os, cpu and libc).
 
 const fs = require('node:fs');
@@ -50,13 +50,13 @@ function packageName(key) {
 }
 
 /**
- * The path of the mcp-lock binary to run: `override`, else $MCP_LOCK_BINARY (a
+ * The path of the mcp-lock binary to run: `override`, else $MCP_LOCK_BIN (a
  * relative path from the current directory), else the binary of the installed
  * platform package. Throws MissingBinaryError saying which package to install when
  * there is none.
  */
 function findBinary(override, env = process.env) {
-  const named = override || env.MCP_LOCK_BINARY;
+  const named = override || env.MCP_LOCK_BIN;
   if (named) {
     // A path is this process's, wherever the binary is then started; a bare name is
     // looked up in PATH.
