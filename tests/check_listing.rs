@@ -193,22 +193,12 @@ fn pages_given_as_separate_files_or_json_lines_on_stdin_are_joined() {
         .iter()
         .map(|d| format!("{}\n", serde_json::to_string(d).unwrap()))
         .collect();
-    let mut child = project
-        .command(common::bin())
-        .args(["check-listing", "fx", "--format", "json"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_with_stdin(
+        project
+            .command(common::bin())
+            .args(["check-listing", "fx", "--format", "json"]),
+        lines.as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(1));
     let from_stdin: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(comparable(from_stdin), comparable(from_files.json()));

@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 use common::{Project, fixture_entry};
 use serde_json::{Value, json};
@@ -31,23 +29,14 @@ fn hook_with(
     payload: &Value,
     argv: &[&str],
 ) -> (i32, String, String) {
-    let mut child = project
-        .command(argv[0])
-        .args(&argv[1..])
-        .env("XDG_CACHE_HOME", cache)
-        .env("CLAUDE_PROJECT_DIR", project.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_with_stdin(
+        project
+            .command(argv[0])
+            .args(&argv[1..])
+            .env("XDG_CACHE_HOME", cache)
+            .env("CLAUDE_PROJECT_DIR", project.path()),
+        payload.to_string().as_bytes(),
+    );
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -339,24 +328,17 @@ fn the_plugin_runs_the_hook_through_its_script_and_refuses_mcp_calls_when_mcp_lo
     let cache = tempfile::tempdir().unwrap();
     let bin_dir = common::bin().parent().unwrap().display().to_string();
     let run = |path: &str, payload: &Value| {
-        let mut child = project
-            .command("sh")
-            .args(["-c", &command])
-            .env("CLAUDE_PLUGIN_ROOT", &root)
-            .env("CLAUDE_PROJECT_DIR", project.path())
-            .env("XDG_CACHE_HOME", cache.path())
-            .env("PATH", path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+        let out = common::output_with_stdin(
+            project
+                .command("sh")
+                .args(["-c", &command])
+                .env("CLAUDE_PLUGIN_ROOT", &root)
+                .env("CLAUDE_PROJECT_DIR", project.path())
+                .env("XDG_CACHE_HOME", cache.path())
+                .env("PATH", path),
+            payload.to_string().as_bytes(),
+        );
+        String::from_utf8(out.stdout).unwrap()
     };
     let path = format!("{bin_dir}:/usr/bin:/bin");
     let call = pre_tool_use("s-9", &project, "mcp__fx__read_ticket", json!({"id": 5}));

@@ -7,11 +7,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::registries::Registry;
-use common::{Project, bin, command, fixture, fixture_entry, test_servers_dir};
+use common::{Project, bin, command, fixture, fixture_entry, succeeded, test_servers_dir};
 use serde_json::{Value, json};
 
 fn repo() -> &'static Path {
@@ -58,18 +58,6 @@ fn platform_key() -> String {
         "gnu"
     };
     format!("linux-{arch}-{libc}")
-}
-
-#[track_caller]
-fn succeeded(what: &str, output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// The tarballs npm/build.mjs packs from a stripped copy of the binary under test (a

@@ -7,12 +7,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::registries::{Index, servers_dir};
-use common::{Project, bin, command, fixture, fixture_entry, test_servers_dir};
+use common::{Project, bin, command, fixture, fixture_entry, succeeded, test_servers_dir};
 use serde_json::{Value, json};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -24,18 +24,6 @@ fn repo() -> &'static Path {
 /// The interpreter of the test-server venv, which has the MCP Python SDK.
 fn sdk_python() -> PathBuf {
     servers_dir().join("venv/bin/python")
-}
-
-#[track_caller]
-fn succeeded(what: &str, output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// The wheel maturin builds from this tree, and the folder this test process keeps

@@ -803,3 +803,39 @@ impl McpPipe {
         }
     }
 }
+
+/// Runs `command` with `input` on its standard input (written from a thread of its
+/// own, so a child that answers before it has read everything cannot block), its
+/// standard output and error captured.
+pub fn output_with_stdin(command: &mut Command, input: &[u8]) -> Output {
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        // A child that exits without reading it all closes the pipe: not our error.
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+/// A command's standard output, once it is known to have succeeded (its whole output
+/// shown when it did not).
+#[track_caller]
+pub fn succeeded(what: &str, output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
