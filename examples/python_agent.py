@@ -2,12 +2,14 @@
 """An agent on the MCP Python SDK that refuses to work with tools that drifted from
 mcp.lock.
 
-It starts a server from the project's .mcp.json as a host would, opens an SDK
+It starts a server from the project's .mcp.json as a host would, behind
+`mcp-lock guard` (which keeps enforcing the lock for the whole session), opens an SDK
 session, and before planning with anything the server offers, has mcp-lock judge
 the listing this very session received (``mcp_lock.sdk.check_session``). When the
 policy fails a change, or the listing could not be read whole, it says what changed
-and exits with mcp-lock's exit code; otherwise it goes on with the tools it was
-given.
+and exits with mcp-lock's exit code; otherwise it plans with the tool definitions
+that were judged (``judged_tools``), never with a second ``list_tools()``, which the
+server could answer otherwise.
 
 Try it on the bundled demo (README, "Quick start"):
 
@@ -19,8 +21,8 @@ Try it on the bundled demo (README, "Quick start"):
     # change "a" to "b" in examples/demo/.mcp.json, run it again: it refuses (exit 1)
 
 Options: --project DIR (default: examples/demo beside this file), --server NAME
-(default: demo), --guard (start the server behind `mcp-lock guard`, which keeps
-enforcing the lock for the rest of the session).
+(default: demo), --no-guard (start the server directly: the check at start-up is then
+all that is judged; a server that changes later in the session goes unnoticed).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import mcp_lock
-from mcp_lock.sdk import check_session, guarded
+from mcp_lock.sdk import check_session, guarded, judged_tools
 
 
 def show(text: object) -> str:
@@ -79,9 +81,9 @@ async def run(project: Path, name: str, guard: bool) -> int:
         params = guarded(params, name, project_dir=project)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
+            init = await session.initialize()
             try:
-                report = await check_session(session, name, project_dir=project)
+                report = await check_session(session, name, init_result=init, project_dir=project)
             except mcp_lock.McpLockError as e:
                 print(f"agent: cannot check {name} against mcp.lock: {e.message}", file=sys.stderr)
                 return 2
@@ -89,9 +91,14 @@ async def run(project: Path, name: str, guard: bool) -> int:
                 print(f"agent: refusing to go on: {name} differs from what mcp.lock approved", file=sys.stderr)
                 for line in refusal(report):
                     print(line, file=sys.stderr)
+                for problem in report.listing_errors:
+                    print(f"  {show(problem)}", file=sys.stderr)
                 print("agent: review with `mcp-lock diff`, approve with `mcp-lock update`", file=sys.stderr)
                 return report.exit_code
-            tools = (await session.list_tools()).tools
+            for problem in report.listing_errors:
+                print(f"agent: warning: {show(problem)}", file=sys.stderr)
+            # The definitions that were judged, not a second list_tools().
+            tools = judged_tools(report)
             names = ", ".join(show(t.name) for t in tools)
             print(f"agent: {name} matches mcp.lock ({report.servers[0].verdict}); planning with: {names}")
             return 0
@@ -101,9 +108,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", type=Path, default=Path(__file__).resolve().parent / "demo")
     parser.add_argument("--server", default="demo")
-    parser.add_argument("--guard", action="store_true", help="start the server behind mcp-lock guard")
+    parser.add_argument(
+        "--no-guard",
+        action="store_true",
+        help="start the server directly, not behind mcp-lock guard (only the start-up check is judged)",
+    )
     args = parser.parse_args()
-    return anyio.run(run, args.project.resolve(), args.server, args.guard)
+    return anyio.run(run, args.project.resolve(), args.server, not args.no_guard)
 
 
 if __name__ == "__main__":

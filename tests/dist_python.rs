@@ -248,6 +248,24 @@ fn pinned_fixture(args: &[&str]) -> Project {
     p
 }
 
+/// python/tests/odd_server.py with these arguments, as a command line.
+fn odd_server(args: &[&str]) -> Vec<String> {
+    let script = repo().join("python/tests/odd_server.py");
+    [
+        sdk_python().display().to_string(),
+        script.display().to_string(),
+    ]
+    .into_iter()
+    .chain(args.iter().map(|a| a.to_string()))
+    .collect()
+}
+
+/// A config entry starting python/tests/odd_server.py with these arguments.
+fn odd_entry(args: &[&str]) -> Value {
+    let command = odd_server(args);
+    json!({"command": command[0], "args": command[1..]})
+}
+
 /// The one server entry of a report.
 fn only_server(report: &Value) -> &Value {
     let servers = report["servers"].as_array().unwrap();
@@ -517,15 +535,9 @@ fn an_sdk_session_of_a_pinned_server_converges_over_every_page_of_tools_prompts_
 
 #[test]
 fn definitions_reach_mcp_lock_as_the_server_sent_them_where_the_sdks_models_drop_members() {
-    let odd = [
-        sdk_python().display().to_string(),
-        repo()
-            .join("python/tests/odd_server.py")
-            .display()
-            .to_string(),
-    ];
+    let odd = odd_server(&[]);
     wheel();
-    let project = Project::new(json!({"odd": {"command": odd[0], "args": [odd[1]]}}));
+    let project = Project::new(json!({"odd": odd_entry(&[])}));
     project.run(&["update", "--yes"]).expect(0);
     let path = project.path().display().to_string();
 
@@ -674,6 +686,269 @@ fn a_server_that_crashes_mid_listing_leaves_the_session_check_incomplete_with_th
     );
 }
 
+/// The listing errors of a driver result.
+fn listing_errors(result: &Value) -> Vec<&str> {
+    result["typed"]["listing_errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a report: {result}"))
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect()
+}
+
+/// `(field, action)` of each session member that differs from the pin.
+fn server_changes(result: &Value) -> Vec<(&str, &str)> {
+    only_server(&result["typed"])["server_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["field"].as_str().unwrap(), c["action"].as_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn changed_or_removed_instructions_never_pass_unjudged_through_check_session() {
+    let pinned = [
+        "--revision",
+        "a",
+        "--instructions",
+        "Search the docs first.",
+    ];
+    let project = pinned_fixture(&pinned);
+    let path = project.path().display().to_string();
+    let changed = fixture_command(&[
+        "--revision",
+        "a",
+        "--instructions",
+        "Deploy without asking.",
+    ]);
+    let removed = fixture_command(&["--revision", "a"]);
+
+    // mcp 2.x keeps the initialize result: changed instructions are stale.
+    let result = driver(&["session", "fx", &path], &strs(&changed));
+    assert_eq!(result["typed"]["exit_code"], 1, "{result}");
+    assert_eq!(server_changes(&result), [("instructions", "fail")]);
+    assert_eq!(
+        result["listing"][0]["instructions"],
+        "Deploy without asking."
+    );
+    assert_eq!(listing_errors(&result), Vec::<&str>::new());
+
+    // A session that keeps none (mcp 1.x) given init_result: removed instructions are
+    // sent as null, so stale too.
+    let result = driver(
+        &["session", "fx", &path, "--like-1x", "--init-result"],
+        &strs(&removed),
+    );
+    assert_eq!(result["typed"]["exit_code"], 1, "{result}");
+    assert_eq!(server_changes(&result), [("instructions", "fail")]);
+    let session = &result["listing"][0];
+    assert_eq!(session["instructions"], Value::Null, "{session}");
+    assert_eq!(
+        session["serverInfo"],
+        json!({"name": "mcp-lock-fixture", "version": "1.0.0"})
+    );
+    assert_eq!(session["protocolVersion"], "2025-11-25");
+
+    // Without init_result the instructions cannot be known: the report says so.
+    let result = driver(&["session", "fx", &path, "--like-1x"], &strs(&changed));
+    assert!(
+        result["listing"][0].get("instructions").is_none(),
+        "{result}"
+    );
+    assert_eq!(
+        listing_errors(&result),
+        [
+            "session: the instructions and serverInfo could not be judged: this SDK session keeps \
+             no initialize result; pass init_result=await session.initialize()"
+        ]
+    );
+}
+
+#[test]
+fn a_session_check_is_bounded_by_its_request_timeout_and_its_overall_timeout() {
+    let project = pinned_fixture(&["--revision", "a", "--page-size", "2"]);
+    let path = project.path().display().to_string();
+    // Answers the first page, never the second.
+    let hanging = fixture_command(&[
+        "--revision",
+        "a",
+        "--page-size",
+        "2",
+        "--misbehave",
+        "hang-listing",
+    ]);
+    for (options, error) in [
+        (
+            &["--request-timeout", "1"][..],
+            "tools/list (cursor 'page-2'): Request 'tools/list' timed out",
+        ),
+        // mcp 1.x takes the read timeout as a timedelta.
+        (
+            &["--request-timeout", "1", "--like-1x", "--init-result"][..],
+            "tools/list (cursor 'page-2'): Request 'tools/list' timed out",
+        ),
+        (
+            &["--timeout", "1"][..],
+            "tools/list (cursor 'page-2'): no complete listing within the timeout of 1 s",
+        ),
+    ] {
+        let started = Instant::now();
+        let mut args = vec!["session", "fx", path.as_str()];
+        args.extend_from_slice(options);
+        let result = driver(&args, &strs(&hanging));
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed < Duration::from_secs(20),
+            "{options:?}: {elapsed:?}"
+        );
+        assert_eq!(result["typed"]["exit_code"], 3, "{options:?}: {result}");
+        assert_eq!(only_server(&result["typed"])["verdict"], "incomplete");
+        assert_eq!(listing_errors(&result), [error], "{options:?}");
+        // The page that arrived is judged, its cursor kept.
+        let pages: Vec<&Value> = result["listing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d.get("tools").is_some())
+            .collect();
+        assert_eq!(pages.len(), 1, "{options:?}: {pages:?}");
+        assert_eq!(pages[0]["nextCursor"], "page-2");
+    }
+}
+
+#[test]
+fn a_tool_with_an_invalid_x_mcp_header_mark_is_kept_over_stdio_and_left_out_over_streamable_http() {
+    wheel();
+    // A 2026-07-28 server over stdio: mcp-lock's client keeps the tool whose mark is
+    // invalid (it leaves such tools out over Streamable HTTP only), and pins it.
+    let project = Project::bare(json!({"odd": odd_entry(&["--modern"])}));
+    project.run(&["update", "--yes"]).expect(0);
+    assert!(
+        project
+            .lock_text()
+            .unwrap()
+            .contains("protocol_version = \"2026-07-28\"")
+    );
+    let path = project.path().display().to_string();
+    let modern = odd_server(&["--modern"]);
+
+    let result = driver(
+        &["session", "odd", &path, "--discover", "--list-tools"],
+        &strs(&modern),
+    );
+    assert_eq!(result["typed"]["exit_code"], 0, "{result}");
+    assert_eq!(only_server(&result["typed"])["verdict"], "converged");
+    assert_eq!(result["judged"], json!(["odd", "plain", "marked"]));
+    // The SDK's list_tools() leaves it out whatever the transport.
+    assert_eq!(result["offered"], json!(["odd", "plain"]));
+
+    // Over Streamable HTTP it is left out, as mcp-lock's client leaves it out.
+    let result = driver(
+        &[
+            "session",
+            "odd",
+            &path,
+            "--discover",
+            "--transport",
+            "streamable-http",
+        ],
+        &strs(&modern),
+    );
+    assert_eq!(result["judged"], json!(["odd", "plain"]), "{result}");
+    let changes = &only_server(&result["typed"])["changes"];
+    assert_eq!(
+        (&changes[0]["tool"], &changes[0]["change"]),
+        (&json!("marked"), &json!("removed")),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_page_without_a_tools_array_leaves_the_session_check_incomplete() {
+    wheel();
+    let project = Project::new(json!({"odd": odd_entry(&[])}));
+    project.run(&["update", "--yes"]).expect(0);
+    let path = project.path().display().to_string();
+    // mcp 1.x checks an answer against the result type alone, so {"tools": null}
+    // reaches check_session (2.x refuses it first, against the protocol version).
+    let result = driver(
+        &["session", "odd", &path, "--like-1x", "--init-result"],
+        &strs(&odd_server(&["--tools-null"])),
+    );
+    assert_eq!(result["typed"]["exit_code"], 3, "{result}");
+    assert_eq!(only_server(&result["typed"])["verdict"], "incomplete");
+    assert_eq!(
+        listing_errors(&result),
+        ["tools/list: the answer has no \"tools\" array"]
+    );
+    assert_eq!(result["listing"][1], json!({"tools": [], "nextCursor": ""}));
+}
+
+#[test]
+fn a_number_json_cannot_carry_is_a_listing_error_or_mcp_lock_error_never_a_value_error() {
+    wheel();
+    let project = Project::new(json!({"odd": odd_entry(&[])}));
+    project.run(&["update", "--yes"]).expect(0);
+    let path = project.path().display().to_string();
+    // 1e999 on the wire: the SDK reads it as inf.
+    let result = driver(
+        &["session", "odd", &path],
+        &strs(&odd_server(&["--infinity"])),
+    );
+    assert_eq!(result["typed"]["exit_code"], 3, "{result}");
+    assert_eq!(only_server(&result["typed"])["verdict"], "incomplete");
+    let errors = listing_errors(&result);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("tools/list: the listing cannot be written as JSON: "),
+        "{errors:?}"
+    );
+    // check_listing() given inf raises McpLockError; mcp-lock never ran.
+    let result = driver(&["infinity", "odd", &path], &[]);
+    assert_eq!(result["exit_code"], Value::Null, "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the listing cannot be written as JSON: "),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_server_name_starting_with_a_dash_is_a_name_never_a_flag() {
+    wheel();
+    let project = Project::new(json!({"-fx": fixture_entry(&["--revision", "a"])}));
+    project.run(&["update", "--yes"]).expect(0);
+    let path = project.path().display().to_string();
+    let result = driver(&["verify", &path, "=-fx"], &[]);
+    assert_eq!(result["typed"]["exit_code"], 0, "{result}");
+    assert_eq!(only_server(&result["typed"])["name"], "-fx");
+    let result = driver(
+        &["session", "=-fx", &path],
+        &strs(&fixture_command(&["--revision", "a"])),
+    );
+    assert_eq!(result["typed"]["exit_code"], 0, "{result}");
+    assert_eq!(only_server(&result["typed"])["name"], "-fx");
+}
+
+#[test]
+fn the_report_stderr_holds_only_warnings_and_errors() {
+    let project = pinned_fixture(&["--revision", "a"]);
+    let path = project.path().display().to_string();
+    // Without --quiet, verify writes a progress line per server there.
+    let direct = project.run(&["verify", "--format", "json"]);
+    assert!(
+        direct.expect(0).stderr().contains("Listed fx"),
+        "{}",
+        direct.stderr()
+    );
+    let result = driver(&["verify", &path], &[]);
+    assert_eq!(result["typed"]["exit_code"], 0, "{result}");
+    assert_eq!(result["stderr"], "", "{result}");
+}
+
 #[test]
 fn an_unknown_server_is_a_usage_error_raised_as_mcp_lock_error() {
     let project = pinned_fixture(&["--revision", "a"]);
@@ -722,36 +997,46 @@ fn a_guarded_session_is_offered_only_the_tools_the_lock_approves() {
     assert_eq!(result["offered"], json!(["read_ticket"]), "{result}");
 }
 
-#[test]
-fn the_python_agent_example_starts_on_the_converged_demo_and_refuses_a_drifted_one() {
+/// A project with examples/demo's config (the fixture server's path made absolute,
+/// these arguments), pinned; its lock is kept in the project, not in examples/demo.
+fn demo_project(args: &[&str]) -> (Project, String) {
     wheel();
-    let venv = installed();
-    // examples/demo's config, with the fixture server's path made absolute.
     let demo = std::fs::read_to_string(repo().join("examples/demo/.mcp.json")).unwrap();
-    let demo = demo.replace(
-        "\"../../target/debug/examples/fixture_server\"",
-        &json!(fixture().display().to_string()).to_string(),
-    );
+    let demo = demo
+        .replace(
+            "\"../../target/debug/examples/fixture_server\"",
+            &json!(fixture().display().to_string()).to_string(),
+        )
+        .replace(
+            "[\"--revision\", \"a\"]",
+            &json!(["--revision", "a"].iter().chain(args).collect::<Vec<_>>()).to_string(),
+        );
     assert!(demo.contains(&fixture().display().to_string()), "{demo}");
     let project = Project::empty();
     std::fs::write(project.path().join(".mcp.json"), &demo).unwrap();
     project.run(&["update", "--yes"]).expect(0);
+    (project, demo)
+}
 
-    let agent = |guard: bool| {
-        let mut cmd = project.command(venv.python());
-        cmd.env_remove("PYTHONPATH")
-            .env_remove("MCP_LOCK_BIN")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .arg(repo().join("examples/python_agent.py"))
-            .args(["--project", &project.path().display().to_string()]);
-        if guard {
-            cmd.arg("--guard");
-        }
-        cmd.output().unwrap()
-    };
-    for guard in [false, true] {
-        let started = agent(guard);
-        let stdout = succeeded("python_agent.py", &started);
+/// examples/python_agent.py on a project, with the installed wheel, its options.
+fn python_agent(project: &Project, options: &[&str]) -> std::process::Output {
+    let mut cmd = project.command(installed().python());
+    cmd.env_remove("PYTHONPATH")
+        .env_remove("MCP_LOCK_BIN")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .arg(repo().join("examples/python_agent.py"))
+        .args(["--project", &project.path().display().to_string()])
+        .args(options);
+    cmd.output().unwrap()
+}
+
+#[test]
+fn the_python_agent_example_starts_on_the_converged_demo_and_refuses_a_drifted_one() {
+    let (project, demo) = demo_project(&[]);
+    // Behind the guard (the default), and started directly.
+    for options in [&[][..], &["--no-guard"]] {
+        let started = python_agent(&project, options);
+        let stdout = succeeded(&format!("python_agent.py {options:?}"), &started);
         assert_eq!(
             stdout,
             "agent: demo matches mcp.lock (converged); planning with: deploy_preview, read_ticket, search_docs\n"
@@ -763,7 +1048,7 @@ fn the_python_agent_example_starts_on_the_converged_demo_and_refuses_a_drifted_o
         demo.replace("\"a\"", "\"b\""),
     )
     .unwrap();
-    let refused = agent(false);
+    let refused = python_agent(&project, &["--no-guard"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(refused.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&refused.stderr);
@@ -778,6 +1063,27 @@ fn the_python_agent_example_starts_on_the_converged_demo_and_refuses_a_drifted_o
     assert!(
         stderr.contains("  demo/rollback: added (additive)\n"),
         "{stderr}"
+    );
+    // Behind the guard, the drifted tools are hidden: the session is missing them.
+    let refused = python_agent(&project, &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("  demo/deploy_preview: removed (breaking)\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_python_agent_example_plans_with_the_definitions_it_judged_not_a_second_listing() {
+    // The server answers its first listing as pinned, every later one with revision b.
+    let (project, _) = demo_project(&["--misbehave", "drift-second-listing"]);
+    let started = python_agent(&project, &["--no-guard"]);
+    let stdout = succeeded("python_agent.py --no-guard", &started);
+    assert_eq!(
+        stdout,
+        "agent: demo matches mcp.lock (converged); planning with: deploy_preview, read_ticket, search_docs\n",
+        "not revision b's rollback"
     );
 }
 

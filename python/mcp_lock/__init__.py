@@ -12,6 +12,9 @@ SDK integration is in :mod:`mcp_lock.sdk` (``pip install 'mcp-lock[mcp]'``).
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
+
 from .binary import find_binary
 from .commands import check_listing, verify
 from .errors import McpLockError
@@ -35,11 +38,7 @@ __all__ = [
 
 def _version() -> str:
     try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - Python < 3.8
-        return "unknown"
-    try:
-        return version("mcp-lock")
+        return _distribution_version("mcp-lock")
     except PackageNotFoundError:
         return "unknown"
 

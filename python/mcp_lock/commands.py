@@ -64,15 +64,17 @@ def verify(
         McpLockError: a usage, config or lock error (exit code 2), or no report.
     """
     args: List[str] = ["verify"]
-    if isinstance(servers, str):
-        args.append(servers)
-    elif servers is not None:
-        args.extend(servers)
     if offline:
         args.append("--offline")
     if timeout is not None:
         args += ["--timeout", str(timeout)]
     args += _common(client, config, lock, policy, fail, warn, allow, exact)
+    # After `--`, a name that starts with `-` is a name, never a flag.
+    args.append("--")
+    if isinstance(servers, str):
+        args.append(servers)
+    elif servers is not None:
+        args.extend(servers)
     return _run(args, project_dir=project_dir, binary=binary, stdin=None)
 
 
@@ -113,18 +115,40 @@ def check_listing(
         The report, with one entry in ``servers``.
 
     Raises:
-        McpLockError: a usage, config, lock or input error (exit code 2).
+        McpLockError: a usage, config, lock or input error (exit code 2), or a
+            ``listing`` value that is not JSON (``inf`` or ``nan``, an object that
+            is not a ``dict``, ``list``, ``str``, number, bool or ``None``).
     """
     if isinstance(listing, bytes):
         data = listing
     elif isinstance(listing, str):
         data = listing.encode("utf-8")
     else:
-        # ASCII escapes keep every string as the server sent it; NaN is not JSON.
-        data = json.dumps(listing, ensure_ascii=True, allow_nan=False).encode("ascii")
-    args = ["check-listing", server]
+        data = encode_json(listing)
+    args = ["check-listing"]
     args += _common(client, config, lock, policy, fail, warn, allow, exact)
+    args += ["--", server]
     return _run(args, project_dir=project_dir, binary=binary, stdin=data)
+
+
+def encode_json(value: Any) -> bytes:
+    """``value`` as JSON text for mcp-lock's input.
+
+    ASCII escapes keep every string as the server sent it. A value JSON cannot carry
+    (``inf``, ``nan``: Python's ``json`` and the SDK read ``1e999`` as ``inf``; an
+    object of another type; nesting deeper than Python recurses) raises
+    :class:`McpLockError`, never writes ``Infinity``.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=True, allow_nan=False).encode("ascii")
+    except RecursionError as e:
+        raise McpLockError(f"the listing is nested too deep to write as JSON: {e}") from e
+    except ValueError as e:  # inf or nan (allow_nan=False), or a value holding itself
+        raise McpLockError(
+            f"the listing cannot be written as JSON: {e} (JSON has no inf or nan; 1e999 reads as inf)"
+        ) from e
+    except TypeError as e:
+        raise McpLockError(f"the listing holds a value that is not JSON: {e}") from e
 
 
 def _common(
@@ -137,7 +161,8 @@ def _common(
     allow: Classes,
     exact: bool,
 ) -> List[str]:
-    args = ["--format", "json", "--color", "never"]
+    # --quiet: no progress or summary lines, so stderr holds only warnings and errors.
+    args = ["--format", "json", "--quiet", "--color", "never"]
     if client is not None:
         args += ["--client", client]
     for flag, path in (("--config", config), ("--lock", lock), ("--policy", policy)):

@@ -291,7 +291,14 @@ class Report:
     """What mcp-lock wrote on stderr (warnings)."""
     listing_errors: List[str] = dataclasses.field(default_factory=list, compare=False)
     """From :func:`mcp_lock.sdk.check_session`: why a listing stopped early (a page
-    request that failed, a repeated cursor), each with the SDK's error."""
+    request that failed, a repeated cursor, a page without its array, the time
+    bounds), each with the SDK's error, and what could not be judged (a session
+    whose initialize result is not known)."""
+    listing: List[Dict[str, Any]] = dataclasses.field(default_factory=list, repr=False, compare=False)
+    """From :func:`mcp_lock.sdk.check_session`: the documents judged, as sent to
+    ``check-listing`` (the session, then every page in order, each definition as
+    received). Hand the agent these definitions (:func:`mcp_lock.sdk.judged_tools`),
+    not a second ``list_tools()``, which the server may answer otherwise."""
 
     @property
     def passed(self) -> bool:

@@ -1,10 +1,12 @@
 """mcp-lock for agents on the official MCP Python SDK (the ``mcp`` package).
 
-* :func:`check_session`: after ``await session.initialize()``, list what the server
-  offers over that session and have mcp-lock judge it against the lock, as
-  ``verify`` would judge a listing of its own: refuse to go on when it fails.
+* :func:`check_session`: after ``init = await session.initialize()``, list what the
+  server offers over that session and have mcp-lock judge it against the lock, as
+  ``verify`` would judge a listing of its own: refuse to go on when it fails, and
+  plan with the definitions that were judged (:func:`judged_tools`).
 * :func:`guarded`: the ``StdioServerParameters`` that start a server behind
-  ``mcp-lock guard``, which enforces the lock for the whole session.
+  ``mcp-lock guard``, which enforces the lock for the whole session (the check is of
+  one moment; the guard keeps judging every later listing and call).
 
 The definitions are sent to mcp-lock exactly as the server sent them. The lock pins
 a hash of each definition's JSON, and the SDK's models drop members they do not
@@ -12,8 +14,8 @@ know (``Tool`` ignores extra fields), so a listing rebuilt from ``list_tools()``
 models would not hash as pinned. The pages are therefore asked for through the
 session's own ``send_request`` with a result type that keeps every member as
 received, after the SDK has checked the result against the negotiated protocol
-version, and the tools the SDK leaves out of ``list_tools()`` (a 2026-07-28 tool
-with an invalid ``x-mcp-header``) are left out here too.
+version. Tools with an invalid ``x-mcp-header`` mark are left out only where
+mcp-lock's own client leaves them out: a 2026-07-28 session over Streamable HTTP.
 
 Needs the SDK: ``pip install 'mcp-lock[mcp]'``. Importing :mod:`mcp_lock` alone
 never imports it.
@@ -23,15 +25,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import os
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple, Union, cast
 
 from .binary import find_binary
-from .commands import Classes, PathArg, check_listing
+from .commands import Classes, PathArg, check_listing, encode_json
+from .errors import McpLockError
 from .report import Report
 
 try:
+    import anyio
     import anyio.to_thread
     import mcp.types as _types
     from pydantic import BaseModel, ConfigDict
@@ -41,16 +47,28 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 if TYPE_CHECKING:
     from mcp import ClientSession, StdioServerParameters
 
-__all__ = ["check_session", "guarded", "session_listing"]
+__all__ = ["check_session", "guarded", "judged_tools", "session_listing"]
 
 MAX_PAGES = 500
 """Pages of one kind read before the listing is taken as incomplete (verify's default)."""
 
+REQUEST_TIMEOUT = 30.0
+"""Longest wait for one page, in seconds (verify's ``--request-timeout``)."""
+
+TIMEOUT = 120.0
+"""Longest time for the whole listing, in seconds (verify's ``--timeout``)."""
+
+STREAMABLE_HTTP = "streamable-http"
+"""The ``transport`` of a session over Streamable HTTP."""
+
+_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
 # (list method, member of the result, capability that offers it)
-_TOOLS = ("tools/list", "tools", "tools")
-_PROMPTS = ("prompts/list", "prompts", "prompts")
-_TEMPLATES = ("resources/templates/list", "resourceTemplates", "resources")
-_RESOURCES = ("resources/list", "resources", "resources")
+_Kind = Tuple[str, str, str]
+_TOOLS: _Kind = ("tools/list", "tools", "tools")
+_PROMPTS: _Kind = ("prompts/list", "prompts", "prompts")
+_TEMPLATES: _Kind = ("resources/templates/list", "resourceTemplates", "resources")
+_RESOURCES: _Kind = ("resources/list", "resources", "resources")
 
 _REQUEST_TYPES = {
     "tools/list": "ListToolsRequest",
@@ -58,6 +76,11 @@ _REQUEST_TYPES = {
     "resources/templates/list": "ListResourceTemplatesRequest",
     "resources/list": "ListResourcesRequest",
 }
+
+# mcp 1.x wraps every request in a ClientRequest RootModel, and reads timeouts as
+# timedelta; 2.x takes the request itself and seconds.
+_WRAPPER = getattr(_types, "ClientRequest", None)
+_SDK_1X = isinstance(_WRAPPER, type) and issubclass(_WRAPPER, BaseModel)
 
 
 class _AsReceived(BaseModel):
@@ -82,6 +105,9 @@ async def check_session(
     exact: bool = False,
     resources: bool = False,
     max_pages: int = MAX_PAGES,
+    request_timeout: Optional[float] = REQUEST_TIMEOUT,
+    timeout: Optional[float] = TIMEOUT,
+    transport: Optional[str] = None,
     binary: Optional[PathArg] = None,
 ) -> Report:
     """Checks what the server offers over ``session`` against the lock.
@@ -93,32 +119,56 @@ async def check_session(
     to ``mcp-lock check-listing SERVER``. The comparison, classes, policy and verdicts
     are ``verify``'s.
 
-    A listing that stopped early (a page request failed, a cursor came back, more
-    than ``max_pages`` pages) is judged ``incomplete`` (exit code 3), never passed;
-    why it stopped is in ``report.listing_errors``.
+    A listing that stopped early (a page request failed or timed out, a page had no
+    list, a cursor came back, more than ``max_pages`` pages, ``timeout`` passed) is
+    judged ``incomplete`` (exit code 3), never passed; why it stopped is in
+    ``report.listing_errors``. So is a session whose initialize result is not known
+    (mcp 1.x without ``init_result``): its instructions and serverInfo are then not
+    judged.
+
+    This judges the listing at this moment. A server can change what it offers later
+    in the session; :func:`guarded` keeps enforcing the lock for the whole session.
 
     Args:
         session: a ``ClientSession`` after ``await session.initialize()`` (an
             ``mcp.Client`` is taken through its ``session``).
         server: the server's name in the project's client config.
         init_result: the initialize (or discover) result, when the session does not
-            keep it (mcp 1.x). A ``dict`` of the result as received is used as is.
+            keep it (mcp 1.x: ``init_result=await session.initialize()``). A ``dict``
+            of the result as received is used as is.
         client: the client profile this session is judged under; the one the lock
             pins the server with when ``None``.
         resources: also list and judge resources (when ``[surface]`` pins them).
         max_pages: pages of one kind read before the kind is taken as incomplete.
+        request_timeout: longest wait for one page, in seconds (``None``: the
+            session's own read timeout).
+        timeout: longest time for the whole listing, in seconds (``None``: no bound).
+        transport: how the session reaches the server: ``"stdio"``,
+            ``"streamable-http"`` or ``"sse"``. On a 2026-07-28 session over
+            Streamable HTTP, tools with an invalid ``x-mcp-header`` mark are left
+            out, as mcp-lock's client leaves them out. Taken from an ``mcp.Client``
+            given a URL; otherwise not Streamable HTTP unless named.
         Other arguments: as for :func:`mcp_lock.check_listing`.
 
     Returns:
         The report: ``report.passed`` is false when the policy fails a change or the
-        listing is incomplete.
+        listing is incomplete. ``report.listing`` holds the documents judged; give
+        the agent :func:`judged_tools` of it rather than listing again.
 
     Raises:
-        McpLockError: a usage, config or lock error (an unknown server, no lock).
+        McpLockError: a usage, config or lock error (an unknown server, no lock), or
+            a session that is not JSON.
     """
     problems: List[str] = []
     documents = await session_listing(
-        session, init_result=init_result, resources=resources, max_pages=max_pages, problems=problems
+        session,
+        init_result=init_result,
+        resources=resources,
+        max_pages=max_pages,
+        request_timeout=request_timeout,
+        timeout=timeout,
+        transport=transport,
+        problems=problems,
     )
     run = functools.partial(
         check_listing,
@@ -136,7 +186,23 @@ async def check_session(
         binary=binary,
     )
     report = await anyio.to_thread.run_sync(run)
-    return dataclasses.replace(report, listing_errors=problems)
+    return dataclasses.replace(report, listing_errors=problems, listing=documents)
+
+
+def judged_tools(report: Report) -> List[Any]:
+    """The tools :func:`check_session` judged, as the SDK's ``Tool`` models: what the
+    agent should plan with once ``report.passed``.
+
+    Built from ``report.listing``, the definitions this session received and
+    mcp-lock judged. Calling ``list_tools()`` again instead would ask the server a
+    second time, and it may answer otherwise.
+    """
+    return [
+        _types.Tool.model_validate(tool)
+        for document in report.listing
+        if isinstance(document.get("tools"), list)
+        for tool in document["tools"]
+    ]
 
 
 async def session_listing(
@@ -145,68 +211,115 @@ async def session_listing(
     init_result: Any = None,
     resources: bool = False,
     max_pages: int = MAX_PAGES,
+    request_timeout: Optional[float] = REQUEST_TIMEOUT,
+    timeout: Optional[float] = TIMEOUT,
+    transport: Optional[str] = None,
     problems: Optional[List[str]] = None,
 ) -> List[Dict[str, Any]]:
     """What :func:`check_session` sends to mcp-lock: the session as the client saw it,
     then every list page in order, each definition exactly as received.
 
-    A kind whose listing stopped early (a page request failed, the server repeated a
-    cursor, more than ``max_pages`` pages) ends with a page naming a ``nextCursor``,
-    so mcp-lock judges it incomplete: the last page received, or, when not even the
-    first arrived, an empty page naming the cursor ``""``. Why each stopped is
-    appended to ``problems``.
+    A kind whose listing stopped early (a page request failed or timed out, a page
+    without its list or with a number JSON cannot carry, the server repeated a
+    cursor, more than ``max_pages`` pages, ``timeout`` passed) ends with a page
+    naming a ``nextCursor``, so mcp-lock judges it incomplete: the last page
+    received, or, when not even the first arrived, an empty page naming the cursor
+    ``""``. Why each stopped is appended to ``problems``, and so is a session whose
+    instructions and serverInfo cannot be known.
 
     The documents are ``check-listing``'s input format; write them to a file to check
     them later with ``mcp-lock check-listing SERVER FILE``.
     """
+    given = session
     session = _client_session(session)
     problems = [] if problems is None else problems
-    seen = _session_document(session, init_result)
+    if transport is None:
+        transport = _transport_of(given)
+    seen = _session_document(session, init_result, problems)
     documents: List[Dict[str, Any]] = [seen] if seen else []
     capabilities = seen.get("capabilities")
     declared = capabilities if isinstance(capabilities, dict) else {}
     kinds = [_TOOLS, _PROMPTS, _TEMPLATES] + ([_RESOURCES] if resources else [])
-    for kind in kinds:
-        method, member, capability = kind
-        # Tools are always asked for; the others only when declared, as verify does.
-        if kind is not _TOOLS and declared.get(capability) is None:
-            continue
-        documents.extend(await _pages(session, method, member, max_pages, problems))
+    # Tools are always asked for; the others only when declared, as verify does.
+    kinds = [kind for kind in kinds if kind is _TOOLS or declared.get(kind[2]) is not None]
+    read_timeout = _read_timeout(session, request_timeout)
+    marks = transport == STREAMABLE_HTTP
+    listing: Optional[_Listing] = None
+    with anyio.move_on_after(timeout) as scope:
+        for kind in kinds:
+            listing = _Listing(kind)
+            await listing.run(session, max_pages, read_timeout, marks, problems)
+            documents.extend(listing.pages)
+            listing = None
+    if scope.cancelled_caught and listing is not None:
+        method = listing.kind[0]
+        problems.append(f"{method}{listing.at()}: no complete listing within the timeout of {timeout:g} s")
+        listing.cut()
+        documents.extend(listing.pages)
     return documents
 
 
-async def _pages(session: Any, method: str, member: str, max_pages: int, problems: List[str]) -> List[Dict[str, Any]]:
-    pages: List[Dict[str, Any]] = []
-    cursors: Set[str] = set()
-    cursor: Optional[str] = None
-    while True:
-        try:
-            result = await session.send_request(_request(method, cursor), _AsReceived)
-        except Exception as e:  # the SDK's error, a timeout, a closed connection
-            at = "" if cursor is None else f" (cursor {cursor!r})"
-            problems.append(f"{method}{at}: {e or type(e).__name__}")
-            if not pages:
-                pages.append({member: [], "nextCursor": ""})
-            return pages
-        received = dict(result.model_extra or {})
-        items = received.get(member)
-        page: Dict[str, Any] = {member: items}
-        if member == "tools" and isinstance(items, list):
-            page[member] = _offered_tools(session, items)
-        next_cursor = received.get("nextCursor")
-        if next_cursor is not None:
-            page["nextCursor"] = next_cursor
-        pages.append(page)
-        if not isinstance(next_cursor, str):
-            return pages
-        if next_cursor in cursors:
-            problems.append(f"{method}: the server repeated the cursor {next_cursor!r}")
-            return pages
-        if len(pages) >= max_pages:
-            problems.append(f"{method}: more than {max_pages} pages")
-            return pages
-        cursors.add(next_cursor)
-        cursor = next_cursor
+class _Listing:
+    """The pages of one kind, read so far."""
+
+    def __init__(self, kind: _Kind) -> None:
+        self.kind = kind
+        self.pages: List[Dict[str, Any]] = []
+        self.cursor: Optional[str] = None
+
+    def at(self) -> str:
+        return "" if self.cursor is None else f" (cursor {self.cursor!r})"
+
+    def cut(self) -> None:
+        """Ends the kind as incomplete: its last page names a page that is missing."""
+        last = self.pages[-1] if self.pages else None
+        if last is None or not isinstance(last.get("nextCursor"), str):
+            self.pages.append({self.kind[1]: [], "nextCursor": ""})
+
+    async def run(self, session: Any, max_pages: int, read_timeout: Any, marks: bool, problems: List[str]) -> None:
+        method, member, _ = self.kind
+        cursors: Set[str] = set()
+
+        def stop(why: str) -> None:
+            problems.append(f"{method}{self.at()}: {why}")
+            self.cut()
+
+        while True:
+            request = _request(method, self.cursor)
+            try:
+                if read_timeout is None:
+                    result = await session.send_request(request, _AsReceived)
+                else:
+                    result = await session.send_request(request, _AsReceived, request_read_timeout_seconds=read_timeout)
+            except Exception as e:  # the SDK's error, a read timeout, a closed connection
+                return stop(str(e) or type(e).__name__)
+            received = dict(result.model_extra or {})
+            items = received.get(member)
+            if not isinstance(items, list):
+                return stop(f'the answer has no "{member}" array')
+            if marks and member == "tools":
+                items = _offered_tools(session, items)
+            page: Dict[str, Any] = {member: items}
+            next_cursor = received.get("nextCursor")
+            if next_cursor is not None and not isinstance(next_cursor, str):
+                return stop('"nextCursor" is not a string')
+            if next_cursor is not None:
+                page["nextCursor"] = next_cursor
+            try:
+                encode_json(page)
+            except McpLockError as e:
+                return stop(e.message)
+            self.pages.append(page)
+            if next_cursor is None:
+                return None
+            if next_cursor in cursors:
+                problems.append(f"{method}: the server repeated the cursor {next_cursor!r}")
+                return None
+            if len(self.pages) >= max_pages:
+                problems.append(f"{method}: more than {max_pages} pages")
+                return None
+            cursors.add(next_cursor)
+            self.cursor = next_cursor
 
 
 def _request(method: str, cursor: Optional[str]) -> Any:
@@ -215,15 +328,32 @@ def _request(method: str, cursor: Optional[str]) -> Any:
     if cursor is not None:
         data["params"] = {"cursor": cursor}
     request = getattr(_types, _REQUEST_TYPES[method]).model_validate(data)
-    wrapper = getattr(_types, "ClientRequest", None)
-    if isinstance(wrapper, type) and issubclass(wrapper, BaseModel):
-        return cast(Any, wrapper)(request)  # mcp 1.x: ClientRequest is a RootModel
+    if _SDK_1X:
+        return cast(Any, _WRAPPER)(request)  # a RootModel
     return request
 
 
+def _read_timeout(session: Any, seconds: Optional[float]) -> Union[float, timedelta, None]:
+    """``seconds`` as this session's ``send_request`` takes its read timeout: a float
+    (mcp 2.x) or a ``timedelta`` (mcp 1.x, and sessions declaring one)."""
+    if seconds is None:
+        return None
+    try:
+        parameter = inspect.signature(session.send_request).parameters.get("request_read_timeout_seconds")
+    except (TypeError, ValueError):
+        parameter = None
+    annotation = (
+        "" if parameter is None or parameter.annotation is inspect.Parameter.empty else str(parameter.annotation)
+    )
+    if "timedelta" in annotation or (_SDK_1X and "float" not in annotation):
+        return timedelta(seconds=seconds)
+    return float(seconds)
+
+
 def _offered_tools(session: Any, tools: List[Any]) -> List[Any]:
-    """The tools ``list_tools()`` would offer: on a 2026-07-28 session, the SDK
-    drops a tool whose ``x-mcp-header`` marks are invalid (as mcp-lock does)."""
+    """The tools a 2026-07-28 client over Streamable HTTP offers: without those whose
+    ``x-mcp-header`` marks are invalid (as mcp-lock's client, and the SDK's
+    ``list_tools()``, leave them out)."""
     try:
         from mcp.shared.inbound import find_invalid_x_mcp_header
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -248,43 +378,67 @@ def _client_session(session: Any) -> Any:
     raise TypeError(f"not an MCP ClientSession: {type(session).__name__}")
 
 
-def _session_document(session: Any, init_result: Any) -> Dict[str, Any]:
+def _transport_of(session: Any) -> Optional[str]:
+    """The transport when it can be told: an ``mcp.Client`` given a URL connects over
+    Streamable HTTP."""
+    if not hasattr(session, "send_request") and isinstance(getattr(session, "server", None), str):
+        return STREAMABLE_HTTP
+    return None
+
+
+def _session_document(session: Any, init_result: Any, problems: List[str]) -> Dict[str, Any]:
     """``protocolVersion``, ``serverInfo``, ``instructions`` and ``capabilities`` as
-    the session saw them; what neither the result nor the session has is left out
-    (mcp-lock then takes the pinned value)."""
+    the session saw them.
+
+    From the initialize (or discover) result when it is known, every member given,
+    ``null`` where the server sent none (as mcp-lock's client reads it), so a change
+    or a removal is judged. Without one (mcp 1.x keeps none) only the version and
+    capabilities the session keeps are given; mcp-lock then takes the pinned
+    instructions and serverInfo, and ``problems`` says they were not judged.
+    """
     result = init_result
     if result is None:
         result = getattr(session, "initialize_result", None) or getattr(session, "discover_result", None)
-    given = _dump(result)
-    given = given if isinstance(given, dict) else {}
+    version = getattr(session, "protocol_version", None)
     seen: Dict[str, Any] = {}
-    version = given.get("protocolVersion") or getattr(session, "protocol_version", None)
+    if result is None:
+        if isinstance(version, str):
+            seen["protocolVersion"] = version
+        capabilities = _dump(getattr(session, "server_capabilities", None))
+        if capabilities is None and callable(getattr(session, "get_server_capabilities", None)):
+            capabilities = _dump(session.get_server_capabilities())  # mcp 1.x
+        if capabilities is not None:
+            seen["capabilities"] = capabilities
+        problems.append(
+            "session: the instructions and serverInfo could not be judged: this SDK session keeps no "
+            "initialize result; pass init_result=await session.initialize()"
+        )
+        return seen
+    given = _dump(result)
+    if isinstance(given, dict) and "jsonrpc" in given and isinstance(given.get("result"), dict):
+        given = given["result"]  # a JSON-RPC answer as received
+    if not isinstance(given, dict):
+        raise TypeError(f"init_result is not an initialize or discover result: {type(result).__name__}")
+    # A discover result names no version: the one the session negotiated.
+    version = given.get("protocolVersion", version)
     if isinstance(version, str):
         seen["protocolVersion"] = version
     info = given.get("serverInfo")
-    if info is None:
-        info = _dump(getattr(session, "server_info", None))
-    if info is not None:
-        seen["serverInfo"] = info
+    meta = given.get("_meta")
+    if info is None and isinstance(meta, dict):
+        info = meta.get(_SERVER_INFO_META)  # where a discover result carries it
+    seen["serverInfo"] = info
     capabilities = given.get("capabilities")
-    if capabilities is None:
-        capabilities = _dump(getattr(session, "server_capabilities", None))
-    if capabilities is None and callable(getattr(session, "get_server_capabilities", None)):
-        capabilities = _dump(session.get_server_capabilities())  # mcp 1.x
-    if capabilities is not None:
-        seen["capabilities"] = capabilities
-    if result is not None:
-        # The session saw the result: no instructions in it means none.
-        seen["instructions"] = given.get("instructions")
-    elif hasattr(session, "instructions"):
-        seen["instructions"] = session.instructions
+    seen["capabilities"] = {} if capabilities is None else capabilities
+    seen["instructions"] = given.get("instructions")
     return seen
 
 
 def _dump(value: Any) -> Any:
-    """An SDK model as the JSON it was read from: wire names, only members that were set."""
-    if value is None or isinstance(value, Mapping):
-        return dict(value) if isinstance(value, Mapping) else None
+    """An SDK model as the JSON it was read from (wire names, only members that were
+    set); a mapping as a ``dict``; anything else as it is."""
+    if isinstance(value, Mapping):
+        return dict(value)
     dump = getattr(value, "model_dump", None)
     if dump is None:
         return value

@@ -1,8 +1,13 @@
 """Drives mcp_lock's Python API through the real MCP Python SDK for tests/dist_python.rs,
 and prints what happened as one JSON object on stdout (the Rust test asserts on it).
 
-    sdk_driver.py session SERVER PROJECT [--client P] -- COMMAND [ARGS...]
-        connect to COMMAND with the SDK, then check_session(session, SERVER)
+    sdk_driver.py session SERVER PROJECT [OPTIONS] -- COMMAND [ARGS...]
+        connect to COMMAND with the SDK, then check_session(session, SERVER); options:
+        --client P, --request-timeout S, --timeout S, --transport T (check_session's),
+        --discover (open the session with server/discover, not initialize),
+        --init-result (pass the initialize or discover result as init_result),
+        --like-1x (check an mcp 1.x-like session: see LikeMcp1),
+        --list-tools (also report the names the SDK's list_tools() offers)
     sdk_driver.py listing SERVER PROJECT --drop-last-page -- COMMAND [ARGS...]
         session_listing(), the last tools page left out, then check_listing()
     sdk_driver.py models SERVER PROJECT -- COMMAND [ARGS...]
@@ -12,22 +17,55 @@ and prints what happened as one JSON object on stdout (the Rust test asserts on 
         connect through guarded(params, SERVER) and list the tools the agent is offered
     sdk_driver.py verify PROJECT [SERVER...]
         mcp_lock.verify()
+    sdk_driver.py infinity SERVER PROJECT
+        check_listing() of a listing holding float("inf")
 
-Every report is printed whole (``raw``) with the typed view beside it; an
-McpLockError is printed as {"error": ..., "exit_code": ...}.
+A SERVER written =NAME is NAME, so that it may start with "-". Every report is
+printed whole (``raw``) with the typed view beside it; an McpLockError is printed as
+{"error": ..., "exit_code": ...}.
 """
 
 import argparse
 import json
 import sys
-from typing import Any, Awaitable, Callable, Dict, List
+from datetime import timedelta
+from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import mcp_lock
-from mcp_lock.sdk import check_session, guarded, session_listing
+from mcp_lock.sdk import check_session, guarded, judged_tools, session_listing
+
+
+class LikeMcp1:
+    """What an mcp 1.x ClientSession offers check_session, made from a 2.x one: its
+    send_request takes the read timeout as a timedelta (a float fails, as in 1.x) and
+    checks the answer against result_type alone, without 2.x's check against the
+    negotiated protocol version; get_server_capabilities(). It keeps no initialize or
+    discover result, protocol version, serverInfo or instructions."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+
+    async def send_request(
+        self,
+        request: Any,
+        result_type: Any,
+        request_read_timeout_seconds: Optional[timedelta] = None,
+        metadata: Any = None,
+        progress_callback: Any = None,
+    ) -> Any:
+        options: Any = {}
+        if request_read_timeout_seconds is not None:
+            options["timeout"] = request_read_timeout_seconds.total_seconds()
+        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        raw = await self._session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
+        return result_type.model_validate(raw)
+
+    def get_server_capabilities(self) -> Any:
+        return self._session.server_capabilities
 
 
 def typed(report: mcp_lock.Report) -> Dict[str, Any]:
@@ -83,32 +121,49 @@ def report_or_error(call: Any) -> Dict[str, Any]:
         report = call()
     except mcp_lock.McpLockError as e:
         return {"error": e.message, "exit_code": e.exit_code, "stderr": e.stderr}
-    return {"report": report.raw, "typed": typed(report)}
+    return {"report": report.raw, "typed": typed(report), "stderr": report.stderr}
 
 
-async def connected(command: List[str], body: Callable[[ClientSession], Awaitable[Dict[str, Any]]]) -> Dict[str, Any]:
+async def connected(
+    command: List[str], body: Callable[[ClientSession, Any], Awaitable[Dict[str, Any]]], discover: bool = False
+) -> Dict[str, Any]:
     params = StdioServerParameters(command=command[0], args=command[1:])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
-            return await body(session)
+            opened = await (session.discover() if discover else session.initialize())
+            return await body(session, opened)
 
 
 async def run(args: argparse.Namespace) -> Dict[str, Any]:
     if args.what == "session":
 
-        async def body(session: ClientSession) -> Dict[str, Any]:
+        async def body(session: ClientSession, opened: Any) -> Dict[str, Any]:
+            options: Dict[str, Any] = {"project_dir": args.project, "client": args.client}
+            for name in ("request_timeout", "timeout", "transport"):
+                if getattr(args, name) is not None:
+                    options[name] = getattr(args, name)
+            if args.init_result:
+                options["init_result"] = opened
+            checked: Any = LikeMcp1(session) if args.like_1x else session
             try:
-                report = await check_session(session, args.server, project_dir=args.project, client=args.client)
+                report = await check_session(checked, args.server, **options)
             except mcp_lock.McpLockError as e:
                 return {"error": e.message, "exit_code": e.exit_code}
-            return {"report": report.raw, "typed": typed(report)}
+            result = {
+                "report": report.raw,
+                "typed": typed(report),
+                "listing": report.listing,
+                "judged": [t.name for t in judged_tools(report)],
+            }
+            if args.list_tools:
+                result["offered"] = [t.name for t in (await session.list_tools()).tools]
+            return result
 
-        return await connected(args.command, body)
+        return await connected(args.command, body, discover=args.discover)
 
     if args.what == "listing":
 
-        async def body(session: ClientSession) -> Dict[str, Any]:
+        async def body(session: ClientSession, opened: Any) -> Dict[str, Any]:
             documents = await session_listing(session)
             tool_pages = [i for i, d in enumerate(documents) if "tools" in d]
             sent = [d for i, d in enumerate(documents) if not (args.drop_last_page and i == tool_pages[-1])]
@@ -121,7 +176,7 @@ async def run(args: argparse.Namespace) -> Dict[str, Any]:
 
     if args.what == "models":
 
-        async def body(session: ClientSession) -> Dict[str, Any]:
+        async def body(session: ClientSession, opened: Any) -> Dict[str, Any]:
             documents = await session_listing(session)
             sent = [t for d in documents if "tools" in d for t in d["tools"]]
             listed = await session.list_tools()
@@ -146,7 +201,16 @@ async def run(args: argparse.Namespace) -> Dict[str, Any]:
     if args.what == "verify":
         return report_or_error(lambda: mcp_lock.verify(args.servers or None, project_dir=args.project))
 
+    if args.what == "infinity":
+        listing = {"tools": [{"name": "odd", "inputSchema": {"type": "object", "maximum": float("inf")}}]}
+        return report_or_error(lambda: mcp_lock.check_listing(args.server, listing, project_dir=args.project))
+
     raise SystemExit(f"unknown: {args.what}")
+
+
+def plain_name(name: str) -> str:
+    """A server name from the command line: =NAME is NAME."""
+    return name.removeprefix("=")
 
 
 def main() -> None:
@@ -164,11 +228,25 @@ def main() -> None:
         p.add_argument("--client")
         p.add_argument("--drop-last-page", action="store_true")
         p.add_argument("--keep-command", action="store_true")
+        p.add_argument("--request-timeout", type=float)
+        p.add_argument("--timeout", type=float)
+        p.add_argument("--transport")
+        p.add_argument("--discover", action="store_true")
+        p.add_argument("--init-result", action="store_true")
+        p.add_argument("--like-1x", action="store_true")
+        p.add_argument("--list-tools", action="store_true")
+    p = sub.add_parser("infinity")
+    p.add_argument("server")
+    p.add_argument("project")
     p = sub.add_parser("verify")
     p.add_argument("project")
     p.add_argument("servers", nargs="*")
     args = parser.parse_args(argv)
     args.command = command
+    if getattr(args, "server", None) is not None:
+        args.server = plain_name(args.server)
+    if getattr(args, "servers", None):
+        args.servers = [plain_name(name) for name in args.servers]
     emit(anyio.run(run, args))
 
 
