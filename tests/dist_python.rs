@@ -750,8 +750,10 @@ fn changed_or_removed_instructions_never_pass_unjudged_through_check_session() {
     );
     assert_eq!(session["protocolVersion"], "2025-11-25");
 
-    // Without init_result the instructions cannot be known: the report says so.
+    // Without init_result the instructions cannot be known: the report says so, and
+    // does not pass.
     let result = driver(&["session", "fx", &path, "--like-1x"], &strs(&changed));
+    assert_eq!(result["typed"]["passed"], false, "{result}");
     assert!(
         result["listing"][0].get("instructions").is_none(),
         "{result}"

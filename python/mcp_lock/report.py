@@ -302,8 +302,10 @@ class Report:
 
     @property
     def passed(self) -> bool:
-        """Nothing the policy fails, and every listing was checked (exit code 0)."""
-        return self.exit_code == 0
+        """Nothing the policy fails, every listing was checked (exit code 0), and
+        nothing the session received went unjudged (no ``listing_errors``: a session
+        whose instructions could not be known does not pass)."""
+        return self.exit_code == 0 and not self.listing_errors
 
     def server(self, name: str, profile: Optional[str] = None) -> ServerResult:
         """The result for a server (and profile); ``KeyError`` when the report has none."""
