@@ -6,15 +6,16 @@
 //
 // For each --binary (TARGET a Rust target triple or a platform key of
 // npm/mcp-lock/platforms.json, PATH a built mcp-lock), writes the platform package
-// DIR/<key>/ (package.json and bin/mcp-lock), then the main package DIR/mcp-lock/
-// (a copy of npm/mcp-lock/ whose version and optionalDependencies are set from
-// Cargo.toml's version and the platform table), and packs every one into DIR as
-// a tarball (`npm pack`), printing each tarball's path. --sync rewrites
+// DIR/<key>/ (package.json, a short README.md and bin/mcp-lock), then the main
+// package DIR/mcp-lock/ (a copy of npm/mcp-lock/ whose version and
+// optionalDependencies are set from Cargo.toml's version and the platform table),
+// and packs every one into DIR as a tarball (`npm pack`), printing each tarball's
+// path. --sync rewrites
 // npm/mcp-lock/package.json the same way, for committing.
 
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -118,7 +119,12 @@ for (const spec of values.binary) {
 
 const main = join(out, 'mcp-lock');
 rmSync(main, { recursive: true, force: true });
-cpSync(mainDir, main, { recursive: true, filter: (src) => !src.includes('node_modules') });
+// Leave out an npm install's node_modules inside the package folder: judged by the path
+// below mainDir, so a checkout that itself sits under a node_modules folder is copied.
+cpSync(mainDir, main, {
+  recursive: true,
+  filter: (src) => !relative(mainDir, src).split(sep).includes('node_modules'),
+});
 write(join(main, 'package.json'), mainManifest(version));
 staged.push(main);
 

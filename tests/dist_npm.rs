@@ -290,13 +290,69 @@ fn build_writes_every_platform_package_from_the_one_table() {
             "mcp-lock"
         };
         assert_eq!(manifest["files"], json!([format!("bin/{exe}")]));
-        assert!(
-            out.path()
-                .join("out")
-                .join(key)
-                .join("bin")
-                .join(exe)
-                .exists()
+        // The binary, the manifest and a README (which npm packs whatever `files` says).
+        let dir = out.path().join("out").join(key);
+        assert_eq!(entries(&dir), ["README.md", "bin", "package.json"], "{key}");
+        assert_eq!(entries(&dir.join("bin")), [exe], "{key}");
+    }
+}
+
+/// The names in a folder, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn build_copies_the_main_package_from_a_checkout_inside_node_modules() {
+    // A checkout (or an unpacked source package) under some node_modules folder, with
+    // an npm install of its own inside the main package folder.
+    let dir = tempfile::tempdir().unwrap();
+    let checkout = dir.path().join("node_modules/mcp-lock-src");
+    copy_dir(&repo().join("npm/mcp-lock"), &checkout.join("npm/mcp-lock"));
+    std::fs::copy(repo().join("npm/build.mjs"), checkout.join("npm/build.mjs")).unwrap();
+    std::fs::copy(repo().join("Cargo.toml"), checkout.join("Cargo.toml")).unwrap();
+    let installed = checkout.join("npm/mcp-lock/node_modules/left-pad");
+    std::fs::create_dir_all(&installed).unwrap();
+    std::fs::write(installed.join("index.js"), "module.exports = 1;\n").unwrap();
+
+    let out = dir.path().join("out");
+    succeeded(
+        "npm/build.mjs --no-pack under node_modules",
+        &command("node")
+            .arg(checkout.join("npm/build.mjs"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--no-pack")
+            .output()
+            .unwrap(),
+    );
+    let main = out.join("mcp-lock");
+    let mut expected = entries(&repo().join("npm/mcp-lock"));
+    expected.retain(|name| name != "node_modules");
+    assert_eq!(entries(&main), expected);
+    for file in ["index.js", "index.d.ts", "bin/mcp-lock.js", "lib/binary.js"] {
+        assert_eq!(
+            std::fs::read(main.join(file)).unwrap(),
+            std::fs::read(repo().join("npm/mcp-lock").join(file)).unwrap(),
+            "{file}"
         );
     }
 }
@@ -433,6 +489,56 @@ fn api_verify_resolves_with_the_report_and_rejects_a_usage_error() {
     );
 }
 
+#[test]
+fn sdk_session_of_a_server_that_does_not_declare_tools_still_lists_them() {
+    node_test(
+        "sdk.test.mjs",
+        "a server that does not declare tools still has its tools listed and judged",
+    );
+}
+
+#[test]
+fn sdk_session_without_the_pinned_instructions_is_stale() {
+    node_test(
+        "sdk.test.mjs",
+        "instructions the session did not get, or got changed, are drift",
+    );
+}
+
+#[test]
+fn sdk_session_that_hangs_is_cut_off_by_the_timeouts_as_incomplete() {
+    node_test(
+        "sdk.test.mjs",
+        "a listing that hangs is cut off by the timeouts and judged incomplete",
+    );
+}
+
+#[test]
+fn sdk_session_defaults_to_the_request_timeout_and_page_limit_of_verify() {
+    node_test(
+        "sdk.test.mjs",
+        "list requests default to verify's limits: 30 s a request, 500 pages",
+    );
+}
+
+#[test]
+fn api_verify_takes_one_server_name_as_a_string() {
+    node_test("sdk.test.mjs", "verify takes one server name as a string");
+}
+
+#[test]
+fn api_report_whose_exit_code_is_not_the_processes_is_an_mcp_lock_error() {
+    node_test(
+        "sdk.test.mjs",
+        "a report whose exit_code is not the process's is an McpLockError",
+    );
+}
+
+#[test]
+fn api_aborted_call_rejects_with_an_mcp_lock_error() {
+    node_test("sdk.test.mjs", "an aborted call rejects with McpLockError");
+}
+
 /// A folder where `mcp-lock`, the SDK and Node's types resolve as a user's
 /// node_modules would have them, holding copies of `files`.
 fn node_project(files: &[PathBuf]) -> tempfile::TempDir {
@@ -529,7 +635,11 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
 
     let a_lock = lock("a.lock");
     mcp_lock(&["update", "--yes", "--quiet", "--lock", &a_lock]);
-    for extra in [&[][..], &["--guard"][..]] {
+    // Through the guard unless told not to.
+    for (extra, how) in [
+        (&[][..], "through mcp-lock guard"),
+        (&["--no-guard"][..], "unguarded"),
+    ] {
         let args: Vec<&str> = ["--lock", a_lock.as_str()]
             .into_iter()
             .chain(extra.iter().copied())
@@ -538,9 +648,18 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
         let stdout = succeeded(&format!("agent {args:?}"), &output);
         assert_eq!(
             stdout,
-            "agent: demo [claude-code] converged: 3 tools as pinned\n\
-             agent: read_ticket -> {\"title\":\"Ticket T-42\"}\n",
+            format!(
+                "agent: demo [claude-code] converged: 3 tools as pinned ({how})\n\
+                 agent: read_ticket -> {{\"title\":\"Ticket T-42\"}}\n"
+            ),
             "{args:?}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr)
+                .contains("mcp-lock guard: enforcing 3 pinned tools of demo"),
+            extra.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
         );
     }
 
@@ -561,7 +680,8 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
         "--lock",
         &lock("b.lock"),
     ]);
-    let refused = run_agent(&["--lock", &lock("b.lock")]);
+    // Unguarded, the session has the server's own definitions: deploy_preview changed.
+    let refused = run_agent(&["--lock", &lock("b.lock"), "--no-guard"]);
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
     assert!(refused.stdout.is_empty(), "nothing was called");
@@ -573,6 +693,26 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
     );
     assert!(
         stderr.contains("  changed tool deploy_preview: "),
+        "{stderr}"
+    );
+    // Through the guard, the drifted tools were hidden from the session: what it was
+    // offered lacks them, and the agent refuses all the same.
+    let guarded = run_agent(&["--lock", &lock("b.lock")]);
+    let stderr = String::from_utf8_lossy(&guarded.stderr);
+    assert_eq!(guarded.status.code(), Some(1), "{stderr}");
+    assert!(guarded.stdout.is_empty(), "nothing was called");
+    assert!(
+        stderr.contains("mcp-lock guard: hid 2 tools that differ from mcp.lock or are not pinned: deploy_preview, search_docs"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "\nagent: demo is stale; not calling anything until a person approves it (mcp-lock update demo)\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  removed tool deploy_preview: "),
         "{stderr}"
     );
     assert_eq!(entries(&demo), before, "nothing was written into the demo");

@@ -1,14 +1,16 @@
 // @ts-check
 // An agent on the official MCP TypeScript SDK that will not act on a contract nobody
-// approved: it connects to a server of its project's .mcp.json, checks what its own
-// session received against mcp.lock (checkSession), and stops before its first call
-// when the check does not pass.
+// approved: it launches a server of its project's .mcp.json through `mcp-lock guard`,
+// checks what its own session received against mcp.lock (checkSession), and stops
+// before its first call when the check does not pass.
 //
-//   node agent.mjs [--project DIR] [--server NAME] [--lock PATH] [--guard]
+//   node agent.mjs [--project DIR] [--server NAME] [--lock PATH] [--no-guard]
 //
-// --project defaults to ../demo (examples/demo), --server to its only server. With
-// --guard the server is launched through `mcp-lock guard`, which keeps enforcing the
-// lock for the rest of the session.
+// --project defaults to ../demo (examples/demo), --server to its only server.
+// checkSession is a check at one point in time: the server may change what it offers
+// later in the session (a list_changed, a new deployment behind the same process).
+// The guard keeps enforcing the lock for the rest of the session (drifted tools are
+// hidden and calls to them refused), so it is on unless --no-guard says otherwise.
 
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -24,12 +26,17 @@ const { values } = parseArgs({
     project: { type: 'string', default: resolve(dirname(fileURLToPath(import.meta.url)), '../demo') },
     server: { type: 'string' },
     lock: { type: 'string' },
-    guard: { type: 'boolean', default: false },
+    'no-guard': { type: 'boolean', default: false },
   },
 });
 const project = resolve(values.project);
 
-/** `${NAME}` and `${NAME:-default}` as the client config writes them. */
+/**
+ * `${NAME}` and `${NAME:-default}` as the client config writes them, expanded from
+ * this process's environment as a host does when it launches the entry: the values
+ * (tokens, keys) end up in the server's command, arguments and environment, and so
+ * in the process table (the guard's command line too, where they are arguments).
+ */
 function expand(/** @type {string} */ text) {
   return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name, fallback) => process.env[name] ?? fallback ?? '');
 }
@@ -58,7 +65,8 @@ function serverParams() {
 
 const { name, params } = serverParams();
 const client = new Client({ name: 'mcp-lock-ts-agent', version: '1.0.0' });
-const transport = new StdioClientTransport(values.guard ? guarded(params, name, { cwd: project, lock: values.lock }) : params);
+const guard = !values['no-guard'];
+const transport = new StdioClientTransport(guard ? guarded(params, name, { cwd: project, lock: values.lock }) : params);
 
 try {
   // observeSession keeps the initialize answer as sent, for checkSession.
@@ -75,7 +83,8 @@ try {
     for (const problem of report.listingErrors) console.error(`  listing: ${problem}`);
     process.exitCode = report.exitCode;
   } else {
-    console.log(`agent: ${name} [${server.profile}] ${server.verdict}: ${server.tools} tools as pinned`);
+    const how = guard ? 'through mcp-lock guard' : 'unguarded';
+    console.log(`agent: ${name} [${server.profile}] ${server.verdict}: ${server.tools} tools as pinned (${how})`);
     const result = await client.callTool({ name: 'read_ticket', arguments: { id: 'T-42' } });
     console.log(`agent: read_ticket -> ${JSON.stringify(result.structuredContent ?? result.content)}`);
   }

@@ -56,10 +56,32 @@ export interface Change {
   renamedFrom: string | null;
 }
 
+/** What a ServerChange is about (docs/json-report.md); other names may be added. */
+export type ServerField =
+  | 'instructions'
+  | 'server_identity'
+  | 'server_info'
+  | 'protocol_version'
+  | 'list_changed'
+  | 'client_capabilities'
+  | 'client_info'
+  | 'launch'
+  | 'server'
+  | 'profile'
+  | (string & {});
+
 /** A difference in what the server says about itself (instructions, identity, …). */
 export interface ServerChange {
-  field: string;
+  field: ServerField;
+  /**
+   * The pinned side, always as text, or null where there is none: for `instructions`
+   * a SHA-256 hex hash of the text (null: no instructions), for `server_identity`
+   * serverInfo.name, for `server_info`, `client_capabilities` and `client_info` the
+   * canonical JSON text of the object, for `list_changed` `"true"` or `"false"`, for
+   * `launch` the launch in one line, for `server` and `profile` the name.
+   */
   pinned: string | null;
+  /** The live side, as `pinned` says; null for `server` and `profile` (gone). */
   live: string | null;
   /** True when it makes the server stale; false for a note. */
   drift: boolean;
@@ -120,18 +142,26 @@ export interface Report {
 
 /** What checkSession sent to check-listing, and what went wrong while listing. */
 export interface SessionReport extends Report {
-  /** One line per listing request that failed (the kind is then judged incomplete). */
+  /**
+   * One line per kind whose listing stopped early: a request that failed, timed out
+   * or was aborted, a repeated cursor, more than maxPages pages (the kind is then
+   * judged incomplete).
+   */
   listingErrors: string[];
   /** The documents judged: the session, then every page as received. */
   listing: Array<Record<string, unknown>>;
 }
 
-/** mcp-lock could not judge: exit 2 (usage, config, lock or input error), or no report. */
+/**
+ * mcp-lock could not judge: exit 2 (usage, config, lock or input error), any other
+ * code, no report, a report whose `exit_code` is not the process's, or a call aborted
+ * by its `signal` (exitCode null, `cause` the AbortError or the signal's reason).
+ */
 export class McpLockError extends Error {
-  constructor(message: string, details?: { exitCode?: number | null; stderr?: string });
+  constructor(message: string, details?: { exitCode?: number | null; stderr?: string; cause?: unknown });
   /** The one-line error, without `error: `. */
   message: string;
-  /** The process's exit code; null when it did not run or was ended by a signal. */
+  /** The process's exit code; null when it did not run, was aborted, or a signal ended it. */
   exitCode: number | null;
   /** Everything mcp-lock wrote on stderr. */
   stderr: string;
@@ -150,6 +180,7 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The mcp-lock binary to run (else $MCP_LOCK_BIN, else the platform package's). */
   binary?: string;
+  /** Aborting ends the run (the binary is sent SIGTERM) and rejects with McpLockError. */
   signal?: AbortSignal;
 }
 
@@ -172,8 +203,8 @@ export interface JudgeOptions extends RunOptions {
 }
 
 export interface VerifyOptions extends JudgeOptions {
-  /** Only these servers (by config name). */
-  servers?: string[];
+  /** Only these servers (by config name); a string is one name. */
+  servers?: string | readonly string[];
   /** Skip registry look-ups of package pins. */
   offline?: boolean;
   /** Seconds, per server. */
@@ -208,9 +239,19 @@ export interface SessionClient {
 }
 
 export interface SessionOptions extends JudgeOptions {
-  /** Passed to each list request (`timeout`, `signal`, …). */
-  requestOptions?: Record<string, unknown>;
-  /** Stop a kind after this many pages (judged incomplete). Default 1000. */
+  /**
+   * Passed to each list request (the SDK's RequestOptions: `timeout` in milliseconds,
+   * default 30000 as verify's `--request-timeout`; `signal`, which fails the requests
+   * it aborts, so the listing is incomplete; …).
+   */
+  requestOptions?: { timeout?: number; signal?: AbortSignal; [option: string]: unknown };
+  /**
+   * Seconds for the whole listing, default 120 as verify's `--timeout`: when it runs
+   * out, the request waiting is cancelled, the kinds still to list end with a cursor
+   * (incomplete) and `listingErrors` says so.
+   */
+  timeout?: number;
+  /** Stop a kind after this many pages (judged incomplete). Default 500, as verify's. */
   maxPages?: number;
 }
 
@@ -228,9 +269,11 @@ export interface ObservableTransport {
 export function observeSession<T extends ObservableTransport>(transport: T): T;
 
 /**
- * Lists every page of tools (and of prompts and resource templates when declared) in
- * this session, exactly as the server sends them, and judges them with the session's
- * serverInfo, instructions, capabilities and protocol version by check-listing.
+ * Lists every page of tools (always) and of prompts and resource templates (when
+ * declared) in this session, exactly as the server sends them, and judges them with
+ * the session's serverInfo, instructions (null when the server sent none),
+ * capabilities and protocol version by check-listing. A point-in-time check: launch
+ * the server with guarded() to have the lock enforced for the rest of the session.
  */
 export function checkSession(client: SessionClient, server: string, options?: SessionOptions): Promise<SessionReport>;
 

@@ -7,10 +7,13 @@ const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { MissingBinaryError, findBinary, platformKey } = require('./lib/binary.js');
 
-/** mcp-lock could not judge: a usage, config, lock or input error (exit 2), or no report. */
+/**
+ * mcp-lock could not judge: a usage, config, lock or input error (exit 2), no report,
+ * a report that disagrees with the exit code, or a call aborted by its signal.
+ */
 class McpLockError extends Error {
-  constructor(message, { exitCode = null, stderr = '' } = {}) {
-    super(message);
+  constructor(message, { exitCode = null, stderr = '', cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'McpLockError';
     this.exitCode = exitCode;
     this.stderr = stderr;
@@ -20,7 +23,8 @@ class McpLockError extends Error {
 // The exit codes that come with a report: pass, drift the policy fails, not judged.
 const REPORTED = new Set([0, 1, 3]);
 
-/** Runs the binary; resolves with its exit code and output, whatever the code. */
+/** Runs the binary; resolves with its exit code and output, whatever the code. An
+ * abort by `signal` (which ends the binary) rejects with McpLockError. */
 function run(args, { input, cwd, env, binary, signal } = {}) {
   let program;
   try {
@@ -42,11 +46,14 @@ function run(args, { input, cwd, env, binary, signal } = {}) {
     child.stdout.on('data', (chunk) => stdout.push(chunk));
     child.stderr.on('data', (chunk) => stderr.push(chunk));
     child.on('error', (error) => {
-      if (error.name === 'AbortError') return reject(error);
+      if (error.name === 'AbortError') {
+        return reject(new McpLockError(`mcp-lock ${args[0]} was aborted`, { stderr: Buffer.concat(stderr).toString('utf8'), cause: error }));
+      }
       reject(new McpLockError(`mcp-lock: cannot run ${program}: ${error.message}`, { stderr: Buffer.concat(stderr).toString('utf8') }));
     });
     child.on('close', (code, killedBy) => {
       resolve({
+        command: args[0],
         code,
         signal: killedBy,
         stdout: Buffer.concat(stdout).toString('utf8'),
@@ -70,7 +77,7 @@ function errorLine(stderr) {
 
 /** A finished run as a Report, or the McpLockError it is. */
 function reportOf(result) {
-  const { code, signal, stdout, stderr } = result;
+  const { command, code, signal, stdout, stderr } = result;
   let raw;
   try {
     raw = JSON.parse(stdout);
@@ -80,6 +87,12 @@ function reportOf(result) {
   if (code === null || !REPORTED.has(code) || !raw || typeof raw !== 'object' || !Array.isArray(raw.servers)) {
     const what = errorLine(stderr) || (signal ? `mcp-lock was ended by ${signal}` : `mcp-lock exited with ${code} and no report`);
     throw new McpLockError(what, { exitCode: code, stderr });
+  }
+  // The process's code is what the run means; a report that says otherwise is not
+  // one to act on (a report without exit_code is taken as saying 0).
+  const said = raw.exit_code === undefined ? 0 : raw.exit_code;
+  if (said !== code) {
+    throw new McpLockError(`mcp-lock ${command} exited ${code} but its report says ${JSON.stringify(said)}`, { exitCode: code, stderr });
   }
   return toReport(raw, code);
 }
@@ -225,7 +238,9 @@ async function verify(options = {}) {
     if (options[option] !== undefined) args.push(flag, String(options[option]));
   }
   args.push(...(options.args || []));
-  if (options.servers && options.servers.length) args.push('--', ...options.servers);
+  // One name may be given as a string (not spread into its letters).
+  const servers = typeof options.servers === 'string' ? [options.servers] : Array.from(options.servers || [], String);
+  if (servers.length) args.push('--', ...servers);
   return reportOf(await run(args, runOptions(options)));
 }
 
@@ -256,9 +271,10 @@ const AS_RECEIVED = Object.freeze({
   safeParse: (data) => ({ success: true, data }),
 });
 
-// The kinds a session lists, each when the server declared its capability.
+// The kinds a session lists: tools always (as verify lists them, whatever the
+// capabilities say), the others when the server declared their capability.
 const KINDS = [
-  { method: 'tools/list', member: 'tools', capability: 'tools' },
+  { method: 'tools/list', member: 'tools', capability: null },
   { method: 'prompts/list', member: 'prompts', capability: 'prompts' },
   { method: 'resources/templates/list', member: 'resourceTemplates', capability: 'resources' },
 ];
@@ -288,15 +304,22 @@ function observeSession(transport) {
   return transport;
 }
 
-/** The session document: what the initialize answer said, as this client has it. */
+/**
+ * The session document: what the initialize answer said, as this client has it.
+ * Once the session is initialized, `instructions` is always given, `null` when the
+ * server sent none: check-listing takes a member that is not given as pinned, so
+ * leaving it out would let removed instructions pass unjudged.
+ */
 function sessionDocument(client) {
   const record = client.transport ? observed.get(client.transport) : undefined;
   const initialize = record && record.result;
   if (initialize) {
     const session = {};
-    for (const member of ['protocolVersion', 'serverInfo', 'instructions', 'capabilities']) {
+    for (const member of ['protocolVersion', 'serverInfo', 'capabilities']) {
       if (initialize[member] !== undefined) session[member] = initialize[member];
     }
+    // The answer was seen: no instructions in it means the server sent none.
+    session.instructions = initialize.instructions === undefined ? null : initialize.instructions;
     return session;
   }
   const session = {};
@@ -304,9 +327,14 @@ function sessionDocument(client) {
   if (typeof protocolVersion === 'string') session.protocolVersion = protocolVersion;
   const serverInfo = client.getServerVersion();
   if (serverInfo !== undefined) session.serverInfo = serverInfo;
-  const instructions = client.getInstructions();
-  if (instructions !== undefined) session.instructions = instructions;
-  session.capabilities = client.getServerCapabilities() || {};
+  const capabilities = client.getServerCapabilities();
+  // The SDK keeps the capabilities once initialize was answered; before that the
+  // session saw nothing (and every list request fails, so the verdict is incomplete).
+  if (capabilities !== undefined || serverInfo !== undefined) {
+    const instructions = client.getInstructions();
+    session.instructions = instructions === undefined ? null : instructions;
+  }
+  session.capabilities = capabilities || {};
   return session;
 }
 
@@ -314,26 +342,78 @@ function message(error) {
   return error && error.message ? error.message : String(error);
 }
 
+/** The defaults of verify: its --request-timeout, --timeout and --max-pages. */
+const REQUEST_TIMEOUT_MS = 30_000;
+const SESSION_TIMEOUT_S = 120;
+const MAX_PAGES = 500;
+// setTimeout's longest delay; a longer timeout is no timeout.
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /**
- * Lists every page of one kind; a page that fails (or a cursor seen before, or more
- * than maxPages) ends it with the last page's nextCursor kept, so the kind is judged
- * incomplete. A kind whose first page fails gets an empty page naming the cursor ""
- * (a page is missing).
+ * One signal that aborts when any of `signals` does, or when `seconds` have passed
+ * (its reason then says so). `release()` stops the timer and unhooks it from the
+ * given signals, so it never aborts (nor cancels a finished request) afterwards.
+ */
+function boundedSignal(signals, seconds) {
+  const controller = new AbortController();
+  const undo = [];
+  for (const signal of signals) {
+    if (!signal) continue;
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      break;
+    }
+    const abort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    undo.push(() => signal.removeEventListener('abort', abort));
+  }
+  let timer;
+  const ms = seconds * 1000;
+  if (!controller.signal.aborted && ms <= LONGEST_TIMER_MS) {
+    timer = setTimeout(() => {
+      controller.abort(new Error(`the listing took longer than the session check's timeout (${seconds} s)`));
+    }, ms);
+  }
+  return {
+    signal: controller.signal,
+    release() {
+      clearTimeout(timer);
+      for (const u of undo) u();
+    },
+  };
+}
+
+/**
+ * Lists every page of one kind; a page that fails (or times out, or a cursor seen
+ * before, or more than maxPages) ends it with the last page's nextCursor kept, so
+ * the kind is judged incomplete. A kind whose first page fails gets an empty page
+ * naming the cursor "" (a page is missing).
  */
 async function listAll(client, kind, requestOptions, maxPages, problems) {
   const pages = [];
   const seen = new Set();
+  const { signal } = requestOptions;
   let cursor;
   for (;;) {
     let result;
     try {
       const request = cursor === undefined ? { method: kind.method } : { method: kind.method, params: { cursor } };
-      result = await client.request(request, AS_RECEIVED, requestOptions);
+      // A signal of the request's own: the SDK leaves its abort listener on the signal
+      // it is given, which would otherwise pile up on the session's, and cancel every
+      // finished request when that one aborts.
+      const own = boundedSignal([signal], Infinity);
+      try {
+        result = await client.request(request, AS_RECEIVED, { ...requestOptions, signal: own.signal });
+      } finally {
+        own.release();
+      }
       if (!result || !Array.isArray(result[kind.member])) {
         throw new Error(`the answer has no ${kind.member} array`);
       }
     } catch (error) {
-      problems.push(`${kind.method}${cursor === undefined ? '' : ` (cursor ${JSON.stringify(cursor)})`}: ${message(error)}`);
+      // Aborted (the timeout, or a signal): the reason says why, not the SDK's wrapper.
+      const why = signal && signal.aborted ? message(signal.reason) : message(error);
+      problems.push(`${kind.method}${cursor === undefined ? '' : ` (cursor ${JSON.stringify(cursor)})`}: ${why}`);
       if (pages.length === 0) pages.push({ [kind.member]: [], nextCursor: '' });
       return pages;
     }
@@ -356,20 +436,41 @@ async function listAll(client, kind, requestOptions, maxPages, problems) {
 
 /**
  * Checks what a connected `@modelcontextprotocol/sdk` Client session received against
- * the lock: every page of tools (and of prompts and resource templates, when the
- * server declared them), listed in this session exactly as the server sent them, with
- * the session's serverInfo, instructions, capabilities and protocol version, judged
- * by `mcp-lock check-listing`. A listing that failed part-way is judged incomplete.
+ * the lock: every page of tools (always, as verify lists them), and of prompts and
+ * resource templates when the server declared them, listed in this session exactly
+ * as the server sent them, with the session's serverInfo, instructions (null when
+ * none were sent), capabilities and protocol version, judged by `mcp-lock
+ * check-listing`. A listing that failed part-way, or ran past a timeout, is judged
+ * incomplete. An abort by `options.signal` rejects with McpLockError.
  */
 async function checkSession(client, server, options = {}) {
-  const { requestOptions, maxPages = 1000, ...rest } = options;
+  const { requestOptions = {}, maxPages = MAX_PAGES, timeout = SESSION_TIMEOUT_S, ...rest } = options;
+  if (typeof timeout !== 'number' || !(timeout > 0)) {
+    throw new TypeError('checkSession: timeout is a number of seconds above 0');
+  }
+  if (!Number.isInteger(maxPages) || maxPages < 1) {
+    throw new TypeError('checkSession: maxPages is a whole number, at least 1');
+  }
   const session = sessionDocument(client);
   const documents = [session];
   const problems = [];
   const capabilities = session.capabilities || {};
-  for (const kind of KINDS) {
-    if (!capabilities[kind.capability]) continue;
-    documents.push(...(await listAll(client, kind, requestOptions, maxPages, problems)));
+  const bound = boundedSignal([rest.signal, requestOptions.signal], timeout);
+  const perRequest = {
+    ...requestOptions,
+    timeout: requestOptions.timeout ?? REQUEST_TIMEOUT_MS,
+    signal: bound.signal,
+  };
+  try {
+    for (const kind of KINDS) {
+      if (kind.capability && capabilities[kind.capability] == null) continue;
+      documents.push(...(await listAll(client, kind, perRequest, maxPages, problems)));
+    }
+  } finally {
+    bound.release();
+  }
+  if (rest.signal && rest.signal.aborted) {
+    throw new McpLockError('checkSession was aborted', { cause: rest.signal.reason });
   }
   const report = await checkListing(server, documents, rest);
   report.listingErrors = problems;

@@ -54,18 +54,44 @@ test('the binary gets the arguments and stdio and its exit code comes back', () 
 test('a signal to the launcher reaches the binary', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-lock-launcher-'));
   const mark = path.join(dir, 'term');
+  // The launcher is held up for a moment right after it starts the binary, as a busy
+  // machine may hold it: a signal sent once the binary is running must still be
+  // passed on, not end the launcher and leave the binary behind.
+  const slow = path.join(dir, 'slow_spawn.cjs');
+  fs.writeFileSync(
+    slow,
+    `const cp = require('node:child_process');
+const spawn = cp.spawn;
+cp.spawn = (...args) => {
+  const child = spawn(...args);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+  return child;
+};
+`,
+  );
+  let pid;
   try {
-    const script = `trap 'echo term > "${mark}"; exit 42' TERM; echo ready; while :; do sleep 0.05; done`;
-    const child = spawn(process.execPath, [launcher, '-c', script], {
+    const script = `trap 'echo term > "${mark}"; exit 42' TERM; echo "ready $$"; while :; do sleep 0.05; done`;
+    const child = spawn(process.execPath, ['--require', slow, launcher, '-c', script], {
       env: { ...process.env, MCP_LOCK_BIN: '/bin/sh' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    await new Promise((resolve) => child.stdout.once('data', resolve));
+    const ready = await new Promise((resolve) => child.stdout.once('data', resolve));
+    pid = Number(/^ready (\d+)/.exec(String(ready))[1]);
+    const exited = new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])));
     child.kill('SIGTERM');
-    const [code, signal] = await new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])));
-    assert.equal(fs.readFileSync(mark, 'utf8'), 'term\n', 'the binary was sent SIGTERM');
+    const [code, signal] = await exited;
+    assert.equal(fs.existsSync(mark) && fs.readFileSync(mark, 'utf8'), 'term\n', 'the binary was sent SIGTERM');
     assert.deepEqual([code, signal], [42, null], 'and its exit code came back');
   } finally {
+    // A binary the signal never reached would keep the test's stdout open.
+    if (pid) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone, as it should be.
+      }
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -198,3 +198,163 @@ test('verify resolves with the report and rejects a missing lock', async (t) => 
     return true;
   });
 });
+
+test('a server that does not declare tools still has its tools listed and judged', async (t) => {
+  const command = process.execPath;
+  const args = [join(here, 'sdk_server.mjs'), sdk, '--undeclared-tools'];
+  const dir = project(t, args, command);
+  const client = await connect(t, { command, args });
+  assert.equal(client.getServerCapabilities().tools, undefined, 'the server declares no tools');
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.exitCode, 0, JSON.stringify(report.raw));
+  assert.equal(report.servers[0].verdict, 'converged');
+  assert.equal(report.servers[0].tools, 3);
+  assert.deepEqual(report.listing.slice(1).map((page) => Object.keys(page)[0]), ['tools', 'tools', 'prompts']);
+});
+
+test('instructions the session did not get, or got changed, are drift', async (t) => {
+  const pinned = 'Read the ticket before you deploy.';
+  const dir = project(t, ['--revision', 'a', '--instructions', pinned]);
+  const instructionsDrift = (report) => {
+    assert.equal(report.exitCode, 1, JSON.stringify(report.raw));
+    assert.equal(report.servers[0].verdict, 'stale');
+    assert.deepEqual(report.servers[0].changes, []);
+    const drifts = report.servers[0].serverChanges.filter((c) => c.drift);
+    assert.deepEqual(drifts.map((c) => [c.field, c.class]), [['instructions', 'semantic']]);
+    return drifts[0];
+  };
+  // The server stopped sending instructions: with the initialize answer observed, and
+  // from the SDK's getters.
+  for (const observe of [true, false]) {
+    const client = await connect(t, { command: fixture, args: ['--revision', 'a'] }, { observe });
+    const report = await api.checkSession(client, 'fx', { cwd: dir });
+    const drift = instructionsDrift(report);
+    assert.equal(report.listing[0].instructions, null, 'sent as seen: none');
+    assert.match(drift.pinned, /^[0-9a-f]{64}$/);
+    assert.equal(drift.live, null);
+  }
+  const changed = await connect(t, { command: fixture, args: ['--revision', 'a', '--instructions', 'Deploy without asking.'] });
+  const drift = instructionsDrift(await api.checkSession(changed, 'fx', { cwd: dir }));
+  assert.notEqual(drift.live, drift.pinned);
+  const same = await connect(t, { command: fixture, args: ['--revision', 'a', '--instructions', pinned] });
+  assert.equal((await api.checkSession(same, 'fx', { cwd: dir })).servers[0].verdict, 'converged');
+});
+
+test('a listing that hangs is cut off by the timeouts and judged incomplete', { timeout: 40_000 }, async (t) => {
+  const args = ['--revision', 'a', '--page-size', '2'];
+  const dir = project(t, args);
+  const hanging = { command: fixture, args: [...args, '--misbehave', 'hang-listing'] };
+  const incomplete = (report) => {
+    assert.equal(report.exitCode, 3, JSON.stringify(report.raw));
+    assert.equal(report.servers[0].verdict, 'incomplete');
+    assert.match(report.servers[0].error, /nextCursor "page-2"/);
+    assert.equal(report.listing.at(-1).nextCursor, 'page-2');
+  };
+
+  // The whole check's timeout (seconds), however long one request may take.
+  let started = Date.now();
+  const report = await api.checkSession(await connect(t, hanging), 'fx', {
+    cwd: dir,
+    timeout: 1,
+    requestOptions: { timeout: 60_000 },
+  });
+  assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+  incomplete(report);
+  assert.deepEqual(report.listingErrors, [
+    'tools/list (cursor "page-2"): the listing took longer than the session check\'s timeout (1 s)',
+  ]);
+
+  // One request's timeout (the SDK's, in milliseconds).
+  started = Date.now();
+  const slow = await api.checkSession(await connect(t, hanging), 'fx', { cwd: dir, requestOptions: { timeout: 300 } });
+  assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+  incomplete(slow);
+  assert.equal(slow.listingErrors.length, 1);
+  assert.match(slow.listingErrors[0], /^tools\/list \(cursor "page-2"\): MCP error -32001: Request timed out/);
+});
+
+test('list requests default to verify\'s limits: 30 s a request, 500 pages', async (t) => {
+  const dir = project(t, ['--revision', 'a']);
+  /** A client whose server pages forever, keeping the options of every request. */
+  const endless = () => {
+    const options = [];
+    return {
+      options,
+      transport: undefined,
+      getServerCapabilities: () => ({ tools: {} }),
+      getServerVersion: () => ({ name: 'mcp-lock-fixture', version: '1.0.0' }),
+      getInstructions: () => undefined,
+      async request(_request, _schema, given) {
+        options.push(given);
+        return { tools: [], nextCursor: `page-${options.length}` };
+      },
+    };
+  };
+  const client = endless();
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(client.options.length, 500);
+  assert.equal(client.options[0].timeout, 30_000);
+  assert.ok(client.options[0].signal instanceof AbortSignal);
+  assert.deepEqual(report.listingErrors, ['tools/list: more than 500 pages']);
+  assert.equal(report.exitCode, 3);
+
+  const given = endless();
+  await api.checkSession(given, 'fx', { cwd: dir, maxPages: 3, requestOptions: { timeout: 5, resetTimeoutOnProgress: true } });
+  assert.equal(given.options.length, 3);
+  assert.equal(given.options[0].timeout, 5);
+  assert.equal(given.options[0].resetTimeoutOnProgress, true);
+});
+
+test('verify takes one server name as a string', async (t) => {
+  const dir = project(t, ['--revision', 'a']);
+  const report = await api.verify({ cwd: dir, servers: 'fx', offline: true });
+  assert.equal(report.exitCode, 0, JSON.stringify(report.raw));
+  assert.deepEqual(report.servers.map((s) => s.name), ['fx']);
+});
+
+test('a report whose exit_code is not the process\'s is an McpLockError', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-lock-npm-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const liar = join(dir, 'mcp-lock');
+  const report = { report_version: 2, lock: 'mcp.lock', exit_code: 0, summary: {}, servers: [] };
+  writeFileSync(liar, `#!/bin/sh\ncat >/dev/null\nprintf '%s' '${JSON.stringify(report)}'\nexit 1\n`, { mode: 0o755 });
+  for (const call of [() => api.verify({ cwd: dir, binary: liar }), () => api.checkListing('fx', { tools: [] }, { cwd: dir, binary: liar })]) {
+    await assert.rejects(call(), (error) => {
+      assert.ok(error instanceof api.McpLockError);
+      assert.equal(error.exitCode, 1);
+      assert.match(error.message, /^mcp-lock (verify|check-listing) exited 1 but its report says 0$/);
+      return true;
+    });
+  }
+});
+
+test('an aborted call rejects with McpLockError', { timeout: 40_000 }, async (t) => {
+  // verify waiting on a server slow to start.
+  const dir = project(t, ['--revision', 'a']);
+  writeFileSync(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command: fixture, args: ['--revision', 'a', '--delay-initialize', '20000'] } } }));
+  let started = Date.now();
+  await assert.rejects(api.verify({ cwd: dir, offline: true, signal: AbortSignal.timeout(300) }), (error) => {
+    assert.ok(error instanceof api.McpLockError, String(error));
+    assert.equal(error.exitCode, null);
+    assert.equal(error.message, 'mcp-lock verify was aborted');
+    assert.equal(error.cause.name, 'AbortError');
+    return true;
+  });
+  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+  await assert.rejects(api.verify({ cwd: dir, signal: AbortSignal.abort() }), api.McpLockError);
+
+  // checkSession waiting on a page that never comes.
+  const args = ['--revision', 'a', '--page-size', '2'];
+  const listed = project(t, args);
+  const client = await connect(t, { command: fixture, args: [...args, '--misbehave', 'hang-listing'] });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 300);
+  started = Date.now();
+  await assert.rejects(api.checkSession(client, 'fx', { cwd: listed, signal: controller.signal }), (error) => {
+    assert.ok(error instanceof api.McpLockError, String(error));
+    assert.equal(error.exitCode, null);
+    assert.equal(error.message, 'checkSession was aborted');
+    return true;
+  });
+  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+});

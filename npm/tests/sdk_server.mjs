@@ -3,12 +3,16 @@
 // unknown annotation, an unknown prompt member, and extras in serverInfo and the
 // capabilities. Tools come two to a page.
 //
-//   node sdk_server.mjs SDK_DIR   (SDK_DIR: the @modelcontextprotocol/sdk package folder)
+//   node sdk_server.mjs SDK_DIR [--undeclared-tools]
+//
+// SDK_DIR is the @modelcontextprotocol/sdk package folder. With --undeclared-tools the
+// server answers tools/list but leaves `tools` out of its capabilities, as some do.
 
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const sdk = process.argv[2];
+const [sdk, ...options] = process.argv.slice(2);
+const undeclaredTools = options.includes('--undeclared-tools');
 const load = (file) => import(pathToFileURL(join(sdk, 'dist/esm', file)).href);
 const { Server } = await load('server/index.js');
 const { StdioServerTransport } = await load('server/stdio.js');
@@ -52,4 +56,9 @@ server.setRequestHandler(ListToolsRequestSchema, (request) => {
 server.setRequestHandler(ListPromptsRequestSchema, () => ({
   prompts: [{ name: 'explain', arguments: [{ name: 'topic', required: true, 'x-hint': 'one word' }], 'x-audience': 'kids' }],
 }));
+if (undeclaredTools) {
+  // The SDK refuses a tools/list handler without the capability, and offers no way to
+  // withdraw one: take it out of what initialize will declare.
+  delete server._capabilities.tools;
+}
 await server.connect(new StdioServerTransport());

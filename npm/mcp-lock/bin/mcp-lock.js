@@ -19,17 +19,22 @@ try {
   process.exit(SETUP_ERROR);
 }
 
-const child = spawn(binary, process.argv.slice(2), { stdio: 'inherit' });
-
 // A host that stops its server with SIGTERM stops this process: the binary (a guard
-// and its server, say) must hear it too, or it would be left running.
+// and its server, say) must hear it too, or it would be left running. The handlers
+// are in place before the binary starts: a signal sent once the binary is running
+// (after it printed something, say) finds them, where it would otherwise end this
+// process and leave the binary behind. A signal is handled from the event loop,
+// after the spawn below.
 const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGBREAK', 'SIGUSR2', 'SIGWINCH'].filter(
   (name) => name in os.constants.signals,
 );
+let child;
 const forward = (signal) => {
-  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
 };
 for (const signal of forwarded) process.on(signal, forward);
+
+child = spawn(binary, process.argv.slice(2), { stdio: 'inherit' });
 
 child.on('error', (error) => {
   process.stderr.write(`mcp-lock: cannot run ${binary}: ${error.message}\n`);
