@@ -254,18 +254,9 @@ fn refusal(report: &ServerReport) -> Option<String> {
     Some(format!("MCP server {name} {what}; a person must {fix}"))
 }
 
-/// Claude Code's name for an MCP server or tool inside `mcp__<server>__<tool>`:
-/// every character but ASCII letters, digits, `_` and `-` becomes `_`.
+/// Claude Code's name for an MCP server or tool inside `mcp__<server>__<tool>`.
 pub fn normalize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::config::tool_name_part(name)
 }
 
 /// The server a Claude Code tool name belongs to, among `servers`: the longest whose

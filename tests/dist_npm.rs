@@ -11,7 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::registries::Registry;
-use common::{Project, bin, command, fixture, fixture_entry, succeeded, test_servers_dir};
+use common::{
+    Project, bin, command, fixture, fixture_entry, succeeded, test_servers_dir, without_timing,
+};
 use serde_json::{Value, json};
 
 fn repo() -> &'static Path {
@@ -119,18 +121,6 @@ fn npm_command(project: &Project, registry: &Registry, program: &str) -> Command
     let env = registry.client_env(&project.home().join("npm-cache"));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     project.command_env(program, &env)
-}
-
-/// A verify report with what differs between two runs taken out: the time taken.
-fn without_timing(mut report: Value) -> Value {
-    for server in report["servers"].as_array_mut().unwrap() {
-        let server = server.as_object_mut().unwrap();
-        server.remove("elapsed_ms");
-        if let Some(package) = server.get_mut("package").and_then(Value::as_object_mut) {
-            package.remove("elapsed_ms");
-        }
-    }
-    report
 }
 
 #[test]

@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::registries::{Index, servers_dir};
-use common::{Project, bin, command, fixture, fixture_entry, succeeded, test_servers_dir};
+use common::{
+    Project, bin, command, fixture, fixture_entry, succeeded, test_servers_dir, without_timing,
+};
 use serde_json::{Value, json};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -184,18 +186,6 @@ fn python_command(python: &Path) -> Command {
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONNOUSERSITE", "1");
     cmd
-}
-
-/// A verify report with what differs between two runs taken out: the time taken.
-fn without_timing(mut report: Value) -> Value {
-    for server in report["servers"].as_array_mut().unwrap() {
-        let server = server.as_object_mut().unwrap();
-        server.remove("elapsed_ms");
-        if let Some(package) = server.get_mut("package").and_then(Value::as_object_mut) {
-            package.remove("elapsed_ms");
-        }
-    }
-    report
 }
 
 /// python/tests/sdk_driver.py with the installed wheel's interpreter: its one JSON

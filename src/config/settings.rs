@@ -648,19 +648,21 @@ pub struct NameRule {
 impl NameRule {
     /// Whether the rule's pattern matches the host's name for `tool`.
     pub fn matches(&self, tool: &str) -> bool {
-        let name = format!("{}{}", self.prefix, opencode_part(tool));
+        let name = format!("{}{}", self.prefix, tool_name_part(tool));
         wildcard(&name, &self.pattern)
     }
 }
 
 /// The server's part of the names opencode gives its tools: `<server>_`.
 pub(crate) fn opencode_name(server: &str) -> String {
-    format!("{}_", opencode_part(server))
+    format!("{}_", tool_name_part(server))
 }
 
-/// A name as opencode puts it in a tool's name: characters other than ASCII letters,
-/// digits, `_` and `-` made `_` (packages/opencode/src/mcp/index.ts, `tools`).
-fn opencode_part(name: &str) -> String {
+/// A server's or tool's name as an agent host writes it into the names it gives
+/// tools (Claude Code's `mcp__<server>__<tool>`, opencode's `<server>_<tool>`,
+/// packages/opencode/src/mcp/index.ts `tools`): every character other than an ASCII
+/// letter, a digit, `_` or `-` made `_`.
+pub fn tool_name_part(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {

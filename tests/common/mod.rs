@@ -839,3 +839,15 @@ pub fn succeeded(what: &str, output: &Output) -> String {
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// A verify report with what differs between two runs taken out: the time taken.
+pub fn without_timing(mut report: Value) -> Value {
+    for server in report["servers"].as_array_mut().unwrap() {
+        let server = server.as_object_mut().unwrap();
+        server.remove("elapsed_ms");
+        if let Some(package) = server.get_mut("package").and_then(Value::as_object_mut) {
+            package.remove("elapsed_ms");
+        }
+    }
+    report
+}
