@@ -28,7 +28,7 @@ pub struct Profile {
 }
 
 /// The profile of today's mcp-lock: no capabilities, the newest protocol.
-pub const BARE: &str = "bare";
+pub use crate::lock::BARE;
 
 /// The built-in profiles, by name.
 pub const BUILTIN: [&str; 6] = [

@@ -1,6 +1,6 @@
 //! Reading the guard's audit log: checking its chain and signatures
 //! (`mcp-lock audit verify`) and summarising its sessions (`mcp-lock audit show`).
-//! The guard writes it (crate::guard::audit); docs/audit.md is the format.
+//! The guard writes it (src/guard/audit.rs); docs/audit.md is the format.
 
 pub mod chain;
 pub mod format;

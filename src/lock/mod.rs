@@ -29,6 +29,10 @@ use crate::surface::Kind;
 /// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages.
 pub const FORMAT_VERSION: i64 = 4;
 
+/// The profile name of a server pinned with no client declared (no capabilities, the
+/// newest protocol): what a lock from before profiles holds. The profile module names it.
+pub const BARE: &str = "bare";
+
 /// The whole lock: servers by name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lockfile {

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::policy::Action;
+use crate::action::Action;
 pub use launcher::{Recognised, Target, recognise};
 
 /// What the lock pins for the code a server entry launches.

@@ -84,7 +84,7 @@ pub(super) fn check_server(
             |field: &str| at(name_at, format!("server {name:?}: missing field `{field}`"));
         vec![RawListing {
             // A version-1 lock was made with no client capabilities: `bare`.
-            profile: Spanned::new(name_at..name_at, crate::profile::BARE.to_string()),
+            profile: Spanned::new(name_at..name_at, crate::lock::BARE.to_string()),
             protocol_version: server
                 .protocol_version
                 .ok_or_else(|| missing("protocol_version"))?,
@@ -249,7 +249,7 @@ pub(super) fn check_server(
                 ));
             }
             let under: Vec<String> = match (&item.profiles, version) {
-                (None, 1) => vec![crate::profile::BARE.to_string()],
+                (None, 1) => vec![crate::lock::BARE.to_string()],
                 (Some(p), 1) => {
                     return Err(at(
                         p.span().start,
