@@ -34,6 +34,13 @@ pub struct CheckOptions {
     pub protocol: Option<String>,
     /// Whether package checks ask the registries (`verify --offline` does not).
     pub packages: crate::package::Lookups,
+    /// The pinned dependency closures (the lock's companion file), by server: a
+    /// wrapped entry is listed from its closure, as the guard runs it.
+    pub closures: std::sync::Arc<
+        std::collections::BTreeMap<String, std::sync::Arc<crate::package::closure::Closure>>,
+    >,
+    /// The servers whose closures install with their install scripts run.
+    pub allow_scripts: std::collections::BTreeSet<String>,
 }
 
 impl Default for CheckOptions {
@@ -45,7 +52,27 @@ impl Default for CheckOptions {
             project_dir: std::path::PathBuf::from("."),
             protocol: None,
             packages: crate::package::Lookups::Online,
+            closures: Default::default(),
+            allow_scripts: Default::default(),
         }
+    }
+}
+
+impl CheckOptions {
+    /// `pin` with its closure's packages, when the companion file holds them.
+    pub fn with_closure(
+        &self,
+        server: &str,
+        pin: &crate::package::PackagePin,
+    ) -> crate::package::PackagePin {
+        let mut pin = pin.clone();
+        if let Some(c) = pin.closure.as_mut()
+            && c.closure.is_none()
+            && let Some(closure) = self.closures.get(server).filter(|k| k.hash() == c.hash)
+        {
+            c.closure = Some(closure.clone());
+        }
+        pin
     }
 }
 
@@ -277,8 +304,10 @@ pub async fn check_servers(
             }
             _ => None,
         };
-        // A wrapped entry runs what the guard launches: the pinned package version.
+        // A wrapped entry runs what the guard launches: the pinned closure from the
+        // closure cache, or the pinned package version.
         let mut resolved = resolved;
+        let mut closure_pin = None;
         if options.identity_from_lock
             && spec.guarded
             && let Resolved::Stdio(stdio) = &mut resolved
@@ -288,14 +317,20 @@ pub async fn check_servers(
                 crate::package::Package::Npm { .. } | crate::package::Package::Pypi { .. }
             )
         {
-            stdio.args = crate::package::pinned_launch(
-                &stdio.command,
-                &stdio.args,
-                &stdio.cwd,
-                &options.project_dir,
-                Some(pin),
-            );
+            if pin.closure.is_some() {
+                closure_pin = Some(options.with_closure(&spec.name, pin));
+            } else {
+                stdio.args = crate::package::pinned_launch(
+                    &stdio.command,
+                    &stdio.args,
+                    &stdio.cwd,
+                    &options.project_dir,
+                    Some(pin),
+                );
+            }
         }
+        let scripts = options.allow_scripts.contains(&spec.name);
+        let project_dir = options.project_dir.clone();
         let status = progress.clone();
         let name = format!("{} [{}]", spec.name, profile.name);
         client.status = StatusSink::new(move |state| status.state(&name, state));
@@ -304,7 +339,40 @@ pub async fn check_servers(
         let arriving = pins.arriving();
         handles.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await.expect("never closed");
-            let mut fetched = match (&resolved, unknown_version) {
+            let mut resolved = resolved;
+            let mut install_error = None;
+            if let (Some(pin), Resolved::Stdio(stdio)) = (&closure_pin, &mut resolved) {
+                match crate::package::closure_launch(
+                    &stdio.command,
+                    &stdio.args,
+                    &stdio.env,
+                    &stdio.cwd,
+                    &project_dir,
+                    pin,
+                    scripts,
+                )
+                .await
+                {
+                    Ok(Some(run)) => {
+                        stdio.command = run.program;
+                        stdio.args = run.args;
+                        stdio.env.extend(run.env);
+                    }
+                    Ok(None) => {
+                        stdio.args = crate::package::pinned_launch(
+                            &stdio.command,
+                            &stdio.args,
+                            &stdio.cwd,
+                            &project_dir,
+                            Some(pin),
+                        );
+                    }
+                    Err(e) => {
+                        install_error = Some(format!("the guard would refuse to start it: {e}"))
+                    }
+                }
+            }
+            let mut fetched = match (&resolved, unknown_version.or(install_error)) {
                 (_, Some(error)) => Fetched::unverifiable(error),
                 (Resolved::Stdio(stdio), None) => fetch_stdio(stdio, &client).await,
                 (Resolved::Remote(remote), None) => {
@@ -517,9 +585,7 @@ pub fn attach_package(
         return;
     }
     if let Some(check) = packages.get(&report.name) {
-        if check.status == crate::package::PackageStatus::Changed
-            && report.verdict == crate::drift::Verdict::Converged
-        {
+        if check.status.moved() && report.verdict == crate::drift::Verdict::Converged {
             report.verdict = crate::drift::Verdict::Stale;
         }
         report.package = Some(check.clone());
@@ -546,7 +612,11 @@ pub async fn verify_servers(
     let entries = package_entries(&targets, options)
         .into_iter()
         .map(|e| {
-            let pin = lock.servers.get(&e.server).and_then(|s| s.package.clone());
+            let pin = lock
+                .servers
+                .get(&e.server)
+                .and_then(|s| s.package.as_ref())
+                .map(|p| options.with_closure(&e.server, p));
             (e, pin)
         })
         .collect();

@@ -35,6 +35,9 @@ pub enum Rule {
     /// A wrapped entry whose spec floats (the guard launches the pin), or an image
     /// pinned by tag only (warn by default).
     PackageFloating,
+    /// The package is the pinned one, but the dependency closure an entry's own
+    /// launcher installs now is not the pinned closure (fail by default).
+    DependencyChanged,
     /// The entry may reach another server than the one pinned: a remote origin
     /// (scheme, host, port), or an unrecognised launch's command or module, changed
     /// (fail by default).
@@ -42,7 +45,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 18] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -59,6 +62,7 @@ impl Rule {
         Rule::Renamed,
         Rule::PackageChanged,
         Rule::PackageFloating,
+        Rule::DependencyChanged,
         Rule::LaunchChanged,
     ];
 
@@ -81,6 +85,7 @@ impl Rule {
             Rule::Renamed => "renamed",
             Rule::PackageChanged => "package-changed",
             Rule::PackageFloating => "package-floating",
+            Rule::DependencyChanged => "dependency-changed",
             Rule::LaunchChanged => crate::drift::LAUNCH_CHANGED,
         }
     }
@@ -143,6 +148,10 @@ pub struct Policy {
     /// `[oauth] client-metadata-url`: the project's Client ID Metadata Document, for
     /// remote entries that name none of their own.
     pub client_metadata_url: Option<String>,
+    /// `[closure] allow-scripts`: the servers whose pinned closure is installed with
+    /// its install scripts run (npm lifecycle scripts, PyPI source builds); for every
+    /// other server they are off.
+    pub allow_scripts: BTreeSet<String>,
 }
 
 impl Default for Policy {
@@ -176,6 +185,7 @@ impl Default for Policy {
             prefer: BTreeMap::new(),
             audit: Default::default(),
             client_metadata_url: None,
+            allow_scripts: BTreeSet::new(),
         }
     }
 }
@@ -219,6 +229,15 @@ struct RawPolicy {
     audit: RawAudit,
     #[serde(default)]
     oauth: RawOauth,
+    #[serde(default)]
+    closure: RawClosure,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawClosure {
+    #[serde(default)]
+    allow_scripts: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -430,6 +449,7 @@ impl Policy {
             }
             policy.audit.sign_command = Some(command.into_inner());
         }
+        policy.allow_scripts = raw.closure.allow_scripts.into_iter().collect();
         if let Some(url) = raw.oauth.client_metadata_url {
             crate::config::entry::check_client_metadata_url(url.get_ref())
                 .map_err(|e| at(url.span().start, format!("client-metadata-url: {e}")))?;
@@ -518,6 +538,7 @@ impl Policy {
     pub fn package_action(&self, status: PackageStatus) -> Action {
         match status {
             PackageStatus::Changed => self.action(Rule::PackageChanged),
+            PackageStatus::DependencyChanged => self.action(Rule::DependencyChanged),
             // Floating is no difference from the pins: exact mode leaves it alone.
             PackageStatus::Floating => self
                 .verify
@@ -645,6 +666,7 @@ mod tests {
                 "resource-removed",
                 "renamed",
                 "package-changed",
+                "dependency-changed",
                 "launch-changed"
             ]
         );

@@ -40,6 +40,9 @@ pub enum StartupError {
     Policy(#[from] PolicyError),
     #[error(transparent)]
     Profile(#[from] crate::profile::UnknownProfile),
+    /// The lock's companion file (the pinned dependency closures) does not read.
+    #[error("{0}")]
+    Closures(String),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -162,6 +165,11 @@ impl Verifier {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(&self.project_dir)
             .to_path_buf();
+        options.closures = std::sync::Arc::new(
+            crate::lock::closures::read(&crate::lock::closures::companion_path(&lock_path))
+                .map_err(StartupError::Closures)?,
+        );
+        options.allow_scripts = policy.allow_scripts.clone();
         let reports = verify_servers(
             Pins::Whole(&lock),
             targets,

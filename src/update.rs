@@ -171,6 +171,14 @@ pub fn add_package_proposals(
         if old.as_ref() == Some(new) {
             continue;
         }
+        // A closure that could not be resolved this time leaves the pinned one as it is.
+        if new.closure.is_none()
+            && old
+                .as_ref()
+                .is_some_and(|o| o.package == new.package && o.launcher == new.launcher)
+        {
+            continue;
+        }
         let at = plan
             .proposals
             .iter()

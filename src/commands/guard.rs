@@ -54,6 +54,15 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             }
         );
     };
+    // The packages of a pinned closure, from the companion file beside the lock.
+    let mut pinned = pinned;
+    if pinned.package.as_ref().is_some_and(|p| p.closure.is_some()) {
+        let closures = mcp_lock::lock::closures::read(&mcp_lock::lock::closures::companion_path(
+            &ws.lock_path,
+        ))
+        .map_err(anyhow::Error::msg)?;
+        mcp_lock::lock::closures::attach_server(&args.server, &mut pinned, &closures);
+    }
     // The policy verify uses, so the guard serves what verify passes.
     let mut policy = ws.policy(None)?;
     policy.exact |= args.exact;
@@ -87,15 +96,55 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         Err(reason) => Some(format!("refusing to start: {reason}")),
         Ok(warning) => {
             disagreements.extend(warning);
-            // The pinned package version is what starts.
-            launch.args = mcp_lock::package::pinned_launch(
-                &launch.command,
-                &launch.args,
-                &launch.cwd,
-                ws.lock_dir(),
-                pinned.package.as_ref(),
-            );
-            None
+            let scripts = policy.allow_scripts.contains(&args.server);
+            let closure = match pinned.package.as_ref() {
+                Some(pin) => {
+                    mcp_lock::package::closure_launch(
+                        &launch.command,
+                        &launch.args,
+                        &launch.env,
+                        &launch.cwd,
+                        ws.lock_dir(),
+                        pin,
+                        scripts,
+                    )
+                    .await
+                }
+                None => Ok(None),
+            };
+            match closure {
+                Err(e) => Some(format!("refusing to start: {e}")),
+                // The pinned closure is what starts, from the closure cache.
+                Ok(Some(run)) => {
+                    if let Some(why) = &run.rebuilt {
+                        disagreements.push(format!(
+                            "the cached closure did not match what was installed ({why}); it was installed again from the pins"
+                        ));
+                    }
+                    if !run.scripts_skipped.is_empty() {
+                        disagreements.push(format!(
+                            "install scripts not run for {} (allow them with `[closure] allow-scripts = [{:?}]` in mcp-lock.toml)",
+                            run.scripts_skipped.join(", "),
+                            args.server
+                        ));
+                    }
+                    launch.command = run.program;
+                    launch.args = run.args;
+                    launch.env.extend(run.env);
+                    None
+                }
+                // The pinned package version is what starts.
+                Ok(None) => {
+                    launch.args = mcp_lock::package::pinned_launch(
+                        &launch.command,
+                        &launch.args,
+                        &launch.cwd,
+                        ws.lock_dir(),
+                        pinned.package.as_ref(),
+                    );
+                    None
+                }
+            }
         }
     };
     // The default log belongs beside the lock; one given is where the user said.

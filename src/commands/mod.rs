@@ -473,6 +473,8 @@ fn check_options(
         project_dir: self_dir.to_path_buf(),
         protocol: None,
         packages: mcp_lock::package::Lookups::Online,
+        closures: Default::default(),
+        allow_scripts: Default::default(),
     })
 }
 

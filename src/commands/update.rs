@@ -73,10 +73,24 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     options.protocol = args.protocol.clone();
     super::announce(&selected);
     let entries = package_entries(&targets, &options);
-    let (mut checked, mut packages) = tokio::join!(
+    let (mut checked, resolved_packages) = tokio::join!(
         check_servers(targets, Pins::Whole(&lock), &options, progress()),
         mcp_lock::package::resolve_all(entries)
     );
+    let mut packages = std::collections::BTreeMap::new();
+    for (server, (pin, closure_problem)) in resolved_packages {
+        if let Some(mut why) = closure_problem {
+            if let Some(c) = checked.iter().find(|c| c.spec.name == server) {
+                c.secrets.redact_in_place(&mut why);
+            }
+            warning(&format!(
+                "{}: dependency closure not pinned: {}",
+                esc(&server),
+                escape_cut(&why, SHOWN_LINE_CHARS)
+            ));
+        }
+        packages.insert(server, pin);
+    }
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }

@@ -68,6 +68,16 @@ fn package_between(old: &PinnedServer, new: &PinnedServer) -> Option<crate::pack
             Some(p) => format!("the newer lock pins {now}; the older pinned {p}"),
             None => format!("the newer lock pins {now}; the older pinned no package"),
         },
+        dependencies: match (
+            old.package
+                .as_ref()
+                .and_then(|p| p.closure.as_ref())
+                .and_then(|c| c.closure.as_ref()),
+            now.closure.as_ref().and_then(|c| c.closure.as_ref()),
+        ) {
+            (Some(a), Some(b)) => crate::package::closure::changes(a, b),
+            _ => Vec::new(),
+        },
         action: Action::default(),
         elapsed_ms: 0,
     })

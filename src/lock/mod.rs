@@ -4,6 +4,7 @@
 //! reviewer sees what moved and the reader can prove the two still agree.
 
 mod arriving;
+pub mod closures;
 mod read;
 mod write;
 
@@ -27,7 +28,7 @@ use crate::surface::Kind;
 /// no client capabilities) still reads, as pinned under the `bare` profile; version 2
 /// is version 3 without `oauth_issuer` or package pins (every package reads "not
 /// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages.
-pub const FORMAT_VERSION: i64 = 4;
+pub const FORMAT_VERSION: i64 = 5;
 
 /// The profile name of a server pinned with no client declared (no capabilities, the
 /// newest protocol): what a lock from before profiles holds. The profile module names it.

@@ -109,6 +109,14 @@ fn render_server(
     Ok(())
 }
 
+/// The closure's hash and count; its packages go to the companion file.
+fn render_closure(pin: &crate::package::PackagePin, out: &mut String) {
+    if let Some(closure) = &pin.closure {
+        key(out, "closure", &basic(&closure.hash));
+        key(out, "closure_packages", &closure.count.to_string());
+    }
+}
+
 /// `[server.package]`: what the entry launches, pinned.
 fn render_package(pin: &crate::package::PackagePin, out: &mut String) {
     use crate::package::Package;
@@ -124,6 +132,7 @@ fn render_package(pin: &crate::package::PackagePin, out: &mut String) {
             key(out, "name", &basic(name));
             key(out, "version", &basic(version));
             key(out, "integrity", &basic(integrity));
+            render_closure(pin, out);
         }
         Package::Pypi {
             name,
@@ -132,6 +141,7 @@ fn render_package(pin: &crate::package::PackagePin, out: &mut String) {
         } => {
             key(out, "name", &basic(name));
             key(out, "version", &basic(version));
+            render_closure(pin, out);
             for (file, sha256) in files {
                 let _ = writeln!(out, "\n[[server.package.file]]");
                 key(out, "name", &basic(file));
@@ -189,7 +199,7 @@ fn render_profile(listing: &LockedServer, out: &mut String) {
     }
 }
 
-fn key(out: &mut String, name: &str, value: &str) {
+pub(super) fn key(out: &mut String, name: &str, value: &str) {
     let _ = writeln!(out, "{name} = {value}");
 }
 
@@ -208,7 +218,7 @@ fn compact(value: &Json) -> String {
 
 /// A TOML basic string: always valid, whatever the text holds, and characters that
 /// could reorder or hide text in a review are escaped.
-fn basic(text: &str) -> String {
+pub(super) fn basic(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -310,6 +320,9 @@ impl FileLock {
 /// exactly these bytes. Call it holding the [`FileLock`].
 pub fn write_lock_file(path: &Path, root: &Path, lock: &Lockfile) -> std::io::Result<bool> {
     use std::os::unix::fs::PermissionsExt;
+    // The packages first: a lock whose closure hash its companion does not hold is
+    // reported (run update), a companion ahead of its lock is not read.
+    let companion = super::closures::write_companion(path, root, lock)?;
     let temp = files::Temporary::beside(path, root)?;
     let existing = File::open(temp.target()).ok();
     let mode = match &existing {
@@ -331,7 +344,7 @@ pub fn write_lock_file(path: &Path, root: &Path, lock: &Lockfile) -> std::io::Re
     drop(w);
     if same {
         // The temporary file is removed as it is dropped.
-        return Ok(false);
+        return Ok(companion);
     }
     temp.persist(mode)?;
     Ok(true)

@@ -1,5 +1,7 @@
 //! `verify`'s check of what the host will launch for an entry against its pin.
 
+use std::fmt::Write as _;
+
 use super::*;
 
 /// The check of one server's package: what the host launches for this entry against
@@ -12,6 +14,90 @@ pub async fn check(entry: &Entry<'_>, pin: Option<&PackagePin>, lookups: Lookups
 }
 
 async fn check_untimed(
+    entry: &Entry<'_>,
+    pin: Option<&PackagePin>,
+    lookups: Lookups,
+) -> PackageCheck {
+    let mut out = check_package(entry, pin, lookups).await;
+    if let Some(pin) = pin {
+        check_closure(entry, pin, lookups, &mut out).await;
+    }
+    out
+}
+
+/// The closure part of the check, once the package itself is the pinned one. A
+/// wrapped entry runs the pinned closure from the guard's cache, so only an entry
+/// the host launches itself has its closure resolved again and compared.
+async fn check_closure(
+    entry: &Entry<'_>,
+    pin: &PackagePin,
+    lookups: Lookups,
+    out: &mut PackageCheck,
+) {
+    if out.status != PackageStatus::Pinned
+        || !matches!(pin.package, Package::Npm { .. } | Package::Pypi { .. })
+    {
+        return;
+    }
+    let Some(pinned) = &pin.closure else {
+        out.message
+            .push_str("; its dependency closure is not pinned yet (`mcp-lock update` pins it)");
+        return;
+    };
+    if entry.guarded {
+        let _ = write!(
+            out.message,
+            "; the guard runs its pinned closure ({})",
+            crate::text::count(pinned.count, "package")
+        );
+        return;
+    }
+    if lookups == Lookups::Offline {
+        return;
+    }
+    let live = match resolve_closure(entry, pin).await {
+        Ok(Some(live)) => live,
+        Ok(None) => return,
+        Err(why) => {
+            out.status = PackageStatus::Unverifiable;
+            out.message = format!("its dependency closure cannot be resolved: {why}");
+            return;
+        }
+    };
+    if live.hash() == pinned.hash {
+        let _ = write!(
+            out.message,
+            "; its dependency closure is the pinned one ({})",
+            crate::text::count(pinned.count, "package")
+        );
+        return;
+    }
+    out.status = PackageStatus::DependencyChanged;
+    out.dependencies = match &pinned.closure {
+        Some(closure) => closure::changes(closure, &live),
+        None => Vec::new(),
+    };
+    let listed: Vec<String> = out.dependencies.iter().map(ToString::to_string).collect();
+    out.live = Some(format!(
+        "closure {} ({})",
+        short(&live.hash()),
+        crate::text::count(live.packages.len(), "package")
+    ));
+    out.message = if listed.is_empty() {
+        format!(
+            "the dependency closure the launcher resolves now is not the pinned one ({} -> {})",
+            short(&pinned.hash),
+            short(&live.hash())
+        )
+    } else {
+        format!(
+            "the launcher now installs other dependencies than pinned: {}; wrap the entry (`mcp-lock wrap`) to run the pinned closure, or review and `mcp-lock update`",
+            listed.join(", ")
+        )
+    };
+}
+
+async fn check_package(
     entry: &Entry<'_>,
     pin: Option<&PackagePin>,
     lookups: Lookups,
@@ -31,6 +117,7 @@ async fn check_untimed(
         pinned: pin.map(|p| p.to_string()),
         live: None,
         message: String::new(),
+        dependencies: Vec::new(),
         action: Action::Allow,
         elapsed_ms: 0,
     };

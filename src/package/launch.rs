@@ -66,6 +66,168 @@ pub fn pinned_launch(
     out
 }
 
+/// What runs an entry's pinned closure: the program in the closure cache, its
+/// arguments and the environment it needs beside the entry's.
+#[derive(Debug, Clone)]
+pub struct ClosureLaunch {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Why the cache entry was installed again, when it was.
+    pub rebuilt: Option<String>,
+    /// Packages with install scripts that did not run.
+    pub scripts_skipped: Vec<String>,
+}
+
+/// Options a runner takes before the command name that take a value as the next
+/// argument.
+const VALUE_OPTIONS: &[&str] = &[
+    "--registry",
+    "--cache",
+    "--python",
+    "--index-url",
+    "--default-index",
+    "--index",
+    "--extra-index-url",
+    "--pip-args",
+];
+
+/// Installs `pin`'s closure into the closure cache (or checks the installed one) and
+/// says what runs it in place of `command args`. `Ok(None)`: the pin has no closure,
+/// or the entry's form is not one the cache can run (the package's version is then
+/// what starts). `Err`: why nothing may start (an integrity mismatch at install, a
+/// closure that cannot be installed).
+pub async fn closure_launch(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: &Path,
+    project_dir: &Path,
+    pin: &PackagePin,
+    scripts: bool,
+) -> Result<Option<ClosureLaunch>, closure::cache::InstallError> {
+    use closure::cache::{Install, InstallError, cache_root, ensure, program};
+    use closure::{Ecosystem, tool_beside};
+    let Some(closure_pin) = &pin.closure else {
+        return Ok(None);
+    };
+    let Some(closure) = &closure_pin.closure else {
+        return Err(InstallError::Failed(format!(
+            "the lock pins a dependency closure ({}) that the companion file does not hold; run `mcp-lock update` to pin it again",
+            closure_pin.hash
+        )));
+    };
+    let entry = Entry {
+        command,
+        args,
+        env,
+        cwd,
+        project_dir,
+        guarded: true,
+        fetcher: Fetcher::default(),
+    };
+    let rec = entry.recognised();
+    let Some(at) = rec.arg else {
+        return Ok(None);
+    };
+    let (name, version, ecosystem, registry, tool) = match (&rec.target, &pin.package) {
+        (Target::Npm { .. }, Package::Npm { name, version, .. }) => (
+            name,
+            version,
+            Ecosystem::Npm,
+            npm::registry_given(name, rec.registry.as_deref(), project_dir, &|k| {
+                entry.lookup(k)
+            }),
+            tool_beside(command, "npm"),
+        ),
+        (Target::Pypi { .. }, Package::Pypi { name, version, .. }) => (
+            name,
+            version,
+            Ecosystem::Pypi,
+            rec.registry
+                .clone()
+                .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k))),
+            tool_beside(command, "uv"),
+        ),
+        _ => return Ok(None),
+    };
+    let tool = tool.ok_or_else(|| {
+        InstallError::Failed(format!(
+            "{} is not on PATH; the pinned closure cannot be installed",
+            match ecosystem {
+                Ecosystem::Npm => "npm",
+                Ecosystem::Pypi => "uv",
+            }
+        ))
+    })?;
+    // `npx pkg args…` runs the package's own command; `--package P cmd args…` and
+    // `--from P cmd args…` the command named after the options.
+    let named = !rec.prefix.is_empty()
+        || matches!(
+            at.checked_sub(1)
+                .and_then(|i| args.get(i))
+                .map(String::as_str),
+            Some("--package" | "-p" | "--from" | "--spec")
+        );
+    let (command_name, rest) = if named {
+        let mut i = at + 1;
+        loop {
+            match args.get(i).map(String::as_str) {
+                None => return Ok(None),
+                Some(a) if VALUE_OPTIONS.contains(&a) => i += 2,
+                Some(a) if a.starts_with('-') => i += 1,
+                Some(a) => break (Some(a.to_string()), &args[i + 1..]),
+            }
+        }
+    } else {
+        (None, &args[at + 1..])
+    };
+    let root = cache_root().ok_or_else(|| {
+        InstallError::Failed(
+            "neither XDG_CACHE_HOME nor HOME is set: no place for the closure cache".into(),
+        )
+    })?;
+    let install = Install {
+        closure,
+        hash: &closure_pin.hash,
+        name,
+        version,
+        tool,
+        registry,
+        scripts,
+    };
+    let installed = ensure(&root, &install).await?;
+    let (program, args) = program(
+        &installed.dir,
+        ecosystem,
+        name,
+        command_name.as_deref(),
+        rest,
+    )
+    .map_err(InstallError::Failed)?;
+    let env = match ecosystem {
+        // The venv is checked file by file before each launch: no bytecode is written
+        // into it.
+        Ecosystem::Pypi => vec![("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string())],
+        Ecosystem::Npm => Vec::new(),
+    };
+    Ok(Some(ClosureLaunch {
+        program: program.to_string_lossy().into_owned(),
+        args,
+        env,
+        rebuilt: installed.rebuilt,
+        scripts_skipped: if scripts {
+            Vec::new()
+        } else {
+            closure
+                .with_scripts()
+                .into_iter()
+                .map(String::from)
+                .collect()
+        },
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 //! Transitive dependencies are not pinned.
 
 mod check;
+pub mod closure;
 mod launch;
 pub mod launcher;
 pub mod npm;
@@ -15,7 +16,7 @@ mod options;
 pub mod pypi;
 
 pub use check::check;
-pub use launch::pinned_launch;
+pub use launch::{ClosureLaunch, closure_launch, pinned_launch};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,6 +35,9 @@ pub struct PackagePin {
     /// entry not recognised, its command).
     pub launcher: String,
     pub package: Package,
+    /// The whole dependency closure of an npm or PyPI package (lock version 5);
+    /// `None`: not pinned yet, or not resolvable when pinned.
+    pub closure: Option<closure::ClosurePin>,
 }
 
 /// The pinned artifact.
@@ -128,6 +132,10 @@ pub enum PackageStatus {
     Changed,
     /// A wrapped entry with a floating spec, or a tag-only image (`package-floating`).
     Floating,
+    /// The package is the pinned one, but the dependency closure the host's launcher
+    /// resolves now is not the pinned closure (`dependency-changed`): an entry the
+    /// host launches itself, not through the guard.
+    DependencyChanged,
     /// The lock has no package pin for the server (a lock from before they were
     /// pinned): a notice until `update` pins it.
     NotPinnedYet,
@@ -140,11 +148,30 @@ pub enum PackageStatus {
 }
 
 impl PackageStatus {
+    /// The policy rule a status with something to act on falls under.
+    pub fn rule(self) -> Option<&'static str> {
+        match self {
+            PackageStatus::Changed => Some("package-changed"),
+            PackageStatus::Floating => Some("package-floating"),
+            PackageStatus::DependencyChanged => Some("dependency-changed"),
+            _ => None,
+        }
+    }
+
+    /// Whether the pin and what is launched differ (a value moved from one to the other).
+    pub fn moved(self) -> bool {
+        matches!(
+            self,
+            PackageStatus::Changed | PackageStatus::DependencyChanged
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             PackageStatus::Pinned => "pinned",
             PackageStatus::Changed => "changed",
             PackageStatus::Floating => "floating",
+            PackageStatus::DependencyChanged => "dependency_changed",
             PackageStatus::NotPinnedYet => "not_pinned_yet",
             PackageStatus::Unrecognised => "unrecognised",
             PackageStatus::Skipped => "skipped",
@@ -168,7 +195,11 @@ pub struct PackageCheck {
     pub live: Option<String>,
     /// One line saying what was found and what to do.
     pub message: String,
-    /// What the policy does with it (`package-changed`, `package-floating`).
+    /// For `dependency_changed`: each package of the closure that moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<closure::DependencyChange>,
+    /// What the policy does with it (`package-changed`, `package-floating`,
+    /// `dependency-changed`).
     pub action: Action,
     /// How long the check took (registry look-ups, hashing).
     pub elapsed_ms: u64,
@@ -253,19 +284,67 @@ pub async fn check_all(
     .await
 }
 
-/// [`resolve_pin`] for each entry, all at once, by server name; an entry that does
-/// not resolve gets a [`Package::Unresolved`] pin saying why.
-pub async fn resolve_all(entries: Vec<OwnedEntry>) -> BTreeMap<String, PackagePin> {
+/// [`resolve_pin`] and [`resolve_closure`] for each entry, all at once, by server
+/// name; an entry that does not resolve gets a [`Package::Unresolved`] pin saying
+/// why, one whose closure does not resolve a pin without closure and the reason.
+pub async fn resolve_all(
+    entries: Vec<OwnedEntry>,
+) -> BTreeMap<String, (PackagePin, Option<String>)> {
     at_once(entries, |entry| async move {
-        let pin = resolve_pin(&entry.entry())
-            .await
-            .unwrap_or_else(|reason| PackagePin {
+        let mut unpinned = None;
+        let pin = match resolve_pin(&entry.entry()).await {
+            Ok(mut pin) => {
+                match resolve_closure(&entry.entry(), &pin).await {
+                    Ok(Some(closure)) => pin.closure = Some(closure.pin()),
+                    Ok(None) => {}
+                    Err(why) => unpinned = Some(why),
+                }
+                pin
+            }
+            Err(reason) => PackagePin {
                 launcher: entry.entry().recognised().launcher,
                 package: Package::Unresolved { reason },
-            });
-        (entry.server, pin)
+                closure: None,
+            },
+        };
+        (entry.server, (pin, unpinned))
     })
     .await
+}
+
+/// The dependency closure the launcher of an npm or PyPI entry installs for `pin`'s
+/// version, resolved by npm or uv ([`closure`]); `None` for other packages. `Err`: why
+/// it could not be resolved (no npm or uv, the registry down, …).
+pub async fn resolve_closure(
+    entry: &Entry<'_>,
+    pin: &PackagePin,
+) -> Result<Option<closure::Closure>, String> {
+    let rec = entry.recognised();
+    match &pin.package {
+        Package::Npm { name, version, .. } => {
+            let registry =
+                npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
+                    entry.lookup(k)
+                });
+            let tool = closure::tool_beside(entry.command, "npm")
+                .ok_or("npm is not on PATH; the dependency closure cannot be resolved")?;
+            closure::npm::resolve(&tool, name, version, &registry)
+                .await
+                .map(Some)
+        }
+        Package::Pypi { name, version, .. } => {
+            let index = rec
+                .registry
+                .clone()
+                .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k)));
+            let tool = closure::tool_beside(entry.command, "uv")
+                .ok_or("uv is not on PATH; the dependency closure cannot be resolved")?;
+            closure::pypi::resolve(&tool, name, version, &index)
+                .await
+                .map(Some)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `work` for every item at once, one task each, its results by server name. A task
@@ -536,7 +615,11 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
             }
         }
     };
-    Ok(PackagePin { launcher, package })
+    Ok(PackagePin {
+        launcher,
+        package,
+        closure: None,
+    })
 }
 
 /// The version uv or pip installs for a spec: the exact one asked for, or the newest.
@@ -568,6 +651,7 @@ mod tests {
         PackagePin {
             launcher: launcher.into(),
             package,
+            closure: None,
         }
     }
 

@@ -66,14 +66,12 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
         if let Some(p) = &r.package {
             use crate::package::PackageStatus;
             let rule = match p.status {
-                PackageStatus::Changed => Some((Rule::PackageChanged.as_str(), p.action)),
-                PackageStatus::Floating => Some((Rule::PackageFloating.as_str(), p.action)),
                 PackageStatus::Unverifiable => Some((UNVERIFIED, Action::Fail)),
-                _ => None,
+                status => status.rule().map(|rule| (rule, p.action)),
             };
             if let Some((rule, action)) = rule {
                 let values = match (&p.pinned, &p.live) {
-                    (Some(a), Some(b)) if p.status == PackageStatus::Changed => {
+                    (Some(a), Some(b)) if p.status.moved() => {
                         format!(" {} -> {}", esc(a), esc(b))
                     }
                     (Some(a), _) => format!(" {}", esc(a)),

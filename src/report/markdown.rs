@@ -164,13 +164,11 @@ fn server_section(r: &ServerReport) -> String {
     }
     if let Some(p) = r.package.as_ref().filter(|_| package_notable) {
         let rule = match p.status {
-            crate::package::PackageStatus::Changed => "package-changed",
-            crate::package::PackageStatus::Floating => "package-floating",
             crate::package::PackageStatus::Unverifiable => "unverifiable",
-            _ => "note",
+            status => status.rule().unwrap_or("note"),
         };
         let values = match (&p.pinned, &p.live) {
-            (Some(a), Some(b)) if p.status == crate::package::PackageStatus::Changed => {
+            (Some(a), Some(b)) if p.status.moved() => {
                 format!("{} → {}", cell(a), cell(b))
             }
             (Some(a), _) => cell(a),
@@ -183,9 +181,7 @@ fn server_section(r: &ServerReport) -> String {
             p.status.as_str(),
             values,
             rule,
-            if p.status == crate::package::PackageStatus::Changed
-                || p.status == crate::package::PackageStatus::Floating
-            {
+            if p.status.rule().is_some() {
                 format!("**{}** · {}", p.action.as_str(), cell(&p.message))
             } else {
                 cell(&p.message)

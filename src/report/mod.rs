@@ -117,9 +117,7 @@ impl Summary {
                 .chain(
                     r.package
                         .iter()
-                        .filter(|p| {
-                            matches!(p.status, PackageStatus::Changed | PackageStatus::Floating)
-                        })
+                        .filter(|p| p.status.rule().is_some())
                         .map(|p| p.action),
                 );
             for action in actions {
@@ -576,22 +574,16 @@ pub fn render_summary(reports: &[ServerReport]) -> String {
 
 /// Whether the report's package is not what the lock pins.
 pub fn package_changed(r: &ServerReport) -> bool {
-    r.package
-        .as_ref()
-        .is_some_and(|p| p.status == PackageStatus::Changed)
+    r.package.as_ref().is_some_and(|p| p.status.moved())
 }
 
 /// "package  changed  npm tiny@1.0.0 (sha512-…) -> npm tiny@1.0.1  package-changed, fail"
 /// and its message, or a dimmed note for a package with nothing to act on.
 pub fn package_line(p: &PackageCheck, indent: &str) -> String {
     let dim = Style::new().dimmed();
-    let rule = match p.status {
-        PackageStatus::Changed => Some("package-changed"),
-        PackageStatus::Floating => Some("package-floating"),
-        _ => None,
-    };
+    let rule = p.status.rule();
     let values = match (&p.pinned, &p.live) {
-        (Some(a), Some(b)) if p.status == PackageStatus::Changed => {
+        (Some(a), Some(b)) if p.status.moved() => {
             format!("{} -> {}", esc(a), esc(b))
         }
         (Some(a), _) => esc(a),

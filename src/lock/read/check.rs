@@ -521,9 +521,38 @@ fn check_package(raw: RawPackage, version: i64) -> Result<crate::package::Packag
             ));
         }
     };
+    let closure = match (&raw.closure, raw.closure_packages) {
+        (None, None) => None,
+        (Some(_), _) | (_, Some(_)) if version < 5 => {
+            return Err(format!(
+                "`closure` needs lock format version 5 (this lock says version {version})"
+            ));
+        }
+        (Some(hash), Some(count))
+            if matches!(package, Package::Npm { .. } | Package::Pypi { .. }) =>
+        {
+            if !hash.strip_prefix("sha256:").is_some_and(is_sha256_hex) {
+                return Err(format!(
+                    "closure {hash:?} is not sha256: and 64 lowercase hex digits"
+                ));
+            }
+            Some(crate::package::closure::ClosurePin {
+                hash: hash.clone(),
+                count: usize::try_from(count)
+                    .map_err(|_| "closure_packages is too large".to_string())?,
+                closure: None,
+            })
+        }
+        (Some(_), Some(_)) => {
+            return Err(format!("kind {:?} has no dependency closure", raw.kind));
+        }
+        (Some(_), None) => return Err("`closure` needs `closure_packages`".into()),
+        (None, Some(_)) => return Err("`closure_packages` needs `closure`".into()),
+    };
     Ok(PackagePin {
         launcher: raw.launcher,
         package,
+        closure,
     })
 }
 

@@ -402,11 +402,16 @@ struct PackageDraft {
     path: Option<String>,
     sha256: Option<String>,
     reason: Option<String>,
+    closure: Option<String>,
+    closure_packages: Option<u64>,
     file: Vec<FileDraft>,
 }
 
 impl PackageDraft {
     fn set(&mut self, key: &str, value: Value) -> Option<()> {
+        if let ("closure_packages", Value::Int(n)) = (key, &value) {
+            return set(&mut self.closure_packages, u64::try_from(*n).ok()?);
+        }
         let value = string(value)?.into_inner();
         let slot = match key {
             "kind" => &mut self.kind,
@@ -419,6 +424,7 @@ impl PackageDraft {
             "path" => &mut self.path,
             "sha256" => &mut self.sha256,
             "reason" => &mut self.reason,
+            "closure" => &mut self.closure,
             _ => return None,
         };
         set(slot, value)
@@ -446,6 +452,8 @@ impl PackageDraft {
             path: self.path,
             sha256: self.sha256,
             reason: self.reason,
+            closure: self.closure,
+            closure_packages: self.closure_packages,
             file,
         };
         Some(Spanned::new(self.header, package))

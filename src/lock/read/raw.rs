@@ -71,6 +71,9 @@ pub(super) struct RawPackage {
     pub(super) sha256: Option<String>,
     /// Why an `unresolved` package could not be pinned (version 4).
     pub(super) reason: Option<String>,
+    /// The closure's hash and how many packages it holds (version 5).
+    pub(super) closure: Option<String>,
+    pub(super) closure_packages: Option<u64>,
     #[serde(default)]
     pub(super) file: Vec<RawFile>,
 }
