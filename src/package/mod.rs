@@ -13,6 +13,7 @@ pub mod launcher;
 pub mod npm;
 mod options;
 pub mod pypi;
+pub mod releases;
 
 pub use check::check;
 pub use launch::pinned_launch;
