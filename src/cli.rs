@@ -16,6 +16,7 @@ Examples:
   mcp-lock hash tools.json     hash tool definitions the way the lock does
   mcp-lock guard github        run a server behind a proxy that enforces the lock
   mcp-lock wrap                make every stdio server in .mcp.json launch through guard
+  mcp-lock outdated            newer releases of pinned npm/PyPI packages, with a cooldown
   mcp-lock check-call github create_issue --args '{\"title\": \"Bug\"}'
 
 Exit codes: 0 converged (or drift the policy allows), 1 drift the policy fails,
@@ -134,6 +135,30 @@ Examples:
 Exit codes: 0 no differences, 1 differences, 2 usage, config or lock error,
 3 no differences found but some server could not be checked.")]
     Diff(DiffArgs),
+
+    /// Show which pinned npm and PyPI packages have newer releases, and which of them
+    /// the cooldown (min-release-age) still holds back
+    #[command(after_help = "\
+Examples:
+  mcp-lock outdated                       every server pinned to an npm or PyPI package
+  mcp-lock outdated github memory         only these (others are shown as not a
+                                          registry package)
+  mcp-lock outdated --min-release-age 36h
+  mcp-lock outdated --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+
+For each server the lock pins to a package it asks the registry the pin was resolved
+from (the entry's --registry or --index-url, its environment, .npmrc, ...) and shows
+the pinned version, the candidate, and newer releases held back.
+The cooldown: a release is proposed only once it has been published for at least
+min-release-age ([upgrade] min-release-age in mcp-lock.toml, default 7d; \"0\" turns
+it off), so a compromised release has time to be found and pulled before a pin moves
+to it. A newer release still inside the cooldown, or whose publish time the registry
+does not give, is listed as held back. A deprecated (npm) or yanked (PyPI) release is
+never the candidate; prereleases are proposed only when the pin is a prerelease.
+Nothing is written: `mcp-lock update` moves pins.
+Exit codes: 0 checked (outdated or not), 3 some registry could not be asked,
+2 usage, config, policy or lock error.")]
+    Outdated(OutdatedArgs),
 
     /// Run a stdio server behind a proxy that enforces the lock for a whole agent session
     #[command(after_help = "\
@@ -670,6 +695,39 @@ pub struct LogoutArgs {
     /// The remote server, by config name
     #[arg(value_name = "SERVER")]
     pub server: String,
+}
+
+#[derive(Debug, Args)]
+pub struct OutdatedArgs {
+    /// Servers to check, by lock name [default: every server pinned to an npm or
+    /// PyPI package]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = OutdatedFormat::Text)]
+    pub format: OutdatedFormat,
+
+    /// The cooldown: propose only releases published at least this long ago (7d,
+    /// 36h, 90m; 0 for none) [default: [upgrade] min-release-age of mcp-lock.toml,
+    /// else 7d]
+    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::package::releases::parse_age)]
+    pub min_release_age: Option<std::time::Duration>,
+
+    /// Follow a registry's redirect to another origin; by default only same-origin
+    /// redirects are followed
+    #[arg(long)]
+    pub allow_redirects: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutdatedFormat {
+    /// A table for people; colour on a terminal
+    Text,
+    /// One JSON document (docs/outdated.md)
+    Json,
+    /// A GitHub-flavoured Markdown table, for pull-request comments and job summaries
+    Markdown,
 }
 
 #[derive(Debug, Args)]

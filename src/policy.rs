@@ -152,6 +152,24 @@ pub struct Policy {
     /// its install scripts run (npm lifecycle scripts, PyPI source builds); for every
     /// other server they are off.
     pub allow_scripts: BTreeSet<String>,
+    /// `[upgrade]`: which releases a pin may move to.
+    pub upgrade: UpgradeSettings,
+}
+
+/// `[upgrade]` of the policy file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpgradeSettings {
+    /// `min-release-age`: a release younger than this is held back (the cooldown);
+    /// zero holds nothing back. A week by default.
+    pub min_release_age: std::time::Duration,
+}
+
+impl Default for UpgradeSettings {
+    fn default() -> Self {
+        UpgradeSettings {
+            min_release_age: crate::package::releases::DEFAULT_MIN_RELEASE_AGE,
+        }
+    }
 }
 
 impl Default for Policy {
@@ -186,6 +204,7 @@ impl Default for Policy {
             audit: Default::default(),
             client_metadata_url: None,
             allow_scripts: BTreeSet::new(),
+            upgrade: UpgradeSettings::default(),
         }
     }
 }
@@ -231,6 +250,8 @@ struct RawPolicy {
     oauth: RawOauth,
     #[serde(default)]
     closure: RawClosure,
+    #[serde(default)]
+    upgrade: RawUpgrade,
 }
 
 #[derive(Deserialize, Default)]
@@ -238,6 +259,12 @@ struct RawPolicy {
 struct RawClosure {
     #[serde(default)]
     allow_scripts: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawUpgrade {
+    min_release_age: Option<toml::Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -454,6 +481,17 @@ impl Policy {
             crate::config::entry::check_client_metadata_url(url.get_ref())
                 .map_err(|e| at(url.span().start, format!("client-metadata-url: {e}")))?;
             policy.client_metadata_url = Some(url.into_inner());
+        }
+        if let Some(age) = raw.upgrade.min_release_age {
+            let read = match age.get_ref() {
+                toml::Value::String(text) => crate::package::releases::parse_age(text),
+                toml::Value::Integer(0) => Ok(std::time::Duration::ZERO),
+                other => Err(format!(
+                    "{other} is not a release age; write a quoted duration: \"7d\", \"36h\", \"90m\", or 0 for no cooldown"
+                )),
+            };
+            policy.upgrade.min_release_age =
+                read.map_err(|e| at(age.span().start, format!("min-release-age: {e}")))?;
         }
         let surface = raw.surface;
         policy.surface = over(
@@ -752,6 +790,48 @@ mod tests {
             err.starts_with("p.toml:2: profile \"x\": protocol-version"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_upgrade_cooldown_defaults_to_a_week_and_is_read_from_upgrade() {
+        use std::time::Duration;
+        assert_eq!(
+            Policy::default().upgrade.min_release_age,
+            Duration::from_secs(7 * 86_400)
+        );
+        for (text, secs) in [
+            ("\"36h\"", 36 * 3600),
+            ("\"90m\"", 90 * 60),
+            ("\"0\"", 0),
+            ("0", 0),
+            ("\"14d\"", 14 * 86_400),
+        ] {
+            let p =
+                Policy::parse(&format!("[upgrade]\nmin-release-age = {text}\n"), "p.toml").unwrap();
+            assert_eq!(
+                p.upgrade.min_release_age,
+                Duration::from_secs(secs),
+                "{text}"
+            );
+        }
+        let err = Policy::parse("[upgrade]\n\nmin-release-age = \"7 days\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("p.toml:3: min-release-age: \"7 days\" is not a release age"),
+            "{err}"
+        );
+        let err = Policy::parse("[upgrade]\nmin-release-age = 7\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("p.toml:2: min-release-age: 7 is not a release age; write a quoted"),
+            "{err}"
+        );
+        let err = Policy::parse("[upgrade]\nmin-age = \"7d\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("p.toml:2: not a valid policy"), "{err}");
     }
 
     #[test]

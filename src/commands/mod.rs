@@ -8,6 +8,7 @@ mod guard;
 mod hash;
 mod hook;
 mod login;
+mod outdated;
 mod progress;
 mod servers;
 mod update;
@@ -126,6 +127,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CheckListing(args) => check_listing::run(&ctx, args),
         Command::Hook { host } => hook::run(&ctx, host).await,
         Command::Servers(args) => servers::run(&ctx, args),
+        Command::Outdated(args) => outdated::run(&ctx, args).await,
         Command::Login(args) => login::login(&ctx, args).await,
         Command::Logout(args) => login::logout(&ctx, args),
         Command::RemoteBridge(args) => guard::remote_bridge(&ctx, args).await,

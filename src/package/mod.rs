@@ -14,6 +14,7 @@ pub mod launcher;
 pub mod npm;
 mod options;
 pub mod pypi;
+pub mod releases;
 
 pub use check::check;
 pub use launch::{ClosureLaunch, closure_launch, pinned_launch};

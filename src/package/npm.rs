@@ -208,6 +208,66 @@ pub fn is_semver(v: &str) -> bool {
         && build.is_none_or(|b| identifiers(b, false))
 }
 
+/// Semver 2.0 precedence of two versions npm publishes (build metadata ignored); a
+/// string that is not semver sorts below every version.
+pub fn compare(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    fn parts(v: &str) -> Option<(Vec<u64>, Option<&str>)> {
+        if !is_semver(v) {
+            return None;
+        }
+        let v = v.split_once('+').map_or(v, |(rest, _)| rest);
+        let (core, pre) = match v.split_once('-') {
+            Some((core, pre)) => (core, Some(pre)),
+            None => (v, None),
+        };
+        // Parts longer than a u64 compare as the largest.
+        let numbers = core
+            .split('.')
+            .map(|n| n.parse().unwrap_or(u64::MAX))
+            .collect();
+        Some((numbers, pre))
+    }
+    fn identifier(a: &str, b: &str) -> Ordering {
+        let numeric = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
+        match (numeric(a), numeric(b)) {
+            (true, true) => (a.len(), a).cmp(&(b.len(), b)),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => a.cmp(b),
+        }
+    }
+    match (parts(a), parts(b)) {
+        (None, None) => a.cmp(b),
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some((ca, pa)), Some((cb, pb))) => ca.cmp(&cb).then_with(|| match (pa, pb) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some(pa), Some(pb)) => {
+                let (mut xa, mut xb) = (pa.split('.'), pb.split('.'));
+                loop {
+                    match (xa.next(), xb.next()) {
+                        (None, None) => break Ordering::Equal,
+                        (None, Some(_)) => break Ordering::Less,
+                        (Some(_), None) => break Ordering::Greater,
+                        (Some(x), Some(y)) => match identifier(x, y) {
+                            Ordering::Equal => continue,
+                            other => break other,
+                        },
+                    }
+                }
+            }
+        }),
+    }
+}
+
+/// Whether a semver version is a prerelease (`1.0.0-rc.1`).
+pub fn is_prerelease(v: &str) -> bool {
+    v.split_once('+').map_or(v, |(rest, _)| rest).contains('-')
+}
+
 /// The sha512 entry of an SRI integrity (`sha512-<88 base64>`), the only one npm
 /// verifies a tarball by; `None` when it has none (a `sha1-…` alone is no pin).
 pub fn sha512_of(integrity: &str) -> Option<&str> {
@@ -432,6 +492,32 @@ mod tests {
         ] {
             assert!(is_semver(good), "{good}");
         }
+    }
+
+    #[test]
+    fn semver_precedence_as_the_spec_orders_it() {
+        use std::cmp::Ordering::*;
+        let order = [
+            "1.0.0-alpha",
+            "1.0.0-alpha.1",
+            "1.0.0-alpha.beta",
+            "1.0.0-beta",
+            "1.0.0-beta.2",
+            "1.0.0-beta.11",
+            "1.0.0-rc.1",
+            "1.0.0",
+            "1.0.1",
+            "1.2.0",
+            "1.10.0",
+            "2.0.0",
+        ];
+        for pair in order.windows(2) {
+            assert_eq!(compare(pair[0], pair[1]), Less, "{pair:?}");
+            assert_eq!(compare(pair[1], pair[0]), Greater, "{pair:?}");
+        }
+        assert_eq!(compare("1.0.0+a", "1.0.0+b"), Equal);
+        assert_eq!(compare("not-semver", "0.0.1"), Less);
+        assert!(is_prerelease("1.0.0-rc.1+x") && !is_prerelease("1.0.0+build-1"));
     }
 
     #[test]

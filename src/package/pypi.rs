@@ -54,6 +54,10 @@ pub struct IndexFile {
     pub version: String,
     /// `None`: the index gave no sha256 for it.
     pub sha256: Option<String>,
+    /// When it was uploaded, as the index wrote it (PEP 700 `upload-time`, JSON only).
+    pub upload_time: Option<String>,
+    /// Yanked (PEP 592): the reason given, `Some("")` when none was.
+    pub yanked: Option<String>,
 }
 
 /// Every file the index lists for a project, with the version its name carries.
@@ -70,7 +74,7 @@ pub async fn fetch(index: &str, name: &str, get: &Fetcher) -> Result<Vec<IndexFi
 /// HTML anchors of PEP 503 with their `#sha256=` fragments.
 pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, String> {
     let trimmed = body.trim_start();
-    let listed: Vec<(String, Option<String>)> = if trimmed.starts_with('{') {
+    let listed: Vec<Listed> = if trimmed.starts_with('{') {
         let value: serde_json::Value =
             serde_json::from_str(body).map_err(|e| format!("JSON that does not parse ({e})"))?;
         let files = value
@@ -81,11 +85,26 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
             .iter()
             .filter_map(|f| {
                 let filename = f.get("filename")?.as_str()?.to_string();
-                let sha = f
+                let sha256 = f
                     .pointer("/hashes/sha256")
                     .and_then(|h| h.as_str())
                     .map(String::from);
-                Some((filename, sha))
+                let upload_time = f
+                    .get("upload-time")
+                    .and_then(|t| t.as_str())
+                    .map(String::from);
+                // PEP 691: `yanked` is false, true, or the reason (which yanks too).
+                let yanked = match f.get("yanked") {
+                    Some(serde_json::Value::Bool(true)) => Some(String::new()),
+                    Some(serde_json::Value::String(reason)) => Some(reason.clone()),
+                    _ => None,
+                };
+                Some(Listed {
+                    filename,
+                    sha256,
+                    upload_time,
+                    yanked,
+                })
             })
             .collect()
     } else if trimmed.to_ascii_lowercase().starts_with("<!doctype html") || trimmed.starts_with('<')
@@ -95,7 +114,13 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
         return Err("something that is neither JSON nor HTML".into());
     };
     let mut out = Vec::new();
-    for (filename, sha256) in listed {
+    for Listed {
+        filename,
+        sha256,
+        upload_time,
+        yanked,
+    } in listed
+    {
         if let Some(written) = version_of(&filename, name) {
             // What is pinned here is what the guard puts after `==`: only a version.
             let Some(version) = Version::parse(&written) else {
@@ -113,14 +138,25 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
                 filename,
                 version,
                 sha256,
+                upload_time,
+                yanked,
             });
         }
     }
     Ok(out)
 }
 
-/// `(filename, sha256)` of each `<a href="…#sha256=…">filename</a>`.
-fn html_anchors(body: &str) -> Vec<(String, Option<String>)> {
+/// A file as a project page lists it, before its version is read.
+struct Listed {
+    filename: String,
+    sha256: Option<String>,
+    upload_time: Option<String>,
+    yanked: Option<String>,
+}
+
+/// Each `<a href="…#sha256=…" data-yanked="…">filename</a>`: its file name, sha256
+/// and whether it is yanked (PEP 592; an HTML page gives no upload time).
+fn html_anchors(body: &str) -> Vec<Listed> {
     let mut out = Vec::new();
     let mut rest = body;
     while let Some(start) = rest.find("<a ") {
@@ -129,7 +165,7 @@ fn html_anchors(body: &str) -> Vec<(String, Option<String>)> {
         let tag = &rest[..close];
         let Some(end) = rest.find("</a>") else { break };
         let text = rest[close + 1..end].trim().to_string();
-        let sha = tag
+        let sha256 = tag
             .find("#sha256=")
             .map(|i| {
                 tag[i + 8..]
@@ -138,10 +174,58 @@ fn html_anchors(body: &str) -> Vec<(String, Option<String>)> {
                     .collect::<String>()
             })
             .filter(|s| !s.is_empty());
-        out.push((text, sha));
+        out.push(Listed {
+            filename: text,
+            sha256,
+            upload_time: None,
+            yanked: attribute(tag, "data-yanked").map(|v| unescape_html(&v)),
+        });
         rest = &rest[end + 4..];
     }
     out
+}
+
+/// The value of an attribute of a start tag: `Some("")` when it is given without
+/// one (`<a data-yanked href=…>`), `None` when absent.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let lower = tag.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = lower[from..].find(name) {
+        let at = from + found;
+        from = at + name.len();
+        let before = lower[..at].chars().next_back();
+        if !before.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let rest = &tag[from..];
+        let after = rest.trim_start();
+        if let Some(value) = after.strip_prefix('=') {
+            let value = value.trim_start();
+            return Some(match value.chars().next() {
+                Some(q @ ('"' | '\'')) => value[1..].split(q).next().unwrap_or("").to_string(),
+                _ => value
+                    .split(|c: char| c.is_whitespace() || c == '>')
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            });
+        }
+        // No `=`: given without a value, if the name ends here.
+        if after.len() < rest.len() || after.is_empty() || after.starts_with('/') {
+            return Some(String::new());
+        }
+    }
+    None
+}
+
+/// The character references an index writes in an attribute value.
+fn unescape_html(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
 }
 
 /// The version in a wheel's or sdist's file name, when the file is of project `name`.
@@ -487,6 +571,36 @@ mod tests {
         let files = parse_project_page(&json, "tiny-py").unwrap();
         assert_eq!(files_of(&files, "1.0").len(), 1);
         assert_eq!(newest(&files).as_deref(), Some("1.0.0"));
+    }
+
+    #[test]
+    fn yanked_files_and_upload_times_are_read_from_json_and_html() {
+        let json = format!(
+            r#"{{"meta":{{"api-version":"1.1"}},"name":"tiny-py","files":[
+              {{"filename":"tiny_py-1.0.0.tar.gz","url":"x","hashes":{{"sha256":"{SHA_A}"}},"upload-time":"2026-01-02T03:04:05.123456Z","yanked":false}},
+              {{"filename":"tiny_py-1.0.1.tar.gz","url":"y","hashes":{{}},"yanked":true}},
+              {{"filename":"tiny_py-1.0.2.tar.gz","url":"z","hashes":{{}},"yanked":"broken build"}}]}}"#
+        );
+        let files = parse_project_page(&json, "tiny-py").unwrap();
+        assert_eq!(
+            files[0].upload_time.as_deref(),
+            Some("2026-01-02T03:04:05.123456Z")
+        );
+        let yanked: Vec<Option<&str>> = files.iter().map(|f| f.yanked.as_deref()).collect();
+        assert_eq!(yanked, [None, Some(""), Some("broken build")]);
+        let html = r#"<!DOCTYPE html><html><body>
+            <a href="/p/tiny_py-1.0.0.tar.gz">tiny_py-1.0.0.tar.gz</a>
+            <a href="/p/tiny_py-1.0.1.tar.gz" data-yanked>tiny_py-1.0.1.tar.gz</a>
+            <a data-yanked="bad &quot;build&quot; &amp; more" href="/p/tiny_py-1.0.2.tar.gz">tiny_py-1.0.2.tar.gz</a>
+            <a href="/p/tiny_py-1.0.3.tar.gz" data-yanked="">tiny_py-1.0.3.tar.gz</a>
+            <a href="/p/tiny_py-1.0.4.tar.gz" data-yanked-not="x">tiny_py-1.0.4.tar.gz</a></body></html>"#;
+        let files = parse_project_page(html, "tiny-py").unwrap();
+        let yanked: Vec<Option<&str>> = files.iter().map(|f| f.yanked.as_deref()).collect();
+        assert_eq!(
+            yanked,
+            [None, Some(""), Some("bad \"build\" & more"), Some(""), None]
+        );
+        assert!(files.iter().all(|f| f.upload_time.is_none()));
     }
 
     #[test]
