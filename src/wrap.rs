@@ -24,8 +24,10 @@ use crate::config::{
     wrapped_remote_sidecar,
 };
 
+mod arg;
 mod entries;
 
+pub use arg::{ArgError, set_arg};
 use entries::{Entry, Stdio, entries};
 
 /// How wrapped entries start the guard.
