@@ -275,8 +275,7 @@ fn changed_only(
         });
     // opencode's argv is its `command` array.
     let holder = at.len().checked_sub(2).map(|i| at[i].as_str());
-    let in_args =
-        holder == Some("args") || (shape == Shape::OpenCode && holder == Some("command"));
+    let in_args = holder == Some("args") || (shape == Shape::OpenCode && holder == Some("command"));
     if in_entry && in_args {
         Ok(())
     } else {

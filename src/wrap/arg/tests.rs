@@ -25,7 +25,13 @@ fn error(name: &'static str, text: &str, server: &str, old: &str) -> String {
 fn a_json_arg_is_rewritten_and_nothing_else() {
     let text = "{\n  \"mcpServers\": {\n    \"tiny\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"tiny-mcp@1.0.0\"]\n    }\n  }\n}\n";
     assert_eq!(
-        set(".mcp.json", text, "tiny", "tiny-mcp@1.0.0", "tiny-mcp@1.0.1"),
+        set(
+            ".mcp.json",
+            text,
+            "tiny",
+            "tiny-mcp@1.0.0",
+            "tiny-mcp@1.0.1"
+        ),
         only(text, "\"tiny-mcp@1.0.0\"", "\"tiny-mcp@1.0.1\"")
     );
 }
@@ -34,7 +40,13 @@ fn a_json_arg_is_rewritten_and_nothing_else() {
 fn jsonc_comments_trailing_commas_and_crlf_stay_byte_for_byte() {
     let text = "// project servers\r\n{\r\n  \"servers\": {\r\n    /* the small one */\r\n    \"tiny\": {\r\n      \"type\": \"stdio\",\r\n      \"command\": \"npx\", // pinned\r\n      \"args\": [\r\n        \"-y\",\r\n        \"tiny-mcp@1.0.0\", // the package\r\n      ],\r\n    },\r\n  },\r\n}\r\n";
     assert_eq!(
-        set(".vscode/mcp.json", text, "tiny", "tiny-mcp@1.0.0", "tiny-mcp@1.0.1"),
+        set(
+            ".vscode/mcp.json",
+            text,
+            "tiny",
+            "tiny-mcp@1.0.0",
+            "tiny-mcp@1.0.1"
+        ),
         only(text, "tiny-mcp@1.0.0", "tiny-mcp@1.0.1")
     );
 }
@@ -43,7 +55,13 @@ fn jsonc_comments_trailing_commas_and_crlf_stay_byte_for_byte() {
 fn json_escapes_are_read_in_the_old_value_and_written_in_the_new() {
     let text = r#"{"mcpServers": {"t": {"command": "npx", "args": ["-y", "tiny-mcp\u00401.0.0", "--dir=C:\\tools"]}}}"#;
     assert_eq!(
-        set("t.json", text, "t", "tiny-mcp@1.0.0", "tiny-mcp@\"1.0.1\"\n"),
+        set(
+            "t.json",
+            text,
+            "t",
+            "tiny-mcp@1.0.0",
+            "tiny-mcp@\"1.0.1\"\n"
+        ),
         only(
             text,
             r#""tiny-mcp\u00401.0.0""#,
@@ -91,7 +109,13 @@ fn a_wrapped_entry_changes_the_servers_own_arg_not_the_guards() {
 fn opencode_argv_is_its_command_array_after_the_program() {
     let text = r#"{"mcp": {"t": {"type": "local", "command": ["npx", "-y", "tiny-mcp@1.0.0"]}}}"#;
     assert_eq!(
-        set("opencode.json", text, "t", "tiny-mcp@1.0.0", "tiny-mcp@1.0.1"),
+        set(
+            "opencode.json",
+            text,
+            "t",
+            "tiny-mcp@1.0.0",
+            "tiny-mcp@1.0.1"
+        ),
         only(text, "tiny-mcp@1.0.0", "tiny-mcp@1.0.1")
     );
 }
@@ -99,7 +123,13 @@ fn opencode_argv_is_its_command_array_after_the_program() {
 #[test]
 fn a_codex_toml_arg_keeps_its_quoting_and_the_tables_around_it() {
     let text = "# Codex\r\n[mcp_servers.tiny]\r\ncommand = \"uvx\"\r\nargs = [\"tiny-py==1.0.0\"]  # pinned\r\n\r\n[mcp_servers.lit]\r\ncommand = 'uvx'\r\nargs = ['tiny-py==1.0.0', \"--flag\"]\r\n";
-    let basic = set("config.toml", text, "tiny", "tiny-py==1.0.0", "tiny-py==1.0.1");
+    let basic = set(
+        "config.toml",
+        text,
+        "tiny",
+        "tiny-py==1.0.0",
+        "tiny-py==1.0.1",
+    );
     assert_eq!(
         basic,
         only(
@@ -108,7 +138,13 @@ fn a_codex_toml_arg_keeps_its_quoting_and_the_tables_around_it() {
             "args = [\"tiny-py==1.0.1\"]"
         )
     );
-    let literal = set("config.toml", text, "lit", "tiny-py==1.0.0", "tiny-py==1.0.1");
+    let literal = set(
+        "config.toml",
+        text,
+        "lit",
+        "tiny-py==1.0.0",
+        "tiny-py==1.0.1",
+    );
     assert_eq!(literal, only(text, "'tiny-py==1.0.0'", "'tiny-py==1.0.1'"));
     // A literal string cannot hold a quote: the new value is a basic string then.
     let quoted = set("config.toml", text, "lit", "tiny-py==1.0.0", "it's\\");
@@ -117,9 +153,16 @@ fn a_codex_toml_arg_keeps_its_quoting_and_the_tables_around_it() {
 
 #[test]
 fn toml_inline_tables_and_multiline_strings_are_edited_in_place() {
-    let text = "[mcp_servers]\ntiny = { command = \"uvx\", args = [\n  '''tiny-py==1.0.0''',\n] }\n";
+    let text =
+        "[mcp_servers]\ntiny = { command = \"uvx\", args = [\n  '''tiny-py==1.0.0''',\n] }\n";
     assert_eq!(
-        set("config.toml", text, "tiny", "tiny-py==1.0.0", "tiny-py==1.0.1"),
+        set(
+            "config.toml",
+            text,
+            "tiny",
+            "tiny-py==1.0.0",
+            "tiny-py==1.0.1"
+        ),
         only(text, "'''tiny-py==1.0.0'''", "'''tiny-py==1.0.1'''")
     );
 }
@@ -146,7 +189,13 @@ fn an_arg_not_found_or_found_twice_is_refused_naming_server_and_file() {
 #[test]
 fn a_goose_yaml_arg_is_changed_when_it_is_one_scalar_of_the_entry() {
     let text = "# goose\nextensions:\n  other:\n    cmd: npx\n    args: [-y, tiny-mcp@1.0.0]\n  tiny:\n    cmd: npx\n    args:\n      - -y\n      - tiny-mcp@1.0.0   # pinned\n    enabled: true\n    type: stdio\n    description: |\n      tiny-mcp@1.0.0\n  quoted:\n    cmd: npx\n    args: [\"-y\", 'tiny-mcp@1.0.0']\n    enabled: true\n    type: stdio\n";
-    let out = set("config.yaml", text, "tiny", "tiny-mcp@1.0.0", "tiny-mcp@1.0.1");
+    let out = set(
+        "config.yaml",
+        text,
+        "tiny",
+        "tiny-mcp@1.0.0",
+        "tiny-mcp@1.0.1",
+    );
     assert_eq!(
         out,
         only(
@@ -157,14 +206,16 @@ fn a_goose_yaml_arg_is_changed_when_it_is_one_scalar_of_the_entry() {
     );
     let out = set("config.yaml", text, "quoted", "tiny-mcp@1.0.0", "it's");
     assert_eq!(out, only(text, "'tiny-mcp@1.0.0'", "'it''s'"));
-    let out = set("config.yaml", text, "other", "tiny-mcp@1.0.0", "tiny-mcp@1.0.1");
+    let out = set(
+        "config.yaml",
+        text,
+        "other",
+        "tiny-mcp@1.0.0",
+        "tiny-mcp@1.0.1",
+    );
     assert_eq!(
         out,
-        only(
-            text,
-            "[-y, tiny-mcp@1.0.0]",
-            "[-y, tiny-mcp@1.0.1]"
-        )
+        only(text, "[-y, tiny-mcp@1.0.0]", "[-y, tiny-mcp@1.0.1]")
     );
 }
 

@@ -184,7 +184,9 @@ fn scan(text: &str, span: Range<usize>, out: &mut Vec<Scalar>) -> Result<(), Str
             b',' if flow > 0 => pos += 1,
             // Anchors, tags and aliases: skipped; an alias's value is elsewhere.
             b'&' | b'!' | b'*' => {
-                while pos < end && !space_or_end(pos) && !(flow > 0 && b",[]{}".contains(&bytes[pos]))
+                while pos < end
+                    && !space_or_end(pos)
+                    && !(flow > 0 && b",[]{}".contains(&bytes[pos]))
                 {
                     pos += 1;
                 }
