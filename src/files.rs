@@ -10,6 +10,9 @@
 //! write happens in the directory found, opened once: a temporary file created there
 //! with `O_EXCL | O_NOFOLLOW`, then renamed over the file's name in it (a rename
 //! replaces a link, it never follows one).
+//!
+//! [`replace_together`] writes several files as one step, with a journal that
+//! [`finish_interrupted`] completes after a crash.
 
 use std::ffi::{CString, OsStr};
 use std::fs::{File, OpenOptions};
@@ -18,6 +21,10 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+
+mod together;
+
+pub use together::{Place, finish_interrupted, replace_together};
 
 /// Why a write was refused. The caller names the file; this says what is wrong
 /// with where it would land.
@@ -263,18 +270,40 @@ impl Temporary {
     /// Gives the file `mode`, syncs it, renames it over the target and syncs the
     /// directory.
     pub fn persist(mut self, mode: u32) -> io::Result<()> {
-        self.file
-            .set_permissions(std::fs::Permissions::from_mode(mode))?;
-        self.file.sync_all()?;
-        let fd = self.dir.as_raw_fd();
-        // SAFETY: renameat within one directory descriptor this value owns, with
-        // NUL-terminated names.
-        if unsafe { libc::renameat(fd, self.temp.as_ptr(), fd, self.name.as_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        self.persisted = true;
+        self.complete(mode)?;
+        self.rename()?;
         self.dir.sync_all()
     }
+
+    /// Gives the file `mode` and syncs it: its content is whole on disk.
+    fn complete(&self, mode: u32) -> io::Result<()> {
+        self.file
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        self.file.sync_all()
+    }
+
+    /// The temporary file's real path.
+    fn path(&self) -> PathBuf {
+        parent_of(&self.target).join(OsStr::from_bytes(self.temp.as_bytes()))
+    }
+
+    /// Renames the file over the target (the directory is not synced).
+    fn rename(&mut self) -> io::Result<()> {
+        rename_in(&self.dir, &self.temp, &self.name)?;
+        self.persisted = true;
+        Ok(())
+    }
+}
+
+/// Renames `from` to `to` within the directory `dir`; a link named `to` is
+/// replaced, never followed.
+fn rename_in(dir: &File, from: &CString, to: &CString) -> io::Result<()> {
+    let fd = dir.as_raw_fd();
+    // SAFETY: renameat within one directory descriptor, with NUL-terminated names.
+    if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl Drop for Temporary {
@@ -322,26 +351,28 @@ pub fn remove_stale_temporaries(target: &Path) {
     let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
         return;
     };
-    let prefix = format!(".{name}.");
     let Ok(entries) = std::fs::read_dir(parent_of(target)) else {
         return;
     };
     for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(random) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|rest| rest.strip_suffix(".tmp"))
-        else {
-            continue;
-        };
-        if random.len() == TEMP_RANDOM
-            && random.bytes().all(|b| b.is_ascii_alphanumeric())
-            && entry.file_type().is_ok_and(|t| t.is_file())
+        if is_temporary_of(&entry.file_name(), name) && entry.file_type().is_ok_and(|t| t.is_file())
         {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// Whether `file_name` is a temporary file's name for the file `name`:
+/// `.NAME.XXXXXX.tmp`.
+fn is_temporary_of(file_name: &OsStr, name: &str) -> bool {
+    let prefix = format!(".{name}.");
+    file_name
+        .to_str()
+        .and_then(|n| n.strip_prefix(&prefix))
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .is_some_and(|random| {
+            random.len() == TEMP_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
 }
 
 /// The directory `path` is named in (`.` for a bare name).

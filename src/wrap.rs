@@ -14,6 +14,10 @@
 //! "command": "npx", "args": ["-y", "pkg"]
 //! "command": "mcp-lock", "args": ["guard", "github", "--", "npx", "-y", "pkg"]
 //! ```
+//!
+//! [`set_arg`] changes one argument of a server's launch the same way (a package's
+//! version, for an upgrade); it edits YAML configs too, where the argument is one
+//! scalar of the entry (see `arg`).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -24,8 +28,10 @@ use crate::config::{
     wrapped_remote_sidecar,
 };
 
+mod arg;
 mod entries;
 
+pub use arg::{ArgError, set_arg};
 use entries::{Entry, Stdio, entries};
 
 /// How wrapped entries start the guard.
