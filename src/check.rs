@@ -350,6 +350,7 @@ pub async fn check_servers(
                     &project_dir,
                     pin,
                     scripts,
+                    None,
                 )
                 .await
                 {

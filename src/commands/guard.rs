@@ -107,6 +107,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                         ws.lock_dir(),
                         pin,
                         scripts,
+                        None,
                     )
                     .await
                 }

@@ -92,7 +92,8 @@ const VALUE_OPTIONS: &[&str] = &[
     "--pip-args",
 ];
 
-/// Installs `pin`'s closure into the closure cache (or checks the installed one) and
+/// Installs `pin`'s closure into the closure cache (`cache`, else the user's: see
+/// [`closure::cache::cache_root`]), or checks the installed one, and
 /// says what runs it in place of `command args`. `Ok(None)`: the pin has no closure,
 /// or the entry's form is not one the cache can run (the package's version is then
 /// what starts). `Err`: why nothing may start (an integrity mismatch at install, a
@@ -105,6 +106,7 @@ pub async fn closure_launch(
     project_dir: &Path,
     pin: &PackagePin,
     scripts: bool,
+    cache: Option<&Path>,
 ) -> Result<Option<ClosureLaunch>, closure::cache::InstallError> {
     use closure::cache::{Install, InstallError, cache_root, ensure, program};
     use closure::{Ecosystem, tool_beside};
@@ -182,11 +184,14 @@ pub async fn closure_launch(
     } else {
         (None, &args[at + 1..])
     };
-    let root = cache_root().ok_or_else(|| {
-        InstallError::Failed(
-            "neither XDG_CACHE_HOME nor HOME is set: no place for the closure cache".into(),
-        )
-    })?;
+    let root = cache
+        .map(Path::to_path_buf)
+        .or_else(cache_root)
+        .ok_or_else(|| {
+            InstallError::Failed(
+                "neither XDG_CACHE_HOME nor HOME is set: no place for the closure cache".into(),
+            )
+        })?;
     let install = Install {
         closure,
         hash: &closure_pin.hash,
