@@ -256,9 +256,18 @@ fn with_packages() -> Lockfile {
         for profile in server.profiles.values_mut() {
             profile.name = name.into();
         }
+        // npm and PyPI packages carry their closure's hash and count (format 5).
+        let closure = matches!(package, Package::Npm { .. } | Package::Pypi { .. }).then(|| {
+            mcp_lock::package::closure::ClosurePin {
+                hash: format!("sha256:{}", "c".repeat(64)),
+                count: 3,
+                closure: None,
+            }
+        });
         server.package = Some(PackagePin {
             launcher: launcher.into(),
             package,
+            closure,
         });
         lock.servers.insert(name.into(), server);
     }
@@ -271,6 +280,10 @@ fn every_package_kind_reads_back_equal_and_rewrites_byte_identically() {
     let text = render_lock(&lock);
     assert!(text.contains("\n[server.package]\nkind = \"pypi\"\nlauncher = \"uvx\"\n"));
     assert!(text.contains("\n[[server.package.file]]\nname = \"tiny_py-2026.10.19.tar.gz\"\n"));
+    assert!(text.contains(&format!(
+        "\nclosure = \"sha256:{}\"\nclosure_packages = 3\n",
+        "c".repeat(64)
+    )));
     let again = parse_lock(&text, "mcp.lock").unwrap();
     for (name, server) in &lock.servers {
         assert_eq!(again.servers[name].package, server.package, "{name}");

@@ -9,10 +9,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Project;
-use common::registries::{Index, Registry, data, free_port, servers_dir};
+use common::registries::{Index, Registry, ask_guard_for_version, data, free_port, servers_dir};
 use mcp_lock::package::Package;
 use serde_json::{Value, json};
 
@@ -41,88 +41,6 @@ fn report<'a>(doc: &'a Value, server: &str) -> &'a Value {
         .iter()
         .find(|s| s["name"] == server)
         .unwrap_or_else(|| panic!("no report for {server}: {doc}"))
-}
-
-/// Talks to `mcp-lock guard` as an agent host would: initialize, list, call the
-/// `version` tool. Returns the serverInfo version and the tool's text.
-fn ask_guard_for_version(
-    p: &Project,
-    server: &str,
-    command: &[&str],
-    env: &[(String, String)],
-) -> (String, String) {
-    let mut child = common::command(common::bin())
-        .args(["guard", server, "--"])
-        .args(command)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .current_dir(p.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    // Writes the messages, then waits for the answer to `id`.
-    let mut answer = |id: u64, messages: &[Value]| -> Value {
-        for message in messages {
-            writeln!(stdin, "{message}").unwrap();
-        }
-        stdin.flush().unwrap();
-        let message = &messages[messages.len() - 1];
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to {message}"));
-            let value: Value = serde_json::from_str(&line).unwrap();
-            if value["id"] == id {
-                return value;
-            }
-        }
-    };
-    let init = answer(
-        1,
-        &[
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test-host", "version": "1"}}}),
-        ],
-    );
-    answer(
-        2,
-        &[
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        ],
-    );
-    let call = answer(
-        3,
-        &[
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "version", "arguments": {}}}),
-        ],
-    );
-    drop(stdin);
-    let _ = child.wait();
-    (
-        init["result"]["serverInfo"]["version"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        call["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-    )
 }
 
 fn bare_project(servers: Value) -> Project {

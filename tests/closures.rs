@@ -1,0 +1,338 @@
+//! Closure pins against real registries on loopback (verdaccio, pypiserver): `update`
+//! pins every package a server installs, `verify` reports a transitive dependency
+//! that moved under an unchanged pin, and the guard runs exactly the pinned closure
+//! from its content-addressed cache, rebuilt when tampered with and refused when a
+//! package does not match its integrity.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::Project;
+use common::registries::{Index, Registry, ask_guard_for_version, data, servers_dir};
+use serde_json::{Value, json};
+
+fn run(p: &Project, args: &[&str], env: &[(String, String)]) -> common::Run {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    p.run_env(args, &env)
+}
+
+/// `dir` (a package in tests/data/packages) published at `version`.
+fn publish(registry: &Registry, package: &str, version: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(data(package)).unwrap() {
+        let from = entry.unwrap().path();
+        let to = dir.path().join(from.file_name().unwrap());
+        std::fs::copy(&from, &to).unwrap();
+    }
+    let manifest = dir.path().join("package.json");
+    let text = std::fs::read_to_string(&manifest).unwrap().replacen(
+        "\"version\": \"1.0.0\"",
+        &format!("\"version\": \"{version}\""),
+        1,
+    );
+    std::fs::write(&manifest, text).unwrap();
+    registry.publish_dir(dir.path());
+}
+
+fn report<'a>(doc: &'a Value, server: &str) -> &'a Value {
+    doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == server)
+        .unwrap_or_else(|| panic!("no report for {server}: {doc}"))
+}
+
+/// The closure cache's directories (one per installed closure).
+fn cached(p: &Project) -> Vec<PathBuf> {
+    let root = p.home().join(".cache/mcp-lock/closures");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+fn deps_project(registry: &Registry) -> (Project, Vec<(String, String)>, tempfile::TempDir) {
+    publish(registry, "tiny-dep", "1.0.0");
+    publish(registry, "tiny-mcp-deps", "1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = Project::bare(json!({
+        "tiny": {"command": "npx", "args": ["-y", "tiny-mcp-deps@1.0.0"]},
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "npx", "-y", "tiny-mcp-deps@1.0.0"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    (p, env, cache)
+}
+
+#[test]
+fn a_transitive_dependency_republished_in_range_is_dependency_changed_while_the_guard_runs_the_pinned_closure()
+ {
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("\nclosure = \"sha256:"), "{lock}");
+    assert!(lock.contains("\nclosure_packages = 2\n"), "{lock}");
+    let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock"))
+        .expect("the companion file beside the lock");
+    for shown in [
+        "name = \"tiny-dep\"\nversion = \"1.0.0\"\nintegrity = [\"sha512-",
+        "path = \"node_modules/tiny-mcp-deps\"",
+        "\\\"dependencies\\\":{\\\"tiny-dep\\\":\\\"^1.0.0\\\"}",
+    ] {
+        assert!(companion.contains(shown), "{shown} in {companion}");
+    }
+    run(&p, &["verify"], &env).expect(0);
+    // A second update of an unchanged closure writes nothing.
+    run(&p, &["update", "--yes"], &env).expect(0);
+    assert_eq!(p.lock_text().unwrap(), lock);
+
+    // The dependency publishes a new version within the server's range.
+    publish(&registry, "tiny-dep", "1.0.1");
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(1);
+    let doc = verify.json();
+    let tiny = report(&doc, "tiny");
+    assert_eq!(tiny["package"]["status"], "dependency_changed", "{tiny}");
+    assert_eq!(tiny["package"]["action"], "fail");
+    assert_eq!(
+        tiny["package"]["dependencies"],
+        json!([{"name": "tiny-dep", "path": "node_modules/tiny-dep", "from": "1.0.0", "to": "1.0.1"}])
+    );
+    assert_eq!(tiny["changes"], json!([]), "every tool is unchanged");
+    let wrapped = report(&doc, "tiny-wrapped");
+    assert_eq!(wrapped["package"]["status"], "pinned", "{wrapped}");
+    assert!(
+        wrapped["package"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the guard runs its pinned closure (2 packages)"),
+        "{wrapped}"
+    );
+    let human = run(&p, &["verify", "tiny"], &env);
+    human.expect(1);
+    assert!(
+        human.stdout().contains("dependency-changed, fail")
+            && human.stdout().contains("tiny-dep 1.0.0 -> 1.0.1"),
+        "{}",
+        human.stdout()
+    );
+    // Its own policy rule: warn passes.
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[verify]\ndependency-changed = \"warn\"\n",
+    )
+    .unwrap();
+    run(&p, &["verify", "tiny"], &env).expect(0);
+    std::fs::remove_file(p.path().join("mcp-lock.toml")).unwrap();
+
+    // The guard runs the pinned closure: tiny-dep 1.0.0, though npx would take 1.0.1.
+    let (_, text) = ask_guard_for_version(
+        &p,
+        "tiny-wrapped",
+        &["npx", "-y", "tiny-mcp-deps@1.0.0"],
+        &env,
+    );
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    let dirs = cached(&p);
+    assert_eq!(dirs.len(), 1, "one closure, installed once: {dirs:?}");
+
+    // Approving the move pins the new closure, and the companion shows it.
+    run(&p, &["update", "tiny", "--yes"], &env).expect(0);
+    let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    assert!(companion.contains("version = \"1.0.1\""), "{companion}");
+    run(&p, &["verify", "tiny"], &env).expect(0);
+}
+
+#[test]
+fn a_tampered_closure_cache_is_installed_again_and_an_integrity_mismatch_starts_nothing() {
+    let registry = Registry::start();
+    let (p, env, cache) = deps_project(&registry);
+    let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    let dir = cached(&p).pop().expect("the closure was installed");
+    let index = dir.join("node_modules/tiny-dep/index.js");
+    std::fs::write(&index, "module.exports = { version: \"evil\" };\n").unwrap();
+
+    // Tampered with: installed again before the launch, and said so.
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    assert!(!std::fs::read_to_string(&index).unwrap().contains("evil"));
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("node_modules/tiny-dep/index.js is not as installed")
+            && audit.contains("installed again from the pins"),
+        "{audit}"
+    );
+
+    // The registry now serves other bytes for the pinned tiny-dep 1.0.0: with no
+    // cached copy anywhere, the install is refused and nothing starts.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(cache.path()).unwrap();
+    let storage = registry.service.dir.path().join("storage/tiny-dep");
+    let tarball = storage.join("tiny-dep-1.0.0.tgz");
+    publish(&registry, "tiny-dep", "1.0.2");
+    std::fs::copy(storage.join("tiny-dep-1.0.2.tgz"), &tarball).unwrap();
+    let guard = p
+        .command(common::bin())
+        .args(["guard", "tiny-wrapped", "--"])
+        .args(command)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&guard.stderr);
+    assert_eq!(guard.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains("refusing to start: integrity mismatch installing the pinned closure"),
+        "{stderr}"
+    );
+    assert!(guard.stdout.is_empty(), "nothing was started");
+    assert!(cached(&p).is_empty(), "no half-installed closure is kept");
+    // verify, listing the wrapped entry as the guard would run it, cannot pass it.
+    let verify = run(&p, &["verify", "tiny-wrapped", "--format", "json"], &env);
+    verify.expect(3);
+    assert!(
+        report(&verify.json(), "tiny-wrapped")["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("integrity mismatch"),
+        "{}",
+        verify.stdout()
+    );
+}
+
+#[test]
+fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    let lock = p.lock_text().unwrap();
+    let v4: String = lock
+        .lines()
+        .filter(|l| !l.starts_with("closure"))
+        .map(|l| if l == "version = 5" { "version = 4" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    std::fs::write(p.path().join("mcp.lock"), &v4).unwrap();
+    std::fs::remove_file(p.path().join("mcp.closure.lock")).unwrap();
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(0);
+    let doc = verify.json();
+    assert!(
+        report(&doc, "tiny")["package"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("its dependency closure is not pinned yet"),
+        "{doc}"
+    );
+    // Update pins the closures, asking first: the pin moves.
+    run(&p, &["update", "--accept", "package-changed"], &env).expect(0);
+    assert_eq!(p.lock_text().unwrap(), lock);
+}
+
+#[test]
+fn the_real_server_memory_closure_is_pinned_and_launched_from_the_closure_cache() {
+    let packs = servers_dir().join("packs");
+    let registry = Registry::start();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(packs.join("deps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files.push(packs.join("modelcontextprotocol-server-memory-2026.8.31.tgz"));
+    registry.publish_tarballs(&files);
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = Project::bare(json!({}));
+    let memory = p.path().join("memory.jsonl").display().to_string();
+    p.set_servers(json!({"memory": {
+        "command": "mcp-lock",
+        "args": ["guard", "memory", "--", "npx", "-y", "@modelcontextprotocol/server-memory@2026.8.31"],
+        "env": {"MEMORY_FILE_PATH": memory}}}));
+    run(
+        &p,
+        &[
+            "update",
+            "--yes",
+            "--timeout",
+            "180",
+            "--request-timeout",
+            "120",
+        ],
+        &env,
+    )
+    .expect(0);
+    let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    let packages = companion.matches("[[server.package]]").count();
+    assert!(packages > 20, "the whole closure is pinned: {packages}");
+    assert!(companion.contains("path = \"node_modules/@modelcontextprotocol/sdk\""));
+    // verify lists the wrapped entry from the closure cache, as the guard runs it.
+    run(&p, &["verify", "--timeout", "180"], &env).expect(0);
+    let dirs = cached(&p);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let installed: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            dirs[0].join("node_modules/@modelcontextprotocol/server-memory/package.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(installed["version"], "2026.8.31");
+    // Every package installed is the pinned version.
+    for block in companion.split("[[server.package]]").skip(1) {
+        let field = |key: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+                .unwrap()
+        };
+        let manifest = dirs[0].join(field("path")).join("package.json");
+        if let Ok(text) = std::fs::read_to_string(&manifest) {
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["version"], field("version"), "{}", manifest.display());
+        } else {
+            assert!(block.contains("optional"), "{} missing", manifest.display());
+        }
+    }
+}
+
+#[test]
+fn a_pypi_closure_is_pinned_with_hashes_and_the_guard_runs_it_from_a_venv() {
+    let index = Index::start();
+    index.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = Project::bare(json!({
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "uvx", "tiny-py==1.0.0"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    assert!(
+        companion.contains("ecosystem = \"pypi\"")
+            && companion.contains("path = \"tiny-py\"\nname = \"tiny-py\"\nversion = \"1.0.0\"\nintegrity = [\"sha256:"),
+        "{companion}"
+    );
+    let (version, text) =
+        ask_guard_for_version(&p, "tiny-wrapped", &["uvx", "tiny-py==1.0.0"], &env);
+    assert_eq!(
+        (version.as_str(), text.as_str()),
+        ("1.0.0", "tiny-py 1.0.0")
+    );
+    let dirs = cached(&p);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(dirs[0].join("venv/bin/tiny-py").exists());
+    // Run twice, the venv is unchanged (no bytecode written into it): not rebuilt.
+    ask_guard_for_version(&p, "tiny-wrapped", &["uvx", "tiny-py==1.0.0"], &env);
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(!audit.contains("installed again"), "{audit}");
+}
