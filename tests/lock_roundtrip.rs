@@ -363,7 +363,15 @@ fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() 
         &unresolved
             .replace("name = \"@scope/tiny-mcp\"\n", "")
             .replacen("version = \"1.0.0\"\n", "", 1)
-            .replacen("integrity = \"sha512-AbC+/=\"\n", "", 1),
+            .replacen("integrity = \"sha512-AbC+/=\"\n", "", 1)
+            .replacen(
+                &format!(
+                    "closure = \"sha256:{}\"\nclosure_packages = 3\n",
+                    "c".repeat(64)
+                ),
+                "",
+                1,
+            ),
         "mcp.lock",
     );
     let lock = lock.unwrap_or_else(|e| panic!("{e}"));
