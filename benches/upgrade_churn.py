@@ -12,7 +12,10 @@ repoints the symlink at the new release and runs `mcp-lock verify --format json
 --offline`. The launch in the config is the same for both, so what is measured is the
 contract (tools, prompts, resource templates, instructions, server identity); what the
 package check says about the release that moved under the symlink is recorded apart
-and does not count as a stop.
+and does not count as a stop. A server that declares `resources` but answers
+`resources/templates/list` with "method not found" is pinned with resource templates
+turned off for it in `mcp-lock.toml` (what a user would have to do), and its pairs say
+so.
 
 Per pair it prints one line, `server old -> new: classes...; STOP|pass`, then the stop
 rate (pairs whose contract changes include one the default policy fails, over the pairs
