@@ -280,6 +280,20 @@ impl Walk<'_> {
                             "properties not listed are now allowed".into(),
                             target,
                         );
+                    } else if self.dir == Direction::Input
+                        && [a, b]
+                            .iter()
+                            .all(|s| s.get("properties").is_some_and(Value::is_object))
+                    {
+                        // A call made from the pinned schema names only its listed
+                        // properties: it is accepted as before.
+                        self.push(
+                            Class::Additive,
+                            &kp,
+                            x,
+                            y,
+                            "`additionalProperties: false`: only properties the schema never listed are now refused; calls made from the pinned schema pass as before".into(),
+                        );
                     } else {
                         self.shift(
                             Shift::Narrowed,
@@ -471,6 +485,50 @@ mod tests {
     fn findings(before: Value, after: Value) -> Vec<Finding> {
         let tool = |schema| Json::from_value(&json!({"name": "t", "inputSchema": schema}));
         Classifier::default().classify(&tool(before), &tool(after))
+    }
+
+    /// Upgrades of real servers (benches/upgrade_churn.py) stopped on these; a call
+    /// made from the pinned schema is accepted before and after.
+    #[test]
+    fn additional_properties_false_over_listed_properties_is_additive_not_breaking() {
+        let schema = |extra: Option<bool>| {
+            let mut s = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+            if let Some(extra) = extra {
+                s["additionalProperties"] = extra.into();
+            }
+            s
+        };
+        let found = findings(schema(None), schema(Some(false)));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].class, Class::Additive);
+        // With no properties listed, the pinned schema accepted any object: refusing
+        // every property breaks calls.
+        let found = findings(
+            json!({"type": "object"}),
+            json!({"type": "object", "additionalProperties": false}),
+        );
+        assert_eq!(found[0].class, Class::Breaking, "{found:?}");
+    }
+
+    #[test]
+    fn the_largest_safe_integer_as_a_bound_is_no_bound() {
+        let schema = |bound: Option<(&str, i64)>| {
+            let mut s = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+            if let Some((key, value)) = bound {
+                s["properties"]["n"][key] = value.into();
+            }
+            s
+        };
+        for (key, value) in [
+            ("maximum", 9_007_199_254_740_991),
+            ("minimum", -9_007_199_254_740_991),
+        ] {
+            let found = findings(schema(None), schema(Some((key, value))));
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].class, Class::Cosmetic, "{key}: {found:?}");
+        }
+        let found = findings(schema(None), schema(Some(("maximum", 1000))));
+        assert_eq!(found[0].class, Class::Breaking, "{found:?}");
     }
 
     #[test]

@@ -182,7 +182,23 @@ impl Walk<'_> {
         target: bool,
     ) {
         let num = |v: Option<&Value>| v.map(|v| v.as_f64());
+        // JavaScript's largest safe integer (2^53 - 1), which schema generators write
+        // for every integer field: no number a JSON client sends exactly lies beyond it.
+        const SAFE: f64 = 9_007_199_254_740_991.0;
         let (shift, what) = match (num(x), num(y)) {
+            (None, Some(Some(b)))
+                if key.ends_with("imum") && (if lower { b <= -SAFE } else { b >= SAFE }) =>
+            {
+                return self.push(
+                    Class::Cosmetic,
+                    pointer,
+                    x,
+                    y,
+                    format!(
+                        "`{key}` {b} added: the limit of integers JSON numbers hold exactly, no real bound"
+                    ),
+                );
+            }
             (None, _) => (Shift::Narrowed, format!("`{key}` added")),
             (_, None) => (Shift::Widened, format!("`{key}` removed")),
             (Some(Some(a)), Some(Some(b))) if a == b => {
