@@ -150,6 +150,16 @@ impl Walk<'_> {
                 false,
             );
         }
+        if keeps_as_any_of_branch(a, b) {
+            return self.shift(
+                Shift::Widened,
+                pointer,
+                Some(a),
+                Some(b),
+                "now `anyOf` the pinned form and others: every value the pinned form accepted is still accepted".into(),
+                target,
+            );
+        }
         let empty = Map::new();
         match (a, b) {
             (Value::Object(x), Value::Object(y)) => self.keywords(x, y, pointer, field, depth),
@@ -475,6 +485,44 @@ fn canon(v: &Value) -> String {
     Json::from_value(v).canonical().unwrap_or_default()
 }
 
+/// Keywords that describe a schema without changing what it accepts.
+const NOTES: [&str; 4] = ["description", "title", "$comment", "examples"];
+
+/// Whether `b` is `a` kept whole as one branch of an `anyOf` (its notes either kept in
+/// the branch or moved, unchanged, beside the `anyOf`): every value `a` accepted, `b`
+/// accepts. Real servers widen a parameter so (an object, or now also a string).
+fn keeps_as_any_of_branch(a: &Value, b: &Value) -> bool {
+    let (Some(x), Some(y)) = (a.as_object(), b.as_object()) else {
+        return false;
+    };
+    let Some(branches) = y.get("anyOf").and_then(Value::as_array) else {
+        return false;
+    };
+    if x.contains_key("anyOf") || branches.len() < 2 {
+        return false;
+    }
+    let outer: Map<String, Value> = y
+        .iter()
+        .filter(|(k, _)| k.as_str() != "anyOf")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if outer.keys().any(|k| !NOTES.contains(&k.as_str())) {
+        return false;
+    }
+    let split = |m: &Map<String, Value>| -> (Map<String, Value>, Map<String, Value>) {
+        m.iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .partition(|(k, _)| !NOTES.contains(&k.as_str()))
+    };
+    let (core, notes) = split(x);
+    branches.iter().any(|branch| {
+        branch == a
+            || branch
+                .as_object()
+                .is_some_and(|m| split(m).0 == core && outer == notes)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -508,6 +556,36 @@ mod tests {
             json!({"type": "object", "additionalProperties": false}),
         );
         assert_eq!(found[0].class, Class::Breaking, "{found:?}");
+    }
+
+    #[test]
+    fn a_parameter_kept_as_one_branch_of_an_any_of_is_widened_not_broken() {
+        let comment = json!({"type": "object", "properties": {"path": {"type": "string"}, "body": {"type": "string"}},
+            "required": ["path", "body"], "additionalProperties": false, "description": "A review comment"});
+        let other = json!({"type": "object", "properties": {"line": {"type": "number"}}, "required": ["line"]});
+        let schema = |items: Value| json!({"type": "object", "properties": {"comments": {"type": "array", "items": items}}});
+        // The pinned form kept whole as a branch, or its description moved beside the anyOf.
+        let kept = json!({"anyOf": [comment.clone(), other.clone()]});
+        let mut bare = comment.clone();
+        bare.as_object_mut().unwrap().remove("description");
+        let moved =
+            json!({"anyOf": [bare.clone(), other.clone()], "description": "A review comment"});
+        for after in [kept, moved] {
+            let found = findings(schema(comment.clone()), schema(after));
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].class, Class::Additive, "{found:?}");
+        }
+        // A branch that is not the pinned form is no widening.
+        let mut changed = comment.clone();
+        changed["required"] = json!(["path", "body", "line"]);
+        let found = findings(
+            schema(comment.clone()),
+            schema(json!({"anyOf": [changed, other]})),
+        );
+        assert!(
+            found.iter().any(|f| f.class == Class::Breaking),
+            "{found:?}"
+        );
     }
 
     #[test]
