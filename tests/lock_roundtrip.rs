@@ -259,6 +259,7 @@ fn with_packages() -> Lockfile {
         server.package = Some(PackagePin {
             launcher: launcher.into(),
             package,
+            closure: None,
         });
         lock.servers.insert(name.into(), server);
     }
