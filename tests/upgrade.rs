@@ -38,7 +38,8 @@ fn publish(registry: &Registry, version: &str) {
     registry.publish_dir(dir.path());
 }
 
-/// A project pinning tiny-mcp 1.0.0 (its config naming that version), no cooldown.
+/// A project pinning tiny-mcp 1.0.0 (its config naming that version unless told
+/// otherwise), no cooldown, and 1.1.0 published since.
 struct Setup {
     registry: Registry,
     _cache: tempfile::TempDir,
@@ -48,12 +49,17 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
+        Setup::with(&["-y", "tiny-mcp@1.0.0"])
+    }
+
+    /// The same, the entry launched with `npx ARGS`.
+    fn with(args: &[&str]) -> Setup {
         let registry = Registry::start();
         publish(&registry, "1.0.0");
         let cache = tempfile::tempdir().unwrap();
         let env = registry.client_env(cache.path());
         let p = Project::bare(json!({
-            "tiny": {"command": "npx", "args": ["-y", "tiny-mcp@1.0.0"]},
+            "tiny": {"command": "npx", "args": args},
         }));
         std::fs::write(
             p.path().join("mcp-lock.toml"),
@@ -81,12 +87,19 @@ impl Setup {
     }
 
     fn pty(&self, args: &[&str]) -> PtySession {
+        self.pty_env(args, &[])
+    }
+
+    fn pty_env(&self, args: &[&str], env: &[(&str, &Path)]) -> PtySession {
         // Not `Project::command`: its stdin is no terminal.
         let mut cmd = common::command_in(common::bin(), self.p.home());
         cmd.current_dir(self.p.path())
             .args(args)
             .env("NO_COLOR", "1");
         for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        for (k, v) in env {
             cmd.env(k, v);
         }
         spawn_command(cmd, Some(60_000)).expect("spawn in a pty")
@@ -252,7 +265,8 @@ fn a_rejected_package_move_leaves_config_and_lock_untouched_and_a_kill_at_the_pr
     t.exp_eof().unwrap();
     assert_eq!(s.files(), before);
 
-    let mut t = s.pty(&["upgrade"]);
+    let temp = tempfile::tempdir().unwrap();
+    let mut t = s.pty_env(&["upgrade"], &[("TMPDIR", temp.path())]);
     t.exp_string("Pin this package?").unwrap();
     let pid = t.process.child_pid;
     nix_kill(pid.as_raw());
@@ -337,4 +351,21 @@ fn a_server_that_is_no_registry_package_named_is_a_usage_error() {
         "{}",
         out.stderr()
     );
+}
+
+#[test]
+fn a_config_naming_no_version_is_left_as_it_is_and_only_the_lock_moves() {
+    let s = Setup::with(&["-y", "tiny-mcp"]);
+    let before = s.files();
+    let yes = s.run(&["upgrade", "--yes"]);
+    yes.expect(0);
+    assert!(
+        yes.stderr()
+            .contains("the config names no version of its package"),
+        "{}",
+        yes.stderr()
+    );
+    assert_eq!(s.files()[0], before[0], "the config is byte-identical");
+    assert_eq!(version_of(&s.lock()), "1.1.0");
+    s.run(&["verify"]).expect(0);
 }

@@ -44,11 +44,15 @@ struct Move {
 struct Outcome {
     refused: bool,
     unreachable: bool,
+    /// A candidate sent one of its server's secrets (as `update`, exit 2).
+    secret: bool,
 }
 
 impl Outcome {
     fn code(&self) -> ExitCode {
-        if self.unreachable {
+        if self.secret {
+            ExitCode::Usage
+        } else if self.unreachable {
             ExitCode::Unverified
         } else if self.refused {
             ExitCode::Drift
@@ -180,7 +184,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
                 super::error(&format!(
                     "{}: cannot pin {version}: {}",
                     esc(&name),
-                    escape_cut(&c_redact(&stdio.secrets, why), SHOWN_LINE_CHARS)
+                    escape_cut(&redacted(&stdio.secrets, why), SHOWN_LINE_CHARS)
                 ));
                 outcome.unreachable = true;
                 continue;
@@ -192,7 +196,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
             Err(why) => warning(&format!(
                 "{}: dependency closure not pinned: {}",
                 esc(&name),
-                escape_cut(&c_redact(&stdio.secrets, why), SHOWN_LINE_CHARS)
+                escape_cut(&redacted(&stdio.secrets, why), SHOWN_LINE_CHARS)
             )),
         }
         let mut run = stdio.clone();
@@ -221,7 +225,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
                     super::error(&format!(
                         "{}: cannot install {version} to list it: {}",
                         esc(&name),
-                        escape_cut(&c_redact(&stdio.secrets, e.to_string()), SHOWN_LINE_CHARS)
+                        escape_cut(&redacted(&stdio.secrets, e.to_string()), SHOWN_LINE_CHARS)
                     ));
                     outcome.unreachable = true;
                     continue;
@@ -319,6 +323,11 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     for m in &moves {
         show_move(m);
     }
+    let to = Destination {
+        ws,
+        journal: &journal,
+        root: &root,
+    };
     let by_policy = by_policy(&proposals, &policy);
     let decisions = match decide(&proposals, &by_policy, args.dry_run, args.yes).await? {
         Decided::DryRun => return Ok(outcome.code()),
@@ -326,9 +335,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
         Decided::NoTerminal => {
             let kept = writable(&proposals, &by_policy);
             if !kept.is_empty() {
-                write(
-                    ws, &project, &lock, &checked, &moves, &kept, &journal, &root,
-                )?;
+                write(&to, &project, &lock, &checked, &moves, &kept)?;
                 for p in &kept {
                     report_line(p, true);
                 }
@@ -339,9 +346,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     };
     let kept = writable(&proposals, &decisions);
     if !kept.is_empty() {
-        write(
-            ws, &project, &lock, &checked, &moves, &kept, &journal, &root,
-        )?;
+        write(&to, &project, &lock, &checked, &moves, &kept)?;
     }
     let moved = moving(&proposals, &decisions);
     for m in &moves {
@@ -374,7 +379,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
 }
 
 /// `text` with the entry's secret values redacted.
-fn c_redact(secrets: &mcp_lock::secrets::Secrets, mut text: String) -> String {
+fn redacted(secrets: &mcp_lock::secrets::Secrets, mut text: String) -> String {
     secrets.redact_in_place(&mut text);
     text
 }
@@ -596,19 +601,25 @@ fn show_move(m: &Move) {
     super::err_out(&format!("{text}\n"));
 }
 
+/// Where a run writes: the lock and its companion (belonging in `root`), and the
+/// journal that makes their replacement, with the configs', one step.
+struct Destination<'a> {
+    ws: &'a Workspace,
+    journal: &'a Path,
+    root: &'a Path,
+}
+
 /// Writes the approved moves: each config's version argument, the lock and its
 /// companion, in one step a crash cannot leave half done.
-#[allow(clippy::too_many_arguments)]
 fn write(
-    ws: &Workspace,
+    to: &Destination,
     project: &ProjectConfig,
     lock: &Lockfile,
     checked: &[mcp_lock::check::Checked],
     moves: &[Move],
     kept: &[Proposal],
-    journal: &Path,
-    root: &Path,
 ) -> anyhow::Result<()> {
+    let Destination { ws, journal, root } = *to;
     let mut next = apply(lock, checked, kept);
     let mut texts: BTreeMap<PathBuf, (String, PathBuf)> = BTreeMap::new();
     for m in moves {
