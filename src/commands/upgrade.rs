@@ -356,7 +356,8 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
                     report_line(p, *yes);
                 }
             }
-            if m.edit.is_none() {
+            // A wrapped entry runs the pin whatever its spec says.
+            if m.edit.is_none() && !m.spec.guarded {
                 super::notice(&format!(
                     "{}: the config names no version of its package, so it is unchanged and only the lock moves to {}; an entry not wrapped by `mcp-lock wrap` runs the registry's newest release anyway",
                     esc(&m.server),
