@@ -160,6 +160,30 @@ Exit codes: 0 checked (outdated or not), 3 some registry could not be asked,
 2 usage, config, policy or lock error.")]
     Outdated(OutdatedArgs),
 
+    /// Move npm and PyPI servers to a newer release, after reviewing its tools
+    #[command(after_help = "\
+Examples:
+  mcp-lock upgrade                      every server pinned to an npm or PyPI package
+  mcp-lock upgrade github --dry-run     show what the next release changes, write nothing
+  mcp-lock upgrade github --to 2.3.0    exactly this release (even a deprecated one)
+  mcp-lock upgrade --yes                take every candidate and all of its changes
+
+For each server it finds the candidate as `mcp-lock outdated` does (the newest release
+past the cooldown, [upgrade] min-release-age in mcp-lock.toml, never a deprecated or
+yanked one unless --to names it), installs it with its dependency closure into a
+scratch cache, lists it under every client profile the lock pins, and shows each
+difference from the pins and the package move. Then, as `mcp-lock update`: each change
+is approved at the terminal, or by --yes or --accept. A server moves only when its
+package change is approved: then the config's version argument (where the config
+names a version), the lock and mcp.closure.lock are written together, crash-safe;
+rejected tool changes stay pinned as they were (verify reports them).
+Exit codes: 0 done, or nothing to upgrade (also --dry-run), 1 the --to version cannot
+be taken (not listed, or inside the cooldown), 2 usage, config or lock error, 3 a
+registry or the candidate could not be reached or listed, 4 changes need approval and
+there is no terminal (nothing of a server is written unless its package change is
+accepted), 130 interrupted.")]
+    Upgrade(UpgradeArgs),
+
     /// Run a stdio server behind a proxy that enforces the lock for a whole agent session
     #[command(after_help = "\
 Put it where the agent launches the server, e.g. in .mcp.json:
@@ -446,6 +470,40 @@ pub struct UpdateArgs {
     /// policy file's `update.accept`
     #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
     pub accept: Vec<Rule>,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// Servers to upgrade, by config name [default: every server pinned to an npm or
+    /// PyPI package]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// Move to exactly this version (name one server); a deprecated or yanked
+    /// release is taken, and flagged
+    #[arg(long, value_name = "VERSION")]
+    pub to: Option<String>,
+
+    /// Accept every change without asking
+    #[arg(long, short = 'y', conflicts_with = "dry_run")]
+    pub yes: bool,
+
+    /// Show the candidate's differences; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Accept changes of these classes without asking (as `update --accept`;
+    /// `package-changed` accepts the package move)
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    pub accept: Vec<Rule>,
+
+    /// The cooldown: take only releases published at least this long ago (7d, 36h,
+    /// 90m; 0 for none) [default: [upgrade] min-release-age of mcp-lock.toml, else 7d]
+    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::package::releases::parse_age)]
+    pub min_release_age: Option<std::time::Duration>,
 
     #[command(flatten)]
     pub connect: ConnectArgs,

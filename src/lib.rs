@@ -54,5 +54,6 @@ pub mod startup;
 pub mod surface;
 pub mod text;
 pub mod update;
+pub mod upgrade;
 pub mod validate;
 pub mod wrap;

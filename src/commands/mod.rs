@@ -12,6 +12,7 @@ mod outdated;
 mod progress;
 mod servers;
 mod update;
+mod upgrade;
 mod verify;
 mod wrap;
 
@@ -117,6 +118,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Update(args) => update::run(&ctx, args).await,
+        Command::Upgrade(args) => upgrade::run(&ctx, args).await,
         Command::Verify(args) => verify::run(&ctx, args).await,
         Command::Diff(args) => diff::run(&ctx, args).await,
         Command::Hash(args) => hash::run(args),

@@ -12,7 +12,7 @@ use mcp_lock::check::{
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{FileLock, Lockfile, Pins, read_lock, write_lock_file};
-use mcp_lock::policy::Rule;
+use mcp_lock::policy::{Policy, Rule};
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
 use mcp_lock::update::{Proposal, add_package_proposals, apply, plan};
@@ -179,98 +179,26 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(done_code);
     }
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    // Tool changes whose class the policy accepts need no question, unless their
-    // server's identity or instructions changed too: then a person looks at all of it.
-    let doubtful: Vec<&str> = proposals
-        .iter()
-        .filter_map(|p| match p {
-            Proposal::Metadata {
-                server, changes, ..
-            } if changes.iter().any(|c| c.drift) => Some(server.as_str()),
-            _ => None,
-        })
-        .collect();
-    let by_policy: Vec<bool> = proposals
-        .iter()
-        .map(|p| match p {
-            Proposal::Tool { server, change, .. } => {
-                policy.accepts(change) && !doubtful.contains(&server.as_str())
-            }
-            // A new profile's listing whose every new definition the policy accepts.
-            Proposal::PinProfile {
-                server, changes, ..
-            } => changes.iter().all(|c| policy.accepts(c)) && !doubtful.contains(&server.as_str()),
-            // A package moves only with a person's approval, or when the policy names
-            // `package-changed` in `accept`.
-            Proposal::Package { .. } => policy.accept.contains(&Rule::PackageChanged),
-            _ => false,
-        })
-        .collect();
-    let pending = by_policy.iter().filter(|auto| !**auto).count();
-    // One decision per proposal, in order.
-    let decisions = if args.dry_run {
-        show_all(proposals, &by_policy);
-        let accepted = proposals.len() - pending;
-        let by = if accepted > 0 {
-            format!(", {accepted} the policy accepts")
-        } else {
-            String::new()
-        };
-        status(
-            "Dry run",
-            AnsiColor::Cyan,
-            &format!(
-                "{} would need approval{by}; nothing written",
-                count(pending, "change")
-            ),
-        );
-        return Ok(done_code);
-    } else if args.yes {
-        vec![true; proposals.len()]
-    } else if pending == 0 {
-        by_policy.clone()
-    } else if interactive {
-        let all = proposals.clone();
-        let auto = by_policy.clone();
-        tokio::task::spawn_blocking(move || ask(&all, &auto)).await??
-    } else {
-        let waiting: Vec<Proposal> = proposals
-            .iter()
-            .zip(&by_policy)
-            .filter(|(_, auto)| !**auto)
-            .map(|(p, _)| p.clone())
-            .collect();
-        show_all(&waiting, &vec![false; waiting.len()]);
-        let written = if pending < proposals.len() {
+    let by_policy = by_policy(proposals, &policy);
+    let decisions = match decide(proposals, &by_policy, args.dry_run, args.yes).await? {
+        Decided::DryRun => return Ok(done_code),
+        Decided::Each(decisions) => decisions,
+        Decided::NoTerminal => {
             let accepted: Vec<Proposal> = proposals
                 .iter()
                 .zip(&by_policy)
                 .filter(|(_, auto)| **auto)
                 .map(|(p, _)| p.clone())
                 .collect();
-            write(ws, &root, &apply(&lock, &checked, &accepted))?;
-            for p in &accepted {
-                report_line(p, true);
+            if !accepted.is_empty() {
+                write(ws, &root, &apply(&lock, &checked, &accepted))?;
+                for p in &accepted {
+                    report_line(p, true);
+                }
             }
-            let n = accepted.len();
-            let (what, were) = if n == 1 {
-                ("change", "was")
-            } else {
-                ("changes", "were")
-            };
-            format!("the {n} {what} the policy accepts {were} written")
-        } else {
-            "nothing was written".to_string()
-        };
-        super::error(&format!(
-            "{} {} approval and there is no terminal to ask on; run `mcp-lock update` in a terminal, or pass --yes to accept {}. {}",
-            count(pending, "change"),
-            if pending == 1 { "needs" } else { "need" },
-            if pending == 1 { "it" } else { "them all" },
-            capitalize(&written)
-        ));
-        return Ok(ExitCode::ApprovalNeeded);
+            approval_needed("update", &by_policy, accepted.len());
+            return Ok(ExitCode::ApprovalNeeded);
+        }
     };
 
     let accepted: Vec<Proposal> = proposals
@@ -288,6 +216,124 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         report_line(p, yes);
     }
     Ok(done_code)
+}
+
+/// How the proposals of a run were decided.
+pub(super) enum Decided {
+    /// `--dry-run`: every proposal shown, nothing to write.
+    DryRun,
+    /// One decision per proposal, in order.
+    Each(Vec<bool>),
+    /// Some need a person, and there is no terminal to ask on (and no `--yes`): those
+    /// were shown; only what the policy accepts may be written
+    /// ([`approval_needed`] says so).
+    NoTerminal,
+}
+
+/// Whether the policy accepts each proposal without asking. Tool changes whose class
+/// the policy accepts need no question, unless their server's identity or
+/// instructions changed too: then a person looks at all of it.
+pub(super) fn by_policy(proposals: &[Proposal], policy: &Policy) -> Vec<bool> {
+    let doubtful: Vec<&str> = proposals
+        .iter()
+        .filter_map(|p| match p {
+            Proposal::Metadata {
+                server, changes, ..
+            } if changes.iter().any(|c| c.drift) => Some(server.as_str()),
+            _ => None,
+        })
+        .collect();
+    proposals
+        .iter()
+        .map(|p| match p {
+            Proposal::Tool { server, change, .. } => {
+                policy.accepts(change) && !doubtful.contains(&server.as_str())
+            }
+            // A new profile's listing whose every new definition the policy accepts.
+            Proposal::PinProfile {
+                server, changes, ..
+            } => changes.iter().all(|c| policy.accepts(c)) && !doubtful.contains(&server.as_str()),
+            // A package moves only with a person's approval, or when the policy names
+            // `package-changed` in `accept`.
+            Proposal::Package { .. } => policy.accept.contains(&Rule::PackageChanged),
+            _ => false,
+        })
+        .collect()
+}
+
+/// Decides every proposal, as `update` and `upgrade` both do: `--dry-run` shows them
+/// all, `--yes` accepts them all, the policy's own are accepted unasked, and a person
+/// at a terminal is asked about each of the rest.
+pub(super) async fn decide(
+    proposals: &[Proposal],
+    by_policy: &[bool],
+    dry_run: bool,
+    yes: bool,
+) -> anyhow::Result<Decided> {
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let pending = by_policy.iter().filter(|auto| !**auto).count();
+    if dry_run {
+        show_all(proposals, by_policy);
+        let accepted = proposals.len() - pending;
+        let by = if accepted > 0 {
+            format!(", {accepted} the policy accepts")
+        } else {
+            String::new()
+        };
+        status(
+            "Dry run",
+            AnsiColor::Cyan,
+            &format!(
+                "{} would need approval{by}; nothing written",
+                count(pending, "change")
+            ),
+        );
+        return Ok(Decided::DryRun);
+    }
+    if yes {
+        return Ok(Decided::Each(vec![true; proposals.len()]));
+    }
+    if pending == 0 {
+        return Ok(Decided::Each(by_policy.to_vec()));
+    }
+    if interactive {
+        let all = proposals.to_vec();
+        let auto = by_policy.to_vec();
+        return Ok(Decided::Each(
+            tokio::task::spawn_blocking(move || ask(&all, &auto)).await??,
+        ));
+    }
+    let waiting: Vec<Proposal> = proposals
+        .iter()
+        .zip(by_policy)
+        .filter(|(_, auto)| !**auto)
+        .map(|(p, _)| p.clone())
+        .collect();
+    show_all(&waiting, &vec![false; waiting.len()]);
+    Ok(Decided::NoTerminal)
+}
+
+/// The error after [`Decided::NoTerminal`]: how many changes wait, how to approve
+/// them, and whether the `written` changes the policy accepts were written.
+pub(super) fn approval_needed(command: &str, by_policy: &[bool], written: usize) {
+    let pending = by_policy.iter().filter(|auto| !**auto).count();
+    let written = if written > 0 {
+        let (what, were) = if written == 1 {
+            ("change", "was")
+        } else {
+            ("changes", "were")
+        };
+        format!("the {written} {what} the policy accepts {were} written")
+    } else {
+        "nothing was written".to_string()
+    };
+    super::error(&format!(
+        "{} {} approval and there is no terminal to ask on; run `mcp-lock {command}` in a terminal, or pass --yes to accept {}. {}",
+        count(pending, "change"),
+        if pending == 1 { "needs" } else { "need" },
+        if pending == 1 { "it" } else { "them all" },
+        capitalize(&written)
+    ));
 }
 
 /// Writes the lock unless its bytes are already there. (A server that sent one of its
@@ -370,7 +416,7 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
 }
 
 /// One cargo-style line per proposal, after the lock is written.
-fn report_line(p: &Proposal, accepted: bool) {
+pub(super) fn report_line(p: &Proposal, accepted: bool) {
     let server = esc(p.server());
     let label = server_label(p.server(), p.profile().unwrap_or_default());
     if !accepted {

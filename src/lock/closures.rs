@@ -225,13 +225,11 @@ pub fn closure_of<'a>(
     })
 }
 
-/// Writes (or removes, when no server has a closure) the companion of the lock at
-/// `lock_path` for `lock`, as [`crate::files::replace`] writes; closures whose
-/// packages the lock's pins do not carry are taken from the companion as it is.
-/// Returns whether the file changed.
-pub fn write_companion(lock_path: &Path, root: &Path, lock: &Lockfile) -> std::io::Result<bool> {
-    let path = companion_path(lock_path);
-    let existing = read(&path).unwrap_or_default();
+/// The closures the companion of the lock at `lock_path` holds for `lock`, by
+/// server: each pin's own packages, else the companion's as it is (when they hash to
+/// the pin).
+pub fn companion_closures(lock_path: &Path, lock: &Lockfile) -> BTreeMap<String, Arc<Closure>> {
+    let existing = read(&companion_path(lock_path)).unwrap_or_default();
     let mut closures = BTreeMap::new();
     for (name, server) in &lock.servers {
         let Some(pin) = server.package.as_ref().and_then(|p| p.closure.as_ref()) else {
@@ -245,6 +243,16 @@ pub fn write_companion(lock_path: &Path, root: &Path, lock: &Lockfile) -> std::i
             closures.insert(name.clone(), closure);
         }
     }
+    closures
+}
+
+/// Writes (or removes, when no server has a closure) the companion of the lock at
+/// `lock_path` for `lock`, as [`crate::files::replace`] writes; closures whose
+/// packages the lock's pins do not carry are taken from the companion as it is.
+/// Returns whether the file changed.
+pub fn write_companion(lock_path: &Path, root: &Path, lock: &Lockfile) -> std::io::Result<bool> {
+    let path = companion_path(lock_path);
+    let closures = companion_closures(lock_path, lock);
     if closures.is_empty() {
         return match std::fs::symlink_metadata(&path) {
             Ok(_) => {

@@ -98,6 +98,7 @@ const VALUE_OPTIONS: &[&str] = &[
 /// or the entry's form is not one the cache can run (the package's version is then
 /// what starts). `Err`: why nothing may start (an integrity mismatch at install, a
 /// closure that cannot be installed).
+// The entry's parts as `Entry` holds them, plus what to install and where.
 #[allow(clippy::too_many_arguments)]
 pub async fn closure_launch(
     command: &str,
