@@ -60,7 +60,16 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let mut policy = ws.policy(None)?;
     policy.accept.extend(args.accept.iter().copied());
     let existing = read_lock(&ws.lock_path)?;
-    let lock = existing.clone().unwrap_or_default();
+    let mut lock = existing.clone().unwrap_or_default();
+    // The pinned closures' packages, so a move shows which of them changed. A
+    // companion that does not read is no reason to stop: update writes it again.
+    if let Err(why) = mcp_lock::lock::closures::attach(&mut lock, &ws.lock_path) {
+        warning(&format!(
+            "{}; closure changes are not shown",
+            escape_cut(&why, SHOWN_LINE_CHARS)
+        ));
+    }
+    let lock = lock;
     // A pinned server the config no longer has, named or not, is proposed for removal.
     let (selected, dropped) = select_with_lock(&project, &lock, &args.servers)?;
     let resolved = resolve_all(&project, &selected, &env_lookup)?;

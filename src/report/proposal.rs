@@ -33,6 +33,9 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             for line in package_detail(new) {
                 let _ = writeln!(out, "        {}", esc(&line));
             }
+            for line in closure_lines(old.as_ref(), new) {
+                let _ = writeln!(out, "    closure   {}", esc(&line));
+            }
         }
         Proposal::PinServer {
             server,
@@ -54,6 +57,14 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
                     esc(&package.to_string()),
                     esc(&package.launcher)
                 );
+                if let Some(closure) = &package.closure {
+                    let _ = writeln!(
+                        out,
+                        "    closure  {} ({})",
+                        esc(&closure.hash),
+                        count(closure.count, "package")
+                    );
+                }
             }
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
             for tool in tools {
@@ -160,6 +171,44 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
         }
     }
     out
+}
+
+/// What a package move does to the dependency closure: its hash and count, then each
+/// package that moved when both closures' packages are at hand.
+fn closure_lines(
+    old: Option<&crate::package::PackagePin>,
+    new: &crate::package::PackagePin,
+) -> Vec<String> {
+    let Some(now) = &new.closure else {
+        return Vec::new();
+    };
+    let before = old.and_then(|o| o.closure.as_ref());
+    let mut lines = vec![match before {
+        Some(b) if b.hash == now.hash => format!("unchanged ({})", count(now.count, "package")),
+        Some(b) => format!(
+            "{} ({}) -> {} ({})",
+            b.hash,
+            count(b.count, "package"),
+            now.hash,
+            count(now.count, "package")
+        ),
+        None => format!(
+            "not pinned yet -> {} ({})",
+            now.hash,
+            count(now.count, "package")
+        ),
+    }];
+    if let (Some(b), Some(n)) = (
+        before.and_then(|b| b.closure.as_ref()),
+        now.closure.as_ref(),
+    ) {
+        lines.extend(
+            crate::package::closure::changes(b, n)
+                .iter()
+                .map(|c| format!("  {c}")),
+        );
+    }
+    lines
 }
 
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
