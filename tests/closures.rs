@@ -180,6 +180,9 @@ fn a_tampered_closure_cache_is_installed_again_and_an_integrity_mismatch_starts_
     let tarball = storage.join("tiny-dep-1.0.0.tgz");
     publish(&registry, "tiny-dep", "1.0.2");
     std::fs::copy(storage.join("tiny-dep-1.0.2.tgz"), &tarball).unwrap();
+    // npm retries a download that fails its integrity check, minutes with back-off.
+    let mut env = env.clone();
+    env.push(("npm_config_fetch_retries".into(), "0".into()));
     let guard = p
         .command(common::bin())
         .args(["guard", "tiny-wrapped", "--"])

@@ -180,6 +180,29 @@ fn a_malformed_instructions_hash_is_a_lock_error() {
 }
 
 #[test]
+fn the_example_companion_holds_the_closure_the_example_lock_pins() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp.closure.lock.example");
+    let closures = mcp_lock::lock::closures::read(&path).unwrap();
+    let lock = parse_lock(include_str!("../mcp.lock.example"), "mcp.lock.example").unwrap();
+    let pin = lock.servers["memory"]
+        .package
+        .as_ref()
+        .unwrap()
+        .closure
+        .as_ref()
+        .unwrap();
+    let closure = &closures["memory"];
+    assert_eq!(closure.hash(), pin.hash);
+    assert_eq!(closure.packages.len(), pin.count);
+    assert!(
+        closure
+            .packages
+            .iter()
+            .any(|p| p.path == "node_modules/@modelcontextprotocol/sdk")
+    );
+}
+
+#[test]
 fn the_example_lock_is_a_valid_lock_pinning_server_memory() {
     let text = include_str!("../mcp.lock.example");
     let lock = parse_lock(text, "mcp.lock.example").unwrap();
