@@ -329,7 +329,7 @@ pub async fn check_servers(
                 );
             }
         }
-        let scripts = options.allow_scripts.contains(&spec.name);
+        let scripts = spec.allow_scripts || options.allow_scripts.contains(&spec.name);
         let project_dir = options.project_dir.clone();
         let status = progress.clone();
         let name = format!("{} [{}]", spec.name, profile.name);

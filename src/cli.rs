@@ -651,6 +651,12 @@ pub struct GuardArgs {
     /// hidden, whatever the policy's actions (verify's `--exact` fails the same)
     #[arg(long)]
     pub exact: bool,
+
+    /// Install the pinned dependency closure with its install scripts run (npm
+    /// lifecycle scripts, PyPI source builds); off unless this or `[closure]
+    /// allow-scripts` in mcp-lock.toml names the server
+    #[arg(long)]
+    pub allow_scripts: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

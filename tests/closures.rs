@@ -339,3 +339,75 @@ fn a_pypi_closure_is_pinned_with_hashes_and_the_guard_runs_it_from_a_venv() {
     let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
     assert!(!audit.contains("installed again"), "{audit}");
 }
+
+#[test]
+fn install_scripts_run_only_for_a_server_allowed_them() {
+    let registry = Registry::start();
+    // tiny-dep with a postinstall script that leaves a mark where it ran.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("tiny-dep/index.js"), dir.path().join("index.js")).unwrap();
+    let manifest = std::fs::read_to_string(data("tiny-dep/package.json"))
+        .unwrap()
+        .replacen(
+            "\"main\": \"index.js\",",
+            "\"main\": \"index.js\",\n  \"scripts\": {\"postinstall\": \"node -e \\\"require('fs').writeFileSync('ran', 'yes')\\\"\"},",
+            1,
+        );
+    std::fs::write(dir.path().join("package.json"), manifest).unwrap();
+    registry.publish_dir(dir.path());
+    publish(&registry, "tiny-mcp-deps", "1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = Project::bare(json!({
+        "off": {"command": "mcp-lock", "args": ["guard", "off", "--", "npx", "-y", "tiny-mcp-deps@1.0.0"]},
+        "on": {"command": "mcp-lock", "args": ["guard", "on", "--allow-scripts", "--", "npx", "-y", "tiny-mcp-deps@1.0.0"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    assert!(
+        companion.contains("install_scripts = [\"tiny-dep\"]"),
+        "{companion}"
+    );
+    let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
+    let (_, text) = ask_guard_for_version(&p, "off", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("install scripts not run for tiny-dep"),
+        "{audit}"
+    );
+    let dirs = cached(&p);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(
+        !dirs[0].join("node_modules/tiny-dep/ran").exists(),
+        "the script did not run"
+    );
+    // The entry that allows them: the guard given --allow-scripts, as the entry says.
+    let mut guard_command = vec!["--allow-scripts", "--"];
+    guard_command.extend(command);
+    let out = p
+        .command(common::bin())
+        .args(["guard", "on"])
+        .args(&guard_command)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scripted: Vec<PathBuf> = cached(&p)
+        .into_iter()
+        .filter(|d| d.to_string_lossy().ends_with("-scripts"))
+        .collect();
+    assert_eq!(scripted.len(), 1, "{:?}", cached(&p));
+    assert_eq!(
+        std::fs::read_to_string(scripted[0].join("node_modules/tiny-dep/ran")).unwrap(),
+        "yes"
+    );
+    // verify lists each entry as its guard runs it.
+    run(&p, &["verify"], &env).expect(0);
+}

@@ -96,7 +96,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         Err(reason) => Some(format!("refusing to start: {reason}")),
         Ok(warning) => {
             disagreements.extend(warning);
-            let scripts = policy.allow_scripts.contains(&args.server);
+            let scripts = args.allow_scripts || policy.allow_scripts.contains(&args.server);
             let closure = match pinned.package.as_ref() {
                 Some(pin) => {
                     mcp_lock::package::closure_launch(
@@ -124,7 +124,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                     }
                     if !run.scripts_skipped.is_empty() {
                         disagreements.push(format!(
-                            "install scripts not run for {} (allow them with `[closure] allow-scripts = [{:?}]` in mcp-lock.toml)",
+                            "install scripts not run for {} (allow them with `--allow-scripts` in the entry's guard options, or `[closure] allow-scripts = [{:?}]` in mcp-lock.toml)",
                             run.scripts_skipped.join(", "),
                             args.server
                         ));

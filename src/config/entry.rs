@@ -136,6 +136,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         _ => None,
     };
     let mut guarded = false;
+    let mut allow_scripts = false;
     // Fields mcp-lock writes as `${NAME}` from a member naming the variable.
     let mut named = Vec::new();
     // Those of them the host leaves out, or refuses to start with an empty value.
@@ -305,6 +306,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         // server: read it as that server, so wrapping never moves a pin.
         let unwrapped = unwrapped_command(&command, &args);
         guarded = unwrapped.is_some();
+        allow_scripts = super::wrapped::guard_allows_scripts(&command, &args);
         let (command, args) = unwrapped.unwrap_or((command, args));
         let cwd = match string(obj, "cwd")? {
             Some(cwd) => Some(tr(cwd, "cwd")?),
@@ -328,6 +330,7 @@ pub fn read_entry(name: &str, entry: &Value, host: Host) -> Result<Read, String>
         client_metadata_url: client_metadata_url(obj)?,
         oauth_off: obj.get("oauth") == Some(&Value::Bool(false)),
         guarded,
+        allow_scripts,
         vars: vars::Variables {
             syntax: vars::Syntax::of(host),
             named,

@@ -956,6 +956,7 @@ mod tests {
             filter: Default::default(),
             personal: false,
             guarded: false,
+            allow_scripts: false,
             oauth_client: None,
             client_metadata_url: None,
             oauth_off: false,

@@ -264,6 +264,9 @@ pub struct ServerSpec {
     /// starts the pinned package version. An entry defined in two files is guarded
     /// only when both launch the guard.
     pub guarded: bool,
+    /// The wrapped entry passes `--allow-scripts` to the guard: its pinned closure is
+    /// installed with install scripts run.
+    pub allow_scripts: bool,
     /// A client registered with the server's authorization server beforehand
     /// (`"oauth": {"clientId": ..., "clientSecret": "${VAR}"}`), for `mcp-lock login`.
     pub oauth_client: Option<Box<OAuthClientSpec>>,
@@ -1220,6 +1223,7 @@ impl ProjectConfig {
                 existing.filter = existing.filter.union(&spec.filter);
                 existing.personal &= spec.personal;
                 existing.guarded &= spec.guarded;
+                existing.allow_scripts &= spec.allow_scripts;
             }
         }
         let mut servers: Vec<ServerSpec> = servers.into_iter().map(|(s, ..)| s).collect();

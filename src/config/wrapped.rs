@@ -21,6 +21,17 @@ pub fn unwrapped_command(command: &str, args: &[String]) -> Option<(String, Vec<
     Some((inner.clone(), rest.to_vec()))
 }
 
+/// Whether a wrapped entry gives the guard `--allow-scripts` (among its own options,
+/// before `--`).
+pub fn guard_allows_scripts(command: &str, args: &[String]) -> bool {
+    launches_guard(command, args)
+        && args
+            .iter()
+            .skip(2)
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--allow-scripts")
+}
+
 /// For an entry `mcp-lock wrap` made of a remote server (`guard NAME --config X`,
 /// no command after `--`), the sidecar `X` that holds the original entry.
 pub fn wrapped_remote_sidecar(command: &str, args: &[String]) -> Option<String> {
@@ -52,5 +63,19 @@ mod tests {
             unwrapped_command("mcp-lock", &args(&["guard", "s", "--"])),
             None
         );
+    }
+
+    #[test]
+    fn allow_scripts_is_read_among_the_guards_own_options_only() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(guard_allows_scripts(
+            "mcp-lock",
+            &args(&["guard", "s", "--allow-scripts", "--", "npx", "pkg"])
+        ));
+        assert!(!guard_allows_scripts(
+            "mcp-lock",
+            &args(&["guard", "s", "--", "npx", "pkg", "--allow-scripts"])
+        ));
+        assert!(!guard_allows_scripts("npx", &args(&["--allow-scripts"])));
     }
 }
