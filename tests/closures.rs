@@ -9,7 +9,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::Project;
-use common::registries::{Index, Registry, ask_guard_for_version, data, servers_dir};
+use common::registries::{Index, Registry, ask_guard_for_version, data};
 use serde_json::{Value, json};
 
 fn run(p: &Project, args: &[&str], env: &[(String, String)]) -> common::Run {
@@ -17,22 +17,9 @@ fn run(p: &Project, args: &[&str], env: &[(String, String)]) -> common::Run {
     p.run_env(args, &env)
 }
 
-/// `dir` (a package in tests/data/packages) published at `version`.
+/// A package of tests/data/packages published at `version`.
 fn publish(registry: &Registry, package: &str, version: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(data(package)).unwrap() {
-        let from = entry.unwrap().path();
-        let to = dir.path().join(from.file_name().unwrap());
-        std::fs::copy(&from, &to).unwrap();
-    }
-    let manifest = dir.path().join("package.json");
-    let text = std::fs::read_to_string(&manifest).unwrap().replacen(
-        "\"version\": \"1.0.0\"",
-        &format!("\"version\": \"{version}\""),
-        1,
-    );
-    std::fs::write(&manifest, text).unwrap();
-    registry.publish_dir(dir.path());
+    registry.publish_package(package, version, |server| server);
 }
 
 fn report<'a>(doc: &'a Value, server: &str) -> &'a Value {
@@ -244,15 +231,8 @@ fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
 
 #[test]
 fn the_real_server_memory_closure_is_pinned_and_launched_from_the_closure_cache() {
-    let packs = servers_dir().join("packs");
     let registry = Registry::start();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(packs.join("deps"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files.push(packs.join("modelcontextprotocol-server-memory-2026.8.31.tgz"));
-    registry.publish_tarballs(&files);
+    registry.publish_server_memory();
     let cache = tempfile::tempdir().unwrap();
     let env = registry.client_env(cache.path());
     let p = Project::bare(json!({}));

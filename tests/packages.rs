@@ -7,7 +7,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -306,15 +306,7 @@ fn the_real_server_memory_tarball_is_pinned_with_its_published_integrity() {
         .trim()
         .to_string();
     let registry = Registry::start();
-    // The server and every package of its dependency closure, as npm packed them from
-    // the public registry: with no uplink, `npx -y` finds them all here.
-    let mut files: Vec<PathBuf> = std::fs::read_dir(packs.join("deps"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files.push(packs.join("modelcontextprotocol-server-memory-2026.8.31.tgz"));
-    registry.publish_tarballs(&files);
+    registry.publish_server_memory();
     let cache = tempfile::tempdir().unwrap();
     let env = registry.client_env(cache.path());
     let p = bare_project(json!({}));

@@ -7,17 +7,17 @@ mod common;
 use std::path::Path;
 
 use common::Project;
-use common::registries::{Registry, data};
+use common::registries::Registry;
 use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
 /// tiny-mcp at `version`; from 1.1.0 on with an `echo` tool and `version` reworded.
 fn publish(registry: &Registry, version: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let src = data("tiny-mcp");
-    let mut server = std::fs::read_to_string(src.join("server.js")).unwrap();
-    if version != "1.0.0" {
-        server = server
+    registry.publish_package("tiny-mcp", version, |server| {
+        if version == "1.0.0" {
+            return server;
+        }
+        server
             .replace(
                 "const tools = [",
                 "const tools = [\n  { name: \"echo\", description: \"Echoes its text\", inputSchema: { type: \"object\", properties: { text: { type: \"string\" } } } },",
@@ -25,17 +25,8 @@ fn publish(registry: &Registry, version: &str) {
             .replace(
                 "Says which release of this server is running",
                 "Says which release of this server is running, and since when",
-            );
-    }
-    std::fs::write(dir.path().join("server.js"), server).unwrap();
-    let manifest = std::fs::read_to_string(src.join("package.json"))
-        .unwrap()
-        .replace(
-            "\"version\": \"1.0.0\"",
-            &format!("\"version\": \"{version}\""),
-        );
-    std::fs::write(dir.path().join("package.json"), manifest).unwrap();
-    registry.publish_dir(dir.path());
+            )
+    });
 }
 
 /// A project pinning tiny-mcp 1.0.0 (its config naming that version unless told

@@ -29,6 +29,50 @@ use sha2::{Digest, Sha256};
 use crate::action::Action;
 pub use launcher::{Recognised, Target, recognise};
 
+/// Which registry a package is published to: how its versions order, which installer
+/// resolves its closure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ecosystem {
+    /// Semver versions, prereleases written `1.0.0-rc.1`.
+    Npm,
+    /// PEP 440 versions, pre- and dev-releases written `1.0rc1`, `1.0.dev1`.
+    Pypi,
+}
+
+impl Ecosystem {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ecosystem::Npm => "npm",
+            Ecosystem::Pypi => "pypi",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Ecosystem> {
+        match text {
+            "npm" => Some(Ecosystem::Npm),
+            "pypi" => Some(Ecosystem::Pypi),
+            _ => None,
+        }
+    }
+
+    /// Version order: semver precedence for npm, PEP 440 for PyPI.
+    pub fn compare(self, a: &str, b: &str) -> std::cmp::Ordering {
+        match self {
+            Ecosystem::Npm => npm::compare(a, b),
+            Ecosystem::Pypi => pypi::compare(a, b),
+        }
+    }
+
+    /// A prerelease (npm `-rc.1`), or a PyPI pre- or dev-release.
+    pub fn is_prerelease(self, version: &str) -> bool {
+        match self {
+            Ecosystem::Npm => npm::is_prerelease(version),
+            Ecosystem::Pypi => pypi::Version::parse(version).is_some_and(|v| v.is_pre()),
+        }
+    }
+}
+
 /// What the lock pins for the code a server entry launches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackagePin {

@@ -11,47 +11,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
 use super::{Entry, Fetcher, Package, PackagePin, Target, npm, pypi};
 
 /// The cooldown when the policy names none: a week.
 pub const DEFAULT_MIN_RELEASE_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
-/// Which registry a package is published to, which decides how its versions order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Ecosystem {
-    /// Semver versions, prereleases written `1.0.0-rc.1`.
-    Npm,
-    /// PEP 440 versions, pre- and dev-releases written `1.0rc1`, `1.0.dev1`.
-    Pypi,
-}
-
-impl Ecosystem {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ecosystem::Npm => "npm",
-            Ecosystem::Pypi => "pypi",
-        }
-    }
-
-    /// Version order: semver precedence for npm, PEP 440 for PyPI.
-    pub fn compare(self, a: &str, b: &str) -> Ordering {
-        match self {
-            Ecosystem::Npm => npm::compare(a, b),
-            Ecosystem::Pypi => pypi::compare(a, b),
-        }
-    }
-
-    /// A prerelease (npm `-rc.1`), or a PyPI pre- or dev-release.
-    pub fn is_prerelease(self, version: &str) -> bool {
-        match self {
-            Ecosystem::Npm => npm::is_prerelease(version),
-            Ecosystem::Pypi => pypi::Version::parse(version).is_some_and(|v| v.is_pre()),
-        }
-    }
-}
+pub use super::Ecosystem;
 
 /// One published version.
 #[derive(Debug, Clone, PartialEq, Eq)]

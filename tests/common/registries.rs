@@ -205,17 +205,49 @@ impl Registry {
 
     /// tiny-mcp at `version`, published.
     pub fn publish_tiny(&self, version: &str) {
+        self.publish_package("tiny-mcp", version, |server| server);
+    }
+
+    /// A package of tests/data/packages published at `version` (its package.json says
+    /// 1.0.0), its `server.js` (tiny-mcp's, when the package has none of its own: the
+    /// server is the same with or without a dependency) passed through `edit` first.
+    pub fn publish_package(&self, package: &str, version: &str, edit: impl Fn(String) -> String) {
         let dir = tempfile::tempdir().unwrap();
-        let src = data("tiny-mcp");
-        std::fs::copy(src.join("server.js"), dir.path().join("server.js")).unwrap();
-        let manifest = std::fs::read_to_string(src.join("package.json"))
-            .unwrap()
-            .replace(
-                "\"version\": \"1.0.0\"",
-                &format!("\"version\": \"{version}\""),
-            );
-        std::fs::write(dir.path().join("package.json"), manifest).unwrap();
+        for entry in std::fs::read_dir(data(package)).unwrap() {
+            let from = entry.unwrap().path();
+            std::fs::copy(&from, dir.path().join(from.file_name().unwrap())).unwrap();
+        }
+        let server = dir.path().join("server.js");
+        let manifest = dir.path().join("package.json");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        if !server.exists() && text.contains("\"server.js\"") {
+            std::fs::copy(data("tiny-mcp/server.js"), &server).unwrap();
+        }
+        if server.exists() {
+            let edited = edit(std::fs::read_to_string(&server).unwrap());
+            std::fs::write(&server, edited).unwrap();
+        }
+        let text = text.replacen(
+            "\"version\": \"1.0.0\"",
+            &format!("\"version\": \"{version}\""),
+            1,
+        );
+        std::fs::write(&manifest, text).unwrap();
         self.publish_dir(dir.path());
+    }
+
+    /// `@modelcontextprotocol/server-memory` 2026.8.31 and every package of its
+    /// dependency closure, as npm packed them from the public registry
+    /// (scripts/install-test-servers.sh): with no uplink, `npx -y` finds them all here.
+    pub fn publish_server_memory(&self) {
+        let packs = servers_dir().join("packs");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(packs.join("deps"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files.push(packs.join("modelcontextprotocol-server-memory-2026.8.31.tgz"));
+        self.publish_tarballs(&files);
     }
 
     /// The registry's packument for a package.

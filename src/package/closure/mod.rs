@@ -19,30 +19,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-/// Which installer the closure is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Ecosystem {
-    Npm,
-    Pypi,
-}
-
-impl Ecosystem {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ecosystem::Npm => "npm",
-            Ecosystem::Pypi => "pypi",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Ecosystem> {
-        match text {
-            "npm" => Some(Ecosystem::Npm),
-            "pypi" => Some(Ecosystem::Pypi),
-            _ => None,
-        }
-    }
-}
+pub use super::Ecosystem;
 
 /// Every package a server's launch installs.
 #[derive(Debug, Clone, PartialEq, Eq)]

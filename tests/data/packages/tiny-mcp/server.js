@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // A tiny stdio MCP server: one tool, and its own package version in serverInfo and
 // in the tool's answer, so a test can tell which release runs. The tool definitions
-// do not depend on the version.
+// do not depend on the version. Published as tiny-mcp-deps (with a dependency on
+// tiny-dep), the answer also names the tiny-dep version it loaded, so a test can tell
+// which dependency closure runs.
 "use strict";
-const { version } = require("./package.json");
+const { name, version } = require("./package.json");
+let dep = null;
+try {
+  dep = require("tiny-dep");
+} catch {
+  // tiny-mcp itself has no dependency.
+}
 const readline = require("readline");
 
 const tools = [
@@ -39,7 +47,7 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
   } else if (method === "tools/list") {
     send({ id, result: { tools } });
   } else if (method === "tools/call" && params && params.name === "version") {
-    send({ id, result: { content: [{ type: "text", text: `tiny-mcp ${version}` }] } });
+    send({ id, result: { content: [{ type: "text", text: dep ? `${name} ${version} tiny-dep ${dep.version}` : `tiny-mcp ${version}` }] } });
   } else if (method === "ping") {
     send({ id, result: {} });
   } else {
