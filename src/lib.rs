@@ -32,6 +32,7 @@ pub mod call;
 pub mod check;
 pub mod classify;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod drift;
 pub mod exit_codes;

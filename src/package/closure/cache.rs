@@ -135,7 +135,15 @@ async fn install_npm(dir: &Path, install: &Install<'_>) -> Result<(), InstallErr
     let mut command = tokio::process::Command::new(&install.tool);
     command
         .current_dir(dir)
-        .args(["ci", "--no-audit", "--no-fund", "--no-update-notifier"])
+        .args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--no-update-notifier",
+            // Every tarball is fetched by its pinned integrity: one npm's cache holds
+            // is as good, and asking the registry again only costs time.
+            "--prefer-offline",
+        ])
         .arg(format!("--registry={}", install.registry));
     if !install.scripts {
         command.arg("--ignore-scripts");
