@@ -129,6 +129,18 @@ fn a_transitive_dependency_republished_in_range_is_dependency_changed_while_the_
     assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
     let dirs = cached(&p);
     assert_eq!(dirs.len(), 1, "one closure, installed once: {dirs:?}");
+    // `servers` says what the guard runs.
+    let servers = run(&p, &["servers"], &env);
+    assert!(
+        servers
+            .stdout()
+            .contains("the guard runs its pinned closure sha256:")
+            && servers
+                .stdout()
+                .contains("(2 packages) from the closure cache"),
+        "{}",
+        servers.stdout()
+    );
 
     // Approving the move pins the new closure, and the companion shows it.
     run(&p, &["update", "tiny", "--yes"], &env).expect(0);

@@ -87,6 +87,10 @@ enum Launch {
         /// The names removed, when `inherit` is `all_but` (VS Code's `env` `null`).
         #[serde(skip_serializing_if = "Option::is_none")]
         not_inherited: Option<Vec<String>>,
+        /// A guarded entry with a pinned closure: the guard runs the package's command
+        /// from the closure cache, not `run` (`sha256:… (N packages)`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        closure: Option<String>,
     },
     Remote {
         url: String,
@@ -120,7 +124,8 @@ struct Header {
 ///
 /// A guarded entry with a package pin launches the pinned version: its arguments are
 /// rewritten by the guard's own [`pinned_launch`](mcp_lock::package::pinned_launch),
-/// against the lock's directory, as the guard does.
+/// against the lock's directory, as the guard does; with a pinned closure, the guard
+/// runs the package's command from the closure cache (`closure` says which).
 fn resolve_launch(
     spec: &ServerSpec,
     project_dir: &Path,
@@ -186,6 +191,10 @@ fn resolve_launch(
                     Some(Inherit::AllBut(names)) => Some(names.clone()),
                     _ => None,
                 },
+                closure: guard_pin
+                    .filter(|_| spec.guarded)
+                    .and_then(|(pin, _)| pin.closure.as_ref())
+                    .map(|c| format!("{} ({})", c.hash, mcp_lock::text::count(c.count, "package"))),
             }
         }
         Resolved::Remote(remote) => {
@@ -385,6 +394,7 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 inherit,
                 inherited,
                 not_inherited,
+                closure,
             }),
             _,
         ) => {
@@ -393,6 +403,15 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
                 .map(|w| shell_word(w))
                 .collect();
             out.push(("run", esc(&words.join(" "))));
+            if let Some(closure) = closure {
+                out.push((
+                    "closure",
+                    format!(
+                        "the guard runs its pinned closure {} from the closure cache",
+                        esc(closure)
+                    ),
+                ));
+            }
             if !env.is_empty() {
                 let names: Vec<String> = env
                     .iter()
