@@ -140,9 +140,9 @@ async fn install_npm(dir: &Path, install: &Install<'_>) -> Result<(), InstallErr
             "--no-audit",
             "--no-fund",
             "--no-update-notifier",
-            // Every tarball is fetched by its pinned integrity: one npm's cache holds
-            // is as good, and asking the registry again only costs time.
-            "--prefer-offline",
+            // Not --prefer-offline: with no `resolved` in the lockfile npm finds each
+            // tarball through the registry's packument, and a cached packument older
+            // than the pinned release does not list it (ETARGET).
         ])
         .arg(format!("--registry={}", install.registry));
     if !install.scripts {
