@@ -129,6 +129,13 @@ fn a_transitive_dependency_republished_in_range_is_dependency_changed_while_the_
     assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
     let dirs = cached(&p);
     assert_eq!(dirs.len(), 1, "one closure, installed once: {dirs:?}");
+    // check-call lists the wrapped entry from its closure too, as the guard runs it.
+    run(
+        &p,
+        &["check-call", "tiny-wrapped", "version", "--args", "{}"],
+        &env,
+    )
+    .expect(0);
     // `servers` says what the guard runs.
     let servers = run(&p, &["servers"], &env);
     assert!(

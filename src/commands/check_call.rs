@@ -33,7 +33,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let at = targets.iter().position(pinned_under).unwrap_or(0);
     targets.truncate(at + 1);
     targets.drain(..at);
-    let options = check_options(&args.connect, true, ws.lock_dir())?;
+    let options = check_options(&args.connect, true, ws, &policy)?;
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     let mut checked = checked.remove(0);
     policy.evaluate(&mut checked.report);

@@ -444,12 +444,22 @@ fn display_path(path: &Path, base: &Path) -> String {
 }
 
 /// How to connect: the flags, and the project directory (the lock's), which
-/// `roots/list` is answered with.
+/// `roots/list` is answered with. Listing as the lock pins (`identity_from_lock`), a
+/// wrapped entry runs its pinned closure as the guard would: the closures are read
+/// from the lock's companion file, and the policy says which may run install scripts.
 fn check_options(
     args: &ConnectArgs,
     identity_from_lock: bool,
-    self_dir: &Path,
+    ws: &Workspace,
+    policy: &mcp_lock::policy::Policy,
 ) -> anyhow::Result<CheckOptions> {
+    let self_dir = ws.lock_dir();
+    let closures = if identity_from_lock {
+        mcp_lock::lock::closures::read(&mcp_lock::lock::closures::companion_path(&ws.lock_path))
+            .map_err(anyhow::Error::msg)?
+    } else {
+        Default::default()
+    };
     // A day is longer than any listing should take, and keeps deadline arithmetic
     // far from overflow.
     const MAX: Duration = Duration::from_secs(24 * 60 * 60);
@@ -477,8 +487,8 @@ fn check_options(
         project_dir: self_dir.to_path_buf(),
         protocol: None,
         packages: mcp_lock::package::Lookups::Online,
-        closures: Default::default(),
-        allow_scripts: Default::default(),
+        closures: std::sync::Arc::new(closures),
+        allow_scripts: policy.allow_scripts.clone(),
     })
 }
 

@@ -78,7 +78,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     for line in &notices {
         super::notice(line);
     }
-    let mut options = check_options(&args.connect, false, ws.lock_dir())?;
+    let mut options = check_options(&args.connect, false, ws, &policy)?;
     options.protocol = args.protocol.clone();
     super::announce(&selected);
     let entries = package_entries(&targets, &options);

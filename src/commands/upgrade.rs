@@ -273,7 +273,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     if moves.is_empty() {
         return Ok(outcome.code());
     }
-    let mut options = check_options(&args.connect, true, ws.lock_dir())?;
+    let mut options = check_options(&args.connect, true, ws, &policy)?;
     options.allow_scripts = policy.allow_scripts.clone();
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     // Everything was listed: the candidates' installs go now, before any question.

@@ -67,13 +67,8 @@ pub async fn live_reports(
         super::notice(line);
     }
     super::announce(&selected);
-    let mut options = check_options(connect, true, ws.lock_dir())?;
+    let mut options = check_options(connect, true, ws, policy)?;
     options.packages = lookups;
-    options.closures = std::sync::Arc::new(
-        mcp_lock::lock::closures::read(&mcp_lock::lock::closures::companion_path(&ws.lock_path))
-            .map_err(anyhow::Error::msg)?,
-    );
-    options.allow_scripts = policy.allow_scripts.clone();
     let reports = verify_servers(pins, targets, &gone, &options, policy, progress()).await;
     Ok(reports)
 }
