@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use common::Project;
-use common::registries::{Registry, free_port};
+use common::registries::{Registry, free_port, sha512_sri, stand_in_runners};
 use mcp_lock::package::releases::format_time;
 use serde_json::{Value, json};
 
@@ -59,10 +59,6 @@ fn days_ago(days: f64) -> String {
     format_time(SystemTime::now() - Duration::from_secs_f64(days * 86_400.0))
 }
 
-fn sha512_sri() -> String {
-    format!("sha512-{}==", "Q".repeat(86))
-}
-
 /// A full packument of tiny-mcp: each version with its age in days and, if given, its
 /// deprecation message; `latest` is what `update` pins.
 fn packument(latest: &str, versions: &[(&str, f64, Option<&str>)]) -> String {
@@ -81,28 +77,6 @@ fn packument(latest: &str, versions: &[(&str, f64, Option<&str>)]) -> String {
     json!({"name": "tiny-mcp", "dist-tags": {"latest": latest}, "time": time,
         "versions": manifests})
     .to_string()
-}
-
-/// A directory holding `npx` and `uvx` that start the fixture server whatever their
-/// arguments, and the PATH that finds them first.
-fn stand_in_runners() -> (tempfile::TempDir, String) {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    for name in ["npx", "uvx"] {
-        let file = dir.path().join(name);
-        std::fs::write(
-            &file,
-            format!("#!/bin/sh\nexec '{}'\n", common::fixture().display()),
-        )
-        .unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!(
-        "{}:{}",
-        dir.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    (dir, path)
 }
 
 /// The environment of a host whose npx asks the registry on `npm_port` and whose uvx

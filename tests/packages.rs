@@ -12,7 +12,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::Project;
-use common::registries::{Index, Registry, ask_guard_for_version, data, free_port, servers_dir};
+use common::registries::{
+    Index, Registry, ask_guard_for_version, data, free_port, servers_dir, sha512_sri,
+    stand_in_runners,
+};
 use mcp_lock::package::Package;
 use serde_json::{Value, json};
 
@@ -608,36 +611,10 @@ fn respond(stream: &mut TcpStream, status: &str, headers: &str, body: &str) {
     );
 }
 
-fn sha512_sri() -> String {
-    format!("sha512-{}==", "Q".repeat(86))
-}
-
 fn packument(latest: &str, integrity: &str) -> String {
     json!({"name": "tiny-mcp", "dist-tags": {"latest": latest},
         "versions": {latest: {"dist": {"integrity": integrity}}}})
     .to_string()
-}
-
-/// A directory holding `npx` and `uvx` that start the fixture server whatever their
-/// arguments, and the PATH that finds them first.
-fn stand_in_runners() -> (tempfile::TempDir, String) {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    for name in ["npx", "uvx"] {
-        let file = dir.path().join(name);
-        std::fs::write(
-            &file,
-            format!("#!/bin/sh\nexec '{}'\n", common::fixture().display()),
-        )
-        .unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!(
-        "{}:{}",
-        dir.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    (dir, path)
 }
 
 fn npm_env(port: u16, path: &str) -> Vec<(String, String)> {

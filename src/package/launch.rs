@@ -142,7 +142,7 @@ pub async fn closure_launch(
             npm::registry_given(name, rec.registry.as_deref(), project_dir, &|k| {
                 entry.lookup(k)
             }),
-            tool_beside(command, "npm"),
+            tool_beside(command, "npm", project_dir),
         ),
         (Target::Pypi { .. }, Package::Pypi { name, version, .. }) => (
             name,
@@ -151,7 +151,7 @@ pub async fn closure_launch(
             rec.registry
                 .clone()
                 .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k))),
-            tool_beside(command, "uv"),
+            tool_beside(command, "uv", project_dir),
         ),
         _ => return Ok(None),
     };

@@ -371,7 +371,7 @@ pub async fn resolve_closure(
                 npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
                     entry.lookup(k)
                 });
-            let tool = closure::tool_beside(entry.command, "npm")
+            let tool = closure::tool_beside(entry.command, "npm", entry.project_dir)
                 .ok_or("npm is not on PATH; the dependency closure cannot be resolved")?;
             closure::npm::resolve(&tool, name, version, &registry)
                 .await
@@ -382,7 +382,7 @@ pub async fn resolve_closure(
                 .registry
                 .clone()
                 .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k)));
-            let tool = closure::tool_beside(entry.command, "uv")
+            let tool = closure::tool_beside(entry.command, "uv", entry.project_dir)
                 .ok_or("uv is not on PATH; the dependency closure cannot be resolved")?;
             closure::pypi::resolve(&tool, name, version, &index)
                 .await

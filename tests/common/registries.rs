@@ -446,3 +446,30 @@ pub fn ask_guard_for_version(
             .to_string(),
     )
 }
+
+/// A well-formed sha512 SRI value no package has.
+pub fn sha512_sri() -> String {
+    format!("sha512-{}==", "Q".repeat(86))
+}
+
+/// A directory holding `npx` and `uvx` that start the fixture server whatever their
+/// arguments, and the PATH that finds them first.
+pub fn stand_in_runners() -> (tempfile::TempDir, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["npx", "uvx"] {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!("#!/bin/sh\nexec '{}'\n", super::fixture().display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (dir, path)
+}

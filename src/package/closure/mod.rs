@@ -215,17 +215,24 @@ pub const INSTALL_DEADLINE: Duration = Duration::from_secs(300);
 pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
 /// Where a tool the launcher needs (`npm` beside `npx`, `uv` beside `uvx`) is: beside
-/// the entry's command when that is a path, else found on `PATH`.
-pub fn tool_beside(command: &str, tool: &str) -> Option<PathBuf> {
+/// the entry's command when that is an absolute path outside the project (a cloned
+/// repository's own `bin/npm` is never run: the config asked for its `npx`, not that),
+/// else found in the absolute directories of `PATH`.
+pub fn tool_beside(command: &str, tool: &str, project_dir: &Path) -> Option<PathBuf> {
     let written = Path::new(command);
-    if written.components().count() > 1 {
+    let project = project_dir
+        .canonicalize()
+        .unwrap_or_else(|_| project_dir.to_path_buf());
+    if written.is_absolute() {
         let beside = written.with_file_name(tool);
-        if beside.is_file() {
+        let real = beside.canonicalize().ok();
+        if beside.is_file() && real.is_some_and(|r| !r.starts_with(&project)) {
             return Some(beside);
         }
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(tool))
         .find(|candidate| candidate.is_file())
 }
@@ -358,6 +365,22 @@ mod tests {
         entry.packages[0].entry = r#"{"dependencies":{"b":"^2"}}"#.into();
         assert_ne!(a.hash(), entry.hash());
         assert!(a.hash().starts_with("sha256:"));
+    }
+
+    #[test]
+    fn a_tool_beside_a_command_inside_the_project_is_never_taken() {
+        let project = tempfile::tempdir().unwrap();
+        let bin = project.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::write(bin.join("npx"), "").unwrap();
+        std::fs::write(bin.join("npm-decoy"), "").unwrap();
+        let npx = bin.join("npx").display().to_string();
+        assert_eq!(tool_beside(&npx, "npm-decoy", project.path()), None);
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_eq!(
+            tool_beside(&npx, "npm-decoy", elsewhere.path()),
+            Some(bin.join("npm-decoy"))
+        );
     }
 
     #[test]

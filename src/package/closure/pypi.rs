@@ -26,6 +26,9 @@ pub async fn resolve(uv: &Path, name: &str, version: &str, index: &str) -> Resul
             "--no-annotate",
             "--no-config",
             "--quiet",
+            // Building a source distribution to read its metadata runs its build
+            // backend; the closure installs wheels only (unless scripts are allowed).
+            "--no-build",
         ])
         .arg("--index-url")
         .arg(index);
