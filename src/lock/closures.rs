@@ -187,8 +187,8 @@ fn parse(text: &str) -> Result<BTreeMap<String, Arc<Closure>>, String> {
 }
 
 /// Gives each closure pin of `lock` its packages from the companion of `lock_path`.
-/// A pin the companion does not hold (or holds another closure for) keeps none:
-/// [`closure_of`] says why when it is asked for.
+/// A pin the companion does not hold (or holds another closure for) keeps none: the
+/// guard then refuses to start that server, and verify cannot list it.
 pub fn attach(lock: &mut Lockfile, lock_path: &Path) -> Result<(), String> {
     let closures = read(&companion_path(lock_path))?;
     for (name, server) in lock.servers.iter_mut() {
@@ -209,20 +209,6 @@ pub fn attach_server(
     {
         pin.closure = Some(closure.clone());
     }
-}
-
-/// The pinned closure's packages, or why they are not at hand.
-pub fn closure_of<'a>(
-    pin: &'a crate::package::closure::ClosurePin,
-    lock_path: &Path,
-) -> Result<&'a Arc<Closure>, String> {
-    pin.closure.as_ref().ok_or_else(|| {
-        format!(
-            "{} does not hold the closure {} the lock pins; run `mcp-lock update` to pin it again",
-            companion_path(lock_path).display(),
-            pin.hash
-        )
-    })
 }
 
 /// The closures the companion of the lock at `lock_path` holds for `lock`, by

@@ -117,7 +117,7 @@ pub async fn closure_launch(
     };
     let Some(closure) = &closure_pin.closure else {
         return Err(InstallError::Failed(format!(
-            "the lock pins a dependency closure ({}) that the companion file does not hold; run `mcp-lock update` to pin it again",
+            "the lock pins a dependency closure ({}) that its companion file (`mcp.closure.lock` beside `mcp.lock`) does not hold; run `mcp-lock update` to pin it again",
             closure_pin.hash
         )));
     };
