@@ -663,15 +663,17 @@ pub(crate) fn opencode_name(server: &str) -> String {
 /// packages/opencode/src/mcp/index.ts `tools`): every character other than an ASCII
 /// letter, a digit, `_` or `-` made `_`.
 pub fn tool_name_part(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    // The hosts replace with a JavaScript regular expression without the `u` flag:
+    // one `_` per UTF-16 code unit, so a character outside the BMP becomes `__`.
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
+    out
 }
 
 /// opencode's `Wildcard.match` (packages/opencode/src/util/wildcard.ts) on a name with
