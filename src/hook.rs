@@ -582,7 +582,7 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
     if !deferred.is_empty() {
         let names: Vec<String> = deferred.iter().map(|n| esc(n)).collect();
         context.push_str(&format!(
-            " Not verified yet, as Claude Code has not been told to start them unasked: {}; each is verified at its first tool call.",
+            " Not verified yet, as Claude Code has not been told to start them unasked: {}; calls to their tools are refused until a session start at which they are approved.",
             names.join(", ")
         ));
     }
