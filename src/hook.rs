@@ -163,8 +163,16 @@ fn member_values(bytes: &[u8], key: &[u8]) -> Vec<Option<String>> {
     found
 }
 
+/// Where `needle` (which starts with `"`) first is in `haystack`: each `"` tried.
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    let mut from = 0;
+    while let Some(at) = haystack[from..].iter().position(|&b| b == needle[0]) {
+        if haystack[from + at..].starts_with(needle) {
+            return Some(from + at);
+        }
+        from += at + 1;
+    }
+    None
 }
 
 /// The lock file as it was when a record was made: a different size or time means
@@ -790,12 +798,12 @@ mod tests {
             panic!("an unknown server's tool passes")
         };
         assert!(why.contains("not one of this project's servers"), "{why}");
-        // f.x is configured, not verified: fx's tool name could be its.
+        // my_server is configured, not verified: my.server's tool names are its too.
         let Decision::Deny(why) = super::decide(
             &r,
-            &["f.x".to_string()],
-            "mcp__fx__read_ticket",
-            &json!({"id": "T-1"}),
+            &["my_server".to_string()],
+            "mcp__my_server__x",
+            &json!({}),
         ) else {
             panic!("an ambiguous name passes")
         };

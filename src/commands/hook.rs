@@ -229,6 +229,10 @@ impl Place {
 }
 
 async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String> {
+    if input.hook_event_name.is_empty() {
+        // Not knowable as anything but a tool call: an MCP one is refused.
+        return Err("the hook input names no hook_event_name".to_string());
+    }
     if input.hook_event_name == "PreToolUse" {
         let Some(tool) = input.tool_name.as_deref() else {
             return Err("the PreToolUse input names no tool".to_string());
