@@ -590,17 +590,9 @@ fn hook_answers_deny_at_its_deadline_when_its_input_never_ends() {
     stdin
         .write_all(br#"{"session_id":"s-22","hook_event_name":"PreToolUse","tool_name":"mcp__fx__read_ticket","tool_input":{"id":"#)
         .unwrap();
-    // Kept open: the writer never finishes. Should the hook hang, it is ended so the
-    // test fails instead of hanging (by its PID, after a minute).
-    let pid = child.id() as libc::pid_t;
-    let guard = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(60));
-        // SAFETY: a signal to the child this test started (reaped only below).
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    });
-    let out = child.wait_with_output().unwrap();
+    // Kept open: the writer never finishes.
+    let out = wait_or_end(child);
     drop(stdin);
-    drop(guard);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert_eq!(decision(&text), "deny", "{text}");
@@ -765,5 +757,81 @@ fn the_plugin_never_runs_an_mcp_lock_inside_the_project_and_denies_when_the_bina
         std::fs::remove_file(&ran).unwrap();
         assert_eq!(decision(&out), "deny", "{prints} {status}: {out}");
         assert!(out.contains("gave no valid answer"), "{out}");
+    }
+}
+
+/// A PreToolUse whose work blocks (the project's `.mcp.json` made a FIFO nobody
+/// writes: opening it waits for a writer) answers deny at its deadline and exits.
+#[test]
+fn a_pre_tool_use_stuck_on_a_fifo_answers_deny_at_its_deadline_and_exits() {
+    let project = pinned_project("a");
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-26", &project));
+    let config = project.path().join(".mcp.json");
+    std::fs::remove_file(&config).unwrap();
+    let path = std::ffi::CString::new(config.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let call = pre_tool_use(
+        "s-26",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let mut child = project
+        .command(common::bin())
+        .args(["hook", "claude-code"])
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("CLAUDE_PROJECT_DIR", project.path())
+        .env("MCP_LOCK_HOOK_DEADLINE_MS", "1000")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(call.to_string().as_bytes()).unwrap();
+    }
+    let out = wait_or_end(child);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(decision(&text), "deny", "{text}");
+    assert!(text.contains("did not finish within 1 s"), "{text}");
+}
+
+/// The child's output once it exits; should it hang, it is ended (by its PID, after a
+/// minute, while it is still unreaped) so the test fails instead of hanging.
+fn wait_or_end(mut child: std::process::Child) -> std::process::Output {
+    use std::io::Read;
+    fn drain(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = from.read_to_end(&mut text);
+            text
+        })
+    }
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(child.stderr.take().unwrap());
+    let mut status = None;
+    for _ in 0..600 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let status = match status {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            child.wait().unwrap()
+        }
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
 }

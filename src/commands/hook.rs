@@ -39,6 +39,7 @@ fn deadline(default: Duration) -> Duration {
 pub async fn run(ws: &Workspace, host: HookHost) -> anyhow::Result<ExitCode> {
     let HookHost::ClaudeCode = host;
     let started = Instant::now();
+    let mut stuck = false;
     let (input, seen) = match read_input(deadline(PRE_TOOL_USE_DEADLINE)).await {
         Ok(bytes) => match std::str::from_utf8(&bytes)
             .map_err(|e| format!("the hook input is not UTF-8: {e}"))
@@ -63,17 +64,24 @@ pub async fn run(ws: &Workspace, host: HookHost) -> anyhow::Result<ExitCode> {
             let setting = Setting::of(ws);
             // Its own task: a panic in it is a failure to judge (answered), not a
             // crash that Claude Code would let the call through on.
-            let task = tokio::spawn(async move { answer(&setting, &input).await });
-            let abort = task.abort_handle();
-            match tokio::time::timeout(left, task).await {
+            let mut task = tokio::spawn(async move { answer(&setting, &input).await });
+            match tokio::time::timeout(left, &mut task).await {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(e)) if e.is_panic() => {
                     Err("mcp-lock failed while judging it (a bug: please report it)".to_string())
                 }
                 Ok(Err(e)) => Err(format!("mcp-lock's check did not finish: {e}")),
                 Err(_) => {
-                    // Dropping it ends what it started (servers are killed on drop).
-                    abort.abort();
+                    // Dropping it ends what it started (servers are killed on drop),
+                    // given a moment; one stuck in a blocking read (a FIFO) must not
+                    // hold the answer, so the process exits once it is written.
+                    task.abort();
+                    if tokio::time::timeout(Duration::from_secs(2), &mut task)
+                        .await
+                        .is_err()
+                    {
+                        stuck = true;
+                    }
                     Err(format!(
                         "mcp-lock did not finish within {} s, its limit for this hook",
                         limit.as_secs_f64()
@@ -92,6 +100,13 @@ pub async fn run(ws: &Workspace, host: HookHost) -> anyhow::Result<ExitCode> {
     };
     if let Some(output) = output {
         super::out(&format!("{output}\n"));
+    }
+    if stuck {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // The runtime would wait for the stuck task at its shutdown; servers it
+        // started are ended by their watchdog when this process ends.
+        std::process::exit(0);
     }
     Ok(ExitCode::Success)
 }
