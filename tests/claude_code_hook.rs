@@ -835,3 +835,34 @@ fn wait_or_end(mut child: std::process::Child) -> std::process::Output {
         stderr: stderr.join().unwrap(),
     }
 }
+
+/// The same with the second server in the user's own `~/.claude.json` (user scope, or
+/// local scope for this project): Claude Code has it too.
+#[test]
+fn a_tool_name_a_users_own_claude_code_server_shares_is_denied() {
+    let project = Project::new(json!({ "a_b": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    approve(&project, json!({"enabledMcpjsonServers": ["a_b"]}));
+    let cache = tempfile::tempdir().unwrap();
+    let call = pre_tool_use(
+        "s-27",
+        &project,
+        "mcp__a_b__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let claude_json = project.home().join(".claude.json");
+    let other = json!({"command": "/nonexistent/other-server"});
+    for user in [
+        json!({"mcpServers": {"a.b": other}}),
+        json!({"projects": {project.path().display().to_string(): {"mcpServers": {"a b": other}}}}),
+    ] {
+        std::fs::write(&claude_json, user.to_string()).unwrap();
+        hook(&project, cache.path(), &session_start("s-27", &project));
+        let (_, out, _) = hook(&project, cache.path(), &call);
+        assert_eq!(decision(&out), "deny", "{out}");
+        assert!(out.contains("more than one MCP server"), "{out}");
+    }
+    std::fs::remove_file(&claude_json).unwrap();
+    hook(&project, cache.path(), &session_start("s-27", &project));
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
+}

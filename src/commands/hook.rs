@@ -298,11 +298,18 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             let lock = mcp_lock::lock::read_lock(&place.lock)
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| format!("{} disappeared while it was read", place.lock.display()))?;
+            // The servers Claude Code has from the user's own ~/.claude.json too: a
+            // tool name one of them shares with a pinned server is refused.
+            let personal = mcp_lock::config::claude_user_server_names(&place.project, &|v| {
+                std::env::var(v).ok()
+            })
+            .map_err(|e| e.to_string())?;
             record.names = lock
                 .servers
                 .keys()
                 .cloned()
                 .chain(project.servers.iter().map(|s| s.name.clone()))
+                .chain(personal)
                 .collect();
             record.names.sort();
             record.names.dedup();
