@@ -23,7 +23,9 @@ pub mod vars;
 mod wrapped;
 
 pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
-pub use settings::{ClaudeApproval, MAX_SETTINGS_BYTES, NameRule, tool_name_part};
+pub use settings::{
+    ClaudeApproval, MAX_SETTINGS_BYTES, NameRule, claude_user_server_names, tool_name_part,
+};
 pub use shape::{Format, Scope, Shape};
 pub use user::{Platform, USER_CLIENTS, UserConfig, is_user_file, user_config, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
