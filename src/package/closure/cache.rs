@@ -179,11 +179,9 @@ async fn install_npm(dir: &Path, install: &Install<'_>) -> Result<(), InstallErr
 }
 
 async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallError> {
-    std::fs::write(
-        dir.join("requirements.txt"),
-        pypi::requirements(install.closure),
-    )
-    .map_err(|e| InstallError::Failed(format!("cannot write requirements.txt: {e}")))?;
+    let requirements = pypi::requirements(install.closure).map_err(InstallError::Failed)?;
+    std::fs::write(dir.join("requirements.txt"), requirements)
+        .map_err(|e| InstallError::Failed(format!("cannot write requirements.txt: {e}")))?;
     let mut venv = tokio::process::Command::new(&install.tool);
     venv.current_dir(dir)
         .args(["venv", "--no-config", "--quiet", "venv"]);
@@ -205,6 +203,7 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
         ])
         .arg("--index-url")
         .arg(&install.registry);
+    only_the_index(&mut command);
     if !install.scripts {
         command.args(["--only-binary", ":all:"]);
     }
@@ -213,6 +212,38 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
         &format!("uv installing {}=={}", install.name, install.version),
     )
     .await
+}
+
+/// The variables that would give uv another source of packages than the one index
+/// (extra indexes, find-links, another strategy across indexes) or change which files
+/// it takes, removed from its environment: every package comes from the index the pin
+/// names, checked against its hashes.
+pub const UV_SOURCE_VARIABLES: &[&str] = &[
+    "UV_INDEX",
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_NO_INDEX",
+    "UV_INDEX_STRATEGY",
+    "UV_CONSTRAINT",
+    "UV_OVERRIDE",
+    "UV_BUILD_CONSTRAINT",
+    "UV_NO_BINARY",
+    "UV_NO_BINARY_PACKAGE",
+    "UV_CONFIG_FILE",
+    "UV_TORCH_BACKEND",
+    "UV_REQUIRE_HASHES",
+    "UV_NO_VERIFY_HASHES",
+    "UV_VERIFY_HASHES",
+];
+
+/// uv with the index it was given as its only source ([`UV_SOURCE_VARIABLES`]).
+pub fn only_the_index(command: &mut tokio::process::Command) {
+    for name in UV_SOURCE_VARIABLES {
+        command.env_remove(name);
+    }
+    command.args(["--index-strategy", "first-index"]);
 }
 
 async fn run(command: tokio::process::Command, what: &str) -> Result<(), InstallError> {
