@@ -220,6 +220,53 @@ fn a_tampered_closure_cache_is_installed_again_and_an_integrity_mismatch_starts_
 }
 
 #[test]
+fn a_cached_file_changed_with_its_manifest_recomputed_is_installed_again_and_named() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    // The manifest's key is the user's own (in $XDG_CONFIG_HOME/mcp-lock), outside the
+    // cache, private.
+    let key = p.path().join(".user-config/mcp-lock/closure-cache.key");
+    let mode = std::fs::metadata(&key).expect("a key").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // Whoever can write the cache changes a file and recomputes its manifest line
+    // (its sha256, the only field that moves).
+    let dir = cached(&p).pop().expect("the closure was installed");
+    let index = dir.join("node_modules/tiny-dep/index.js");
+    let evil = "module.exports = { version: \"evil\" };\n";
+    let before = mcp_lock::hash::sha256_hex(&std::fs::read(&index).unwrap());
+    let after = mcp_lock::hash::sha256_hex(evil.as_bytes());
+    std::fs::write(&index, evil).unwrap();
+    let manifest = dir.join(".mcp-lock-manifest");
+    let recorded = std::fs::read_to_string(&manifest).unwrap();
+    assert!(recorded.contains(&before), "{recorded}");
+    std::fs::write(&manifest, recorded.replace(&before, &after)).unwrap();
+
+    // The guard sees it, installs the closure again, runs the pinned bytes and says so.
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    assert!(!std::fs::read_to_string(&index).unwrap().contains("evil"));
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("node_modules/tiny-dep/index.js is not as installed")
+            && audit.contains("installed again from the pins"),
+        "{audit}"
+    );
+    // A cache from before manifests were sealed (or under another key) is not trusted.
+    std::fs::write(&key, format!("{}\n", "0".repeat(64))).unwrap();
+    ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert_eq!(
+        audit.matches("installed again from the pins").count(),
+        2,
+        "{audit}"
+    );
+}
+
+#[test]
 fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
     let registry = Registry::start();
     let (p, env, _cache) = deps_project(&registry);
