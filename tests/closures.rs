@@ -507,6 +507,9 @@ fn forge_companion(p: &Project, edit: impl Fn(&mut toml::Table)) {
     std::fs::write(p.path().join("mcp.lock"), lock).unwrap();
 }
 
+/// An edit of the companion, as a hostile repository makes it.
+type Forgery<'a> = dyn Fn(&mut toml::Table) + 'a;
+
 /// The companion's package at `path` of the (only) server named `server`.
 fn package_mut<'a>(doc: &'a mut toml::Table, server: &str, path: &str) -> &'a mut toml::Table {
     doc["server"]
@@ -581,7 +584,7 @@ fn a_companion_entry_naming_another_tarball_or_a_link_is_refused_and_nothing_run
     let pristine = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
     let lock = p.lock_text().unwrap();
     let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
-    let forgeries: [(&str, Box<dyn Fn(&mut toml::Table)>); 3] = [
+    let forgeries: [(&str, Box<Forgery>); 3] = [
         (
             "\"resolved\"",
             Box::new(|doc| {
