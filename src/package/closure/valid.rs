@@ -508,6 +508,84 @@ mod tests {
     }
 
     #[test]
+    fn a_closure_fits_only_the_package_the_lock_pins() {
+        use crate::package::closure::ClosurePin;
+        let sri = format!("sha512-{}==", "Q".repeat(86));
+        let closure = npm(vec![
+            npm_dep("node_modules/a", ""),
+            npm_dep("node_modules/b", ""),
+        ]);
+        let pin = |package: Package, count: usize| PackagePin {
+            launcher: "npx".into(),
+            package,
+            closure: Some(ClosurePin {
+                hash: closure.hash(),
+                count,
+                closure: None,
+            }),
+        };
+        let a = |version: &str, integrity: &str| Package::Npm {
+            name: "a".into(),
+            version: version.into(),
+            integrity: integrity.into(),
+        };
+        fits(&pin(a("1.0.0", &sri), 2), &closure).unwrap();
+        let why = fits(
+            &pin(a("1.0.0", &format!("sha512-{}==", "R".repeat(86))), 2),
+            &closure,
+        )
+        .unwrap_err();
+        assert!(why.contains("`integrity` of its node_modules/a"), "{why}");
+        assert!(
+            fits(&pin(a("1.0.1", &sri), 2), &closure)
+                .unwrap_err()
+                .contains("1.0.1")
+        );
+        assert!(
+            fits(&pin(a("1.0.0", &sri), 3), &closure)
+                .unwrap_err()
+                .contains("counts 3")
+        );
+        let other = Package::Npm {
+            name: "c".into(),
+            version: "1.0.0".into(),
+            integrity: sri.clone(),
+        };
+        assert!(
+            fits(&pin(other, 2), &closure)
+                .unwrap_err()
+                .contains("itself")
+        );
+        let py = |sha: &str| Package::Pypi {
+            name: "a".into(),
+            version: "1.0.0".into(),
+            files: std::collections::BTreeMap::from([(
+                "a-1.0.0-py3-none-any.whl".into(),
+                sha.into(),
+            )]),
+        };
+        assert!(
+            fits(&pin(py(&"a".repeat(64)), 2), &closure)
+                .unwrap_err()
+                .contains("PyPI")
+        );
+        let wheel = Closure {
+            ecosystem: Ecosystem::Pypi,
+            packages: vec![Dependency {
+                path: "a".into(),
+                name: "a".into(),
+                version: "1.0".into(),
+                integrity: vec![format!("sha256:{}", "a".repeat(64))],
+                entry: String::new(),
+                scripts: false,
+            }],
+        };
+        fits(&pin(py(&"a".repeat(64)), 1), &wheel).unwrap();
+        let why = fits(&pin(py(&"b".repeat(64)), 1), &wheel).unwrap_err();
+        assert!(why.contains("no file mcp.lock pins"), "{why}");
+    }
+
+    #[test]
     fn a_pypi_name_or_version_that_is_more_than_one_is_refused() {
         let dep = |name: &str, version: &str| Dependency {
             path: pypi::normalize(name),
