@@ -159,6 +159,12 @@ fn parse(text: &str) -> Result<BTreeMap<String, Arc<Closure>>, String> {
             ecosystem,
             packages,
         };
+        crate::package::closure::valid::check(&closure).map_err(|e| {
+            format!(
+                "server {:?}: {e}; run `mcp-lock update {}` to pin it again from the registry",
+                server.name, server.name
+            )
+        })?;
         if closure.hash() != server.closure {
             return Err(format!(
                 "server {:?}: its packages hash to {}, not the {} it states (edited by hand?); run `mcp-lock update {}`",
@@ -258,7 +264,7 @@ mod tests {
                     path: "node_modules/a".into(),
                     name: "a".into(),
                     version: "1.0.0".into(),
-                    integrity: vec!["sha512-aaa".into()],
+                    integrity: vec!["sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==".into()],
                     entry: r#"{"dependencies":{"b":"^2.0.0"}}"#.into(),
                     scripts: false,
                 },
@@ -266,8 +272,8 @@ mod tests {
                     path: "node_modules/b".into(),
                     name: "b".into(),
                     version: "2.0.1".into(),
-                    integrity: vec!["sha512-bbb".into()],
-                    entry: String::new(),
+                    integrity: vec!["sha512-BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==".into()],
+                    entry: r#"{"hasInstallScript":true}"#.into(),
                     scripts: true,
                 },
             ],
