@@ -875,37 +875,35 @@ fn a_config_of_20000_servers_is_read_with_every_entry_on_its_line() {
 }
 
 #[test]
-fn sigterm_while_a_config_is_still_being_read_exits_130() {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let p = Project::at(dir);
-    let fifo = p.path().join("slow.mcp.json");
-    let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-    // SAFETY: mkfifo(3) with a NUL-terminated path in the test's own directory.
-    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-    let fifo_arg = fifo.display().to_string();
-    let mut child = p.spawn(&["servers", "--config", &fifo_arg]);
-    // Opening for writing without blocking succeeds once mcp-lock has it open to read.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut writer = loop {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&fifo)
-        {
-            Ok(w) => break w,
-            Err(e) => {
-                assert!(
-                    Instant::now() < deadline,
-                    "mcp-lock never opened the config: {e}"
-                );
-                std::thread::sleep(Duration::from_millis(10));
+fn sigterm_while_waiting_for_the_file_lock_exits_130() {
+    let p = Project::bare(json!({"calm": hostile_entry(&["--mode", "serve"])}));
+    // Another writer holds the lock on the project directory: update blocks in
+    // flock(2), a wait no async task can be cancelled out of.
+    let held = std::fs::File::open(p.path()).unwrap();
+    held.lock().unwrap();
+    let mut child = p.spawn(&["update", "--yes"]);
+    let mut stderr = child.stderr.take().unwrap();
+    let (seen, waiting) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let mut told = false;
+        while let Ok(n @ 1..) = stderr.read(&mut chunk) {
+            text.extend_from_slice(&chunk[..n]);
+            if !told && String::from_utf8_lossy(&text).contains("Blocking") {
+                told = seen.send(()).is_ok();
             }
         }
-    };
-    // Half a config: mcp-lock is now inside reading it, and stays there.
-    writer.write_all(b"{\"mcpServers\": {").unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    if waiting.recv_timeout(Duration::from_secs(60)).is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "update never waited for the file lock: {}",
+            reader.join().unwrap()
+        );
+    }
     // SAFETY: signalling the mcp-lock process this test started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
@@ -918,18 +916,13 @@ fn sigterm_while_a_config_is_still_being_read_exits_130() {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("SIGTERM was not honoured while the config was being read");
+            panic!("SIGTERM was not honoured while waiting for the file lock");
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    drop(writer);
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    drop(held);
+    let stderr = reader.join().unwrap();
+    assert!(p.lock_text().is_none(), "nothing was written");
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
