@@ -38,7 +38,11 @@ fn awkward_lock() -> Lockfile {
         reached: Reached::Stdio {
             command: "np\"x".into(),
             args: vec!["-y".into(), "${TOKEN}".into(), "a'b\\c\u{1b}".into()],
-            env: vec!["TOKEN".into()],
+            env: vec!["NODE_OPTIONS".into(), "TOKEN".into()],
+            code_env: vec![(
+                "NODE_OPTIONS".into(),
+                mcp_lock::config::environ::code_env_pin("--require ./pre.js"),
+            )],
         },
         protocol_version: "2025-11-25".into(),
         client_info: Json::parse(r#"{"name":"mcp-lock","version":"0.1.0"}"#).unwrap(),
@@ -140,7 +144,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 5\n"));
+    assert!(render_lock(&lock).contains("\nversion = 6\n"));
     assert_eq!(memory.package, None);
 }
 
@@ -407,7 +411,7 @@ fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() 
     assert_eq!(pins.len(), 1, "{lock:?}");
     assert!(render_lock(&lock).contains("reason = \"cannot reach the registry\"\n"));
     // Version 3 has no such kind: refused, naming its line.
-    let v3 = render_lock(&lock).replace("\nversion = 5\n", "\nversion = 3\n");
+    let v3 = render_lock(&lock).replace("\nversion = 6\n", "\nversion = 3\n");
     let err = parse_lock(&v3, "mcp.lock").unwrap_err().to_string();
     assert!(
         err.starts_with("mcp.lock:")

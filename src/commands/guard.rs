@@ -327,6 +327,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
             Reached::Stdio {
                 command: c,
                 args: a,
+                code_env,
                 ..
             } => {
                 let as_pinned = |template: &String, actual: &String| {
@@ -344,12 +345,17 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                         rest.to_vec()
                     },
                     env: Vec::new(),
+                    // The client expanded the entry's env into the guard's own
+                    // environment, where it cannot be told from the client's: the
+                    // config's entry is compared with the pins below.
+                    code_env: code_env.clone(),
                 }
             }
             Reached::Remote { .. } => Reached::Stdio {
                 command: command.clone(),
                 args: rest.to_vec(),
                 env: Vec::new(),
+                code_env: Vec::new(),
             },
         };
         if mcp_lock::drift::launch_moved(pinned.reached(), &launched) {

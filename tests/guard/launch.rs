@@ -284,6 +284,98 @@ fn an_unrecognised_launch_with_another_module_is_launch_changed_and_the_guard_re
 }
 
 #[test]
+fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_never_starts() {
+    let project = Project::empty();
+    let fixture = common::fixture().display().to_string();
+    // A node and a python script, each handing its stdio to the fixture server.
+    std::fs::write(
+        project.path().join("srv.js"),
+        format!(
+            "require('child_process').spawnSync({fixture:?}, [], {{stdio: 'inherit'}});\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("srv.py"),
+        format!("import os\nos.execv({fixture:?}, [{fixture:?}])\n"),
+    )
+    .unwrap();
+    // The preloads: each leaves a mark when it runs.
+    std::fs::write(
+        project.path().join("x.js"),
+        "require('fs').writeFileSync(__dirname + '/node-preload-ran', '');\n",
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join("evil")).unwrap();
+    std::fs::write(
+        project.path().join("evil/sitecustomize.py"),
+        "import os\nopen(os.path.join(os.path.dirname(__file__), '..', 'python-preload-ran'), 'w').close()\n",
+    )
+    .unwrap();
+    let servers = |node_env: Value, python_env: Value| {
+        json!({
+            "node-srv": {"command": "node", "args": ["srv.js"], "env": node_env},
+            "py-srv": {"command": "python3", "args": ["srv.py"], "env": python_env},
+        })
+    };
+    project.set_servers(servers(json!({"DEBUG": "1"}), json!({})));
+    project.run(&["update", "--yes"]).expect(0);
+    project.run(&["verify"]).expect(0);
+    // A lock of the previous version (no code-loading variable pinned) keeps verifying.
+    let lock = std::fs::read_to_string(project.path().join("mcp.lock")).unwrap();
+    std::fs::write(
+        project.path().join("mcp.lock"),
+        lock.replace("\nversion = 6\n", "\nversion = 5\n"),
+    )
+    .unwrap();
+    project.run(&["verify"]).expect(0);
+    std::fs::write(project.path().join("mcp.lock"), &lock).unwrap();
+    project.set_servers(servers(
+        json!({"DEBUG": "1", "NODE_OPTIONS": "--require ./x.js"}),
+        json!({"PYTHONPATH": "./evil"}),
+    ));
+    for version in ["6", "5"] {
+        std::fs::write(
+            project.path().join("mcp.lock"),
+            lock.replace("\nversion = 6\n", &format!("\nversion = {version}\n")),
+        )
+        .unwrap();
+        let verify = project.run(&["verify"]);
+        verify.expect(1);
+        for server in ["node-srv", "py-srv"] {
+            assert!(
+                verify.stdout().lines().any(|l| l.contains("launch-changed, fail")
+                    && verify.stdout().contains(server)),
+                "{server}: {}",
+                verify.stdout()
+            );
+        }
+        assert!(
+            verify.stdout().contains("code-loading env: NODE_OPTIONS sha256:"),
+            "{}",
+            verify.stdout()
+        );
+        // verify lists the servers the config names (the preloads ran there); the
+        // guard starts neither.
+        std::fs::remove_file(project.path().join("node-preload-ran")).ok();
+        std::fs::remove_file(project.path().join("python-preload-ran")).ok();
+        for server in ["node-srv", "py-srv"] {
+            let stderr = project.guard_refuses(&[server], &[]);
+            assert!(stderr.contains("launch-changed"), "{stderr}");
+        }
+        assert!(!project.path().join("node-preload-ran").exists());
+        assert!(!project.path().join("python-preload-ran").exists());
+    }
+    // Pinned, the variables are in the lock by name and hash, never by value.
+    project.run(&["update", "--yes"]).expect(0);
+    let lock = std::fs::read_to_string(project.path().join("mcp.lock")).unwrap();
+    assert!(lock.contains("code_env = [\"NODE_OPTIONS=sha256:"), "{lock}");
+    assert!(lock.contains("code_env = [\"PYTHONPATH=sha256:"), "{lock}");
+    assert!(!lock.contains("./x.js") && !lock.contains("./evil"), "{lock}");
+    project.run(&["verify"]).expect(0);
+}
+
+#[test]
 fn a_secret_in_the_servers_stderr_cut_by_a_64_kib_piece_boundary_is_still_redacted() {
     let secret = "env-secret-value-64k";
     let project = Project::empty();
