@@ -680,7 +680,10 @@ mod tests {
             assert!(!loads_code(name), "{name}");
         }
         assert_eq!(code_env_pin("x"), code_env_pin("x"));
-        assert_ne!(code_env_pin("--require ./a.js"), code_env_pin("--require ./b.js"));
+        assert_ne!(
+            code_env_pin("--require ./a.js"),
+            code_env_pin("--require ./b.js")
+        );
         assert!(code_env_pin("secret").starts_with("sha256:"));
     }
 

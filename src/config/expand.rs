@@ -699,10 +699,15 @@ impl ServerSpec {
         let vars = super::environ::read_env_file(Path::new(&path))
             .map_err(|e| error(format!("cannot read envFile {path}: {e}")))?;
         // The file's values are not in the entry the lock pins: a variable there that
-        // decides which code runs would load code no pin covers.
+        // decides which code runs (and that the entry's `env` does not override) would
+        // load code no pin covers.
+        let overridden = |name: &str| match &self.transport {
+            TransportSpec::Stdio { env, .. } => env.contains_key(name),
+            TransportSpec::Remote { .. } => false,
+        };
         if let Some((name, _)) = vars
             .iter()
-            .find(|(name, _)| super::environ::loads_code(name))
+            .find(|(name, _)| super::environ::loads_code(name) && !overridden(name))
         {
             return Err(error(format!(
                 "envFile {path} sets {name}, which decides which code the server loads; mcp-lock pins such variables only in the entry's own `env`: move it there and run `mcp-lock update`"

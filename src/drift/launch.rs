@@ -176,12 +176,13 @@ mod tests {
     #[test]
     fn a_code_loading_variable_added_or_changed_is_launch_changed() {
         let with = |value: Option<&str>| match stdio("npx -y tiny-mcp@1.0.0") {
-            Reached::Stdio {
-                command, args, ..
-            } => Reached::Stdio {
+            Reached::Stdio { command, args, .. } => Reached::Stdio {
                 command,
                 args,
-                env: value.map(|_| "NODE_OPTIONS".to_string()).into_iter().collect(),
+                env: value
+                    .map(|_| "NODE_OPTIONS".to_string())
+                    .into_iter()
+                    .collect(),
                 code_env: value
                     .map(|v| {
                         (

@@ -147,10 +147,7 @@ impl Reached {
                     .iter()
                     .filter(|(name, _)| crate::config::environ::loads_code(name))
                     .map(|(name, written)| {
-                        (
-                            name.clone(),
-                            crate::config::environ::code_env_pin(written),
-                        )
+                        (name.clone(), crate::config::environ::code_env_pin(written))
                     })
                     .collect(),
             },

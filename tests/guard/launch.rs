@@ -290,9 +290,7 @@ fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_neve
     // A node and a python script, each handing its stdio to the fixture server.
     std::fs::write(
         project.path().join("srv.js"),
-        format!(
-            "require('child_process').spawnSync({fixture:?}, [], {{stdio: 'inherit'}});\n"
-        ),
+        format!("require('child_process').spawnSync({fixture:?}, [], {{stdio: 'inherit'}});\n"),
     )
     .unwrap();
     std::fs::write(
@@ -351,7 +349,9 @@ fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_neve
             );
         }
         assert!(
-            verify.stdout().contains("code-loading env: NODE_OPTIONS sha256:"),
+            verify
+                .stdout()
+                .contains("code-loading env: NODE_OPTIONS sha256:"),
             "{}",
             verify.stdout()
         );
@@ -369,9 +369,15 @@ fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_neve
     // Pinned, the variables are in the lock by name and hash, never by value.
     project.run(&["update", "--yes"]).expect(0);
     let lock = std::fs::read_to_string(project.path().join("mcp.lock")).unwrap();
-    assert!(lock.contains("code_env = [\"NODE_OPTIONS=sha256:"), "{lock}");
+    assert!(
+        lock.contains("code_env = [\"NODE_OPTIONS=sha256:"),
+        "{lock}"
+    );
     assert!(lock.contains("code_env = [\"PYTHONPATH=sha256:"), "{lock}");
-    assert!(!lock.contains("./x.js") && !lock.contains("./evil"), "{lock}");
+    assert!(
+        !lock.contains("./x.js") && !lock.contains("./evil"),
+        "{lock}"
+    );
     project.run(&["verify"]).expect(0);
 }
 
