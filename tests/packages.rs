@@ -839,6 +839,57 @@ fn a_decoy_after_an_option_that_takes_a_value_is_not_pinned_and_verify_says_why(
 }
 
 #[test]
+fn runner_options_that_load_code_or_pick_the_interpreter_make_a_pinned_entry_unrecognised_naming_the_option()
+ {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let sha = "b".repeat(64);
+    let page = json!({"meta": {"api-version": "1.1"}, "name": "tiny-py", "files": [
+        {"filename": "tiny_py-2.0.0-py3-none-any.whl", "url": "x", "hashes": {"sha256": sha}}]})
+    .to_string();
+    let index = fake_registry(move |_, s| respond(s, "200 OK", "", &page));
+    let mut env = npm_env(port, &path);
+    env.push((
+        "UV_INDEX_URL".to_string(),
+        format!("http://127.0.0.1:{index}/simple/"),
+    ));
+    let servers = |npx: &[&str], uvx: &[&str]| {
+        let npx: Vec<&str> = npx.iter().copied().chain(["-y", "tiny-mcp@1.0.0"]).collect();
+        let uvx: Vec<&str> = uvx.iter().copied().chain(["tiny-py==2.0.0"]).collect();
+        json!({
+            "node": {"command": "npx", "args": npx},
+            "py": {"command": "uvx", "args": uvx},
+        })
+    };
+    let p = bare_project(servers(&[], &[]));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    run(&p, &["verify"], &env).expect(0);
+    // A preload through npx, an interpreter of the repository's through uvx.
+    p.set_servers(servers(
+        &["--node-options=--require=./x.js"],
+        &["--python", "./evilpy"],
+    ));
+    let verify = run(&p, &["verify"], &env);
+    verify.expect(1);
+    for said in [
+        "not recognised: `npx` is given `--node-options`: it gives node options",
+        "not recognised: `uvx` is given `--python ./evilpy`: it picks the interpreter by path or name",
+    ] {
+        assert!(verify.stdout().contains(said), "{said}\n{}", verify.stdout());
+    }
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    for (server, option) in [("node", "--node-options"), ("py", "--python ./evilpy")] {
+        let stderr = p.guard_refuses(&[server], &env_refs);
+        assert!(stderr.contains(&format!("`{option}")), "{stderr}");
+        assert!(stderr.contains("package-changed"), "{stderr}");
+    }
+    // A version request for the interpreter is no file: still the pinned package.
+    p.set_servers(servers(&[], &["--python", "3.12"]));
+    run(&p, &["verify"], &env).expect(0);
+}
+
+#[test]
 fn a_registry_or_index_given_as_an_argument_is_the_one_the_pin_resolves_from() {
     let (_runners, path) = stand_in_runners();
     let body = packument("1.0.0", &sha512_sri());

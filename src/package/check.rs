@@ -258,7 +258,10 @@ async fn check_package(
                 Target::Script { path } => format!("script {path}"),
                 Target::Unrecognised => format!("not recognised ({})", rec.launcher),
             };
-            let message = format!("the entry now launches {live}; the lock pins {pin}");
+            let mut message = format!("the entry now launches {live}; the lock pins {pin}");
+            if let (Target::Unrecognised, Some(note)) = (target, &rec.note) {
+                let _ = write!(message, " (not recognised: {note})");
+            }
             changed(&mut out, live, message);
         }
     }
