@@ -436,7 +436,10 @@ fn code_env_round_trips_in_version_6_and_is_refused_in_an_older_lock() {
         text.contains("code_env = [\"NODE_OPTIONS=sha256:"),
         "{text}"
     );
-    assert!(!text.contains("./pre.js"), "the value itself is never written");
+    assert!(
+        !text.contains("./pre.js"),
+        "the value itself is never written"
+    );
     let lock = parse_lock(&text, "mcp.lock").unwrap();
     assert_eq!(render_lock(&lock), text);
     let v5 = text.replace("\nversion = 6\n", "\nversion = 5\n");

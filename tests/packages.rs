@@ -855,7 +855,11 @@ fn runner_options_that_load_code_or_pick_the_interpreter_make_a_pinned_entry_unr
         format!("http://127.0.0.1:{index}/simple/"),
     ));
     let servers = |npx: &[&str], uvx: &[&str]| {
-        let npx: Vec<&str> = npx.iter().copied().chain(["-y", "tiny-mcp@1.0.0"]).collect();
+        let npx: Vec<&str> = npx
+            .iter()
+            .copied()
+            .chain(["-y", "tiny-mcp@1.0.0"])
+            .collect();
         let uvx: Vec<&str> = uvx.iter().copied().chain(["tiny-py==2.0.0"]).collect();
         json!({
             "node": {"command": "npx", "args": npx},
@@ -876,7 +880,11 @@ fn runner_options_that_load_code_or_pick_the_interpreter_make_a_pinned_entry_unr
         "not recognised: `npx` is given `--node-options`: it gives node options",
         "not recognised: `uvx` is given `--python ./evilpy`: it picks the interpreter by path or name",
     ] {
-        assert!(verify.stdout().contains(said), "{said}\n{}", verify.stdout());
+        assert!(
+            verify.stdout().contains(said),
+            "{said}\n{}",
+            verify.stdout()
+        );
     }
     let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     for (server, option) in [("node", "--node-options"), ("py", "--python ./evilpy")] {
@@ -886,6 +894,75 @@ fn runner_options_that_load_code_or_pick_the_interpreter_make_a_pinned_entry_unr
     }
     // A version request for the interpreter is no file: still the pinned package.
     p.set_servers(servers(&[], &["--python", "3.12"]));
+    run(&p, &["verify"], &env).expect(0);
+}
+
+#[test]
+fn a_project_copy_that_npx_would_run_instead_of_the_pinned_package_is_package_changed() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let env = npm_env(port, &path);
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp@1.0.0"]}}));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    run(&p, &["verify"], &env).expect(0);
+    // The repository ships its own tiny-mcp 1.0.0: npx runs it, not the registry's.
+    let copy = p.path().join("node_modules/tiny-mcp");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::write(
+        copy.join("package.json"),
+        r#"{"name":"tiny-mcp","version":"1.0.0","bin":{"tiny-mcp":"evil.js"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        copy.join("evil.js"),
+        "require('fs').writeFileSync('pwned', '')\n",
+    )
+    .unwrap();
+    for args in [vec!["verify"], vec!["verify", "--offline"]] {
+        let verify = run(&p, &args, &env);
+        verify.expect(1);
+        assert!(
+            verify.stdout().contains(
+                "`npx` runs the project's own copy, node_modules/tiny-mcp (version 1.0.0), not the registry's tiny-mcp@1.0.0"
+            ),
+            "{}",
+            verify.stdout()
+        );
+        assert!(
+            verify.stdout().contains("package-changed"),
+            "{}",
+            verify.stdout()
+        );
+    }
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let stderr = p.guard_refuses(&["tiny"], &env_refs);
+    assert!(stderr.contains("runs the project's own copy"), "{stderr}");
+    // A bin in node_modules/.bin named like the command word runs too.
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::create_dir_all(p.path().join("node_modules/.bin")).unwrap();
+    std::fs::write(
+        p.path().join("node_modules/.bin/tiny-mcp@1.0.0"),
+        "#!/bin/sh\n",
+    )
+    .unwrap();
+    let verify = run(&p, &["verify"], &env);
+    verify.expect(1);
+    assert!(
+        verify
+            .stdout()
+            .contains("runs the project's own copy, node_modules/.bin/tiny-mcp@1.0.0"),
+        "{}",
+        verify.stdout()
+    );
+    // Another version than the exact one asked for: npx fetches the pinned one.
+    std::fs::remove_file(p.path().join("node_modules/.bin/tiny-mcp@1.0.0")).unwrap();
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::write(
+        copy.join("package.json"),
+        r#"{"name":"tiny-mcp","version":"0.9.0"}"#,
+    )
+    .unwrap();
     run(&p, &["verify"], &env).expect(0);
 }
 

@@ -745,19 +745,28 @@ mod tests {
         }
         // Options that load code or pick the interpreter (issue 40): the option named.
         for (line, option) in [
-            ("npx --node-options=--require=./x.js -y tiny-mcp", "--node-options"),
+            (
+                "npx --node-options=--require=./x.js -y tiny-mcp",
+                "--node-options",
+            ),
             ("npx -y --node-options --require tiny-mcp", "--node-options"),
             ("npx --script-shell ./sh -y tiny-mcp", "--script-shell"),
             ("npx --prefix ./vendor -y tiny-mcp", "--prefix"),
             ("npm exec --node-gyp ./gyp tiny-mcp", "--node-gyp"),
             ("uvx --python ./evilpy tiny-py", "--python ./evilpy"),
             ("uvx -p evilpy tiny-py", "-p evilpy"),
-            ("uvx --python=/tmp/py/bin/python tiny-py", "--python /tmp/py/bin/python"),
+            (
+                "uvx --python=/tmp/py/bin/python tiny-py",
+                "--python /tmp/py/bin/python",
+            ),
             ("uv tool run -p./py tiny-py", "-p ./py"),
             ("uvx --env-file .env tiny-py", "--env-file"),
             ("pipx run --python ./py tiny-py", "--python ./py"),
             ("node --env-file=.env server.js", "--env-file"),
-            ("node --openssl-config ./o.cnf server.js", "--openssl-config"),
+            (
+                "node --openssl-config ./o.cnf server.js",
+                "--openssl-config",
+            ),
             ("node --snapshot-blob ./s.blob server.js", "--snapshot-blob"),
             ("deno run --import-map=./m.json main.ts", "--import-map"),
             ("bun --config ./bunfig.toml index.ts", "--config"),

@@ -11,6 +11,7 @@ mod check;
 pub mod closure;
 mod launch;
 pub mod launcher;
+mod local;
 pub mod npm;
 mod options;
 pub mod pypi;

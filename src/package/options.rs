@@ -277,7 +277,9 @@ const NPM_ROLES: &[Opt] = &[
     (&["--userconfig", "--globalconfig"], NPMRC),
     (
         &["--node-options"],
-        Stop("it gives node options (`--require`, `--import`) that load code before the package's, which mcp-lock does not pin"),
+        Stop(
+            "it gives node options (`--require`, `--import`) that load code before the package's, which mcp-lock does not pin",
+        ),
     ),
     (
         &["--script-shell"],
@@ -289,7 +291,9 @@ const NPM_ROLES: &[Opt] = &[
     ),
     (
         &["--prefix", "-C"],
-        Stop("it names the directory whose node_modules npx may run the package from instead of the registry's"),
+        Stop(
+            "it names the directory whose node_modules npx may run the package from instead of the registry's",
+        ),
     ),
 ];
 
@@ -852,7 +856,9 @@ pub const NODE: &[Opt] = &[
     ),
     (
         &["--openssl-config"],
-        Stop("it names an OpenSSL config, which can load engines and providers (code) mcp-lock does not pin"),
+        Stop(
+            "it names an OpenSSL config, which can load engines and providers (code) mcp-lock does not pin",
+        ),
     ),
     (
         &["--snapshot-blob"],
@@ -1049,6 +1055,8 @@ pub fn is_version_request(value: &str) -> bool {
         .or_else(|| rest.strip_suffix('t'))
         .unwrap_or(rest);
     rest.starts_with(|c: char| c.is_ascii_digit() || "<>=!~".contains(c))
-        && rest.chars().all(|c| c.is_ascii_digit() || ".,<>=!~* ".contains(c))
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || ".,<>=!~* ".contains(c))
         && rest.contains(|c: char| c.is_ascii_digit())
 }
