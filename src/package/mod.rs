@@ -18,7 +18,7 @@ pub mod pypi;
 pub mod releases;
 
 pub use check::check;
-pub use launch::{ClosureLaunch, closure_launch, pinned_launch};
+pub use launch::{ClosureLaunch, ScriptLaunch, closure_launch, pinned_launch, script_launch};
 
 use std::collections::BTreeMap;
 use std::path::Path;
