@@ -273,7 +273,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     })
     .await
     .context("the guard stopped unexpectedly")?
-        .with_context(|| format!("cannot start the server ({command_shown})"))?;
+    .with_context(|| format!("cannot start the server ({command_shown})"))?;
     Ok(match ended {
         Ended::ClientClosed => ExitCode::Success,
         Ended::ServerExited(_) => ExitCode::ServerExited,
