@@ -194,6 +194,8 @@ const file = {file};
 const source = F.readFileSync({fd}, 'utf8');
 F.closeSync({fd});
 process.argv.splice(1, 0, file);
+const e = process.execArgv.findIndex(a => a === '-e' || a === '--eval');
+if (e >= 0) process.execArgv.splice(e, 2);
 let esm = /\.m[jt]s$/.test(file);
 if (!esm && !/\.c[jt]s$/.test(file)) {{
   for (let d = P.dirname(file); ; d = P.dirname(d)) {{
