@@ -459,6 +459,7 @@ mod tests {
                 command: "x".into(),
                 args: vec![],
                 env: vec![],
+                code_env: vec![],
             },
             protocol_version: "2025-11-25".into(),
             client_info: Json::Object(vec![]),

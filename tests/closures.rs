@@ -274,7 +274,7 @@ fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
     let v4: String = lock
         .lines()
         .filter(|l| !l.starts_with("closure"))
-        .map(|l| if l == "version = 5" { "version = 4" } else { l })
+        .map(|l| if l == "version = 6" { "version = 4" } else { l })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";

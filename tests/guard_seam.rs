@@ -33,6 +33,7 @@ fn router() -> Router {
             command: "demo-server".into(),
             args: Vec::new(),
             env: Vec::new(),
+            code_env: Vec::new(),
         },
         protocol_version: "2025-06-18".into(),
         client_info: Json::parse(r#"{"name":"mcp-lock","version":"0.1.0"}"#).unwrap(),

@@ -38,7 +38,11 @@ fn awkward_lock() -> Lockfile {
         reached: Reached::Stdio {
             command: "np\"x".into(),
             args: vec!["-y".into(), "${TOKEN}".into(), "a'b\\c\u{1b}".into()],
-            env: vec!["TOKEN".into()],
+            env: vec!["NODE_OPTIONS".into(), "TOKEN".into()],
+            code_env: vec![(
+                "NODE_OPTIONS".into(),
+                mcp_lock::config::environ::code_env_pin("--require ./pre.js"),
+            )],
         },
         protocol_version: "2025-11-25".into(),
         client_info: Json::parse(r#"{"name":"mcp-lock","version":"0.1.0"}"#).unwrap(),
@@ -140,7 +144,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 5\n"));
+    assert!(render_lock(&lock).contains("\nversion = 6\n"));
     assert_eq!(memory.package, None);
 }
 
@@ -407,7 +411,14 @@ fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() 
     assert_eq!(pins.len(), 1, "{lock:?}");
     assert!(render_lock(&lock).contains("reason = \"cannot reach the registry\"\n"));
     // Version 3 has no such kind: refused, naming its line.
-    let v3 = render_lock(&lock).replace("\nversion = 5\n", "\nversion = 3\n");
+    // (`code_env` is version 6's, left out to reach the check of the kind.)
+    let v3 = render_lock(&lock)
+        .lines()
+        .filter(|l| !l.starts_with("code_env = "))
+        .map(|l| if l == "version = 6" { "version = 3" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     let err = parse_lock(&v3, "mcp.lock").unwrap_err().to_string();
     assert!(
         err.starts_with("mcp.lock:")
@@ -416,4 +427,29 @@ fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() 
             ),
         "{err}"
     );
+}
+
+#[test]
+fn code_env_round_trips_in_version_6_and_is_refused_in_an_older_lock() {
+    let text = render_lock(&with_packages());
+    assert!(
+        text.contains("code_env = [\"NODE_OPTIONS=sha256:"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("./pre.js"),
+        "the value itself is never written"
+    );
+    let lock = parse_lock(&text, "mcp.lock").unwrap();
+    assert_eq!(render_lock(&lock), text);
+    let v5 = text.replace("\nversion = 6\n", "\nversion = 5\n");
+    let err = parse_lock(&v5, "mcp.lock").unwrap_err().to_string();
+    assert!(
+        err.starts_with("mcp.lock:")
+            && err.contains("`code_env` needs lock format version 6 (this lock says version 5)"),
+        "{err}"
+    );
+    let bad = text.replace("NODE_OPTIONS=sha256:", "NODE_OPTIONS=sha1:");
+    let err = parse_lock(&bad, "mcp.lock").unwrap_err().to_string();
+    assert!(err.contains("is not NAME=sha256:"), "{err}");
 }

@@ -519,7 +519,7 @@ fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
     let start = text.find("\n[server.package]").unwrap();
     let end = start + 1 + text[start + 1..].find("\n\n").unwrap();
     let v2 =
-        format!("{}{}", &text[..start], &text[end..]).replace("\nversion = 5\n", "\nversion = 2\n");
+        format!("{}{}", &text[..start], &text[end..]).replace("\nversion = 6\n", "\nversion = 2\n");
     std::fs::write(p.path().join("mcp.lock"), &v2).unwrap();
     let verify = p.run(&["verify"]);
     verify.expect(0);
@@ -531,7 +531,7 @@ fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
     // A v2 lock with a package table is refused: the table needs version 3.
     std::fs::write(
         p.path().join("mcp.lock"),
-        text.replace("\nversion = 5\n", "\nversion = 2\n"),
+        text.replace("\nversion = 6\n", "\nversion = 2\n"),
     )
     .unwrap();
     let err = p.run(&["verify"]);
@@ -839,6 +839,134 @@ fn a_decoy_after_an_option_that_takes_a_value_is_not_pinned_and_verify_says_why(
 }
 
 #[test]
+fn runner_options_that_load_code_or_pick_the_interpreter_make_a_pinned_entry_unrecognised_naming_the_option()
+ {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let sha = "b".repeat(64);
+    let page = json!({"meta": {"api-version": "1.1"}, "name": "tiny-py", "files": [
+        {"filename": "tiny_py-2.0.0-py3-none-any.whl", "url": "x", "hashes": {"sha256": sha}}]})
+    .to_string();
+    let index = fake_registry(move |_, s| respond(s, "200 OK", "", &page));
+    let mut env = npm_env(port, &path);
+    env.push((
+        "UV_INDEX_URL".to_string(),
+        format!("http://127.0.0.1:{index}/simple/"),
+    ));
+    let servers = |npx: &[&str], uvx: &[&str]| {
+        let npx: Vec<&str> = npx
+            .iter()
+            .copied()
+            .chain(["-y", "tiny-mcp@1.0.0"])
+            .collect();
+        let uvx: Vec<&str> = uvx.iter().copied().chain(["tiny-py==2.0.0"]).collect();
+        json!({
+            "node": {"command": "npx", "args": npx},
+            "py": {"command": "uvx", "args": uvx},
+        })
+    };
+    let p = bare_project(servers(&[], &[]));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    run(&p, &["verify"], &env).expect(0);
+    // A preload through npx, an interpreter of the repository's through uvx.
+    p.set_servers(servers(
+        &["--node-options=--require=./x.js"],
+        &["--python", "./evilpy"],
+    ));
+    let verify = run(&p, &["verify"], &env);
+    verify.expect(1);
+    for said in [
+        "not recognised: `npx` is given `--node-options`: it gives node options",
+        "not recognised: `uvx` is given `--python ./evilpy`: it picks the interpreter by path or name",
+    ] {
+        assert!(
+            verify.stdout().contains(said),
+            "{said}\n{}",
+            verify.stdout()
+        );
+    }
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    for (server, option) in [("node", "--node-options"), ("py", "--python ./evilpy")] {
+        let stderr = p.guard_refuses(&[server], &env_refs);
+        assert!(stderr.contains(&format!("`{option}")), "{stderr}");
+        assert!(stderr.contains("package-changed"), "{stderr}");
+    }
+    // A version request for the interpreter is no file: still the pinned package.
+    p.set_servers(servers(&[], &["--python", "3.12"]));
+    run(&p, &["verify"], &env).expect(0);
+}
+
+#[test]
+fn a_project_copy_that_npx_would_run_instead_of_the_pinned_package_is_package_changed() {
+    let (_runners, path) = stand_in_runners();
+    let body = packument("1.0.0", &sha512_sri());
+    let port = fake_registry(move |_, s| respond(s, "200 OK", "", &body));
+    let env = npm_env(port, &path);
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp@1.0.0"]}}));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    run(&p, &["verify"], &env).expect(0);
+    // The repository ships its own tiny-mcp 1.0.0: npx runs it, not the registry's.
+    let copy = p.path().join("node_modules/tiny-mcp");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::write(
+        copy.join("package.json"),
+        r#"{"name":"tiny-mcp","version":"1.0.0","bin":{"tiny-mcp":"evil.js"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        copy.join("evil.js"),
+        "require('fs').writeFileSync('pwned', '')\n",
+    )
+    .unwrap();
+    for args in [vec!["verify"], vec!["verify", "--offline"]] {
+        let verify = run(&p, &args, &env);
+        verify.expect(1);
+        assert!(
+            verify.stdout().contains(
+                "`npx` runs the project's own copy, node_modules/tiny-mcp (version 1.0.0), not the registry's tiny-mcp@1.0.0"
+            ),
+            "{}",
+            verify.stdout()
+        );
+        assert!(
+            verify.stdout().contains("package-changed"),
+            "{}",
+            verify.stdout()
+        );
+    }
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let stderr = p.guard_refuses(&["tiny"], &env_refs);
+    assert!(stderr.contains("runs the project's own copy"), "{stderr}");
+    // A bin in node_modules/.bin named like the command word runs too.
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::create_dir_all(p.path().join("node_modules/.bin")).unwrap();
+    std::fs::write(
+        p.path().join("node_modules/.bin/tiny-mcp@1.0.0"),
+        "#!/bin/sh\n",
+    )
+    .unwrap();
+    let verify = run(&p, &["verify"], &env);
+    verify.expect(1);
+    assert!(
+        verify
+            .stdout()
+            .contains("runs the project's own copy, node_modules/.bin/tiny-mcp@1.0.0"),
+        "{}",
+        verify.stdout()
+    );
+    // Another version than the exact one asked for: npx fetches the pinned one.
+    std::fs::remove_file(p.path().join("node_modules/.bin/tiny-mcp@1.0.0")).unwrap();
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::write(
+        copy.join("package.json"),
+        r#"{"name":"tiny-mcp","version":"0.9.0"}"#,
+    )
+    .unwrap();
+    run(&p, &["verify"], &env).expect(0);
+}
+
+#[test]
 fn a_registry_or_index_given_as_an_argument_is_the_one_the_pin_resolves_from() {
     let (_runners, path) = stand_in_runners();
     let body = packument("1.0.0", &sha512_sri());
@@ -948,7 +1076,7 @@ fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays
     );
     let text = p.lock_text().expect("the tools were pinned");
     assert!(
-        text.starts_with("# ") && text.contains("\nversion = 5\n"),
+        text.starts_with("# ") && text.contains("\nversion = 6\n"),
         "{text}"
     );
     assert!(

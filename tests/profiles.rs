@@ -329,7 +329,7 @@ fn as_version_1(lock: &str) -> String {
         })
         .filter(|line| !dropped(line))
         .map(|line| {
-            if line == "version = 5" {
+            if line == "version = 6" {
                 "version = 1"
             } else {
                 line
@@ -383,7 +383,7 @@ fn a_version_1_lock_verifies_as_bare_and_update_offers_the_hosts_profile_with_th
 
     p.run(&["update", "--yes"]).expect(0);
     let lock = p.lock_text().unwrap();
-    assert!(lock.contains("\nversion = 5\n"));
+    assert!(lock.contains("\nversion = 6\n"));
     let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
     assert_eq!(
         parsed.servers["fixture"]

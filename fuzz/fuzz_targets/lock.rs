@@ -136,6 +136,7 @@ fn write_parts(data: &[u8], mode: u8) {
             command: part(2),
             args: part(3).split(',').map(str::to_string).collect(),
             env: vec![part(0)],
+            code_env: Vec::new(),
         }
     } else {
         Reached::Remote {

@@ -85,6 +85,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             _ => Ok(line),
         }
     });
+    // The private copy a pinned script runs from, open until the server has started.
+    let mut script_copy = None;
     let refused = match moved {
         Some(Err(reason)) => Err(reason),
         moved => {
@@ -134,17 +136,38 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                     launch.env.extend(run.env);
                     None
                 }
-                // The pinned package version is what starts.
-                Ok(None) => {
-                    launch.args = mcp_lock::package::pinned_launch(
-                        &launch.command,
-                        &launch.args,
-                        &launch.cwd,
-                        ws.lock_dir(),
-                        pinned.package.as_ref(),
-                    );
-                    None
-                }
+                // A pinned script runs from the very bytes checked against its pin;
+                // a package at its pinned version.
+                Ok(None) => match pinned
+                    .package
+                    .as_ref()
+                    .map(|pin| {
+                        mcp_lock::package::script_launch(
+                            &launch.command,
+                            &launch.args,
+                            &launch.cwd,
+                            pin,
+                        )
+                    })
+                    .transpose()
+                {
+                    Err(reason) => Some(format!("refusing to start: {reason}")),
+                    Ok(Some(Some(run))) => {
+                        launch.args = run.args;
+                        script_copy = Some(run.copy);
+                        None
+                    }
+                    Ok(_) => {
+                        launch.args = mcp_lock::package::pinned_launch(
+                            &launch.command,
+                            &launch.args,
+                            &launch.cwd,
+                            ws.lock_dir(),
+                            pinned.package.as_ref(),
+                        );
+                        None
+                    }
+                },
             }
         }
     };
@@ -243,10 +266,14 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     let command_shown = launch.command.clone();
     // The proxy blocks on pipes for the whole session; the thread that runs it also
     // spawns the server and lives as long as it does.
-    let ended = tokio::task::spawn_blocking(move || mcp_lock::guard::run(&launch, setup))
-        .await
-        .context("the guard stopped unexpectedly")?
-        .with_context(|| format!("cannot start the server ({command_shown})"))?;
+    let ended = tokio::task::spawn_blocking(move || {
+        let ended = mcp_lock::guard::run(&launch, setup);
+        drop(script_copy);
+        ended
+    })
+    .await
+    .context("the guard stopped unexpectedly")?
+    .with_context(|| format!("cannot start the server ({command_shown})"))?;
     Ok(match ended {
         Ended::ClientClosed => ExitCode::Success,
         Ended::ServerExited(_) => ExitCode::ServerExited,
@@ -327,6 +354,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
             Reached::Stdio {
                 command: c,
                 args: a,
+                code_env,
                 ..
             } => {
                 let as_pinned = |template: &String, actual: &String| {
@@ -344,12 +372,17 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                         rest.to_vec()
                     },
                     env: Vec::new(),
+                    // The client expanded the entry's env into the guard's own
+                    // environment, where it cannot be told from the client's: the
+                    // config's entry is compared with the pins below.
+                    code_env: code_env.clone(),
                 }
             }
             Reached::Remote { .. } => Reached::Stdio {
                 command: command.clone(),
                 args: rest.to_vec(),
                 env: Vec::new(),
+                code_env: Vec::new(),
             },
         };
         if mcp_lock::drift::launch_moved(pinned.reached(), &launched) {

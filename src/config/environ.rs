@@ -70,6 +70,121 @@ pub fn codex_inherited(env_vars: &[String]) -> Inherit {
     Inherit::Only(names)
 }
 
+/// Variables that decide which code a server's runtime or launcher loads, taken from
+/// each one's documentation: Node.js (`nodejs.org/api/cli.html`, "Environment
+/// variables": `NODE_OPTIONS` carries `--require`/`--import`, `NODE_PATH`,
+/// `NODE_REPL_EXTERNAL_MODULE`, `NODE_COMPILE_CACHE`, `NODE_PRESERVE_SYMLINKS`) and the
+/// OpenSSL it loads (`OPENSSL_CONF` loads engines and providers, `OPENSSL_ENGINES`,
+/// `OPENSSL_MODULES`); Python (`docs.python.org/3/using/cmdline.html`, "Environment
+/// variables": `PYTHONPATH`, `PYTHONHOME`, `PYTHONSTARTUP`, `PYTHONSAFEPATH`,
+/// `PYTHONPLATLIBDIR`, `PYTHONUSERBASE` and `PYTHONNOUSERSITE` (the user site's `.pth`
+/// files run code), `PYTHONPYCACHEPREFIX` (bytecode read in place of the source),
+/// `PYTHONEXECUTABLE`, `PYTHONBREAKPOINT` and `PYTHONWARNINGS` (both import a module
+/// they name), `PYTHONINSPECT`, `PYTHONCASEOK`); the dynamic loader (`ld.so(8)`:
+/// every `LD_*`, `LD_PRELOAD`, `LD_LIBRARY_PATH` and `LD_AUDIT` among them; `dyld(1)`:
+/// every `DYLD_*`; glibc's `GCONV_PATH`, which loads iconv modules); npm
+/// (`docs.npmjs.com/cli/using-npm/config`: every `npm_config_*`, read case-blind, sets
+/// a config such as `node-options`, `script-shell`, `userconfig` or `prefix`); uv
+/// (`docs.astral.sh/uv/reference/environment`: every `UV_*`: indexes, find-links,
+/// the interpreter, config files); pip and pipx (`PIP_*`, `PIPX_*`, among them
+/// `PIPX_DEFAULT_PYTHON`); Deno (`DENO_*`, `DENO_DIR` its module cache), Bun
+/// (`BUN_*`), Docker and Podman (`DOCKER_*`, `CONTAINER_HOST`, `CONTAINERS_*`,
+/// `REGISTRIES_CONFIG_PATH`: which daemon, which credential helper runs); and the
+/// like: `PATH` (which `npx`, `node` or `python3` the host starts), `HOME` and
+/// `XDG_CONFIG_HOME`/`XDG_DATA_HOME`/`XDG_CACHE_HOME` (where `.npmrc`, `uv.toml`, the
+/// user site and uv's interpreters are found), `BASH_ENV`/`ENV` (a file the shell
+/// that runs an npm bin sources), the JVM's `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`,
+/// `JDK_JAVA_OPTIONS`, `CLASSPATH`, Ruby's `RUBYOPT`, `RUBYLIB`, Perl's `PERL5OPT`,
+/// `PERL5LIB`, `PERLLIB`.
+///
+/// The registry and index settings mcp-lock itself reads to check a package pin
+/// (`npm_config_registry`, `npm_config_@scope:registry`, `UV_DEFAULT_INDEX`,
+/// `UV_INDEX_URL`, `PIP_INDEX_URL`) are followed, not pinned: a pin is checked against
+/// the registry they name.
+const CODE_LOADING: &[&str] = &[
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "NODE_COMPILE_CACHE",
+    "NODE_PRESERVE_SYMLINKS",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "OPENSSL_MODULES",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONSAFEPATH",
+    "PYTHONPLATLIBDIR",
+    "PYTHONUSERBASE",
+    "PYTHONNOUSERSITE",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONEXECUTABLE",
+    "PYTHONBREAKPOINT",
+    "PYTHONWARNINGS",
+    "PYTHONINSPECT",
+    "PYTHONCASEOK",
+    "GCONV_PATH",
+    "CONTAINER_HOST",
+    "REGISTRIES_CONFIG_PATH",
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "BASH_ENV",
+    "ENV",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "RUBYOPT",
+    "RUBYLIB",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+];
+
+/// Prefixes of [`CODE_LOADING`] families.
+const CODE_LOADING_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "NPM_CONFIG_",
+    "UV_",
+    "PIP_",
+    "PIPX_",
+    "DENO_",
+    "BUN_",
+    "DOCKER_",
+    "CONTAINERS_",
+];
+
+/// Whether a variable decides which code a server's runtime or launcher loads (see
+/// [`CODE_LOADING`]): such a variable in an entry's `env` is part of its launch,
+/// pinned in the lock, and a change to it is `launch-changed`. Names are compared
+/// case-blind (npm reads its own so, and Windows all).
+pub fn loads_code(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if upper == "NPM_CONFIG_REGISTRY"
+        || (upper.starts_with("NPM_CONFIG_@") && upper.ends_with(":REGISTRY"))
+        || matches!(
+            upper.as_str(),
+            "UV_DEFAULT_INDEX" | "UV_INDEX_URL" | "PIP_INDEX_URL"
+        )
+    {
+        return false;
+    }
+    CODE_LOADING.contains(&upper.as_str())
+        || CODE_LOADING_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+/// The pin of one code-loading variable of an entry's `env`: `sha256:` and the hex
+/// SHA-256 of its value as the config writes it (`${VAR}` unexpanded), so no value,
+/// secret or not, is written to the lock.
+pub fn code_env_pin(written: &str) -> String {
+    use sha2::{Digest, Sha256};
+    format!("sha256:{:x}", Sha256::digest(written.as_bytes()))
+}
+
 /// Where a stdio server's environment comes from besides its host's own and its
 /// entry's `env`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -537,6 +652,39 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(read_env_file(&fifo).unwrap_err(), "is not a regular file");
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn code_loading_variables_are_known_by_name_and_family_and_registries_are_followed() {
+        for name in [
+            "NODE_OPTIONS",
+            "PYTHONPATH",
+            "pythonpath",
+            "LD_PRELOAD",
+            "DYLD_INSERT_LIBRARIES",
+            "npm_config_node_options",
+            "UV_PYTHON",
+            "PIP_FIND_LINKS",
+            "PATH",
+        ] {
+            assert!(loads_code(name), "{name}");
+        }
+        for name in [
+            "API_KEY",
+            "PYTHONUNBUFFERED",
+            "npm_config_registry",
+            "npm_config_@acme:registry",
+            "UV_INDEX_URL",
+            "DEBUG",
+        ] {
+            assert!(!loads_code(name), "{name}");
+        }
+        assert_eq!(code_env_pin("x"), code_env_pin("x"));
+        assert_ne!(
+            code_env_pin("--require ./a.js"),
+            code_env_pin("--require ./b.js")
+        );
+        assert!(code_env_pin("secret").starts_with("sha256:"));
     }
 
     #[test]

@@ -696,8 +696,24 @@ impl ServerSpec {
                 "envFile {path:?} is a relative path, which VS Code does not read from the workspace; write \"${{workspaceFolder}}/{path}\""
             )));
         }
-        super::environ::read_env_file(Path::new(&path))
-            .map_err(|e| error(format!("cannot read envFile {path}: {e}")))
+        let vars = super::environ::read_env_file(Path::new(&path))
+            .map_err(|e| error(format!("cannot read envFile {path}: {e}")))?;
+        // The file's values are not in the entry the lock pins: a variable there that
+        // decides which code runs (and that the entry's `env` does not override) would
+        // load code no pin covers.
+        let overridden = |name: &str| match &self.transport {
+            TransportSpec::Stdio { env, .. } => env.contains_key(name),
+            TransportSpec::Remote { .. } => false,
+        };
+        if let Some((name, _)) = vars
+            .iter()
+            .find(|(name, _)| super::environ::loads_code(name) && !overridden(name))
+        {
+            return Err(error(format!(
+                "envFile {path} sets {name}, which decides which code the server loads; mcp-lock pins such variables only in the entry's own `env`: move it there and run `mcp-lock update`"
+            )));
+        }
+        Ok(vars)
     }
 }
 

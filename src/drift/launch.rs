@@ -3,8 +3,10 @@
 //!
 //! A remote entry's origin (scheme, host, port) names who receives its headers and
 //! answers its calls; an unrecognised stdio launch has no package pin, so its command
-//! and `-m` module are all that says which code runs. Anything else (a path within one
-//! origin, an argument, an env name) stays a note.
+//! and `-m` module are all that says which code runs; a stdio entry's code-loading
+//! variables (`NODE_OPTIONS`, `PYTHONPATH`, …) decide which code its runtime loads
+//! beside the pinned package. Anything else (a path within one origin, an argument,
+//! another env name) stays a note.
 
 use super::ServerChange;
 use crate::lock::Reached;
@@ -32,8 +34,10 @@ pub fn launch_change(pinned: &Reached, now: &Reached) -> Option<ServerChange> {
 }
 
 /// Whether `now` may reach another server than the one pinned: a remote entry whose
-/// origin changed, a stdio entry become remote (or back), or an unrecognised stdio
-/// launch whose command or module changed.
+/// origin changed, a stdio entry become remote (or back), a stdio entry whose
+/// code-loading variables (`NODE_OPTIONS`, `PYTHONPATH`, `LD_PRELOAD`, …: see
+/// [`crate::config::environ::loads_code`]) are not the pinned ones, or an
+/// unrecognised stdio launch whose command or module changed.
 pub fn launch_moved(pinned: &Reached, now: &Reached) -> bool {
     match (pinned, now) {
         (Reached::Remote { url: a, .. }, Reached::Remote { url: b, .. }) => origin(a) != origin(b),
@@ -41,14 +45,21 @@ pub fn launch_moved(pinned: &Reached, now: &Reached) -> bool {
             Reached::Stdio {
                 command: c1,
                 args: a1,
+                code_env: e1,
                 ..
             },
             Reached::Stdio {
                 command: c2,
                 args: a2,
+                code_env: e2,
                 ..
             },
         ) => {
+            // A variable that decides which code runs, set, removed or changed: the
+            // same package may load other code (`NODE_OPTIONS=--require ./x.js`).
+            if e1 != e2 {
+                return true;
+            }
             let unrecognised = |command: &str, args: &[String]| {
                 // Unexpanded, as the lock records it: no file is looked for.
                 recognise(command, args, &|_| false).target == Target::Unrecognised
@@ -114,6 +125,7 @@ mod tests {
             command: words.next().unwrap(),
             args: words.collect(),
             env: Vec::new(),
+            code_env: Vec::new(),
         }
     }
 
@@ -159,5 +171,38 @@ mod tests {
         // A recognised launch is judged by its package pin instead.
         assert!(!launch_moved(&stdio("npx -y a"), &stdio("npx -y b")));
         assert!(launch_moved(&pinned, &remote("https://x.example/mcp")));
+    }
+
+    #[test]
+    fn a_code_loading_variable_added_or_changed_is_launch_changed() {
+        let with = |value: Option<&str>| match stdio("npx -y tiny-mcp@1.0.0") {
+            Reached::Stdio { command, args, .. } => Reached::Stdio {
+                command,
+                args,
+                env: value
+                    .map(|_| "NODE_OPTIONS".to_string())
+                    .into_iter()
+                    .collect(),
+                code_env: value
+                    .map(|v| {
+                        (
+                            "NODE_OPTIONS".to_string(),
+                            crate::config::environ::code_env_pin(v),
+                        )
+                    })
+                    .into_iter()
+                    .collect(),
+            },
+            remote => remote,
+        };
+        let pinned = with(None);
+        let change = launch_change(&pinned, &with(Some("--require ./x.js"))).unwrap();
+        assert!(change.drift);
+        assert_eq!(change.rule, Some(LAUNCH_CHANGED));
+        assert!(launch_moved(
+            &with(Some("--max-old-space-size=512")),
+            &with(Some("--require ./x.js"))
+        ));
+        assert!(!launch_moved(&with(Some("a")), &with(Some("a"))));
     }
 }

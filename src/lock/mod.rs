@@ -27,8 +27,9 @@ use crate::surface::Kind;
 /// The lock format this build writes. Version 1 (one listing per server, made with
 /// no client capabilities) still reads, as pinned under the `bare` profile; version 2
 /// is version 3 without `oauth_issuer` or package pins (every package reads "not
-/// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages.
-pub const FORMAT_VERSION: i64 = 5;
+/// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages;
+/// version 5 is version 6 without `code_env` (no code-loading variable pinned).
+pub const FORMAT_VERSION: i64 = 6;
 
 /// The profile name of a server pinned with no client declared (no capabilities, the
 /// newest protocol): what a lock from before profiles holds. The profile module names it.
@@ -117,6 +118,11 @@ pub enum Reached {
         command: String,
         args: Vec<String>,
         env: Vec<String>,
+        /// The entry's `env` variables that decide which code runs
+        /// ([`crate::config::environ::loads_code`]), each with the pin of its value as
+        /// written ([`crate::config::environ::code_env_pin`]), sorted by name (lock
+        /// version 6; empty in an older lock: none pinned).
+        code_env: Vec<(String, String)>,
     },
     Remote {
         kind: String,
@@ -137,6 +143,13 @@ impl Reached {
                 command: command.clone(),
                 args: args.clone(),
                 env: env.keys().cloned().collect(),
+                code_env: env
+                    .iter()
+                    .filter(|(name, _)| crate::config::environ::loads_code(name))
+                    .map(|(name, written)| {
+                        (name.clone(), crate::config::environ::code_env_pin(written))
+                    })
+                    .collect(),
             },
             TransportSpec::Remote { kind, url, headers } => Reached::Remote {
                 kind: kind.as_str().to_string(),
@@ -194,7 +207,9 @@ impl Reached {
 impl std::fmt::Display for Reached {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (head, rest, label, names) = match self {
-            Reached::Stdio { command, args, env } => (command, args.join(" "), "env", env),
+            Reached::Stdio {
+                command, args, env, ..
+            } => (command, args.join(" "), "env", env),
             Reached::Remote {
                 kind, url, headers, ..
             } => (kind, url.clone(), "headers", headers),
@@ -212,6 +227,15 @@ impl std::fmt::Display for Reached {
         } = self
         {
             write!(f, " (OAuth login, issuer {issuer})")?;
+        }
+        if let Reached::Stdio { code_env, .. } = self
+            && !code_env.is_empty()
+        {
+            let pins: Vec<String> = code_env
+                .iter()
+                .map(|(name, pin)| format!("{name} {}", &pin[..pin.len().min(19)]))
+                .collect();
+            write!(f, " (code-loading env: {})", pins.join(", "))?;
         }
         Ok(())
     }

@@ -47,12 +47,24 @@ fn render_server(
     let _ = writeln!(out, "\n[[server]]");
     key(out, "name", &basic(&first.name));
     match &first.reached {
-        Reached::Stdio { command, args, env } => {
+        Reached::Stdio {
+            command,
+            args,
+            env,
+            code_env,
+        } => {
             key(out, "transport", &basic("stdio"));
             key(out, "command", &basic(command));
             key(out, "args", &array(args));
             if !env.is_empty() {
                 key(out, "env", &array(env));
+            }
+            if !code_env.is_empty() {
+                let pins: Vec<String> = code_env
+                    .iter()
+                    .map(|(name, pin)| format!("{name}={pin}"))
+                    .collect();
+                key(out, "code_env", &array(&pins));
             }
         }
         Reached::Remote {

@@ -138,6 +138,13 @@ async fn check_package(
         };
         return out;
     };
+    // The project's own copy, which the launcher would run instead of the pinned one.
+    let local = match (&rec.target, &pin.package) {
+        (Target::Npm { name, spec }, Package::Npm { name: pinned, .. }) if name == pinned => {
+            local_copy_runs(entry, &rec, pin, name, spec.as_deref())
+        }
+        _ => None,
+    };
     match (&rec.target, &pin.package) {
         (_, Package::Unresolved { reason }) => {
             out.status = PackageStatus::Unverifiable;
@@ -205,6 +212,17 @@ async fn check_package(
                 out.message = format!("image {reference} pinned by digest");
             }
         }
+        (Target::Npm { name, .. }, Package::Npm { version, .. }) if local.is_some() => {
+            let found = local.clone().unwrap_or_default();
+            changed(
+                &mut out,
+                format!("npm {name} from the project ({found})"),
+                format!(
+                    "`{}` runs the project's own copy, {found}, not the registry's {name}@{version}; its files cannot be checked against the pinned tarball: remove it, or wrap the entry (`mcp-lock wrap`) so the guard runs the pinned closure",
+                    rec.launcher
+                ),
+            );
+        }
         (
             Target::Npm { name, spec },
             Package::Npm {
@@ -258,11 +276,40 @@ async fn check_package(
                 Target::Script { path } => format!("script {path}"),
                 Target::Unrecognised => format!("not recognised ({})", rec.launcher),
             };
-            let message = format!("the entry now launches {live}; the lock pins {pin}");
+            let mut message = format!("the entry now launches {live}; the lock pins {pin}");
+            if let (Target::Unrecognised, Some(note)) = (target, &rec.note) {
+                let _ = write!(message, " (not recognised: {note})");
+            }
             changed(&mut out, live, message);
         }
     }
     out
+}
+
+/// What of the project's own the launcher runs in place of the pinned npm package
+/// ([`super::local`]), when it does: npx and `npm exec` look in the project first. A
+/// wrapped entry with a pinned closure runs that closure from the guard's cache, never
+/// the project's copy.
+fn local_copy_runs(
+    entry: &Entry<'_>,
+    rec: &Recognised,
+    pin: &PackagePin,
+    name: &str,
+    spec: Option<&str>,
+) -> Option<String> {
+    if !super::local::looks_locally(&rec.launcher) || (entry.guarded && pin.closure.is_some()) {
+        return None;
+    }
+    let at = rec.arg?;
+    let named = !rec.prefix.is_empty()
+        || matches!(
+            at.checked_sub(1)
+                .and_then(|i| entry.args.get(i))
+                .map(String::as_str),
+            Some("--package" | "-p")
+        );
+    let word = (!named).then(|| entry.args[at].as_str());
+    super::local::local_copy(entry.cwd, name, word, spec.and_then(npm::exact_version))
 }
 
 fn unrecognised_text(rec: &Recognised) -> String {

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use sha2::{Digest, Sha256};
+
 use super::*;
 
 /// What the guard launches for an entry: its arguments with the package spec
@@ -64,6 +66,168 @@ pub fn pinned_launch(
         _ => {}
     }
     out
+}
+
+/// A pinned node or python script launched from the bytes the guard hashed: the
+/// interpreter's arguments, and the sealed in-memory copy of the script they read it
+/// from (inherited by the server; keep it open until the server has started).
+#[derive(Debug)]
+pub struct ScriptLaunch {
+    pub args: Vec<String>,
+    pub copy: std::os::fd::OwnedFd,
+}
+
+/// The most of a pinned script the guard copies before running it.
+pub const MAX_SCRIPT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// For an entry that runs a pinned script with `node` or `python3`: reads the script
+/// once, checks those bytes against the pin, and says how to run exactly them, so a
+/// file swapped between the check and the interpreter's open is never what runs. The
+/// bytes go into a sealed memfd the server inherits; a small bootstrap given to the
+/// interpreter (`node -e`, `python3 -c`) runs them as the script itself (its path as
+/// `__filename`/`__file__`, `process.argv[1]`/`sys.argv[0]`, relative imports from
+/// its directory, CommonJS or ES module as node decides). `Ok(None)`: not such an
+/// entry. `Err`: why nothing may start (the script changed, cannot be read).
+pub fn script_launch(
+    command: &str,
+    args: &[String],
+    cwd: &Path,
+    pin: &PackagePin,
+) -> Result<Option<ScriptLaunch>, String> {
+    use std::io::{Read, Write};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::fs::OpenOptionsExt;
+    let Package::Script { sha256, .. } = &pin.package else {
+        return Ok(None);
+    };
+    let rec = recognise(command, args, &|p| cwd.join(p).is_file());
+    let (Target::Script { path }, Some(at)) = (&rec.target, rec.arg) else {
+        return Ok(None);
+    };
+    let python = match rec.launcher.as_str() {
+        "node" | "nodejs" => false,
+        "python" | "python3" => true,
+        _ => return Ok(None),
+    };
+    let full = cwd.join(path);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&full)
+        .map_err(|e| format!("cannot read the pinned script {path}: {e}"))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!("the pinned script {path} is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the pinned script {path}: {e}"))?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "the pinned script {path} is larger than {} MiB, the most the guard copies to run",
+            MAX_SCRIPT_BYTES / (1024 * 1024)
+        ));
+    }
+    let live = format!("{:x}", Sha256::digest(&bytes));
+    if live != *sha256 {
+        return Err(format!(
+            "the script {path} changed since it was pinned (sha256 {} -> {}); nothing started",
+            short(sha256),
+            short(&live)
+        ));
+    }
+    // SAFETY: memfd_create with a valid C string; the result is checked.
+    let raw = unsafe { libc::memfd_create(c"mcp-lock-script".as_ptr(), libc::MFD_ALLOW_SEALING) };
+    if raw < 0 {
+        return Err(format!(
+            "cannot make a private copy of the script {path}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: a descriptor just created and owned by nothing else.
+    let copy = unsafe { OwnedFd::from_raw_fd(raw) };
+    let mut writer = std::fs::File::from(copy.try_clone().map_err(|e| e.to_string())?);
+    writer
+        .write_all(&bytes)
+        .map_err(|e| format!("cannot make a private copy of the script {path}: {e}"))?;
+    drop(writer);
+    // SAFETY: fcntl and lseek on a descriptor this function owns.
+    let sealed = unsafe {
+        libc::fcntl(
+            copy.as_raw_fd(),
+            libc::F_ADD_SEALS,
+            libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL,
+        ) == 0
+            && libc::lseek(copy.as_raw_fd(), 0, libc::SEEK_SET) == 0
+    };
+    if !sealed {
+        return Err(format!(
+            "cannot seal the private copy of the script {path}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let fd = copy.as_raw_fd();
+    let absolute = std::path::absolute(&full).unwrap_or(full.clone());
+    let text = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap_or_default();
+    let mut out = args[..at].to_vec();
+    if python {
+        // `python3 s.py`: `__file__` absolute, `sys.path[0]` the real directory.
+        let real_dir = absolute
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| absolute.parent().map(Path::to_path_buf).unwrap_or_default());
+        let boot = format!(
+            "def _mcp_lock_boot():\n    import os, sys, __main__\n    with os.fdopen({fd}, 'rb') as f:\n        source = f.read()\n    __main__.__file__ = {file}\n    sys.argv[0] = {argv0}\n    if sys.path and sys.path[0] == '' and not getattr(sys.flags, 'safe_path', False):\n        sys.path[0] = {dir}\n    del globals()['_mcp_lock_boot']\n    return compile(source, {file}, 'exec')\nexec(_mcp_lock_boot())\n",
+            file = text(&absolute),
+            argv0 = serde_json::to_string(path).unwrap_or_default(),
+            dir = text(&real_dir),
+        );
+        out.extend(["-c".to_string(), boot]);
+    } else {
+        // `node s.js`: the main module is the real path.
+        let real = absolute.canonicalize().unwrap_or(absolute);
+        let boot = format!(
+            r#"(() => {{
+const M = require('module'), P = require('path'), F = require('fs'), U = require('url'), V = require('vm');
+const file = {file};
+const source = F.readFileSync({fd}, 'utf8');
+F.closeSync({fd});
+process.argv.splice(1, 0, file);
+const e = process.execArgv.findIndex(a => a === '-e' || a === '--eval');
+if (e >= 0) process.execArgv.splice(e, 2);
+let esm = /\.m[jt]s$/.test(file);
+if (!esm && !/\.c[jt]s$/.test(file)) {{
+  for (let d = P.dirname(file); ; d = P.dirname(d)) {{
+    let text = null;
+    try {{ text = F.readFileSync(P.join(d, 'package.json'), 'utf8'); }} catch (e) {{}}
+    if (text !== null) {{ try {{ esm = JSON.parse(text).type === 'module'; }} catch (e) {{}} break; }}
+    if (d === P.dirname(d)) break;
+  }}
+  if (!esm) {{ try {{ new V.Script(M.wrap(source), {{ filename: file }}); }} catch (e) {{ esm = e instanceof SyntaxError; }} }}
+}}
+if (esm) {{
+  const url = U.pathToFileURL(file).href;
+  const hook = 'let u, s; export function initialize(d) {{ u = d.url; s = d.source; }} export async function load(x, c, n) {{ if (x === u) return {{ format: "module", source: s, shortCircuit: true }}; return n(x, c); }}';
+  M.register('data:text/javascript,' + encodeURIComponent(hook), {{ data: {{ url, source }} }});
+  import(url);
+  return;
+}}
+const m = new M(file, null);
+m.filename = file;
+m.id = '.';
+m.paths = M._nodeModulePaths(P.dirname(file));
+process.mainModule = m;
+M._cache[file] = m;
+m._compile(source, file);
+m.loaded = true;
+}})();"#,
+            file = text(&real),
+        );
+        out.extend(["-e".to_string(), boot, "--".to_string()]);
+    }
+    out.extend(args[at + 1..].iter().cloned());
+    Ok(Some(ScriptLaunch { args: out, copy }))
 }
 
 /// What runs an entry's pinned closure: the program in the closure cache, its

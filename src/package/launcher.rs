@@ -223,7 +223,7 @@ fn read_line(
         let value = match kind {
             Kind::Flag | Kind::Attached => None,
             Kind::Stop(why) => return Err(format!("`{launcher}` is given `{name}`: {why}")),
-            Kind::Value | Kind::Package | Kind::Registry => match attached {
+            Kind::Value | Kind::Package | Kind::Registry | Kind::Interpreter => match attached {
                 Some((value, prefix)) => Some((i, value, prefix)),
                 None => match args.get(i + 1) {
                     // A value that reads as an option: runners differ on it; not a guess.
@@ -240,6 +240,11 @@ fn read_line(
             },
         };
         match (kind, value) {
+            (Kind::Interpreter, Some((_, value, _))) if !options::is_version_request(&value) => {
+                return Err(format!(
+                    "`{launcher}` is given `{name} {value}`: it picks the interpreter by path or name, which mcp-lock does not pin (give a version, `{name} 3.12`)"
+                ));
+            }
             (Kind::Package, Some(found)) => {
                 if line.package.is_some() {
                     return Err(format!(
@@ -737,6 +742,50 @@ mod tests {
             let r = of(line);
             assert_eq!(r.target, Target::Unrecognised, "{line}");
             assert!(r.note.is_some(), "{line}: a note says why");
+        }
+        // Options that load code or pick the interpreter (issue 40): the option named.
+        for (line, option) in [
+            (
+                "npx --node-options=--require=./x.js -y tiny-mcp",
+                "--node-options",
+            ),
+            ("npx -y --node-options --require tiny-mcp", "--node-options"),
+            ("npx --script-shell ./sh -y tiny-mcp", "--script-shell"),
+            ("npx --prefix ./vendor -y tiny-mcp", "--prefix"),
+            ("npm exec --node-gyp ./gyp tiny-mcp", "--node-gyp"),
+            ("uvx --python ./evilpy tiny-py", "--python ./evilpy"),
+            ("uvx -p evilpy tiny-py", "-p evilpy"),
+            (
+                "uvx --python=/tmp/py/bin/python tiny-py",
+                "--python /tmp/py/bin/python",
+            ),
+            ("uv tool run -p./py tiny-py", "-p ./py"),
+            ("uvx --env-file .env tiny-py", "--env-file"),
+            ("pipx run --python ./py tiny-py", "--python ./py"),
+            ("node --env-file=.env server.js", "--env-file"),
+            (
+                "node --openssl-config ./o.cnf server.js",
+                "--openssl-config",
+            ),
+            ("node --snapshot-blob ./s.blob server.js", "--snapshot-blob"),
+            ("deno run --import-map=./m.json main.ts", "--import-map"),
+            ("bun --config ./bunfig.toml index.ts", "--config"),
+        ] {
+            let r = of(line);
+            assert_eq!(r.target, Target::Unrecognised, "{line}");
+            let note = r.note.unwrap_or_default();
+            assert!(note.contains(&format!("`{option}")), "{line}: {note}");
+        }
+        // A version request picks no file: the package is still the one pinned.
+        for line in [
+            "uvx --python 3.12 tiny-py",
+            "uvx -p cpython@3.12.1 tiny-py",
+            "uvx --python=>=3.11,<3.13 tiny-py",
+            "uvx -p pypy3.10 tiny-py",
+            "uvx -p 3.13t tiny-py",
+            "pipx run --python 3.12 tiny-py",
+        ] {
+            assert_eq!(of(line).target, pypi("tiny-py", None), "{line}");
         }
         // `npm exec` reads options after the package too; `-p` is --parseable there.
         let r = of("npm exec -p tiny-mcp --registry http://127.0.0.1:1 -- --stdio");

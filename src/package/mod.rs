@@ -11,13 +11,14 @@ mod check;
 pub mod closure;
 mod launch;
 pub mod launcher;
+mod local;
 pub mod npm;
 mod options;
 pub mod pypi;
 pub mod releases;
 
 pub use check::check;
-pub use launch::{ClosureLaunch, closure_launch, pinned_launch};
+pub use launch::{ClosureLaunch, ScriptLaunch, closure_launch, pinned_launch, script_launch};
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -19,6 +19,11 @@ pub enum Kind {
     Package,
     /// Its value is the registry or index the runner resolves from.
     Registry,
+    /// Its value picks the interpreter (`uvx --python`, `pipx run --python`): a
+    /// version request (`3.12`, `cpython@3.12`, `>=3.11`) is taken; a path or an
+    /// executable's name runs an interpreter mcp-lock does not pin, and makes the
+    /// entry not recognised ([`is_version_request`]).
+    Interpreter,
     /// The entry cannot be pinned as mcp-lock reads it: the code comes from elsewhere
     /// (`node -e`, `python -m`), or the option changes what the runner resolves in a
     /// way mcp-lock does not follow (`uvx --find-links`, `pipx run --pip-args`).
@@ -239,22 +244,17 @@ const NPM_VALUES: &[&str] = &[
     "--message",
     "-m",
     "--min-release-age",
-    "--node-gyp",
-    "--node-options",
     "--noproxy",
     "--omit",
     "--only",
     "--os",
     "--otp",
     "--pack-destination",
-    "--prefix",
-    "-C",
     "--preid",
     "--proxy",
     "--replace-registry-host",
     "--save-prefix",
     "--scope",
-    "--script-shell",
     "--searchexclude",
     "--searchlimit",
     "--searchopts",
@@ -275,6 +275,26 @@ const NPM_ROLES: &[Opt] = &[
     (&["--registry", "--reg", "-reg"], Registry),
     (&["--call", "-c", "--shell"], SHELL),
     (&["--userconfig", "--globalconfig"], NPMRC),
+    (
+        &["--node-options"],
+        Stop(
+            "it gives node options (`--require`, `--import`) that load code before the package's, which mcp-lock does not pin",
+        ),
+    ),
+    (
+        &["--script-shell"],
+        Stop("it names the shell that runs the package's command, a program mcp-lock does not pin"),
+    ),
+    (
+        &["--node-gyp"],
+        Stop("it names the program that builds native modules, which mcp-lock does not pin"),
+    ),
+    (
+        &["--prefix", "-C"],
+        Stop(
+            "it names the directory whose node_modules npx may run the package from instead of the registry's",
+        ),
+    ),
 ];
 
 /// `npx`: `-p` is `--package` (npx's own pass), everything else as `npm exec`.
@@ -306,12 +326,16 @@ pub const DLX: &[Opt] = &[
 /// `uv tool run --help` (uv 0.13): every option it lists.
 pub const UV: &[Opt] = &[
     (&["--from"], Package),
+    (&["-p", "--python"], Interpreter),
+    (
+        &["--env-file"],
+        Stop("it reads variables (`UV_*`, `PYTHONPATH`, …) from a file mcp-lock does not pin"),
+    ),
     (&["--default-index", "--index-url", "-i"], Registry),
     (
         &[
             "-b",
             "--build-constraints",
-            "--env-file",
             "--python-platform",
             "--torch-backend",
             "--keyring-provider",
@@ -330,8 +354,6 @@ pub const UV: &[Opt] = &[
             "--no-binary-package",
             "--cache-dir",
             "--refresh-package",
-            "-p",
-            "--python",
             "--color",
             "--allow-insecure-host",
             "--directory",
@@ -412,7 +434,7 @@ pub const UV: &[Opt] = &[
 pub const PIPX: &[Opt] = &[
     (&["--spec"], Package),
     (&["--index-url", "-i"], Registry),
-    (&["--python"], Value),
+    (&["--python"], Interpreter),
     (
         &[
             "--no-cache",
@@ -679,8 +701,6 @@ pub const NODE: &[Opt] = &[
             "--disable-proto",
             "--disable-warning",
             "--dns-result-order",
-            "--env-file",
-            "--env-file-if-exists",
             "--experimental-default-type",
             "--experimental-policy",
             "--experimental-sea-config",
@@ -696,7 +716,6 @@ pub const NODE: &[Opt] = &[
             "--inspect-publish-uid",
             "--max-http-header-size",
             "--network-family-autoselection-attempt-timeout",
-            "--openssl-config",
             "--policy-integrity",
             "--redirect-warnings",
             "--report-directory",
@@ -705,7 +724,6 @@ pub const NODE: &[Opt] = &[
             "--report-signal",
             "--secure-heap",
             "--secure-heap-min",
-            "--snapshot-blob",
             "--test-concurrency",
             "--test-name-pattern",
             "--test-reporter",
@@ -748,7 +766,6 @@ pub const NODE: &[Opt] = &[
             "--enable-source-maps",
             "--experimental-eventsource",
             "--experimental-import-meta-resolve",
-            "--experimental-network-imports",
             "--experimental-network-inspection",
             "--experimental-permission",
             "--experimental-print-required-tla",
@@ -833,6 +850,24 @@ pub const NODE: &[Opt] = &[
         ],
         Stop("it loads code before the script, which mcp-lock does not pin"),
     ),
+    (
+        &["--env-file", "--env-file-if-exists"],
+        Stop("it reads variables (`NODE_OPTIONS` among them) from a file mcp-lock does not pin"),
+    ),
+    (
+        &["--openssl-config"],
+        Stop(
+            "it names an OpenSSL config, which can load engines and providers (code) mcp-lock does not pin",
+        ),
+    ),
+    (
+        &["--snapshot-blob"],
+        Stop("it starts from a V8 snapshot, code mcp-lock does not pin"),
+    ),
+    (
+        &["--experimental-network-imports"],
+        Stop("it lets the script import code from URLs, which mcp-lock does not pin"),
+    ),
 ];
 
 /// `python3 --help`.
@@ -871,16 +906,22 @@ pub const DENO: &[Opt] = &[
         &[
             "-c",
             "--config",
-            "--import-map",
             "--cert",
             "--location",
             "--seed",
             "--ext",
             "-L",
             "--log-level",
-            "--env",
         ],
         Value,
+    ),
+    (
+        &["--import-map"],
+        Stop("it maps the script's imports to other code, which mcp-lock does not pin"),
+    ),
+    (
+        &["--env", "--env-file"],
+        Stop("it reads variables (`DENO_*` among them) from a file mcp-lock does not pin"),
     ),
     (
         &[
@@ -905,7 +946,6 @@ pub const DENO: &[Opt] = &[
             "--check",
             "--reload",
             "--lock",
-            "--env-file",
             "--inspect",
             "--inspect-brk",
             "--inspect-wait",
@@ -949,15 +989,14 @@ pub const DENO: &[Opt] = &[
 /// `bun --help` / `bun run --help`: the common options.
 pub const BUN: &[Opt] = &[
     (&["-e", "--eval", "-p", "--print"], EVAL),
+    (&["--cwd", "--tsconfig-override"], Value),
     (
-        &[
-            "--env-file",
-            "--cwd",
-            "-c",
-            "--config",
-            "--tsconfig-override",
-        ],
-        Value,
+        &["--env-file"],
+        Stop("it reads variables (`BUN_*`, `NODE_OPTIONS`, …) from a file mcp-lock does not pin"),
+    ),
+    (
+        &["-c", "--config"],
+        Stop("it names a bunfig, whose `preload` loads code mcp-lock does not pin"),
     ),
     (&["--inspect", "--inspect-brk", "--inspect-wait"], Attached),
     (
@@ -984,4 +1023,40 @@ pub fn find(table: &[Opt], arg: &str) -> Option<Kind> {
         .iter()
         .find(|(names, _)| names.contains(&arg))
         .map(|(_, kind)| *kind)
+}
+
+/// Whether an interpreter option's value asks for a version (`3.12`, `3.12.1`,
+/// `cpython@3.12`, `pypy3.10`, `>=3.11,<3.13`, `3.13t`, `any`) rather than naming an
+/// executable or a path: a version is looked for where the runner always looks (its
+/// managed interpreters, `PATH`), while a name or path (`./evilpy`, `evilpy`) runs
+/// whatever that file is.
+pub fn is_version_request(value: &str) -> bool {
+    let lower = value.trim().to_ascii_lowercase();
+    if lower.is_empty() || lower.contains(['/', '\\']) {
+        return false;
+    }
+    if lower == "any" {
+        return true;
+    }
+    let mut rest = lower.as_str();
+    let mut implementation = false;
+    for name in ["cpython", "graalpy", "pypy", "python", "cp", "pp", "gp"] {
+        if let Some(r) = rest.strip_prefix(name) {
+            rest = r.strip_prefix(['@', '-']).unwrap_or(r);
+            implementation = true;
+            break;
+        }
+    }
+    if rest.is_empty() {
+        return implementation;
+    }
+    let rest = rest
+        .strip_suffix("+freethreaded")
+        .or_else(|| rest.strip_suffix('t'))
+        .unwrap_or(rest);
+    rest.starts_with(|c: char| c.is_ascii_digit() || "<>=!~".contains(c))
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || ".,<>=!~* ".contains(c))
+        && rest.contains(|c: char| c.is_ascii_digit())
 }

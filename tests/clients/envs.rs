@@ -87,6 +87,28 @@ fn a_missing_vscode_env_file_is_one_line_naming_the_server_the_file_and_the_fiel
 }
 
 #[test]
+fn a_code_loading_variable_from_a_vscode_env_file_is_refused_for_verify_and_the_guard() {
+    let (_home, home) = temp_home();
+    let project = project_with(".vscode/mcp.json", "vscode-envfile.mcp.json");
+    write_env_file(&project, "FROM_FILE=q7z\n");
+    let env = env_with(&home, &[]);
+    project.run_env(&["update", "--yes"], &env).expect(0);
+    project.run_env(&["verify"], &env).expect(0);
+    // The file is no part of the pinned entry: a preload put there is refused.
+    write_env_file(&project, "FROM_FILE=q7z\nNODE_OPTIONS=--require ./x.js\n");
+    for args in [vec!["verify"], vec!["guard", "fixture"]] {
+        let run = project.run_env(&args, &env);
+        assert_eq!(run.code(), 2, "{args:?}: {}", run.stderr());
+        assert!(
+            run.stderr()
+                .contains("sets NODE_OPTIONS, which decides which code the server loads"),
+            "{}",
+            run.stderr()
+        );
+    }
+}
+
+#[test]
 fn a_relative_vscode_env_file_is_refused_with_the_workspace_folder_form() {
     let (_home, home) = temp_home();
     let project = project_with(".vscode/mcp.json", "vscode-envfile-missing.mcp.json");

@@ -284,6 +284,204 @@ fn an_unrecognised_launch_with_another_module_is_launch_changed_and_the_guard_re
 }
 
 #[test]
+fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_never_starts() {
+    let project = Project::empty();
+    let fixture = common::fixture().display().to_string();
+    // A node and a python script, each handing its stdio to the fixture server.
+    std::fs::write(
+        project.path().join("srv.js"),
+        format!("require('child_process').spawnSync({fixture:?}, [], {{stdio: 'inherit'}});\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("srv.py"),
+        format!("import os\nos.execv({fixture:?}, [{fixture:?}])\n"),
+    )
+    .unwrap();
+    // The preloads: each leaves a mark when it runs.
+    std::fs::write(
+        project.path().join("x.js"),
+        "require('fs').writeFileSync(__dirname + '/node-preload-ran', '');\n",
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join("evil")).unwrap();
+    std::fs::write(
+        project.path().join("evil/sitecustomize.py"),
+        "import os\nopen(os.path.join(os.path.dirname(__file__), '..', 'python-preload-ran'), 'w').close()\n",
+    )
+    .unwrap();
+    let servers = |node_env: Value, python_env: Value| {
+        json!({
+            "node-srv": {"command": "node", "args": ["srv.js"], "env": node_env},
+            "py-srv": {"command": "python3", "args": ["srv.py"], "env": python_env},
+        })
+    };
+    project.set_servers(servers(json!({"DEBUG": "1"}), json!({})));
+    project.run(&["update", "--yes"]).expect(0);
+    project.run(&["verify"]).expect(0);
+    // A lock of the previous version (no code-loading variable pinned) keeps verifying.
+    let lock = std::fs::read_to_string(project.path().join("mcp.lock")).unwrap();
+    std::fs::write(
+        project.path().join("mcp.lock"),
+        lock.replace("\nversion = 6\n", "\nversion = 5\n"),
+    )
+    .unwrap();
+    project.run(&["verify"]).expect(0);
+    std::fs::write(project.path().join("mcp.lock"), &lock).unwrap();
+    project.set_servers(servers(
+        json!({"DEBUG": "1", "NODE_OPTIONS": "--require ./x.js"}),
+        json!({"PYTHONPATH": "./evil"}),
+    ));
+    for version in ["6", "5"] {
+        std::fs::write(
+            project.path().join("mcp.lock"),
+            lock.replace("\nversion = 6\n", &format!("\nversion = {version}\n")),
+        )
+        .unwrap();
+        let verify = project.run(&["verify"]);
+        verify.expect(1);
+        for server in ["node-srv", "py-srv"] {
+            assert!(
+                verify.stdout().lines().any(|l| l.contains("launch-changed, fail")
+                    && verify.stdout().contains(server)),
+                "{server}: {}",
+                verify.stdout()
+            );
+        }
+        assert!(
+            verify
+                .stdout()
+                .contains("code-loading env: NODE_OPTIONS sha256:"),
+            "{}",
+            verify.stdout()
+        );
+        // verify lists the servers the config names (the preloads ran there); the
+        // guard starts neither.
+        std::fs::remove_file(project.path().join("node-preload-ran")).ok();
+        std::fs::remove_file(project.path().join("python-preload-ran")).ok();
+        for server in ["node-srv", "py-srv"] {
+            let stderr = project.guard_refuses(&[server], &[]);
+            assert!(stderr.contains("launch-changed"), "{stderr}");
+        }
+        assert!(!project.path().join("node-preload-ran").exists());
+        assert!(!project.path().join("python-preload-ran").exists());
+    }
+    // Pinned, the variables are in the lock by name and hash, never by value.
+    project.run(&["update", "--yes"]).expect(0);
+    let lock = std::fs::read_to_string(project.path().join("mcp.lock")).unwrap();
+    assert!(
+        lock.contains("code_env = [\"NODE_OPTIONS=sha256:"),
+        "{lock}"
+    );
+    assert!(lock.contains("code_env = [\"PYTHONPATH=sha256:"), "{lock}");
+    assert!(
+        !lock.contains("./x.js") && !lock.contains("./evil"),
+        "{lock}"
+    );
+    project.run(&["verify"]).expect(0);
+}
+
+/// Starts `mcp-lock guard SERVER` with an `initialize` request and says whether the
+/// server answered it (the guard started it) or the guard refused.
+fn guard_answers(project: &Project, server: &str) -> bool {
+    use std::io::{BufRead, Write};
+    let mut child = project
+        .command(common::bin())
+        .args(["guard", server])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params":
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let _ = writeln!(stdin, "{request}");
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let answered = line.contains("\"result\"");
+    assert!(answered || status.code() == Some(1), "{line} {status:?}");
+    answered
+}
+
+#[test]
+fn a_pinned_script_swapped_while_the_guard_launches_never_runs_the_other_script() {
+    let project = Project::empty();
+    let fixture = common::fixture().display().to_string();
+    let dir = project.path();
+    // Each script finds the fixture through a sibling module (its imports resolve from
+    // its own directory) and hands it its stdio; the other script leaves a mark.
+    std::fs::write(
+        dir.join("helper.js"),
+        format!("exports.fixture = {fixture:?};\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("helper.py"), format!("FIXTURE = {fixture:?}\n")).unwrap();
+    std::fs::create_dir(dir.join("esm")).unwrap();
+    std::fs::write(dir.join("esm/package.json"), r#"{"type":"module"}"#).unwrap();
+    std::fs::write(
+        dir.join("esm/helper.js"),
+        format!("export const fixture = {fixture:?};\n"),
+    )
+    .unwrap();
+    let good_js = "const h = require('./helper');\nif (require.main !== module || process.argv[1] !== __filename) process.exit(9);\nrequire('child_process').spawnSync(h.fixture, [], {stdio: 'inherit'});\n";
+    let evil_js = "require('fs').writeFileSync(__dirname + '/evil-ran', 'node');\nrequire('child_process').spawnSync(require('./helper').fixture, [], {stdio: 'inherit'});\n";
+    let good_py = "import os, sys, helper\nassert os.path.basename(__file__) == 'srv.py' and sys.argv[0] == 'srv.py'\nos.execv(helper.FIXTURE, [helper.FIXTURE])\n";
+    let evil_py = "import os, helper\nopen(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'evil-ran'), 'w').write('python')\nos.execv(helper.FIXTURE, [helper.FIXTURE])\n";
+    let good_mjs = "import { fixture } from './helper.js';\nimport { spawnSync } from 'node:child_process';\nimport { fileURLToPath } from 'node:url';\nif (fileURLToPath(import.meta.url) !== process.argv[1]) process.exit(9);\nspawnSync(fixture, [], { stdio: 'inherit' });\n";
+    std::fs::write(dir.join("srv.js"), good_js).unwrap();
+    std::fs::write(dir.join("srv.py"), good_py).unwrap();
+    std::fs::write(dir.join("esm/srv.js"), good_mjs).unwrap();
+    project.set_servers(json!({
+        "node-srv": {"command": "node", "args": ["srv.js"]},
+        "py-srv": {"command": "python3", "args": ["srv.py"]},
+        "esm-srv": {"command": "node", "args": ["esm/srv.js"]},
+    }));
+    project.run(&["update", "--yes"]).expect(0);
+    // From the checked bytes, each runs as itself: CommonJS, ES module and python.
+    for server in ["node-srv", "py-srv", "esm-srv"] {
+        assert!(guard_answers(&project, server), "{server}");
+    }
+    for (server, script, good, evil) in [
+        ("node-srv", "srv.js", good_js, evil_js),
+        ("py-srv", "srv.py", good_py, evil_py),
+    ] {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (stop, dir) = (stop.clone(), dir.to_path_buf());
+            let (good, evil) = (good.to_string(), evil.to_string());
+            std::thread::spawn(move || {
+                let target = dir.join(script);
+                let mut round = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for text in [&evil, &good] {
+                        let tmp = dir.join(format!(".swap-{round}"));
+                        std::fs::write(&tmp, text).unwrap();
+                        std::fs::rename(&tmp, &target).unwrap();
+                        round += 1;
+                    }
+                }
+                std::fs::write(&target, &good).unwrap();
+            })
+        };
+        let mut allowed = 0;
+        for _ in 0..30 {
+            allowed += usize::from(guard_answers(&project, server));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert!(
+            !dir.join("evil-ran").exists(),
+            "{server}: the other script ran ({allowed} of 30 launches allowed)"
+        );
+        // Unswapped again, it starts.
+        assert!(guard_answers(&project, server), "{server}");
+    }
+}
+
+#[test]
 fn a_secret_in_the_servers_stderr_cut_by_a_64_kib_piece_boundary_is_still_redacted() {
     let secret = "env-secret-value-64k";
     let project = Project::empty();

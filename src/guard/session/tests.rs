@@ -29,6 +29,7 @@ fn listing(profile: &str, capabilities: Value, tools: &[Json]) -> LockedServer {
             command: "srv".into(),
             args: Vec::new(),
             env: Vec::new(),
+            code_env: Vec::new(),
         },
         protocol_version: "2025-11-25".into(),
         client_info: Json::from_value(&json!({"name": profile})),

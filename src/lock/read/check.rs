@@ -50,12 +50,25 @@ pub(super) fn check_server(
     let at = |offset: usize, message: String| invalid_at(index, path, offset, message);
     let name_at = server.name.span().start;
     let name = server.name.get_ref().clone();
+    let code_env = match &server.code_env {
+        None => Vec::new(),
+        Some(pins) => {
+            check_code_env(pins.get_ref(), version).map_err(|m| at(pins.span().start, m))?
+        }
+    };
     let reached = match (server.transport.as_str(), server.command, server.url) {
         ("stdio", Some(command), None) => Reached::Stdio {
             command,
             args: server.args,
             env: server.env,
+            code_env,
         },
+        _ if !code_env.is_empty() => {
+            return Err(at(
+                name_at,
+                format!("server {name:?}: `code_env` belongs to a stdio server only"),
+            ));
+        }
         (kind @ ("streamable-http" | "sse"), None, Some(url)) => Reached::Remote {
             kind: kind.to_string(),
             url,
@@ -558,4 +571,35 @@ fn check_package(raw: RawPackage, version: i64) -> Result<crate::package::Packag
 
 fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `code_env` (version 6): `NAME=sha256:<64 hex>` each, sorted by name, each name once.
+fn check_code_env(pins: &[String], version: i64) -> Result<Vec<(String, String)>, String> {
+    if version < 6 {
+        return Err(format!(
+            "`code_env` needs lock format version 6 (this lock says version {version})"
+        ));
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for pin in pins {
+        let Some((name, hash)) = pin.split_once('=') else {
+            return Err(format!("code_env entry {pin:?} is not NAME=sha256:…"));
+        };
+        if name.is_empty()
+            || !hash
+                .strip_prefix("sha256:")
+                .is_some_and(|h| crate::package::is_sha256_hex(h) && h == h.to_ascii_lowercase())
+        {
+            return Err(format!(
+                "code_env entry {pin:?} is not NAME=sha256: and 64 lowercase hex digits"
+            ));
+        }
+        if out.last().is_some_and(|(last, _)| last.as_str() >= name) {
+            return Err(format!(
+                "code_env entry {name:?} is out of order or listed twice"
+            ));
+        }
+        out.push((name.to_string(), hash.to_string()));
+    }
+    Ok(out)
 }

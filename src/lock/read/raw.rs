@@ -27,6 +27,8 @@ pub(super) struct RawServer {
     pub(super) args: Vec<String>,
     #[serde(default)]
     pub(super) env: Vec<String>,
+    /// Version 6: the code-loading variables of `env`, `NAME=sha256:…`.
+    pub(super) code_env: Option<Spanned<Vec<String>>>,
     pub(super) url: Option<String>,
     #[serde(default)]
     pub(super) headers: Vec<String>,
@@ -127,6 +129,7 @@ impl RawServer {
             command: self.command.clone(),
             args: self.args.clone(),
             env: self.env.clone(),
+            code_env: self.code_env.clone(),
             url: self.url.clone(),
             headers: self.headers.clone(),
             oauth_issuer: self.oauth_issuer.clone(),

@@ -31,6 +31,7 @@ fn session(prompts: Option<&[Value]>, templates: &[Value], policy: Policy) -> Se
             command: "srv".into(),
             args: Vec::new(),
             env: Vec::new(),
+            code_env: Vec::new(),
         },
         protocol_version: "2025-11-25".into(),
         client_info: Json::from_value(&json!({"name": "bare"})),
