@@ -25,7 +25,9 @@ use std::path::{Component, Path, PathBuf};
 mod read;
 mod together;
 
-pub use read::{NotRead, read_regular, read_regular_text};
+pub use read::{
+    NotRead, open_regular, read_regular, read_regular_text, too_large, too_large_error,
+};
 pub use together::{Place, finish_interrupted, replace_together};
 
 /// Why a write was refused. The caller names the file; this says what is wrong

@@ -653,6 +653,50 @@ fn a_fifo_in_place_of_a_project_file_is_a_usage_error_not_a_hang() {
     }
 }
 
+/// A script server in Python: answers initialize and tools/list with one tool.
+const SCRIPT_SERVER: &str = r#"import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    else:
+        r = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"#;
+
+#[test]
+fn a_pinned_script_replaced_by_a_fifo_or_a_link_to_a_device_is_refused_by_the_guard_at_once() {
+    let p = Project::bare(json!({"s": {"command": "python3", "args": ["srv.py"]}}));
+    let script = p.path().join("srv.py");
+    std::fs::write(&script, SCRIPT_SERVER).unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    // A FIFO nobody writes would hold a blocking read for ever; /dev/zero would
+    // fill memory: both are refused before a byte is read, and nothing starts.
+    make_fifo(&script);
+    let run = run_within(&p, &["guard", "s"], Duration::from_secs(60));
+    run.expect(1);
+    assert!(
+        run.stderr()
+            .contains("cannot read the pinned script srv.py: it is a FIFO"),
+        "{}",
+        run.stderr()
+    );
+    std::fs::remove_file(&script).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &script).unwrap();
+    let run = run_within(&p, &["guard", "s"], Duration::from_secs(60));
+    run.expect(1);
+    assert!(
+        run.stderr()
+            .contains("the entry now runs /dev/zero, the lock pins srv.py"),
+        "{}",
+        run.stderr()
+    );
+}
+
 #[test]
 fn a_hundred_megabyte_line_from_the_server_ends_the_guards_session() {
     let tag = unique_tag("guard-long-line");

@@ -157,20 +157,13 @@ fn read_discovered(file: &Path) -> Result<String, ConfigError> {
     };
     match crate::files::read_regular_text(file, MAX_DISCOVERED_BYTES) {
         Ok(text) => Ok(text),
-        Err(e)
-            if matches!(
-                e.get_ref().and_then(|e| e.downcast_ref()),
-                Some(crate::files::NotRead::TooLarge { .. })
-            ) =>
-        {
-            Err(ConfigError::Shape {
-                path: file.display().to_string(),
-                message: format!(
-                    "larger than {} MiB; is this an MCP client config?",
-                    MAX_DISCOVERED_BYTES >> 20
-                ),
-            })
-        }
+        Err(e) if crate::files::too_large(&e) => Err(ConfigError::Shape {
+            path: file.display().to_string(),
+            message: format!(
+                "larger than {} MiB; is this an MCP client config?",
+                MAX_DISCOVERED_BYTES >> 20
+            ),
+        }),
         Err(source) => Err(error(source)),
     }
 }

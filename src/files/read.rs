@@ -4,7 +4,7 @@
 //! blocking (a FIFO or a device is refused at once, never waited on), and never more
 //! than a limit the caller names.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -23,6 +23,21 @@ pub enum NotRead {
 /// else than a regular file, or a larger one, is an `ErrorKind::InvalidData` error
 /// carrying [`NotRead`].
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let (file, len) = open_regular(path)?;
+    if len > limit {
+        return Err(not_read(NotRead::TooLarge { limit }));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(not_read(NotRead::TooLarge { limit }));
+    }
+    Ok(bytes)
+}
+
+/// The regular file at `path` (symlinks followed) opened for reading, with its
+/// length then; errors as [`read_regular`]'s. For a caller that streams it.
+pub fn open_regular(path: &Path) -> io::Result<(File, u64)> {
     // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
     let file = OpenOptions::new()
         .read(true)
@@ -44,15 +59,20 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
         };
         return Err(not_read(NotRead::NotAFile { kind }));
     }
-    if meta.len() > limit {
-        return Err(not_read(NotRead::TooLarge { limit }));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(not_read(NotRead::TooLarge { limit }));
-    }
-    Ok(bytes)
+    Ok((file, meta.len()))
+}
+
+/// The error [`read_regular`] gives for a file larger than `limit`.
+pub fn too_large_error(limit: u64) -> io::Error {
+    not_read(NotRead::TooLarge { limit })
+}
+
+/// Whether `error` is [`read_regular`]'s refusal of a file too large.
+pub fn too_large(error: &io::Error) -> bool {
+    matches!(
+        error.get_ref().and_then(|e| e.downcast_ref()),
+        Some(NotRead::TooLarge { .. })
+    )
 }
 
 /// [`read_regular`] as UTF-8 text (`ErrorKind::InvalidData` when it is not).

@@ -552,10 +552,22 @@ pub(crate) fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// The sha256 of a file, lowercase hex.
+/// The largest script or binary hashed for a pin. The file is streamed through the
+/// hash, so this bounds time, not memory.
+pub const MAX_SCRIPT_HASHED: u64 = 1 << 30;
+
+/// The sha256 of a file, lowercase hex: a regular file only (a FIFO, a device or
+/// `/dev/stdin` a config names is refused at once, never read), streamed, at most
+/// [`MAX_SCRIPT_HASHED`] bytes.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    Ok(format!("{:x}", Sha256::digest(&bytes)))
+    use std::io::Read as _;
+    let (file, _) = crate::files::open_regular(path)?;
+    let mut hasher = Sha256::new();
+    let copied = std::io::copy(&mut file.take(MAX_SCRIPT_HASHED + 1), &mut hasher)?;
+    if copied > MAX_SCRIPT_HASHED {
+        return Err(crate::files::too_large_error(MAX_SCRIPT_HASHED));
+    }
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// [`sha256_file`] off the async workers: a script can be a large binary, and hashing
