@@ -321,7 +321,7 @@ fn row(
         status: Status::Unchecked,
         kind: source.ecosystem.as_str().to_string(),
         package: Some(source.name.clone()),
-        registry: Some(source.registry.clone()),
+        registry: source.registry.clone().ok(),
         pinned: Some(Pinned {
             version: pinned.to_string(),
             listed: false,

@@ -349,9 +349,17 @@ async fn check_npm(
         out.message = "registry look-up skipped (--offline)".into();
         return;
     }
-    let registry = npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
-        entry.lookup(k)
-    });
+    let registry =
+        match npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
+            entry.lookup(k)
+        }) {
+            Ok(registry) => registry,
+            Err(e) => {
+                out.status = PackageStatus::Unverifiable;
+                out.message = e;
+                return;
+            }
+        };
     let packument = match npm::fetch(&registry, name, &entry.fetcher).await {
         Ok(p) => p,
         Err(e) => {

@@ -314,7 +314,8 @@ pub async fn closure_launch(
             Ecosystem::Npm,
             npm::registry_given(name, rec.registry.as_deref(), project_dir, &|k| {
                 entry.lookup(k)
-            }),
+            })
+            .map_err(closure::cache::InstallError::Failed)?,
             tool_beside(command, "npm", project_dir),
         ),
         (Target::Pypi { .. }, Package::Pypi { name, version, .. }) => (

@@ -371,7 +371,7 @@ pub async fn resolve_closure(
             let registry =
                 npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
                     entry.lookup(k)
-                });
+                })?;
             let tool = closure::tool_beside(entry.command, "npm", entry.project_dir)
                 .ok_or("npm is not on PATH; the dependency closure cannot be resolved")?;
             closure::npm::resolve(&tool, name, version, &registry)
@@ -629,7 +629,7 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
             let registry =
                 npm::registry_given(&name, rec.registry.as_deref(), entry.project_dir, &|k| {
                     entry.lookup(k)
-                });
+                })?;
             let packument = npm::fetch(&registry, &name, &entry.fetcher).await?;
             let version = npm::resolve(&packument, &registry, &name, spec.as_deref())?;
             let given = packument.versions.get(&version).cloned().flatten();

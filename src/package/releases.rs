@@ -79,8 +79,9 @@ impl Releases {
 pub struct Source {
     pub ecosystem: Ecosystem,
     pub name: String,
-    /// The registry or index URL, with a trailing `/`.
-    pub registry: String,
+    /// The registry or index URL, with a trailing `/`; `Err`: why it is not known (an
+    /// rc file that cannot be read), which fetching its releases then says.
+    pub registry: Result<String, String>,
 }
 
 /// The pinned version of an npm or PyPI pin; `None` for every other kind.
@@ -124,7 +125,7 @@ pub fn source(pin: &PackagePin, entry: Option<&Entry<'_>>, project_dir: &Path) -
             Some(Source {
                 ecosystem: Ecosystem::Pypi,
                 name: name.clone(),
-                registry: argument.unwrap_or_else(|| pypi::index_for(&pin.launcher, &lookup)),
+                registry: Ok(argument.unwrap_or_else(|| pypi::index_for(&pin.launcher, &lookup))),
             })
         }
         _ => None,
@@ -134,21 +135,22 @@ pub fn source(pin: &PackagePin, entry: Option<&Entry<'_>>, project_dir: &Path) -
 /// Every release the source lists, with publish times and deprecations (npm: the
 /// full packument; PyPI: the simple API, PEP 691 JSON preferred over HTML).
 pub async fn fetch(source: &Source, fetcher: &Fetcher) -> Result<Releases, String> {
+    let registry = source.registry.as_deref().map_err(Clone::clone)?;
     match source.ecosystem {
         Ecosystem::Npm => {
-            let url = format!("{}{}", source.registry, source.name.replace('/', "%2f"));
+            let url = format!("{registry}{}", source.name.replace('/', "%2f"));
             // The abbreviated packument npm install asks for has neither `time` nor
             // (everywhere) `deprecated`.
             let body = fetcher.get(&url, "application/json").await?;
             parse_npm(&body, &source.name).map_err(|e| {
                 format!(
-                    "the registry at {} answered for {} with {e}",
-                    source.registry, source.name
+                    "the registry at {registry} answered for {} with {e}",
+                    source.name
                 )
             })
         }
         Ecosystem::Pypi => {
-            let files = pypi::fetch(&source.registry, &source.name, fetcher).await?;
+            let files = pypi::fetch(registry, &source.name, fetcher).await?;
             Ok(from_index_files(&source.name, &files))
         }
     }
