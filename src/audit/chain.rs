@@ -277,7 +277,7 @@ pub fn verify(
                 file,
                 seq: last_seq,
                 problem: "unsigned",
-                message: "no signed checkpoint: nothing vouches for the log (set [audit] signing-key or sign-command)".into(),
+                message: "no signed checkpoint: nothing vouches for the log (set [audit] signing-key or sign-command in your own ~/.config/mcp-lock/mcp-lock.toml)".into(),
             });
         }
         for (session, ended) in &sessions {

@@ -14,17 +14,14 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 /// The namespace `signing-key` signs checkpoints under (`ssh-keygen -Y sign -n`).
 pub const SIGNING_NAMESPACE: &str = "mcp-lock-audit";
 
-/// `[audit]` in mcp-lock.toml: how the guard checkpoints, signs and rotates its log.
+/// `[audit]` in mcp-lock.toml: how the guard checkpoints and rotates its log (who
+/// signs is the user's own setting: [`super::signing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditSettings {
     /// A checkpoint whenever `seq` reaches a multiple of this (0: only at session end).
     pub checkpoint_every: u64,
     /// A file is rotated before an append would take it past this size.
     pub max_file_bytes: u64,
-    /// `signing-key`: an SSH private key `ssh-keygen -Y sign` signs checkpoints with.
-    pub signing_key: Option<String>,
-    /// `sign-command`: a command that reads the text on stdin and writes a signature.
-    pub sign_command: Option<Vec<String>>,
 }
 
 impl Default for AuditSettings {
@@ -32,8 +29,6 @@ impl Default for AuditSettings {
         AuditSettings {
             checkpoint_every: 1000,
             max_file_bytes: 10 * 1024 * 1024,
-            signing_key: None,
-            sign_command: None,
         }
     }
 }

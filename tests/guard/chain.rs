@@ -6,7 +6,12 @@ use super::*;
 
 /// A finished guard session of the deploy fixture: listed, three calls, closed.
 fn finished_session(project: &Project) {
-    let mut agent = McpPipe::guard(project, &["deploy"]);
+    finished_session_with(project, &[]);
+}
+
+/// [`finished_session`] with `env` set on the guard; its stderr.
+fn finished_session_with(project: &Project, env: &[(&str, &str)]) -> String {
+    let mut agent = McpPipe::spawn(&common::bin(), &["guard", "deploy"], project.path(), env);
     agent.initialize();
     agent.list_tools();
     for id in ["T-1", "T-2", "T-3"] {
@@ -17,6 +22,7 @@ fn finished_session(project: &Project) {
         agent.wait_exit(Duration::from_secs(10)).unwrap().code(),
         Some(0)
     );
+    agent.stderr()
 }
 
 fn log_path(project: &Project) -> std::path::PathBuf {
@@ -177,14 +183,18 @@ fn signed_checkpoints_verify_with_their_key_and_fail_with_another_or_when_edited
     let project = deploy_project(&[]);
     let (key, signer) = ssh_key(&project, "audit-key");
     let (_, stranger) = ssh_key(&project, "other-key");
-    std::fs::write(
-        project.path().join("mcp-lock.toml"),
-        format!("[audit]\nsigning-key = {:?}\n", key.display().to_string()),
-    )
-    .unwrap();
+    // The key is the user's own setting.
+    let user_config = project.path().join(".user-config");
+    write_user_settings(
+        &user_config,
+        &format!("[audit]\nsigning-key = {:?}\n", key.display().to_string()),
+    );
     std::fs::write(project.path().join("signers"), &signer).unwrap();
     std::fs::write(project.path().join("strangers"), &stranger).unwrap();
-    finished_session(&project);
+    finished_session_with(
+        &project,
+        &[("XDG_CONFIG_HOME", user_config.to_str().unwrap())],
+    );
     let lines = log_lines(&project);
     let checkpoint: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
     assert_eq!(checkpoint["event"], "checkpoint");
@@ -226,6 +236,63 @@ fn signed_checkpoints_verify_with_their_key_and_fail_with_another_or_when_edited
     // The untouched log verifies with the right signers.
     let (code, report) = verify_lines(&project, &lines, &["--allowed-signers", "signers"]);
     assert_eq!(code, 0, "{report}");
+}
+
+/// Writes the user's own settings file under `config_home`.
+fn write_user_settings(config_home: &Path, text: &str) {
+    std::fs::create_dir_all(config_home.join("mcp-lock")).unwrap();
+    std::fs::write(config_home.join("mcp-lock/mcp-lock.toml"), text).unwrap();
+}
+
+/// `[audit] sign-command = ["sh", "-c", ...]`: touches `marker`, prints SIGNED.
+fn sign_command(marker: &Path) -> String {
+    let script = format!("touch '{}'; printf SIGNED", marker.display());
+    format!("[audit]\nsign-command = [\"sh\", \"-c\", {script:?}]\n")
+}
+
+#[test]
+fn a_projects_sign_command_never_runs_and_the_users_own_settings_sign() {
+    let project = deploy_project(&[]);
+    let user_config = project.path().join(".user-config");
+    let env = [("XDG_CONFIG_HOME", user_config.to_str().unwrap())];
+    let cloned = project.path().join("project-signer-ran");
+    std::fs::write(project.path().join("mcp-lock.toml"), sign_command(&cloned)).unwrap();
+    let ignored = "mcp-lock guard: warning: mcp-lock.toml: [audit] sign-command ignored: a project's file cannot name a command or key for mcp-lock to use; set it in ";
+    let last_checkpoint = |project: &Project| {
+        log_lines(project)
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .rfind(|e| e["event"] == "checkpoint")
+            .unwrap()
+    };
+
+    // A whole session, and one whose launch the guard refuses: the project's signer
+    // runs in neither; each says once that it was ignored.
+    let stderr = finished_session_with(&project, &env);
+    assert_eq!(stderr.matches(ignored).count(), 1, "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with(ignored)),
+        "one whole line: {stderr}"
+    );
+    assert!(!cloned.exists(), "the project's sign-command ran");
+    assert_eq!(last_checkpoint(&project)["signature"], Value::Null);
+    let refused = project.run(&["guard", "deploy", "--", "sh", "-c", "exit 0"]);
+    refused.expect(1);
+    let stderr = refused.stderr();
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(stderr.starts_with(ignored), "{stderr}");
+    assert!(stderr.contains("refusing to start"), "{stderr}");
+    assert!(!cloned.exists(), "the project's sign-command ran");
+    assert_eq!(last_checkpoint(&project)["signature"], Value::Null);
+
+    // The same setting in the user's own settings signs.
+    let own = project.path().join("user-signer-ran");
+    write_user_settings(&user_config, &sign_command(&own));
+    finished_session_with(&project, &env);
+    assert!(own.exists(), "the user's sign-command did not run");
+    assert!(!cloned.exists(), "the project's sign-command ran");
+    assert_eq!(last_checkpoint(&project)["signature"], "SIGNED");
+    project.run(&["audit", "verify"]).expect(0);
 }
 
 /// `audit show` output with times and session ids made stable.
