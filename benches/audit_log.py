@@ -13,7 +13,7 @@ the line before. Then runs each case under `/usr/bin/time -v` and reports its
   show-json     audit show --format json
   show-md       audit show --format markdown
 
-Measured on the 2-core CI machine (debug build, 1,000,000 entries, 175 MB), before
+Measured on the shared 2-core machine (debug build, 1,000,000 entries, 255 MB), before
 issue 40 item 11 and after it: see the note in docs/robustness.md.
 
 Usage: python3 benches/audit_log.py [ENTRIES] [BINARY] [CASE,...]
@@ -81,7 +81,9 @@ def measure(args, cwd):
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", run.stderr)
-    return run.returncode, int(rss.group(1)) // 1024 if rss else -1, wall.group(1) if wall else "?"
+    user = re.search(r"User time \(seconds\): (\S+)", run.stderr)
+    wall = f"{wall.group(1) if wall else '?'} wall, {user.group(1) if user else '?'} s user"
+    return run.returncode, int(rss.group(1)) // 1024 if rss else -1, wall
 
 
 def main():

@@ -206,81 +206,6 @@ pub fn family(log: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chain_members_are_read_from_the_start_of_a_line_even_one_cut_short() {
-        let line = format!("{{\"seq\":17,\"prev\":\"{GENESIS}\",\"time\":\"2026-12-");
-        assert_eq!(chain_members(line.as_bytes()), Some((17, GENESIS)));
-        assert_eq!(chain_members(b"{\"time\":\"2026\"}"), None);
-        let bad = format!("{{\"seq\":017,\"prev\":\"{GENESIS}\",");
-        assert_eq!(chain_members(bad.as_bytes()), None);
-    }
-
-    #[test]
-    fn a_line_hash_ignores_the_final_newline_only() {
-        assert_eq!(line_hash(b"{}\n"), line_hash(b"{}"));
-        assert_ne!(line_hash(b"{} "), line_hash(b"{}"));
-        assert_eq!(
-            line_hash(b""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-    }
-
-    #[test]
-    fn rotated_files_are_numbered_between_stem_and_extension_oldest_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("audit.jsonl");
-        assert_eq!(rotated_path(&log, 3), dir.path().join("audit.3.jsonl"));
-        assert_eq!(
-            rotated_path(&dir.path().join("log"), 2),
-            dir.path().join("log.2")
-        );
-        for name in [
-            "audit.10.jsonl",
-            "audit.2.jsonl",
-            "audit.x.jsonl",
-            "audit.02.jsonl",
-            "audit.jsonl",
-        ] {
-            std::fs::write(dir.path().join(name), "").unwrap();
-        }
-        assert_eq!(
-            family(&log).unwrap(),
-            vec![
-                dir.path().join("audit.2.jsonl"),
-                dir.path().join("audit.10.jsonl"),
-                log.clone()
-            ]
-        );
-        assert_eq!(lock_path(&log), dir.path().join("audit.jsonl.lock"));
-    }
-
-    #[test]
-    fn a_link_among_a_logs_files_is_not_read_as_one_of_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("audit.jsonl");
-        std::fs::write(dir.path().join("audit.1.jsonl"), "").unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("audit.2.jsonl")).unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", &log).unwrap();
-        assert_eq!(
-            family(&log).unwrap(),
-            vec![dir.path().join("audit.1.jsonl")]
-        );
-    }
-
-    #[test]
-    fn a_program_that_outlives_its_wait_is_killed_and_named() {
-        let wait = std::time::Duration::from_millis(200);
-        let err = run_with_input("sleep", &["5"], b"", wait).unwrap_err();
-        assert_eq!(err, "sleep did not finish within 0 s");
-        let out = run_with_input("cat", &[] as &[&str], b"text", wait).unwrap();
-        assert_eq!(out.stdout, b"text");
-    }
-}
-
 /// Largest line read; a longer one is not an entry the guard writes.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
@@ -360,5 +285,80 @@ impl LogLines {
         }
         let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
         Ok(Some((self.number, LogLine::Line(line))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_members_are_read_from_the_start_of_a_line_even_one_cut_short() {
+        let line = format!("{{\"seq\":17,\"prev\":\"{GENESIS}\",\"time\":\"2026-12-");
+        assert_eq!(chain_members(line.as_bytes()), Some((17, GENESIS)));
+        assert_eq!(chain_members(b"{\"time\":\"2026\"}"), None);
+        let bad = format!("{{\"seq\":017,\"prev\":\"{GENESIS}\",");
+        assert_eq!(chain_members(bad.as_bytes()), None);
+    }
+
+    #[test]
+    fn a_line_hash_ignores_the_final_newline_only() {
+        assert_eq!(line_hash(b"{}\n"), line_hash(b"{}"));
+        assert_ne!(line_hash(b"{} "), line_hash(b"{}"));
+        assert_eq!(
+            line_hash(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn rotated_files_are_numbered_between_stem_and_extension_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        assert_eq!(rotated_path(&log, 3), dir.path().join("audit.3.jsonl"));
+        assert_eq!(
+            rotated_path(&dir.path().join("log"), 2),
+            dir.path().join("log.2")
+        );
+        for name in [
+            "audit.10.jsonl",
+            "audit.2.jsonl",
+            "audit.x.jsonl",
+            "audit.02.jsonl",
+            "audit.jsonl",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(
+            family(&log).unwrap(),
+            vec![
+                dir.path().join("audit.2.jsonl"),
+                dir.path().join("audit.10.jsonl"),
+                log.clone()
+            ]
+        );
+        assert_eq!(lock_path(&log), dir.path().join("audit.jsonl.lock"));
+    }
+
+    #[test]
+    fn a_link_among_a_logs_files_is_not_read_as_one_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        std::fs::write(dir.path().join("audit.1.jsonl"), "").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("audit.2.jsonl")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &log).unwrap();
+        assert_eq!(
+            family(&log).unwrap(),
+            vec![dir.path().join("audit.1.jsonl")]
+        );
+    }
+
+    #[test]
+    fn a_program_that_outlives_its_wait_is_killed_and_named() {
+        let wait = std::time::Duration::from_millis(200);
+        let err = run_with_input("sleep", &["5"], b"", wait).unwrap_err();
+        assert_eq!(err, "sleep did not finish within 0 s");
+        let out = run_with_input("cat", &[] as &[&str], b"text", wait).unwrap();
+        assert_eq!(out.stdout, b"text");
     }
 }

@@ -347,10 +347,10 @@ impl State {
             "launch_refused" => {
                 s.ended = format!("launch refused: {}", text(&e["message"]));
             }
-            "launch_disagrees" | "server_identity" | "instructions" | "protocol_unpinned" => {
-                if room(s.warnings.len(), &mut s.not_listed) {
-                    s.warnings.push(format!("{event}: {}", text(&e["message"])));
-                }
+            "launch_disagrees" | "server_identity" | "instructions" | "protocol_unpinned"
+                if room(s.warnings.len(), &mut s.not_listed) =>
+            {
+                s.warnings.push(format!("{event}: {}", text(&e["message"])));
             }
             "message" => {
                 *s.refusals.entry("MESSAGE_REFUSED".into()).or_default() += 1;
