@@ -97,7 +97,9 @@ def main():
         "unknown": payload("PreToolUse", tool_name="mcp__bench__nope", tool_input={}),
         "other": payload("PreToolUse", tool_name="Bash", tool_input={"command": "ls"}),
     }
-    expect = {"pass": b"", "deny": b'"deny"', "unknown": b'"deny"', "other": b""}
+    # A call left to Claude Code gets an answer with no decision in it.
+    no_decision = b'{"hookSpecificOutput":{"hookEventName":"PreToolUse"}}\n'
+    expect = {"pass": no_decision, "deny": b'"deny"', "unknown": b'"deny"', "other": no_decision}
     print(f"{'tools':>6} {'case':<9} {'p50 ms':>8} {'p95 ms':>8} {'vs --version p50':>17}")
     for many in [int(n) for n in opts.many.split(",")]:
         dir = project(many, home)
@@ -114,7 +116,7 @@ def main():
             for name, data in cases.items():
                 for _ in range(per_round):
                     ms, out = timed([BIN, "hook", "claude-code"], data, dir, env)
-                    if (expect[name] == b"" and out != b"") or expect[name] not in out:
+                    if (expect[name] == no_decision and out != no_decision) or expect[name] not in out:
                         sys.exit(f"{name}: unexpected answer {out[:200]!r}")
                     times[name].append(ms)
         base = statistics.median(times["baseline"])

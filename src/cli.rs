@@ -351,9 +351,12 @@ of the project (CLAUDE_PROJECT_DIR, else the current directory) under the
 claude-code client profile, keeps what it found for the session, and tells the
 model and the user which servers did not verify. At PreToolUse a call to
 mcp__<server>__<tool> is refused when the lock does not pin the tool, when its server
-did not verify, or when the arguments do not fit the pinned input schema; any other
-call gets no answer, so Claude Code's own permissions still decide. A project with no
-mcp.lock is left alone. It judges calls, not what Claude Code listed: use `mcp-lock
+did not verify, when the arguments do not fit the pinned input schema, or when the
+name could be another server's too; any other call gets an answer with no decision,
+so Claude Code's own permissions still decide. PreToolUse never verifies: a server or
+lock not verified at session start is refused until the next one. Whatever the hook
+cannot judge (unreadable input, a lock gone mid-session, 20 s passed; 120 s at
+SessionStart) refuses an MCP call. A project with no mcp.lock is left alone. It judges calls, not what Claude Code listed: use `mcp-lock
 wrap` (the guard) to enforce the listing too.
 Exit code: 0, with Claude Code's hook JSON on standard output when it has something
 to say.")]

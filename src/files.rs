@@ -22,8 +22,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
+mod read;
 mod together;
 
+pub use read::{NotRead, read_regular, read_regular_text};
 pub use together::{Place, finish_interrupted, replace_together};
 
 /// Why a write was refused. The caller names the file; this says what is wrong

@@ -4,8 +4,13 @@
 //! kept for the session; at `PreToolUse` a call to `mcp__<server>__<tool>` is judged
 //! from that record in milliseconds: refused when the lock does not pin the tool, when
 //! its server failed the session's verification, or when its arguments do not fit the
-//! pinned input schema. Allowed calls get no answer at all, so Claude Code's own
-//! permission rules still apply: the hook only ever takes permission away.
+//! pinned input schema. Allowed calls get an answer with no decision in it, so Claude
+//! Code's own permission rules still apply: the hook only ever takes permission away.
+//!
+//! It fails closed. A payload that cannot be read, a lock that went missing, a
+//! session with no finished verification, a tool name that could belong to two
+//! servers, or a deadline passed: an MCP call is denied with the reason. PreToolUse
+//! never starts, installs or verifies anything: that is SessionStart's work.
 //!
 //! Hook input and output follow Claude Code's documented hook JSON: the input's
 //! `session_id`, `hook_event_name`, `tool_name` and `tool_input`; the output's
@@ -55,6 +60,119 @@ impl HookInput {
         serde_json::from_str(text)
             .map_err(|e| format!("the hook input is not Claude Code's hook JSON: {e}"))
     }
+
+    /// What the hook can tell of this input when it cannot judge it.
+    pub fn seen(&self) -> Seen {
+        Seen {
+            event: Some(self.hook_event_name.clone()).filter(|e| !e.is_empty()),
+            tool: match self.tool_name.as_deref() {
+                Some(t) if t.starts_with("mcp__") => SeenTool::Mcp(t.to_string()),
+                Some(_) => SeenTool::NotMcp,
+                None => SeenTool::Unknown,
+            },
+        }
+    }
+}
+
+/// What the hook knows of an input it cannot judge: enough to refuse an MCP call and
+/// leave every other tool alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// `hook_event_name`, when one value of it was read.
+    pub event: Option<String>,
+    pub tool: SeenTool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeenTool {
+    /// An MCP tool (`mcp__...`), by its name.
+    Mcp(String),
+    /// A tool known not to be an MCP tool.
+    NotMcp,
+    /// No tool name could be read: not knowable as a non-MCP tool.
+    Unknown,
+}
+
+/// The longest `tool_name` or `hook_event_name` value the raw scan reads.
+const MAX_GLANCED_VALUE: usize = 4096;
+
+/// Reads the event and the tool name out of hook input that is not JSON serde can
+/// parse (nested too deep, a lone surrogate, cut at the size limit, not UTF-8): every
+/// `"tool_name"` and `"hook_event_name"` member found in the raw bytes, wherever it
+/// is. A tool is `NotMcp` only when every `tool_name` read is a plain name that does
+/// not start with `mcp__`; a name with an escape in it, one cut short, or none at all
+/// leaves it `Unknown`. Bounded: one pass over the bytes, values read up to 4 KiB.
+pub fn glance(bytes: &[u8]) -> Seen {
+    let events = member_values(bytes, b"\"hook_event_name\"");
+    let tools = member_values(bytes, b"\"tool_name\"");
+    let mut distinct: Vec<&Option<String>> = Vec::new();
+    for e in &events {
+        if !distinct.contains(&e) {
+            distinct.push(e);
+        }
+    }
+    let event = match distinct.as_slice() {
+        [Some(one)] => Some(one.clone()),
+        _ => None,
+    };
+    let tool = if let Some(mcp) = tools.iter().flatten().find(|t| t.starts_with("mcp__")) {
+        SeenTool::Mcp(mcp.clone())
+    } else if !tools.is_empty() && tools.iter().all(Option::is_some) {
+        SeenTool::NotMcp
+    } else {
+        SeenTool::Unknown
+    };
+    Seen { event, tool }
+}
+
+/// The string value after each occurrence of `key` followed by `:`; `None` for one
+/// that is not a plain string (an escape, no closing quote within the bound).
+fn member_values(bytes: &[u8], key: &[u8]) -> Vec<Option<String>> {
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = find(&bytes[from..], key) {
+        let mut i = from + at + key.len();
+        from = i;
+        while i < bytes.len() && is_space(bytes[i]) {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b':') {
+            continue;
+        }
+        i += 1;
+        while i < bytes.len() && is_space(bytes[i]) {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b'"') {
+            found.push(None);
+            continue;
+        }
+        let start = i + 1;
+        let end = bytes[start..]
+            .iter()
+            .take(MAX_GLANCED_VALUE + 1)
+            .position(|&b| b == b'"' || b == b'\\');
+        found.push(match end {
+            Some(n) if bytes[start + n] == b'"' => std::str::from_utf8(&bytes[start..start + n])
+                .ok()
+                .map(str::to_string),
+            _ => None,
+        });
+    }
+    found
+}
+
+/// Where `needle` (which starts with `"`) first is in `haystack`: each `"` tried.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = haystack[from..].iter().position(|&b| b == needle[0]) {
+        if haystack[from + at..].starts_with(needle) {
+            return Some(from + at);
+        }
+        from += at + 1;
+    }
+    None
 }
 
 /// The lock file as it was when a record was made: a different size or time means
@@ -108,6 +226,14 @@ pub struct SessionRecord {
     pub lock: LockStamp,
     /// Per server of the project, by config name.
     pub servers: BTreeMap<String, ServerRecord>,
+    /// Every server name the lock pinned and the project configured when the record
+    /// was made, verified or not: a tool name two of them would give is refused.
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// Set while the session's verification has not finished (it is under way, or it
+    /// ran out of time): why calls are refused meanwhile.
+    #[serde(default)]
+    pub pending: Option<String>,
 }
 
 /// One server's standing for the session.
@@ -133,7 +259,7 @@ pub struct PinnedTool {
 }
 
 impl SessionRecord {
-    pub const VERSION: u32 = 1;
+    pub const VERSION: u32 = 2;
 
     /// The record of a verification: each report judged as `verify` judges it (a
     /// server passes when its exit code alone would be 0), and each passing server's
@@ -175,6 +301,8 @@ impl SessionRecord {
             version: SessionRecord::VERSION,
             lock: stamp,
             servers,
+            names: Vec::new(),
+            pending: None,
         }
     }
 
@@ -184,13 +312,18 @@ impl SessionRecord {
             version: SessionRecord::VERSION,
             lock,
             servers: BTreeMap::new(),
+            names: Vec::new(),
+            pending: None,
         }
     }
 
-    /// Adds what a later verification of some servers found.
-    pub fn merge(&mut self, other: SessionRecord) {
-        self.lock = other.lock;
-        self.servers.extend(other.servers);
+    /// The record kept while a verification is under way: every MCP call is refused
+    /// with `why` until it is replaced.
+    pub fn pending(lock: LockStamp, why: String) -> Self {
+        SessionRecord {
+            pending: Some(why),
+            ..SessionRecord::empty(lock)
+        }
     }
 }
 
@@ -254,31 +387,57 @@ fn refusal(report: &ServerReport) -> Option<String> {
     Some(format!("MCP server {name} {what}; a person must {fix}"))
 }
 
-/// Claude Code's name for an MCP server or tool inside `mcp__<server>__<tool>`.
+/// Claude Code's name for an MCP server or tool inside `mcp__<server>__<tool>`, as
+/// its own code makes it (read in `@anthropic-ai/claude-code` 2.0.77's cli.js and
+/// 2.1.332's bundled code: `name.replace(/[^a-zA-Z0-9_-]/g, "_")`, and for a name
+/// starting `claude.ai ` runs of `_` made one and `_` trimmed at both ends; no length
+/// cut). The regular expression has no `u` flag: a character outside the BMP is two
+/// UTF-16 code units, so two `_`.
 pub fn normalize(name: &str) -> String {
-    crate::config::tool_name_part(name)
+    let plain = crate::config::tool_name_part(name);
+    if !name.starts_with("claude.ai ") {
+        return plain;
+    }
+    let mut collapsed = String::with_capacity(plain.len());
+    for c in plain.chars() {
+        if !(c == '_' && collapsed.ends_with('_')) {
+            collapsed.push(c);
+        }
+    }
+    let collapsed = collapsed.strip_prefix('_').unwrap_or(&collapsed);
+    collapsed.strip_suffix('_').unwrap_or(collapsed).to_string()
 }
 
-/// The server a Claude Code tool name belongs to, among `servers`: the longest whose
-/// normalized name prefixes it (server names may hold `__`), and the tool part.
-pub fn split_tool_name<'a, I>(tool_name: &'a str, servers: I) -> Option<(String, &'a str)>
+/// Every server among `servers` a Claude Code tool name could belong to (its
+/// normalized name then `__` prefixes the part after `mcp__`; server names may hold
+/// `__`), with the tool part for each. More than one: the name is ambiguous.
+pub fn servers_of<'a, 'b, I>(tool_name: &'a str, servers: I) -> Vec<(String, &'a str)>
 where
-    I: IntoIterator<Item = &'a String>,
+    I: IntoIterator<Item = &'b String>,
 {
-    let rest = tool_name.strip_prefix("mcp__")?;
-    servers
-        .into_iter()
-        .filter_map(|server| {
-            let tool = rest.strip_prefix(&normalize(server))?.strip_prefix("__")?;
-            Some((server.clone(), tool))
-        })
-        .max_by_key(|(server, _)| server.len())
+    let Some(rest) = tool_name.strip_prefix("mcp__") else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, &'a str)> = Vec::new();
+    for server in servers {
+        if found.iter().any(|(s, _)| s == server) {
+            continue;
+        }
+        if let Some(tool) = rest
+            .strip_prefix(&normalize(server))
+            .and_then(|t| t.strip_prefix("__"))
+        {
+            found.push((server.clone(), tool));
+        }
+    }
+    found
 }
 
 /// What the hook answers to one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Not an MCP tool, or a call the lock allows: no answer, Claude Code decides.
+    /// Not an MCP tool, or a call the lock allows: an answer with no decision, Claude
+    /// Code decides.
     PassThrough,
     /// Refused, with the reason Claude shows the model.
     Deny(String),
@@ -286,12 +445,39 @@ pub enum Decision {
 
 const NOTHING_RAN: &str = "The call was not made; nothing was run.";
 
-/// Judges one `PreToolUse` call from the session's record.
-pub fn decide(record: &SessionRecord, tool_name: &str, arguments: &Value) -> Decision {
+/// Judges one `PreToolUse` call from the session's record; `configured` are the
+/// project's server names now (a name Claude Code gives two servers' tools alike is
+/// refused whichever of them is pinned).
+pub fn decide(
+    record: &SessionRecord,
+    configured: &[String],
+    tool_name: &str,
+    arguments: &Value,
+) -> Decision {
     if !tool_name.starts_with("mcp__") {
         return Decision::PassThrough;
     }
-    let Some((server, tool)) = split_tool_name(tool_name, record.servers.keys()) else {
+    if let Some(why) = &record.pending {
+        return Decision::Deny(format!(
+            "mcp-lock refused {}: {why}. {NOTHING_RAN} Tell the user; its MCP servers are verified when a session starts (restart Claude Code, or run /compact or /clear).",
+            esc(tool_name)
+        ));
+    }
+    let names = record
+        .servers
+        .keys()
+        .chain(record.names.iter())
+        .chain(configured.iter());
+    let owners = servers_of(tool_name, names);
+    if owners.len() > 1 {
+        let listed: Vec<String> = owners.iter().map(|(s, _)| esc(s)).collect();
+        return Decision::Deny(format!(
+            "mcp-lock refused {}: Claude Code gives this name to the tools of more than one MCP server of this project ({}), so which server it would call is not known. {NOTHING_RAN} Ask the user to rename one of these servers so that their names differ in letters, digits, `-` and `_`, and pin it with `mcp-lock update`.",
+            esc(tool_name),
+            listed.join(", ")
+        ));
+    }
+    let Some((server, tool)) = owners.into_iter().next() else {
         return Decision::Deny(format!(
             "mcp-lock refused {}: its MCP server is not one of this project's servers pinned in mcp.lock ({}). {NOTHING_RAN} Ask the user to add the server to the project's config and pin it with `mcp-lock update`.",
             esc(tool_name),
@@ -303,7 +489,13 @@ pub fn decide(record: &SessionRecord, tool_name: &str, arguments: &Value) -> Dec
                 .join(", ")
         ));
     };
-    let standing = &record.servers[&server];
+    let Some(standing) = record.servers.get(&server) else {
+        return Decision::Deny(format!(
+            "mcp-lock refused {}: MCP server {} was not verified against mcp.lock when this session started (Claude Code had not been told to start it then), and mcp-lock does not start or verify a server during a tool call. {NOTHING_RAN} Tell the user: once Claude Code starts the server unasked, it is verified at the next session start (restart Claude Code, or run /compact or /clear).",
+            esc(tool_name),
+            esc(&server)
+        ));
+    };
     if let Some(why) = &standing.refused {
         return Decision::Deny(format!(
             "mcp-lock refused {}: {why}. {NOTHING_RAN} Do not retry this server's tools in this session until the user has approved the change.",
@@ -352,17 +544,23 @@ pub fn decide(record: &SessionRecord, tool_name: &str, arguments: &Value) -> Dec
     }
 }
 
-/// The `PreToolUse` answer for a decision: nothing for a pass, else a deny.
-pub fn pre_tool_use_output(decision: &Decision) -> Option<Value> {
+/// The `PreToolUse` answer for a decision: for a pass an answer with no decision in
+/// it (Claude Code's own permissions decide; the plugin's script tells it from a hook
+/// that said nothing), else a deny.
+pub fn pre_tool_use_output(decision: &Decision) -> Value {
     match decision {
-        Decision::PassThrough => None,
-        Decision::Deny(reason) => Some(json!({
+        Decision::PassThrough => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+            }
+        }),
+        Decision::Deny(reason) => json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason,
             }
-        })),
+        }),
     }
 }
 
@@ -392,7 +590,7 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
     if !deferred.is_empty() {
         let names: Vec<String> = deferred.iter().map(|n| esc(n)).collect();
         context.push_str(&format!(
-            " Not verified yet, as Claude Code has not been told to start them unasked: {}; each is verified at its first tool call.",
+            " Not verified yet, as Claude Code has not been told to start them unasked: {}; calls to their tools are refused until a session start at which they are approved.",
             names.join(", ")
         ));
     }
@@ -419,18 +617,26 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
     out
 }
 
-/// The answer when the hook itself could not judge: a tool call to an MCP server is
-/// refused (fail closed), anything else passes.
-pub fn failure_output(input: Option<&HookInput>, error: &str) -> Option<Value> {
+/// The answer when the hook itself could not judge: a tool call that is, or may be,
+/// to an MCP server is refused (fail closed); a tool known not to be an MCP tool is
+/// left alone. An input whose event could not be read is taken for a PreToolUse.
+pub fn failure_output(seen: &Seen, error: &str) -> Option<Value> {
     let error = esc(error);
-    match input.map(|i| (i.hook_event_name.as_str(), i.tool_name.as_deref())) {
-        Some(("PreToolUse", Some(tool))) if tool.starts_with("mcp__") => {
-            pre_tool_use_output(&Decision::Deny(format!(
+    match seen.event.as_deref() {
+        Some("PreToolUse") | None => match &seen.tool {
+            SeenTool::NotMcp if seen.event.is_some() => {
+                Some(pre_tool_use_output(&Decision::PassThrough))
+            }
+            SeenTool::NotMcp => None,
+            SeenTool::Mcp(tool) => Some(pre_tool_use_output(&Decision::Deny(format!(
                 "mcp-lock could not check {} against mcp.lock: {error}. {NOTHING_RAN} Tell the user; they can run `mcp-lock verify` to see why.",
                 esc(tool)
-            )))
-        }
-        Some(("SessionStart", _)) => Some(json!({
+            )))),
+            SeenTool::Unknown => Some(pre_tool_use_output(&Decision::Deny(format!(
+                "mcp-lock could not tell which tool this call is for, so it could not be checked against mcp.lock: {error}. {NOTHING_RAN} Tell the user; they can run `mcp-lock verify` to see why."
+            )))),
+        },
+        Some("SessionStart") => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "SessionStart",
                 "additionalContext": format!("mcp-lock could not verify this project's MCP servers at session start: {error}. Calls to MCP tools will be refused until it can."),
@@ -500,6 +706,8 @@ mod tests {
                 sha256: String::new(),
             },
             servers,
+            names: Vec::new(),
+            pending: None,
         }
     }
 
@@ -511,58 +719,116 @@ mod tests {
             "my.server".to_string(),
         ];
         assert_eq!(
-            split_tool_name("mcp__fx__two__list", names.iter()),
-            Some(("fx__two".to_string(), "list"))
+            servers_of("mcp__fx__two__list", names.iter()),
+            vec![
+                ("fx".to_string(), "two__list"),
+                ("fx__two".to_string(), "list")
+            ]
         );
         assert_eq!(
-            split_tool_name("mcp__fx__list", names.iter()),
-            Some(("fx".to_string(), "list"))
+            servers_of("mcp__fx__list", names.iter()),
+            vec![("fx".to_string(), "list")]
         );
         assert_eq!(
-            split_tool_name("mcp__my_server__x", names.iter()),
-            Some(("my.server".to_string(), "x"))
+            servers_of("mcp__my_server__x", names.iter()),
+            vec![("my.server".to_string(), "x")]
         );
-        assert_eq!(split_tool_name("Bash", names.iter()), None);
+        assert!(servers_of("Bash", names.iter()).is_empty());
+        // Claude Code's own rule: one `_` per UTF-16 code unit, and claude.ai
+        // connectors' names collapsed.
+        assert_eq!(normalize("a.b"), "a_b");
+        assert_eq!(normalize("t\u{e9}st"), "t_st");
+        assert_eq!(normalize("x\u{1F600}y"), "x__y");
+        assert_eq!(
+            normalize("claude.ai Google  Drive"),
+            "claude_ai_Google_Drive"
+        );
+        assert_eq!(normalize(" lead-"), "_lead-");
+    }
+
+    #[test]
+    fn the_raw_glance_tells_an_mcp_call_from_another_tool_or_cannot() {
+        let seen = glance(br#"{"hook_event_name":"PreToolUse","tool_name":"mcp__fx__x","tool_input":{"a":"\ud800"}}"#);
+        assert_eq!(seen.event.as_deref(), Some("PreToolUse"));
+        assert_eq!(seen.tool, SeenTool::Mcp("mcp__fx__x".into()));
+        let seen = glance(br#"{"hook_event_name" : "PreToolUse", "tool_name" : "Write", "tool_input":{"c":"\"tool_name\":\"mcp__a__b\""}}"#);
+        assert_eq!(seen.tool, SeenTool::NotMcp);
+        // A nested member of that name that says mcp__ wins; an escaped name or none
+        // cannot be told.
+        let seen = glance(br#"{"tool_name":"Write","tool_input":{"tool_name":"mcp__a__b"}}"#);
+        assert_eq!(seen.tool, SeenTool::Mcp("mcp__a__b".into()));
+        assert_eq!(
+            glance(br#"{"tool_name":"mcp\u005f_a__b"}"#).tool,
+            SeenTool::Unknown
+        );
+        assert_eq!(glance(br#"{"tool_input":{}}"#).tool, SeenTool::Unknown);
+        assert_eq!(glance(br#"{"tool_name":"mcp__a"#).tool, SeenTool::Unknown);
+        assert_eq!(
+            glance(br#"{"tool_name":"Bash","tool_name":7}"#).tool,
+            SeenTool::Unknown
+        );
+        assert_eq!(
+            glance(br#"{"hook_event_name":"A","hook_event_name":"B"}"#).event,
+            None
+        );
     }
 
     #[test]
     fn calls_are_passed_refused_or_checked_against_the_pinned_schema() {
         let r = record();
-        assert_eq!(decide(&r, "Bash", &json!({})), Decision::PassThrough);
+        let decide = |tool: &str, arguments: &Value| decide(&r, &[], tool, arguments);
+        assert_eq!(decide("Bash", &json!({})), Decision::PassThrough);
         assert_eq!(
-            decide(&r, "mcp__fx__read_ticket", &json!({"id": "T-1"})),
+            decide("mcp__fx__read_ticket", &json!({"id": "T-1"})),
             Decision::PassThrough
         );
-        let Decision::Deny(why) = decide(&r, "mcp__fx__read_ticket", &json!({"id": 7})) else {
+        let Decision::Deny(why) = decide("mcp__fx__read_ticket", &json!({"id": 7})) else {
             panic!("invalid arguments pass")
         };
         assert!(why.contains("do not fit the input schema"), "{why}");
-        let Decision::Deny(why) = decide(&r, "mcp__fx__rollback", &json!({})) else {
+        let Decision::Deny(why) = decide("mcp__fx__rollback", &json!({})) else {
             panic!("an unpinned tool passes")
         };
         assert!(why.contains("no tool rollback pinned"), "{why}");
-        let Decision::Deny(why) = decide(&r, "mcp__my_server__x", &json!({})) else {
+        let Decision::Deny(why) = decide("mcp__my_server__x", &json!({})) else {
             panic!("a refused server's tool passes")
         };
         assert!(why.contains("my.server changed"), "{why}");
-        let Decision::Deny(why) = decide(&r, "mcp__other__x", &json!({})) else {
+        let Decision::Deny(why) = decide("mcp__other__x", &json!({})) else {
             panic!("an unknown server's tool passes")
         };
         assert!(why.contains("not one of this project's servers"), "{why}");
+        // my_server is configured, not verified: my.server's tool names are its too.
+        let Decision::Deny(why) = super::decide(
+            &r,
+            &["my_server".to_string()],
+            "mcp__my_server__x",
+            &json!({}),
+        ) else {
+            panic!("an ambiguous name passes")
+        };
+        assert!(why.contains("more than one MCP server"), "{why}");
     }
 
     #[test]
     fn a_hook_that_cannot_judge_refuses_mcp_calls_and_passes_the_rest() {
-        let input = |tool: &str| HookInput {
+        let input = |tool: Option<&str>| HookInput {
             session_id: "s".into(),
             hook_event_name: "PreToolUse".into(),
             cwd: None,
             source: None,
-            tool_name: Some(tool.into()),
+            tool_name: tool.map(str::to_string),
             tool_input: None,
         };
-        assert!(failure_output(Some(&input("mcp__fx__x")), "boom").is_some());
-        assert!(failure_output(Some(&input("Read")), "boom").is_none());
-        assert!(failure_output(None, "boom").is_none());
+        let denies = |out: Option<Value>| {
+            out.is_some_and(|o| o["hookSpecificOutput"]["permissionDecision"] == "deny")
+        };
+        assert!(denies(failure_output(
+            &input(Some("mcp__fx__x")).seen(),
+            "boom"
+        )));
+        assert!(!denies(failure_output(&input(Some("Read")).seen(), "boom")));
+        assert!(denies(failure_output(&input(None).seen(), "boom")));
+        assert!(denies(failure_output(&glance(b"\xff"), "boom")));
     }
 }

@@ -33,9 +33,18 @@ fn main() -> std::process::ExitCode {
     };
     let terminal: &'static TerminalMode = Box::leak(Box::new(TerminalMode::save()));
     watch_signals(stopped, terminal);
+    let is_hook = matches!(cli.command, cli::Command::Hook { .. });
     let code = runtime.block_on(async {
         match commands::run(cli).await {
             Ok(code) => code,
+            // A hook that fails must still answer: Claude Code lets a call through on
+            // a hook's error.
+            Err(e) if is_hook && !e.is::<commands::Interrupted>() => {
+                let line = one_line(&e);
+                commands::error(&line);
+                commands::hook::unjudged(&line).await;
+                ExitCode::Success
+            }
             // Ctrl-C at a prompt: the prompt read it as a key and raised SIGINT, which
             // may not have reached the watcher yet. Either way it is an interrupt.
             Err(e) if e.is::<commands::Interrupted>() => stop(stopped, terminal),

@@ -343,11 +343,14 @@ struct RawClassify {
     target_fields: Option<Vec<String>>,
 }
 
+/// The largest policy file read (a regular file only).
+pub const MAX_POLICY_BYTES: u64 = 4 * 1024 * 1024;
+
 impl Policy {
     /// Reads a policy file; a missing file is `Ok(None)`.
     pub fn load(path: &Path) -> Result<Option<Policy>, PolicyError> {
         let shown = path.display().to_string();
-        match std::fs::read_to_string(path) {
+        match crate::files::read_regular_text(path, MAX_POLICY_BYTES) {
             Ok(text) => Policy::parse(&text, &shown).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(PolicyError::Read {

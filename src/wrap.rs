@@ -58,6 +58,10 @@ pub struct RemoteLaunch {
     pub lock: String,
 }
 
+/// The largest sidecar read (a regular file only): it holds remote entries of one
+/// config.
+pub const MAX_SIDECAR_BYTES: u64 = crate::config::MAX_DISCOVERED_BYTES;
+
 /// Where wrap keeps the original entries of the remote servers it wrapped in
 /// `config`: `FILE.mcp-lock.remote.json` beside it, an `mcpServers` config the
 /// wrapped entries name with `--config`. Their URL and header templates stay there.
@@ -251,7 +255,7 @@ pub fn unwrap(
     let mut rewrite = rewrite(text, path, only, |entry, edits| {
         if let Some(sidecar) = &entry.wrapped_remote {
             // The original entry, byte for byte, from the file the guard reads it from.
-            let found = std::fs::read_to_string(sidecar)
+            let found = crate::files::read_regular_text(sidecar.as_ref(), MAX_SIDECAR_BYTES)
                 .map_err(|e| format!("cannot read {sidecar}: {e}"))
                 .and_then(|t| sidecar_entries(&t, sidecar).map_err(|e| e.to_string()))
                 .map(|entries| entries.into_iter().find(|(n, _)| *n == entry.name));

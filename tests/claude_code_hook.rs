@@ -67,6 +67,14 @@ fn pre_tool_use(session: &str, project: &Project, tool: &str, input: Value) -> V
     })
 }
 
+/// The PreToolUse answer that leaves the call to Claude Code's own permissions.
+fn no_decision() -> String {
+    format!(
+        "{}\n",
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse"}})
+    )
+}
+
 fn deny(reason: &str) -> String {
     format!(
         "{}\n",
@@ -101,7 +109,7 @@ fn approve(project: &Project, settings: Value) {
 }
 
 #[test]
-fn a_converged_session_is_told_so_and_its_valid_calls_get_no_answer() {
+fn a_converged_session_is_told_so_and_its_valid_calls_get_no_decision() {
     let project = pinned_project("a");
     let cache = tempfile::tempdir().unwrap();
     let (code, out, err) = hook(&project, cache.path(), &session_start("s-1", &project));
@@ -122,7 +130,7 @@ fn a_converged_session_is_told_so_and_its_valid_calls_get_no_answer() {
     );
     assert_eq!(
         hook(&project, cache.path(), &call),
-        (0, String::new(), String::new())
+        (0, no_decision(), String::new())
     );
 }
 
@@ -196,7 +204,7 @@ fn a_tool_that_is_not_an_mcp_tool_passes_through_untouched_even_without_a_lock()
     let call = pre_tool_use("s-5", &project, "Bash", json!({"command": "ls"}));
     assert_eq!(
         hook(&project, cache.path(), &call),
-        (0, String::new(), String::new())
+        (0, no_decision(), String::new())
     );
     assert!(
         std::fs::read_dir(cache.path()).unwrap().next().is_none(),
@@ -207,15 +215,16 @@ fn a_tool_that_is_not_an_mcp_tool_passes_through_untouched_even_without_a_lock()
     let (code, out, _) = hook(&bare, cache.path(), &session_start("s-5", &bare));
     assert_eq!((code, out.as_str()), (0, ""));
     let call = pre_tool_use("s-5", &bare, "mcp__fx__read_ticket", json!({"id": "T-1"}));
-    assert_eq!(hook(&bare, cache.path(), &call).1, "");
+    assert_eq!(hook(&bare, cache.path(), &call).1, no_decision());
 }
 
 #[test]
-fn a_call_with_no_session_record_verifies_its_server_once_and_a_newly_approved_lock_is_picked_up() {
+fn a_call_with_no_session_record_is_denied_without_verifying_and_a_new_session_start_picks_up_the_lock()
+ {
     let project = pinned_project("b");
     let cache = tempfile::tempdir().unwrap();
-    // No SessionStart (the plugin was enabled mid-session): the call's server is
-    // verified there and then.
+    // No SessionStart (the plugin was enabled mid-session): nothing is verified in a
+    // PreToolUse, so the call is refused until a session start verifies.
     let call = pre_tool_use(
         "s-6",
         &project,
@@ -224,12 +233,27 @@ fn a_call_with_no_session_record_verifies_its_server_once_and_a_newly_approved_l
     );
     let (_, out, _) = hook(&project, cache.path(), &call);
     assert!(
-        out.contains("\"deny\"") && out.contains("changed since it was approved"),
+        out.contains("\"deny\"") && out.contains("were not verified when it started"),
         "{out}"
     );
-    // The person approves the change: the next call sees the new lock.
+    assert!(
+        !cache.path().join("mcp-lock/claude-code").exists(),
+        "a PreToolUse verified or kept something"
+    );
+    hook(&project, cache.path(), &session_start("s-6", &project));
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert!(out.contains("changed since it was approved"), "{out}");
+    // The person approves the change: the lock differs from the one verified, so calls
+    // are refused until the session starts again (/compact, /clear, a restart).
     project.run(&["update", "--yes"]).expect(0);
-    assert_eq!(hook(&project, cache.path(), &call).1, "");
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert!(
+        out.contains("\"deny\"")
+            && out.contains("changed since this session's MCP servers were verified"),
+        "{out}"
+    );
+    hook(&project, cache.path(), &session_start("s-6", &project));
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
     let call = pre_tool_use(
         "s-6",
         &project,
@@ -237,7 +261,7 @@ fn a_call_with_no_session_record_verifies_its_server_once_and_a_newly_approved_l
         json!({"branch": "main"}),
     );
     let (_, out, err) = hook(&project, cache.path(), &call);
-    assert_eq!(out, "", "rollback is pinned now: {err}");
+    assert_eq!(out, no_decision(), "rollback is pinned now: {err}");
 }
 
 #[test]
@@ -256,11 +280,15 @@ fn session_end_removes_the_sessions_record() {
 }
 
 #[test]
-fn input_that_is_not_hook_json_fails_closed_for_nothing_and_says_why_on_stderr() {
+fn input_that_is_not_hook_json_is_denied_as_a_call_that_cannot_be_told_and_says_why_on_stderr() {
     let project = pinned_project("a");
     let cache = tempfile::tempdir().unwrap();
     let (code, out, err) = hook(&project, cache.path(), &json!("not an object"));
-    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("\"deny\"") && out.contains("could not tell which tool this call is for"),
+        "{out}"
+    );
     assert!(err.contains("not Claude Code's hook JSON"), "{err}");
 }
 
@@ -324,14 +352,18 @@ fn the_plugin_runs_the_hook_through_its_script_and_refuses_mcp_calls_when_mcp_lo
         )
     );
 
+    let start_command = hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let project = pinned_project("a");
     let cache = tempfile::tempdir().unwrap();
     let bin_dir = common::bin().parent().unwrap().display().to_string();
-    let run = |path: &str, payload: &Value| {
+    let run_as = |command: &str, path: &str, payload: &Value| {
         let out = common::output_with_stdin(
             project
                 .command("sh")
-                .args(["-c", &command])
+                .args(["-c", command])
                 .env("CLAUDE_PLUGIN_ROOT", &root)
                 .env("CLAUDE_PROJECT_DIR", project.path())
                 .env("XDG_CACHE_HOME", cache.path())
@@ -340,7 +372,10 @@ fn the_plugin_runs_the_hook_through_its_script_and_refuses_mcp_calls_when_mcp_lo
         );
         String::from_utf8(out.stdout).unwrap()
     };
+    let run = |path: &str, payload: &Value| run_as(&command, path, payload);
     let path = format!("{bin_dir}:/usr/bin:/bin");
+    let started = run_as(&start_command, &path, &session_start("s-9", &project));
+    assert!(started.contains("1 of 1 match"), "{started}");
     let call = pre_tool_use("s-9", &project, "mcp__fx__read_ticket", json!({"id": 5}));
     let direct = hook(&project, cache.path(), &call).1;
     assert!(direct.contains("do not fit"), "{direct}");
@@ -356,7 +391,11 @@ fn the_plugin_runs_the_hook_through_its_script_and_refuses_mcp_calls_when_mcp_lo
             .starts_with("mcp-lock is not installed"),
         "{missing}"
     );
-    let start = run("/usr/bin:/bin", &session_start("s-9", &project));
+    let start = run_as(
+        &start_command,
+        "/usr/bin:/bin",
+        &session_start("s-9", &project),
+    );
     assert!(
         start.contains("systemMessage") && start.contains("not found"),
         "{start}"
@@ -378,10 +417,11 @@ fn a_host_mcp_lock_has_no_hook_for_is_a_usage_error() {
 }
 
 /// A cloned repository's `.mcp.json` server that Claude Code would ask about first is
-/// not started by the hook at session start: only at its first call, which Claude
-/// Code makes only after the person approved it.
+/// not started by the hook at session start, nor at its first call (a PreToolUse
+/// never verifies): that call is refused, and the server is verified at the first
+/// session start after the person approved it.
 #[test]
-fn a_server_claude_code_has_not_been_told_to_start_is_verified_only_at_its_first_call() {
+fn a_server_claude_code_has_not_been_told_to_start_is_refused_until_a_session_start_verifies_it() {
     let project = pinned_project("a");
     approve(&project, json!({}));
     let marker = project.path().join("started");
@@ -397,7 +437,7 @@ fn a_server_claude_code_has_not_been_told_to_start_is_verified_only_at_its_first
     let (_, out, _) = hook(&project, cache.path(), &session_start("s-10", &project));
     assert!(!marker.exists(), "the hook started an unapproved server");
     assert!(
-        out.contains("Not verified yet, as Claude Code has not been told to start them unasked: fx; each is verified at its first tool call."),
+        out.contains("Not verified yet, as Claude Code has not been told to start them unasked: fx; calls to their tools are refused until a session start at which they are approved."),
         "{out}"
     );
     let call = pre_tool_use(
@@ -406,8 +446,19 @@ fn a_server_claude_code_has_not_been_told_to_start_is_verified_only_at_its_first
         "mcp__fx__read_ticket",
         json!({"id": "T-1"}),
     );
-    assert_eq!(hook(&project, cache.path(), &call).1, "");
-    assert!(marker.exists(), "verified at the first call");
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert!(
+        out.contains("\"deny\"")
+            && out.contains(
+                "MCP server fx was not verified against mcp.lock when this session started"
+            ),
+        "{out}"
+    );
+    assert!(!marker.exists(), "a PreToolUse started the server");
+    approve(&project, json!({"enabledMcpjsonServers": ["fx"]}));
+    hook(&project, cache.path(), &session_start("s-10", &project));
+    assert!(marker.exists(), "verified at the next session start");
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
     // enableAllProjectMcpServers approves every server of .mcp.json; a server named
     // in disabledMcpjsonServers is never started by the hook.
     std::fs::remove_file(&marker).unwrap();
@@ -421,4 +472,399 @@ fn a_server_claude_code_has_not_been_told_to_start_is_verified_only_at_its_first
     );
     hook(&project, cache.path(), &session_start("s-12", &project));
     assert!(!marker.exists());
+}
+
+/// The hook's answer to raw bytes on stdin (not necessarily JSON).
+fn hook_raw(project: &Project, cache: &Path, payload: &[u8]) -> (i32, String, String) {
+    let out = common::output_with_stdin(
+        project
+            .command(common::bin())
+            .args(["hook", "claude-code"])
+            .env("XDG_CACHE_HOME", cache)
+            .env("CLAUDE_PROJECT_DIR", project.path()),
+        payload,
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn decision(out: &str) -> Value {
+    let answer: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    answer["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+#[test]
+fn hook_denies_an_mcp_call_it_cannot_parse_and_leaves_other_tools_alone() {
+    let project = pinned_project("a");
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-20", &project));
+    let head = |tool: &str| {
+        format!(
+            r#"{{"session_id":"s-20","hook_event_name":"PreToolUse","tool_name":"{tool}","tool_input":"#
+        )
+    };
+    // Arguments nested past serde's 128 levels.
+    let deep = format!(
+        "{}{}{}}}",
+        head("mcp__fx__read_ticket"),
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    // A lone surrogate.
+    let surrogate = format!(r#"{}{{"id":"\ud800"}}}}"#, head("mcp__fx__read_ticket"));
+    // Over the 64 MiB input limit.
+    let mut huge = format!(r#"{}{{"id":""#, head("mcp__fx__read_ticket")).into_bytes();
+    huge.resize(huge.len() + 65 * 1024 * 1024, b'a');
+    huge.extend_from_slice(br#""}}"#);
+    for (what, payload) in [
+        ("deep", deep.into_bytes()),
+        ("surrogate", surrogate.into_bytes()),
+        ("huge", huge),
+    ] {
+        let (code, out, err) = hook_raw(&project, cache.path(), &payload);
+        assert_eq!(code, 0, "{what}: {err}");
+        assert_eq!(decision(&out), "deny", "{what}: {out}");
+        assert!(
+            out.contains("mcp-lock could not check mcp__fx__read_ticket against mcp.lock: "),
+            "{what}: {out}"
+        );
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    }
+    // The same unreadable arguments to a tool that is not an MCP tool: untouched.
+    let write = format!(r#"{}{{"content":"\ud800"}}}}"#, head("Write"));
+    let (code, out, _) = hook_raw(&project, cache.path(), write.as_bytes());
+    assert_eq!((code, out), (0, no_decision()));
+    // Bytes from which no tool name can be read: not knowable as a non-MCP tool.
+    let (code, out, _) = hook_raw(&project, cache.path(), b"\xff\xfe{");
+    assert_eq!((code, decision(&out)), (0, json!("deny")));
+}
+
+#[test]
+fn hook_denies_a_call_once_the_lock_is_removed_or_made_a_dangling_link_mid_session() {
+    let project = pinned_project("a");
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-21", &project));
+    let call = pre_tool_use(
+        "s-21",
+        &project,
+        "mcp__fx__rollback",
+        json!({"branch": "main"}),
+    );
+    assert_eq!(decision(&hook(&project, cache.path(), &call).1), "deny");
+    let lock = project.path().join("mcp.lock");
+    std::fs::remove_file(&lock).unwrap();
+    let (code, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!((code, decision(&out)), (0, json!("deny")), "{out}");
+    assert!(out.contains("was removed during this session"), "{out}");
+    std::os::unix::fs::symlink(project.path().join("gone.lock"), &lock).unwrap();
+    let (code, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!((code, decision(&out)), (0, json!("deny")), "{out}");
+    assert!(out.contains("is a link to nothing"), "{out}");
+    // A session start on a dangling lock refuses too.
+    let (_, out, _) = hook(&project, cache.path(), &session_start("s-21", &project));
+    assert!(out.contains("Calls to MCP tools will be refused"), "{out}");
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(decision(&out), "deny", "{out}");
+}
+
+#[test]
+fn hook_answers_deny_at_its_deadline_when_its_input_never_ends() {
+    let project = pinned_project("a");
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = project
+        .command(common::bin())
+        .args(["hook", "claude-code"])
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("CLAUDE_PROJECT_DIR", project.path())
+        .env("MCP_LOCK_HOOK_DEADLINE_MS", "1000")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    use std::io::Write;
+    stdin
+        .write_all(br#"{"session_id":"s-22","hook_event_name":"PreToolUse","tool_name":"mcp__fx__read_ticket","tool_input":{"id":"#)
+        .unwrap();
+    // Kept open: the writer never finishes.
+    let out = wait_or_end(child);
+    drop(stdin);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(decision(&text), "deny", "{text}");
+    assert!(
+        text.contains("the hook input was not read whole within 1 s"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_session_start_that_runs_out_of_time_refuses_calls_and_leaves_no_server_running() {
+    let tag = common::unique_tag("hook-deadline");
+    let project = pinned_project("a");
+    project.set_servers(json!({ "fx": fixture_entry(&["--revision", "a", "--misbehave", "hang-initialize", "--tag", &tag]) }));
+    let cache = tempfile::tempdir().unwrap();
+    let out = common::output_with_stdin(
+        project
+            .command(common::bin())
+            .args(["hook", "claude-code"])
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("CLAUDE_PROJECT_DIR", project.path())
+            .env("MCP_LOCK_HOOK_DEADLINE_MS", "1500"),
+        session_start("s-23", &project).to_string().as_bytes(),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text.contains("could not verify this project's MCP servers at session start: mcp-lock did not finish within 1.5 s"),
+        "{text}"
+    );
+    // The server it started is ended with it (its watchdog may take a moment).
+    let mut left = common::processes_with(&tag);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = common::processes_with(&tag);
+    }
+    assert_eq!(left, Vec::<String>::new());
+    // Its record says the verification did not finish: calls are refused.
+    let call = pre_tool_use(
+        "s-23",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(decision(&out), "deny", "{out}");
+    assert!(out.contains("did not finish"), "{out}");
+}
+
+/// Servers `a_b` (pinned) and `a.b` (configured, not pinned): Claude Code names both
+/// servers' tools `mcp__a_b__...`, so which one a call goes to is not known.
+#[test]
+fn a_tool_name_two_servers_share_is_denied_whichever_is_pinned() {
+    let project = Project::new(json!({ "a_b": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    project.set_servers(json!({
+        "a_b": fixture_entry(&["--revision", "a"]),
+        "a.b": fixture_entry(&["--revision", "b"]),
+    }));
+    approve(&project, json!({"enabledMcpjsonServers": ["a_b"]}));
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-24", &project));
+    let call = pre_tool_use(
+        "s-24",
+        &project,
+        "mcp__a_b__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(
+        out,
+        deny(
+            "mcp-lock refused mcp__a_b__read_ticket: Claude Code gives this name to the tools of more than one MCP server of this project (a_b, a.b), so which server it would call is not known. The call was not made; nothing was run. Ask the user to rename one of these servers so that their names differ in letters, digits, `-` and `_`, and pin it with `mcp-lock update`."
+        )
+    );
+}
+
+/// A stand-in `mcp-lock` that records that it ran, then prints `prints` (a shell
+/// word) and exits with `status`.
+fn stand_in(dir: &Path, marker: &Path, prints: &str, status: i32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("mcp-lock");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nprintf '%s' {prints}\nexit {status}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn the_plugin_never_runs_an_mcp_lock_inside_the_project_and_denies_when_the_binary_answers_nothing()
+{
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/claude-code");
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("hooks/hooks.json")).unwrap())
+            .unwrap();
+    let command = hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let project = pinned_project("a");
+    let cache = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let marker = project.path().join("project-binary-ran");
+    let inside = stand_in(&project.path().join("node_modules/.bin"), &marker, "''", 0);
+    // Also reached through a link from outside the project, and named by MCP_LOCK_BIN.
+    let linked = outside.path().join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&inside, linked.join("mcp-lock")).unwrap();
+    let call = pre_tool_use(
+        "s-25",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let run = |path: &str, bin: Option<&Path>| {
+        let mut command_line = project.command("sh");
+        command_line
+            .args(["-c", &command])
+            .env("CLAUDE_PLUGIN_ROOT", &root)
+            .env("CLAUDE_PROJECT_DIR", project.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("PATH", path);
+        if let Some(bin) = bin {
+            command_line.env("MCP_LOCK_BIN", bin);
+        }
+        let out = common::output_with_stdin(&mut command_line, call.to_string().as_bytes());
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let path = format!(
+        "{}:node_modules/.bin:{}:/usr/bin:/bin",
+        inside.parent().unwrap().display(),
+        linked.display()
+    );
+    let out = run(&path, Some(&inside));
+    assert_eq!(decision(&out), "deny", "{out}");
+    assert!(out.contains("mcp-lock is not installed"), "{out}");
+    assert!(
+        !marker.exists(),
+        "the plugin ran the project's own mcp-lock"
+    );
+
+    // A binary outside the project that answers nothing, something else, or fails.
+    let ran = outside.path().join("ran");
+    for (prints, status) in [("''", 0), ("'{\"ok\":true}'", 0), ("''", 1)] {
+        let bin = stand_in(&outside.path().join("bin"), &ran, prints, status);
+        let out = run(
+            &format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+            None,
+        );
+        assert!(ran.exists(), "the user's mcp-lock was run");
+        std::fs::remove_file(&ran).unwrap();
+        assert_eq!(decision(&out), "deny", "{prints} {status}: {out}");
+        assert!(out.contains("gave no valid answer"), "{out}");
+    }
+}
+
+/// A PreToolUse whose work blocks (the project's `.mcp.json` made a FIFO nobody
+/// writes: opening it waits for a writer) answers deny at its deadline and exits.
+#[test]
+fn a_pre_tool_use_facing_a_fifo_for_its_config_denies_at_once_and_exits() {
+    let project = pinned_project("a");
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-26", &project));
+    let config = project.path().join(".mcp.json");
+    std::fs::remove_file(&config).unwrap();
+    let path = std::ffi::CString::new(config.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let call = pre_tool_use(
+        "s-26",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let mut child = project
+        .command(common::bin())
+        .args(["hook", "claude-code"])
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("CLAUDE_PROJECT_DIR", project.path())
+        .env("MCP_LOCK_HOOK_DEADLINE_MS", "1000")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(call.to_string().as_bytes()).unwrap();
+    }
+    let out = wait_or_end(child);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(decision(&text), "deny", "{text}");
+    // The config is opened without blocking and refused as what it is, well before
+    // the deadline (whose own answer `hook_answers_deny_at_its_deadline_…` checks).
+    assert!(text.contains(".mcp.json: it is a FIFO"), "{text}");
+}
+
+/// The child's output once it exits; should it hang, it is ended (by its PID, after a
+/// minute, while it is still unreaped) so the test fails instead of hanging.
+fn wait_or_end(mut child: std::process::Child) -> std::process::Output {
+    use std::io::Read;
+    fn drain(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = from.read_to_end(&mut text);
+            text
+        })
+    }
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(child.stderr.take().unwrap());
+    let mut status = None;
+    for _ in 0..600 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let status = match status {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            child.wait().unwrap()
+        }
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// The same with the second server in the user's own `~/.claude.json` (user scope, or
+/// local scope for this project): Claude Code has it too.
+#[test]
+fn a_tool_name_a_users_own_claude_code_server_shares_is_denied() {
+    let project = Project::new(json!({ "a_b": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    approve(&project, json!({"enabledMcpjsonServers": ["a_b"]}));
+    let cache = tempfile::tempdir().unwrap();
+    let call = pre_tool_use(
+        "s-27",
+        &project,
+        "mcp__a_b__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let claude_json = project.home().join(".claude.json");
+    let other = json!({"command": "/nonexistent/other-server"});
+    for user in [
+        json!({"mcpServers": {"a.b": other}}),
+        json!({"projects": {project.path().display().to_string(): {"mcpServers": {"a b": other}}}}),
+    ] {
+        std::fs::write(&claude_json, user.to_string()).unwrap();
+        hook(&project, cache.path(), &session_start("s-27", &project));
+        let (_, out, _) = hook(&project, cache.path(), &call);
+        assert_eq!(decision(&out), "deny", "{out}");
+        assert!(out.contains("more than one MCP server"), "{out}");
+    }
+    std::fs::remove_file(&claude_json).unwrap();
+    hook(&project, cache.path(), &session_start("s-27", &project));
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
 }

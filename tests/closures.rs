@@ -220,6 +220,53 @@ fn a_tampered_closure_cache_is_installed_again_and_an_integrity_mismatch_starts_
 }
 
 #[test]
+fn a_cached_file_changed_with_its_manifest_recomputed_is_installed_again_and_named() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    // The manifest's key is the user's own (in $XDG_CONFIG_HOME/mcp-lock), outside the
+    // cache, private.
+    let key = p.path().join(".user-config/mcp-lock/closure-cache.key");
+    let mode = std::fs::metadata(&key).expect("a key").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // Whoever can write the cache changes a file and recomputes its manifest line
+    // (its sha256, the only field that moves).
+    let dir = cached(&p).pop().expect("the closure was installed");
+    let index = dir.join("node_modules/tiny-dep/index.js");
+    let evil = "module.exports = { version: \"evil\" };\n";
+    let before = mcp_lock::hash::sha256_hex(&std::fs::read(&index).unwrap());
+    let after = mcp_lock::hash::sha256_hex(evil.as_bytes());
+    std::fs::write(&index, evil).unwrap();
+    let manifest = dir.join(".mcp-lock-manifest");
+    let recorded = std::fs::read_to_string(&manifest).unwrap();
+    assert!(recorded.contains(&before), "{recorded}");
+    std::fs::write(&manifest, recorded.replace(&before, &after)).unwrap();
+
+    // The guard sees it, installs the closure again, runs the pinned bytes and says so.
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    assert!(!std::fs::read_to_string(&index).unwrap().contains("evil"));
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("node_modules/tiny-dep/index.js is not as installed")
+            && audit.contains("installed again from the pins"),
+        "{audit}"
+    );
+    // A cache from before manifests were sealed (or under another key) is not trusted.
+    std::fs::write(&key, format!("{}\n", "0".repeat(64))).unwrap();
+    ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert_eq!(
+        audit.matches("installed again from the pins").count(),
+        2,
+        "{audit}"
+    );
+}
+
+#[test]
 fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
     let registry = Registry::start();
     let (p, env, _cache) = deps_project(&registry);
@@ -409,4 +456,293 @@ fn install_scripts_run_only_for_a_server_allowed_them() {
     );
     // verify lists each entry as its guard runs it.
     run(&p, &["verify"], &env).expect(0);
+}
+
+/// Edits the companion as a hostile repository would, then makes the hashes agree
+/// again: each server's closure hash recomputed (docs/lock-format.md's recipe) in the
+/// companion and in mcp.lock, so only a check of the fields themselves can tell.
+fn forge_companion(p: &Project, edit: impl Fn(&mut toml::Table)) {
+    use mcp_lock::package::closure::{Closure, Dependency, Ecosystem};
+    let path = p.path().join("mcp.closure.lock");
+    let mut doc: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+    edit(&mut doc);
+    let mut lock = p.lock_text().unwrap();
+    for server in doc["server"].as_array_mut().unwrap() {
+        let server = server.as_table_mut().unwrap();
+        let text = |v: &toml::Value, key: &str| {
+            v.get(key)
+                .and_then(toml::Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let packages = server["package"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| Dependency {
+                path: text(p, "path"),
+                name: text(p, "name"),
+                version: text(p, "version"),
+                integrity: p["integrity"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|h| h.as_str().unwrap().to_string())
+                    .collect(),
+                entry: text(p, "entry"),
+                scripts: p.get("scripts").and_then(|s| s.as_bool()).unwrap_or(false),
+            })
+            .collect();
+        let ecosystem = Ecosystem::parse(server["ecosystem"].as_str().unwrap()).unwrap();
+        let hash = Closure {
+            ecosystem,
+            packages,
+        }
+        .hash();
+        let old = server["closure"].as_str().unwrap().to_string();
+        lock = lock.replace(&old, &hash);
+        server.insert("closure".into(), toml::Value::String(hash));
+    }
+    std::fs::write(&path, toml::to_string(&doc).unwrap()).unwrap();
+    std::fs::write(p.path().join("mcp.lock"), lock).unwrap();
+}
+
+/// An edit of the companion, as a hostile repository makes it.
+type Forgery<'a> = dyn Fn(&mut toml::Table) + 'a;
+
+/// The companion's package at `path` of the (only) server named `server`.
+fn package_mut<'a>(doc: &'a mut toml::Table, server: &str, path: &str) -> &'a mut toml::Table {
+    doc["server"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["name"].as_str() == Some(server))
+        .unwrap()["package"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["path"].as_str() == Some(path))
+        .unwrap()
+        .as_table_mut()
+        .unwrap()
+}
+
+/// The sha512 SRI value of a file, as npm computes a tarball's.
+fn sri_of(file: &std::path::Path) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha512::digest(std::fs::read(file).unwrap());
+    format!(
+        "sha512-{}",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
+/// Expects a one-line error naming mcp.closure.lock and `field`, with exit `code`.
+fn refused_naming(run: &common::Run, code: i32, field: &str) {
+    let stderr = run.stderr();
+    run.expect(code);
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains("mcp.closure.lock") && stderr.contains(field),
+        "{field} in {stderr}"
+    );
+}
+
+#[test]
+fn a_companion_entry_naming_another_tarball_or_a_link_is_refused_and_nothing_runs() {
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    // The repository ships its own tiny-dep: a tarball and a directory that leave a
+    // mark when loaded.
+    let evil = p.path().join("vendor/tiny-dep");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::fs::copy(data("tiny-dep/package.json"), evil.join("package.json")).unwrap();
+    let mark = p.path().join("pwned");
+    std::fs::write(
+        evil.join("index.js"),
+        format!(
+            "require('fs').writeFileSync({:?}, 'ran');\nmodule.exports = {{ version: 'evil' }};\n",
+            mark.display().to_string()
+        ),
+    )
+    .unwrap();
+    let pack = common::command("npm")
+        .args(["pack", "--pack-destination"])
+        .arg(p.path().join("vendor"))
+        .arg(&evil)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .unwrap();
+    assert!(
+        pack.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pack.stderr)
+    );
+    let tarball = p.path().join("vendor/tiny-dep-1.0.0.tgz");
+    let sri = sri_of(&tarball);
+    let pristine = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    let lock = p.lock_text().unwrap();
+    let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
+    let forgeries: [(&str, Box<Forgery>); 3] = [
+        (
+            "\"resolved\"",
+            Box::new(|doc| {
+                let dep = package_mut(doc, "tiny-wrapped", "node_modules/tiny-dep");
+                dep.insert(
+                    "entry".into(),
+                    toml::Value::String(format!(r#"{{"resolved":"file:{}"}}"#, tarball.display())),
+                );
+                dep.insert(
+                    "integrity".into(),
+                    toml::Value::Array(vec![toml::Value::String(sri.clone())]),
+                );
+            }),
+        ),
+        (
+            "\"link\"",
+            Box::new(|doc| {
+                let dep = package_mut(doc, "tiny-wrapped", "node_modules/tiny-dep");
+                dep.insert(
+                    "entry".into(),
+                    toml::Value::String(format!(
+                        r#"{{"link":true,"resolved":"{}"}}"#,
+                        evil.display()
+                    )),
+                );
+            }),
+        ),
+        (
+            "\"dependencies\"",
+            Box::new(|doc| {
+                let server = package_mut(doc, "tiny-wrapped", "node_modules/tiny-mcp-deps");
+                server.insert(
+                    "entry".into(),
+                    toml::Value::String(format!(
+                        r#"{{"bin":{{"tiny-mcp-deps":"server.js"}},"dependencies":{{"tiny-dep":"file:{}"}},"license":"MIT"}}"#,
+                        evil.display()
+                    )),
+                );
+            }),
+        ),
+    ];
+    for (field, forge) in forgeries {
+        std::fs::write(p.path().join("mcp.closure.lock"), &pristine).unwrap();
+        std::fs::write(p.path().join("mcp.lock"), &lock).unwrap();
+        forge_companion(&p, forge);
+        // verify: a companion error, exit 2, one line naming the file and the field.
+        refused_naming(&run(&p, &["verify"], &env), 2, field);
+        refused_naming(&run(&p, &["verify", "--format", "json"], &env), 2, field);
+        // The guard starts nothing and installs nothing.
+        let mut args = vec!["guard", "tiny-wrapped", "--"];
+        args.extend(command);
+        refused_naming(&run(&p, &args, &env), 2, field);
+        assert!(cached(&p).is_empty(), "nothing installed: {:?}", cached(&p));
+        assert!(!mark.exists(), "the repository's code ran ({field})");
+    }
+}
+
+#[test]
+fn a_companion_whose_own_package_is_not_the_locks_starts_nothing() {
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    publish(&registry, "tiny-mcp-deps", "1.0.1");
+    let other = registry.packument("tiny-mcp-deps")["versions"]["1.0.1"]["dist"]["integrity"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The server's own package in the companion: another release's integrity, the
+    // closure hash recomputed in both files.
+    forge_companion(&p, |doc| {
+        package_mut(doc, "tiny-wrapped", "node_modules/tiny-mcp-deps").insert(
+            "integrity".into(),
+            toml::Value::Array(vec![toml::Value::String(other.clone())]),
+        );
+    });
+    let stderr = p.guard_refuses(
+        &["tiny-wrapped", "--", "npx", "-y", "tiny-mcp-deps@1.0.0"],
+        &env.iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        stderr.contains("mcp.closure.lock")
+            && stderr.contains(
+                "`integrity` of its node_modules/tiny-mcp-deps is not the one mcp.lock pins"
+            ),
+        "{stderr}"
+    );
+    assert!(cached(&p).is_empty(), "nothing installed");
+    // verify cannot list it as the guard would run it: unverifiable, saying why.
+    let verify = run(&p, &["verify", "tiny-wrapped", "--format", "json"], &env);
+    verify.expect(3);
+    assert!(
+        report(&verify.json(), "tiny-wrapped")["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("is not the one `mcp.lock` pins"),
+        "{}",
+        verify.stdout()
+    );
+}
+
+#[test]
+fn a_pypi_companion_name_that_adds_a_requirement_line_is_refused_and_nothing_runs() {
+    let index = Index::start();
+    index.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = Project::bare(json!({
+        "tiny-wrapped": {"command": "mcp-lock", "args": ["guard", "tiny-wrapped", "--", "uvx", "tiny-py==1.0.0"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    // A wheel of the repository's own, named into the requirements file by a newline.
+    let vendor = p.path().join("vendor");
+    std::fs::create_dir_all(&vendor).unwrap();
+    let made = common::command(common::registries::servers_dir().join("venv/bin/python"))
+        .arg(data("make_wheel.py"))
+        .arg(&vendor)
+        .args(["6.6.6", "evil-py"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let wheel = std::path::PathBuf::from(String::from_utf8(made.stdout).unwrap().trim());
+    let wheel_hash = mcp_lock::hash::sha256_hex(&std::fs::read(&wheel).unwrap());
+    let pristine = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    let lock = p.lock_text().unwrap();
+    for (field, forge) in [("`name`", "name"), ("`version`", "version")] {
+        std::fs::write(p.path().join("mcp.closure.lock"), &pristine).unwrap();
+        std::fs::write(p.path().join("mcp.lock"), &lock).unwrap();
+        forge_companion(&p, |doc| {
+            let tiny = package_mut(doc, "tiny-wrapped", "tiny-py");
+            let hashes: Vec<String> = tiny["integrity"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| format!("--hash={}", h.as_str().unwrap()))
+                .collect();
+            let injected = format!("\n{} --hash=sha256:{wheel_hash}\n# ", wheel.display());
+            let value = if forge == "name" {
+                format!("tiny-py==1.0.0 {}{injected}tiny-py", hashes.join(" "))
+            } else {
+                format!("1.0.0 {}{injected}", hashes.join(" "))
+            };
+            tiny.insert(forge.into(), toml::Value::String(value));
+        });
+        refused_naming(&run(&p, &["verify"], &env), 2, field);
+        refused_naming(
+            &run(
+                &p,
+                &["guard", "tiny-wrapped", "--", "uvx", "tiny-py==1.0.0"],
+                &env,
+            ),
+            2,
+            field,
+        );
+        assert!(cached(&p).is_empty(), "nothing installed: {:?}", cached(&p));
+    }
 }

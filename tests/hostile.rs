@@ -549,13 +549,107 @@ fn a_lock_or_a_config_that_is_a_directory_is_a_usage_error_naming_it() {
         run.expect(2);
         let stderr = run.stderr();
         assert!(
-            stderr.contains(".mcp.json: Is a directory"),
+            stderr.contains(".mcp.json: it is a directory"),
             "{args:?}: {stderr}"
         );
         assert!(
             !stderr.contains("no MCP client config found"),
             "{args:?}: {stderr}"
         );
+    }
+}
+
+/// Runs mcp-lock in `p` and fails the test, ending the run by its PID, when it has
+/// not exited within `limit`: a FIFO waited on would otherwise hang the test too.
+fn run_within(p: &Project, args: &[&str], limit: Duration) -> Run {
+    let out = tempfile::tempdir().unwrap();
+    let (stdout, stderr) = (out.path().join("stdout"), out.path().join("stderr"));
+    let started = Instant::now();
+    let mut child = p
+        .command(common::bin())
+        .args(args)
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "mcp-lock {args:?} still running after {limit:?}: {}",
+                std::fs::read_to_string(&stderr).unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        output: std::process::Output {
+            status,
+            stdout: std::fs::read(&stdout).unwrap(),
+            stderr: std::fs::read(&stderr).unwrap(),
+        },
+        elapsed: started.elapsed(),
+    }
+}
+
+fn make_fifo(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+#[test]
+fn a_fifo_in_place_of_a_project_file_is_a_usage_error_not_a_hang() {
+    let limit = Duration::from_secs(60);
+    // (file replaced, runs that read it): each is refused at once with one line
+    // naming the file, exit 2, and the FIFO is left as it was (nothing written).
+    let cases: [(&str, &[&[&str]]); 6] = [
+        (
+            "mcp.lock",
+            &[
+                &["verify", "--no-connect"],
+                &["verify"],
+                &["update", "--yes"],
+                &["guard", "calm"],
+            ],
+        ),
+        (
+            "mcp-lock.toml",
+            &[&["verify", "--no-connect"], &["update", "--yes"]],
+        ),
+        (
+            ".mcp.json",
+            &[&["verify", "--no-connect"], &["update", "--yes"]],
+        ),
+        (".mcp-lock/upgrade.journal", &[&["upgrade", "--yes"]]),
+        // wrap's backup of the config, and the lock's companion as update rewrites it.
+        (".mcp.json.mcp-lock.bak", &[&["wrap"], &["unwrap"]]),
+        ("mcp.closure.lock", &[&["verify"]]),
+    ];
+    for (file, runs) in cases {
+        let p = pinned();
+        let path = p.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        make_fifo(&path);
+        for args in runs {
+            let run = run_within(&p, args, limit);
+            let stderr = run.stderr();
+            run.expect(2);
+            assert!(stderr.contains(file), "{file} {args:?}: {stderr}");
+            assert!(stderr.contains("FIFO"), "{file} {args:?}: {stderr}");
+            assert_eq!(
+                stderr.trim().lines().count(),
+                1,
+                "{file} {args:?}: {stderr}"
+            );
+            use std::os::unix::fs::FileTypeExt;
+            assert!(std::fs::metadata(&path).unwrap().file_type().is_fifo());
+        }
     }
 }
 

@@ -235,7 +235,7 @@ impl LogLines {
             |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
             .open(path)
             .map_err(named)?;
         if !file.metadata().map_err(named)?.is_file() {

@@ -5,7 +5,6 @@
 //! `~/.ssh/id_ed25519` would have the guard sign with the user's own key; so the
 //! project's policy file keeps only what judges changes, and these settings live here.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -92,39 +91,17 @@ fn parse_signer(text: &str, path: &Path, home: Option<&Path>) -> Result<Option<S
     }
 }
 
-/// The text of the settings file, None when there is none. Only a regular file is
-/// read (opened without blocking, so a FIFO cannot hang the guard), and at most
-/// [`MAX_BYTES`] of it.
+/// The text of the settings file, None when there is none: only a regular file,
+/// opened without blocking (a FIFO cannot hang the guard), at most [`MAX_BYTES`].
 fn read_settings(path: &Path) -> Result<Option<String>, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let shown = path.display();
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {shown}: {e}")),
-    };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(format!(
-            "{shown} is not a regular file; make it one, or remove it"
-        ));
+    match crate::files::read_regular_text(path, MAX_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!(
+            "cannot read {}: {e}; make it a regular file of your settings, or remove it",
+            path.display()
+        )),
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(format!(
-            "{shown} is larger than {} MiB; it holds a few settings",
-            MAX_BYTES >> 20
-        ));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| format!("{shown} is not UTF-8 text"))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ mod check_listing;
 mod diff;
 mod guard;
 mod hash;
-mod hook;
+pub mod hook;
 mod login;
 mod outdated;
 mod progress;

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use anstyle::AnsiColor;
 use anyhow::Context;
 use mcp_lock::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::config::{ProjectConfig, Resolved, ServerSpec, TransportSpec};
+use mcp_lock::config::{MAX_NAMED_BYTES, ProjectConfig, Resolved, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::files::{self, Place};
 use mcp_lock::lock::{FileLock, Lockfile, Pins, Reached, closures, read_lock, render_lock};
@@ -634,7 +634,7 @@ fn write(
         for file in files_of(project, &m.server) {
             let shown = display_path(&file, &ws.project_dir);
             if !texts.contains_key(&file) {
-                let text = std::fs::read_to_string(&file)
+                let text = files::read_regular_text(&file, MAX_NAMED_BYTES)
                     .with_context(|| format!("cannot read {shown}"))?;
                 texts.insert(file.clone(), (text, ws.belongs_in(&file)));
             }

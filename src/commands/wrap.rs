@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
-use mcp_lock::config::{self, ConfigError, ServerSpec, TransportSpec};
+use mcp_lock::config::{self, ConfigError, MAX_NAMED_BYTES, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::files::{self, normalize};
 use mcp_lock::lock::FileLock;
@@ -94,7 +94,7 @@ pub fn run(ws: &Workspace, args: WrapArgs, direction: Direction) -> anyhow::Resu
             )
         })
         .with_context(|| format!("cannot write {}", config.shown))?;
-        let (rewrite, new_backup) = match std::fs::read_to_string(&config.path) {
+        let (rewrite, new_backup) = match files::read_regular_text(&config.path, MAX_NAMED_BYTES) {
             Ok(now) if now != config.text => {
                 plan(ws, config, &now, launch.as_ref(), &args.servers)?
             }
@@ -140,7 +140,15 @@ fn plan(
         file: &config.path,
         project_dir: &ws.project_dir,
     };
-    let backup = std::fs::read(wrap::backup_path(&config.path)).ok();
+    let backup_path = wrap::backup_path(&config.path);
+    let backup = match files::read_regular(&backup_path, MAX_NAMED_BYTES) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!(
+            "cannot read {}: {e}",
+            display_path(&backup_path, &ws.project_dir)
+        ),
+    };
     Ok(match launch {
         Some(launch) => {
             let rewrite = wrap::wrap(text, &path, launch, servers)?;
@@ -171,10 +179,11 @@ fn read_configs(ws: &Workspace) -> anyhow::Result<Vec<Config>> {
     let mut configs = Vec::new();
     for path in paths {
         let shown = display_path(&path, &ws.project_dir);
-        let bytes = std::fs::read(&path).map_err(|source| ConfigError::Read {
-            path: shown.clone(),
-            source,
-        })?;
+        let bytes =
+            files::read_regular(&path, MAX_NAMED_BYTES).map_err(|source| ConfigError::Read {
+                path: shown.clone(),
+                source,
+            })?;
         let text = String::from_utf8(bytes)
             .ok()
             .with_context(|| format!("{shown}: not UTF-8 text; is this an MCP client config?"))?;
@@ -404,9 +413,10 @@ fn write_sidecar(
 ) -> anyhow::Result<()> {
     let path = wrap::remote_sidecar_path(&config.path);
     let shown = format!("{}.mcp-lock.remote.json", config.shown);
-    let existing = match std::fs::read_to_string(&path) {
+    let existing = match files::read_regular_text(&path, wrap::MAX_SIDECAR_BYTES) {
         Ok(text) => wrap::sidecar_entries(&text, &shown)?,
-        Err(_) => Vec::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(anyhow::anyhow!("cannot read {shown}: {e}")),
     };
     let moved: Vec<&str> = rewrite
         .remote_moved

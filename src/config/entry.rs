@@ -433,7 +433,7 @@ fn zed_extension(obj: &Map<String, Value>) -> bool {
 
 /// The remote entry `name` of a sidecar wrap wrote, read as if it were still here.
 fn read_sidecar_entry(name: &str, sidecar: &str, host: Host) -> Result<Read, String> {
-    let text = std::fs::read_to_string(sidecar).map_err(|e| {
+    let text = crate::files::read_regular_text(sidecar.as_ref(), super::MAX_DISCOVERED_BYTES).map_err(|e| {
         format!("is wrapped by mcp-lock, but its original entry in {sidecar} cannot be read: {e}; run `mcp-lock unwrap` or restore that file")
     })?;
     let root = super::shape::parse(&text, super::Format::Json, sidecar)

@@ -23,7 +23,9 @@ pub mod vars;
 mod wrapped;
 
 pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
-pub use settings::{ClaudeApproval, MAX_SETTINGS_BYTES, NameRule, tool_name_part};
+pub use settings::{
+    ClaudeApproval, MAX_SETTINGS_BYTES, NameRule, claude_user_server_names, tool_name_part,
+};
 pub use shape::{Format, Scope, Shape};
 pub use user::{Platform, USER_CLIENTS, UserConfig, is_user_file, user_config, user_config_path};
 pub use wrapped::{launches_guard, unwrapped_command, wrapped_remote_sidecar};
@@ -57,6 +59,10 @@ pub const AMAZONQ_AGENTS_DIR: &str = ".amazonq/cli-agents";
 /// The largest discovered config read (a file above the project, an agent file):
 /// anything bigger is no client config.
 pub const MAX_DISCOVERED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest config file named on its own (`--config`, `~/.claude.json`, which
+/// keeps a user's history and grows): a regular file only, as every config read.
+pub const MAX_NAMED_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The files of `dir` with one of `extensions`, by name.
 pub(crate) fn files_in(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
@@ -142,29 +148,31 @@ pub fn discover(project_dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Reads a discovered config file, refusing one larger than [`MAX_DISCOVERED_BYTES`].
+/// Reads a discovered config file: a regular file only, refusing one larger than
+/// [`MAX_DISCOVERED_BYTES`].
 fn read_discovered(file: &Path) -> Result<String, ConfigError> {
-    use std::io::Read as _;
     let error = |source| ConfigError::Read {
         path: file.display().to_string(),
         source,
     };
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .map_err(error)?
-        .take(MAX_DISCOVERED_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(error)?;
-    if text.len() as u64 > MAX_DISCOVERED_BYTES {
-        return Err(ConfigError::Shape {
-            path: file.display().to_string(),
-            message: format!(
-                "larger than {} MiB; is this an MCP client config?",
-                MAX_DISCOVERED_BYTES >> 20
-            ),
-        });
+    match crate::files::read_regular_text(file, MAX_DISCOVERED_BYTES) {
+        Ok(text) => Ok(text),
+        Err(e)
+            if matches!(
+                e.get_ref().and_then(|e| e.downcast_ref()),
+                Some(crate::files::NotRead::TooLarge { .. })
+            ) =>
+        {
+            Err(ConfigError::Shape {
+                path: file.display().to_string(),
+                message: format!(
+                    "larger than {} MiB; is this an MCP client config?",
+                    MAX_DISCOVERED_BYTES >> 20
+                ),
+            })
+        }
+        Err(source) => Err(error(source)),
     }
-    Ok(text)
 }
 
 /// A config problem, with the file it concerns.
@@ -1079,12 +1087,11 @@ impl ProjectConfig {
             let in_folder = is_amazonq_agent(file)
                 || file.parent().and_then(Path::file_name) == Some("mcpServers".as_ref());
             let text = match explicit {
-                Some(_) if !in_folder => {
-                    std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+                Some(_) if !in_folder => crate::files::read_regular_text(file, MAX_NAMED_BYTES)
+                    .map_err(|source| ConfigError::Read {
                         path: file.display().to_string(),
                         source,
-                    })?
-                }
+                    })?,
                 _ => read_discovered(file)?,
             };
             let read = read_file(&text, &file.display().to_string(), file, project_dir)?;

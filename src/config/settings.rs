@@ -494,6 +494,38 @@ impl ClaudeApproval {
     }
 }
 
+/// The names of the servers Claude Code has from `~/.claude.json` for this project:
+/// its top-level `mcpServers` (user scope) and `projects["<dir>"].mcpServers` (local
+/// scope). Their tools get names as the project's do, so a name two servers share is
+/// known only with these. No file: none; a file that cannot be read: the error.
+pub fn claude_user_server_names(
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, ConfigError> {
+    let Some(home) = lookup("HOME").filter(|h| !h.is_empty()).map(PathBuf::from) else {
+        return Ok(Vec::new());
+    };
+    let path = home.join(".claude.json");
+    let shown = path.display().to_string();
+    let Some(text) = read_capped(&path, &shown, super::MAX_DISCOVERED_BYTES)? else {
+        return Ok(Vec::new());
+    };
+    let root = shape::parse(&text, Format::Json, &shown)?;
+    let key = super::project_key(project_dir);
+    let given = project_dir.display().to_string();
+    let local = root
+        .get("projects")
+        .and_then(|p| p.get(&key).or_else(|| p.get(&given)))
+        .and_then(|entry| entry.get("mcpServers"));
+    let mut found = Vec::new();
+    for servers in [root.get("mcpServers"), local].into_iter().flatten() {
+        if let Some(map) = servers.as_object() {
+            found.extend(map.keys().cloned());
+        }
+    }
+    Ok(found)
+}
+
 /// Why Gemini CLI does not start `name` under these settings files, if it does not:
 /// an excluded list naming it (lists of every file add up), or the allowed lists
 /// (one list that all files' lists have in common) not naming it. Matched as
@@ -663,15 +695,17 @@ pub(crate) fn opencode_name(server: &str) -> String {
 /// packages/opencode/src/mcp/index.ts `tools`): every character other than an ASCII
 /// letter, a digit, `_` or `-` made `_`.
 pub fn tool_name_part(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    // The hosts replace with a JavaScript regular expression without the `u` flag:
+    // one `_` per UTF-16 code unit, so a character outside the BMP becomes `__`.
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
+    out
 }
 
 /// opencode's `Wildcard.match` (packages/opencode/src/util/wildcard.ts) on a name with

@@ -18,6 +18,9 @@ pub struct Place<'a> {
     pub root: &'a Path,
 }
 
+/// The largest journal read: it holds only file names.
+const MAX_JOURNAL_BYTES: u64 = 1024 * 1024;
+
 /// The first line of a journal; the pairs follow, each path ended by a NUL (which no
 /// path holds).
 const JOURNAL_HEADER: &[u8] = b"mcp-lock journal 1: renames to finish, temporary NUL target NUL\n";
@@ -47,10 +50,15 @@ pub fn finish_interrupted(files: &[Place], journal: Place) -> io::Result<Option<
         .iter()
         .map(|f| landing(f.path, f.root))
         .collect::<io::Result<Vec<_>>>()?;
-    let finished = match std::fs::read(&journal_real) {
+    let finished = match super::read_regular(&journal_real, MAX_JOURNAL_BYTES) {
         Ok(bytes) => Some(roll_forward(&bytes, &targets, &journal_real)?),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", journal_real.display()),
+            ));
+        }
     };
     for target in &targets {
         remove_stale_temporaries(target);

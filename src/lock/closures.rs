@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -111,21 +110,11 @@ struct RawDependency {
 /// must hash to the value it states. `Err`: one line saying what and where.
 pub fn read(path: &Path) -> Result<BTreeMap<String, Arc<Closure>>, String> {
     let shown = path.display();
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
+    let text = match crate::files::read_regular_text(path, MAX_COMPANION) {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => return Err(format!("cannot read {shown}: {e}")),
     };
-    let mut text = String::new();
-    file.take(MAX_COMPANION + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if text.len() as u64 > MAX_COMPANION {
-        return Err(format!(
-            "{shown} is larger than {} MiB; not read",
-            MAX_COMPANION >> 20
-        ));
-    }
     parse(&text).map_err(|e| format!("{shown}: {e}"))
 }
 
@@ -170,6 +159,12 @@ fn parse(text: &str) -> Result<BTreeMap<String, Arc<Closure>>, String> {
             ecosystem,
             packages,
         };
+        crate::package::closure::valid::check(&closure).map_err(|e| {
+            format!(
+                "server {:?}: {e}; run `mcp-lock update {}` to pin it again from the registry",
+                server.name, server.name
+            )
+        })?;
         if closure.hash() != server.closure {
             return Err(format!(
                 "server {:?}: its packages hash to {}, not the {} it states (edited by hand?); run `mcp-lock update {}`",
@@ -250,7 +245,7 @@ pub fn write_companion(lock_path: &Path, root: &Path, lock: &Lockfile) -> std::i
         };
     }
     let text = render(&closures);
-    if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+    if crate::files::read_regular_text(&path, MAX_COMPANION).is_ok_and(|old| old == text) {
         return Ok(false);
     }
     crate::files::replace(&path, root, text.as_bytes(), 0o644)?;
@@ -269,7 +264,7 @@ mod tests {
                     path: "node_modules/a".into(),
                     name: "a".into(),
                     version: "1.0.0".into(),
-                    integrity: vec!["sha512-aaa".into()],
+                    integrity: vec!["sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==".into()],
                     entry: r#"{"dependencies":{"b":"^2.0.0"}}"#.into(),
                     scripts: false,
                 },
@@ -277,8 +272,8 @@ mod tests {
                     path: "node_modules/b".into(),
                     name: "b".into(),
                     version: "2.0.1".into(),
-                    integrity: vec!["sha512-bbb".into()],
-                    entry: String::new(),
+                    integrity: vec!["sha512-BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==".into()],
+                    entry: r#"{"hasInstallScript":true}"#.into(),
                     scripts: true,
                 },
             ],

@@ -178,10 +178,15 @@ impl UncheckedLock {
     }
 }
 
+/// The largest lock read: far past any real one (10,000 tools per server is the
+/// listing limit), small enough that a file committed in its place cannot exhaust
+/// memory.
+pub const MAX_LOCK_BYTES: u64 = 256 * 1024 * 1024;
+
 /// The lock file's text; `Ok(None)`: no file. Bytes that are not UTF-8 are named by
 /// line and byte, as a TOML error is.
 fn read_text(path: &Path) -> Result<Option<String>, LockError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::files::read_regular(path, MAX_LOCK_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {

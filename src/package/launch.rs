@@ -121,6 +121,15 @@ pub async fn closure_launch(
             closure_pin.hash
         )));
     };
+    // The companion is a file of the repository: what reaches npm or uv is what a pin
+    // may be, and the closure the lock pins.
+    closure::valid::check(closure)
+        .and_then(|()| closure::valid::fits(pin, closure))
+        .map_err(|e| {
+            InstallError::Failed(format!(
+                "the dependency closure in `mcp.closure.lock` is not the one `mcp.lock` pins: {e}; run `mcp-lock update` to pin it again"
+            ))
+        })?;
     let entry = Entry {
         command,
         args,

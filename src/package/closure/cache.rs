@@ -4,6 +4,14 @@
 //! tree that does not match (or an install that never finished) is removed and
 //! installed again, never used.
 //!
+//! The manifest lies inside the tree it describes, so whoever can write the cache can
+//! rewrite it too: each of its lines, and the whole, carries an HMAC-SHA256 under a
+//! key of the user's own, kept outside the cache (`$XDG_CONFIG_HOME/mcp-lock/
+//! closure-cache.key`, made on first use), bound to the closure hash the lock pins
+//! and the directory. A file changed and its line recomputed no longer verifies, and
+//! the check names it; a manifest without a valid seal (an older mcp-lock's, or one
+//! written under another key) is not trusted: the closure is installed again.
+//!
 //! npm closures install with `npm ci` from the lockfile rebuilt out of the pin (npm
 //! checks each tarball against its pinned integrity); PyPI closures into a virtual
 //! environment with `uv pip install --require-hashes --no-deps`. Install scripts
@@ -21,6 +29,15 @@ use super::{Closure, Ecosystem, is_integrity_error, npm, pypi, run_tool};
 
 /// The manifest's file name, in the installed directory.
 const MANIFEST: &str = ".mcp-lock-manifest";
+
+/// The manifest's first line: its format (keyed lines, then a keyed end).
+const MANIFEST_HEADER: &str = "mcp-lock closure manifest 2";
+
+/// The most of a manifest read.
+const MAX_MANIFEST: u64 = super::MAX_OUTPUT as u64;
+
+/// The key file's name, in mcp-lock's config directory.
+const KEY_FILE: &str = "closure-cache.key";
 
 /// What to install.
 #[derive(Debug, Clone)]
@@ -94,7 +111,8 @@ pub async fn ensure(root: &Path, install: &Install<'_>) -> Result<Installed, Ins
     let _held = hold(&dir.with_extension("lock"))
         .await
         .map_err(|e| failed("lock the closure cache for", e))?;
-    let rebuilt = match check(&dir) {
+    let seal = cache_key(root).map(|key| Seal::new(key, install.hash, &dir));
+    let rebuilt = match check(&dir, &seal) {
         Ok(Fit::Matches) => return Ok(Installed { dir, rebuilt: None }),
         Ok(Fit::Missing) => None,
         Ok(Fit::Differs(why)) => Some(why),
@@ -112,9 +130,18 @@ pub async fn ensure(root: &Path, install: &Install<'_>) -> Result<Installed, Ins
         let _ = std::fs::remove_dir_all(&dir);
         return Err(e);
     }
-    let manifest = manifest_of(&dir).map_err(|e| failed("read what was installed in", e))?;
-    crate::files::replace(&dir.join(MANIFEST), &dir, manifest.as_bytes(), 0o600)
+    // Without a key nothing is written that a later launch could trust: the closure
+    // is installed again each time, and said so.
+    if let Ok(seal) = &seal {
+        let manifest = manifest_of(&dir).map_err(|e| failed("read what was installed in", e))?;
+        crate::files::replace(
+            &dir.join(MANIFEST),
+            &dir,
+            seal.seal(&manifest).as_bytes(),
+            0o600,
+        )
         .map_err(|e| failed("write the manifest of", e))?;
+    }
     Ok(Installed { dir, rebuilt })
 }
 
@@ -179,11 +206,9 @@ async fn install_npm(dir: &Path, install: &Install<'_>) -> Result<(), InstallErr
 }
 
 async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallError> {
-    std::fs::write(
-        dir.join("requirements.txt"),
-        pypi::requirements(install.closure),
-    )
-    .map_err(|e| InstallError::Failed(format!("cannot write requirements.txt: {e}")))?;
+    let requirements = pypi::requirements(install.closure).map_err(InstallError::Failed)?;
+    std::fs::write(dir.join("requirements.txt"), requirements)
+        .map_err(|e| InstallError::Failed(format!("cannot write requirements.txt: {e}")))?;
     let mut venv = tokio::process::Command::new(&install.tool);
     venv.current_dir(dir)
         .args(["venv", "--no-config", "--quiet", "venv"]);
@@ -205,6 +230,7 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
         ])
         .arg("--index-url")
         .arg(&install.registry);
+    only_the_index(&mut command);
     if !install.scripts {
         command.args(["--only-binary", ":all:"]);
     }
@@ -213,6 +239,38 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
         &format!("uv installing {}=={}", install.name, install.version),
     )
     .await
+}
+
+/// The variables that would give uv another source of packages than the one index
+/// (extra indexes, find-links, another strategy across indexes) or change which files
+/// it takes, removed from its environment: every package comes from the index the pin
+/// names, checked against its hashes.
+pub const UV_SOURCE_VARIABLES: &[&str] = &[
+    "UV_INDEX",
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_NO_INDEX",
+    "UV_INDEX_STRATEGY",
+    "UV_CONSTRAINT",
+    "UV_OVERRIDE",
+    "UV_BUILD_CONSTRAINT",
+    "UV_NO_BINARY",
+    "UV_NO_BINARY_PACKAGE",
+    "UV_CONFIG_FILE",
+    "UV_TORCH_BACKEND",
+    "UV_REQUIRE_HASHES",
+    "UV_NO_VERIFY_HASHES",
+    "UV_VERIFY_HASHES",
+];
+
+/// uv with the index it was given as its only source ([`UV_SOURCE_VARIABLES`]).
+pub fn only_the_index(command: &mut tokio::process::Command) {
+    for name in UV_SOURCE_VARIABLES {
+        command.env_remove(name);
+    }
+    command.args(["--index-strategy", "first-index"]);
 }
 
 async fn run(command: tokio::process::Command, what: &str) -> Result<(), InstallError> {
@@ -252,38 +310,257 @@ enum Fit {
     Differs(String),
 }
 
-fn check(dir: &Path) -> std::io::Result<Fit> {
-    let recorded = match std::fs::read_to_string(dir.join(MANIFEST)) {
+/// The user's key for the closure cache's manifests: 32 random bytes, hex, in
+/// `$XDG_CONFIG_HOME/mcp-lock/` (else `~/.config/mcp-lock/`), made on first use with
+/// mode 0600. Never one inside the cache (`cache_root`): the cache is what it checks.
+/// `Err`: why there is none, one line.
+fn cache_key(cache_root: &Path) -> Result<ring::hmac::Key, String> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })
+        .ok_or("neither XDG_CONFIG_HOME nor HOME is set: no key to check the cache against")?;
+    let dir = base.join("mcp-lock");
+    let path = dir.join(KEY_FILE);
+    let shown = path.display();
+    let root = cache_root
+        .canonicalize()
+        .unwrap_or_else(|_| cache_root.to_path_buf());
+    let real_dir = crate::files::create_dir_within(&dir, &dir, 0o700)
+        .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    if real_dir.starts_with(&root) {
+        return Err(format!(
+            "{shown} is inside the closure cache it would check; set XDG_CONFIG_HOME elsewhere"
+        ));
+    }
+    let hex = match read_key(&path) {
+        Ok(hex) => hex,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            use ring::rand::SecureRandom as _;
+            let mut bytes = [0u8; 32];
+            ring::rand::SystemRandom::new()
+                .fill(&mut bytes)
+                .map_err(|_| "no randomness for the closure cache key".to_string())?;
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            match write_key(&path, &hex) {
+                Ok(()) => hex,
+                // Another process made it first: its key is the one.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    read_key(&path).map_err(|e| format!("cannot read {shown}: {e}"))?
+                }
+                Err(e) => return Err(format!("cannot write {shown}: {e}")),
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read {shown}: {e}; remove it to make a new one"
+            ));
+        }
+    };
+    let bytes: Option<Vec<u8>> = (hex.len() == 64)
+        .then(|| {
+            (0..64)
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                .collect()
+        })
+        .flatten();
+    let bytes = bytes
+        .ok_or_else(|| format!("{shown} is not 64 hex digits; remove it to make a new one"))?;
+    Ok(ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &bytes))
+}
+
+/// The key file's text, trimmed: a regular file only (no link followed, no FIFO
+/// waited on), read bounded.
+fn read_key(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(256).read_to_string(&mut text)?;
+    Ok(text.trim().to_string())
+}
+
+fn write_key(path: &Path, hex: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    file.write_all(format!("{hex}\n").as_bytes())?;
+    file.sync_all()
+}
+
+/// Seals and checks one closure directory's manifest: the user's key, bound to the
+/// closure hash the lock pins and the directory's name, so no line moves from one
+/// closure or directory to another.
+struct Seal {
+    key: ring::hmac::Key,
+    binding: String,
+}
+
+impl Seal {
+    fn new(key: ring::hmac::Key, closure_hash: &str, dir: &Path) -> Seal {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Seal {
+            key,
+            binding: format!("{closure_hash}\t{name}\n"),
+        }
+    }
+
+    fn tag(&self, text: &str) -> String {
+        let mut context = ring::hmac::Context::with_key(&self.key);
+        context.update(self.binding.as_bytes());
+        context.update(text.as_bytes());
+        context
+            .sign()
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    fn verifies(&self, text: &str, tag: &str) -> bool {
+        let Some(tag) = (tag.len() == 64)
+            .then(|| {
+                (0..64)
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&tag[i..i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()
+            })
+            .flatten()
+        else {
+            return false;
+        };
+        let mut message = self.binding.clone().into_bytes();
+        message.extend_from_slice(text.as_bytes());
+        ring::hmac::verify(&self.key, &message, &tag).is_ok()
+    }
+
+    /// The manifest as written: the header, each line behind its tag, then `end` and
+    /// the tag of everything before it.
+    fn seal(&self, manifest: &str) -> String {
+        let mut out = format!("{MANIFEST_HEADER}\n");
+        for line in manifest.lines() {
+            let _ = writeln!(out, "{}\t{line}", self.tag(line));
+        }
+        let end = self.tag(&out);
+        let _ = writeln!(out, "end\t{end}");
+        out
+    }
+}
+
+/// The path a manifest line names (its last field).
+fn path_of(line: &str) -> String {
+    line.rsplit('\t').next().unwrap_or(line).to_string()
+}
+
+fn check(dir: &Path, seal: &Result<Seal, String>) -> std::io::Result<Fit> {
+    let recorded = match read_manifest(dir) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(if dir.exists() {
-                Fit::Differs("its install never finished".into())
+                Fit::Differs(match seal {
+                    Ok(_) => "its install never finished".into(),
+                    Err(why) => format!("it cannot be trusted without a key ({why})"),
+                })
             } else {
                 Fit::Missing
             });
         }
         Err(e) => return Err(e),
     };
+    let seal = match seal {
+        Ok(seal) => seal,
+        Err(why) => {
+            return Ok(Fit::Differs(format!(
+                "it cannot be trusted without a key ({why})"
+            )));
+        }
+    };
+    let Some(body) = recorded.strip_prefix(&format!("{MANIFEST_HEADER}\n")) else {
+        return Ok(Fit::Differs(
+            "its manifest carries no seal of this user's key (an older mcp-lock's?)".into(),
+        ));
+    };
+    // Each line as mcp-lock wrote it, the first whose tag does not verify, and
+    // whether the whole does.
+    let mut lines = Vec::new();
+    let mut forged = None;
+    let mut sealed = false;
+    let mut before = format!("{MANIFEST_HEADER}\n");
+    for line in body.lines() {
+        if let Some(tag) = line.strip_prefix("end\t") {
+            sealed = seal.verifies(&before, tag) && before.len() + line.len() + 1 == recorded.len();
+            break;
+        }
+        match line.split_once('\t') {
+            Some((tag, rest)) if seal.verifies(rest, tag) => lines.push(rest),
+            Some((_, rest)) => {
+                forged.get_or_insert_with(|| path_of(rest));
+                lines.push(rest);
+            }
+            None => {
+                forged.get_or_insert_with(|| path_of(line));
+            }
+        }
+        before.push_str(line);
+        before.push('\n');
+    }
+    if let Some(path) = forged {
+        return Ok(Fit::Differs(format!(
+            "{path} is not as installed (its manifest line is not the one mcp-lock sealed)"
+        )));
+    }
+    let recorded = lines.join("\n") + "\n";
     let now = manifest_of(dir)?;
-    if now == recorded {
+    if now == recorded && sealed {
         return Ok(Fit::Matches);
     }
     let old: std::collections::BTreeSet<&str> = recorded.lines().collect();
-    let first = now
-        .lines()
-        .find(|l| !old.contains(l))
-        .map(|l| l.rsplit('\t').next().unwrap_or(l).to_string());
+    let first = now.lines().find(|l| !old.contains(l)).map(path_of);
     let gone = {
         let new: std::collections::BTreeSet<&str> = now.lines().collect();
-        recorded
-            .lines()
-            .find(|l| !new.contains(l))
-            .map(|l| l.rsplit('\t').next().unwrap_or(l).to_string())
+        recorded.lines().find(|l| !new.contains(l)).map(path_of)
     };
     Ok(Fit::Differs(match first.or(gone) {
         Some(path) => format!("{path} is not as installed"),
+        None if !sealed => "its manifest is not the one mcp-lock sealed".into(),
         None => "its files are not as installed".into(),
     }))
+}
+
+/// The manifest's text, read bounded, from a regular file only.
+fn read_manifest(dir: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(dir.join(MANIFEST))?;
+    if !file.metadata()?.is_file() {
+        return Ok(String::new());
+    }
+    let mut text = String::new();
+    file.take(MAX_MANIFEST + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_MANIFEST {
+        return Ok(String::new());
+    }
+    Ok(text)
 }
 
 /// One line per file, directory and symlink under `dir` (but the manifest), sorted:
@@ -309,6 +586,10 @@ pub fn manifest_of(dir: &Path) -> std::io::Result<String> {
                     meta.permissions().mode() & 0o777
                 ));
                 stack.push(path);
+            } else if !meta.is_file() {
+                // A FIFO, socket or device: never opened (a FIFO would wait forever);
+                // no install writes one, so it never matches.
+                lines.push(format!("o\t{:o}\t\t{shown}", meta.permissions().mode()));
             } else {
                 let mut file = std::fs::File::open(dir.join(&path))?;
                 let mut hasher = Sha256::new();
@@ -397,27 +678,102 @@ fn npm_default_bin(installed: &Path, name: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn seal(dir: &Path) -> Result<Seal, String> {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[7u8; 32]);
+        Ok(Seal::new(key, "sha256:abc", dir))
+    }
+
     #[test]
     fn a_manifest_sees_a_changed_added_or_removed_file() {
         let dir = tempfile::tempdir().unwrap();
+        let seal = seal(dir.path());
         std::fs::create_dir_all(dir.path().join("node_modules/a")).unwrap();
         std::fs::write(dir.path().join("node_modules/a/index.js"), "one").unwrap();
-        std::fs::write(dir.path().join(MANIFEST), manifest_of(dir.path()).unwrap()).unwrap();
-        assert!(matches!(check(dir.path()).unwrap(), Fit::Matches));
+        let sealed = seal
+            .as_ref()
+            .unwrap()
+            .seal(&manifest_of(dir.path()).unwrap());
+        std::fs::write(dir.path().join(MANIFEST), &sealed).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Matches));
         std::fs::write(dir.path().join("node_modules/a/index.js"), "two").unwrap();
-        match check(dir.path()).unwrap() {
+        match check(dir.path(), &seal).unwrap() {
             Fit::Differs(why) => assert!(why.contains("node_modules/a/index.js"), "{why}"),
             _ => panic!("a changed file went unseen"),
         }
         std::fs::write(dir.path().join("node_modules/a/index.js"), "one").unwrap();
         std::fs::write(dir.path().join("node_modules/a/extra.js"), "x").unwrap();
-        assert!(matches!(check(dir.path()).unwrap(), Fit::Differs(_)));
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
         std::fs::remove_file(dir.path().join("node_modules/a/extra.js")).unwrap();
         std::fs::remove_file(dir.path().join("node_modules/a/index.js")).unwrap();
-        assert!(matches!(check(dir.path()).unwrap(), Fit::Differs(_)));
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
         let fresh = tempfile::tempdir().unwrap();
         let missing = fresh.path().join("never");
-        assert!(matches!(check(&missing).unwrap(), Fit::Missing));
+        assert!(matches!(check(&missing, &seal).unwrap(), Fit::Missing));
+    }
+
+    #[test]
+    fn a_file_changed_with_its_manifest_recomputed_is_named_and_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let seal = seal(dir.path());
+        let file = dir.path().join("index.js");
+        std::fs::write(&file, "one").unwrap();
+        let sealed = seal
+            .as_ref()
+            .unwrap()
+            .seal(&manifest_of(dir.path()).unwrap());
+        std::fs::write(dir.path().join(MANIFEST), &sealed).unwrap();
+        // The file and its line changed together, as whoever writes the cache can.
+        std::fs::write(&file, "two").unwrap();
+        let before = crate::hash::sha256_hex(b"one");
+        let after = crate::hash::sha256_hex(b"two");
+        std::fs::write(dir.path().join(MANIFEST), sealed.replace(&before, &after)).unwrap();
+        match check(dir.path(), &seal).unwrap() {
+            Fit::Differs(why) => assert!(why.starts_with("index.js is not as installed"), "{why}"),
+            _ => panic!("a recomputed manifest was trusted"),
+        }
+        // An unsealed manifest (an older mcp-lock's) that matches the tree.
+        std::fs::write(dir.path().join(MANIFEST), manifest_of(dir.path()).unwrap()).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        // Sealed for another closure: not this one's.
+        let other = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[7u8; 32]);
+        let other = Seal::new(other, "sha256:def", dir.path());
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            other.seal(&manifest_of(dir.path()).unwrap()),
+        )
+        .unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        // A line removed with its file: the whole no longer verifies.
+        let sealed = seal
+            .as_ref()
+            .unwrap()
+            .seal(&manifest_of(dir.path()).unwrap());
+        std::fs::write(dir.path().join(MANIFEST), &sealed).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Matches));
+        std::fs::remove_file(&file).unwrap();
+        let without: String = sealed
+            .lines()
+            .filter(|l| !l.ends_with("\tindex.js"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(dir.path().join(MANIFEST), without).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        // With no key nothing is trusted.
+        assert!(matches!(
+            check(dir.path(), &Err("no key".into())).unwrap(),
+            Fit::Differs(_)
+        ));
+    }
+
+    #[test]
+    fn a_fifo_in_the_cache_is_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.path().join("pipe").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let manifest = manifest_of(dir.path()).unwrap();
+        assert!(manifest.starts_with("o\t"), "{manifest}");
     }
 
     #[test]

@@ -126,6 +126,12 @@ pub fn from_lockfile(text: &str, name: &str, version: &str) -> Result<Closure, S
         });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
+    let closure = Closure {
+        ecosystem: Ecosystem::Npm,
+        packages: out,
+    };
+    super::valid::check(&closure).map_err(|e| format!("npm's resolution: {e}"))?;
+    let out = closure.packages;
     let top = format!("node_modules/{name}");
     match out.iter().find(|p| p.path == top) {
         Some(p) if p.version == version => {}
@@ -167,6 +173,8 @@ fn canonical(value: &Value) -> String {
 /// on the server's package, then every pinned entry (no `resolved`: npm fetches each
 /// from the configured registry and checks it against its integrity).
 pub fn lockfile(closure: &Closure, name: &str, version: &str) -> Result<String, String> {
+    // Only what a pin may be reaches npm, whatever file it came from.
+    super::valid::check(closure)?;
     let mut packages = Map::new();
     let mut deps = Map::new();
     deps.insert(name.into(), Value::String(version.into()));
@@ -214,10 +222,10 @@ mod tests {
         "": {"name": "mcp-lock-closure", "dependencies": {"debug": "4.3.4"}},
         "node_modules/debug": {
           "version": "4.3.4", "resolved": "https://registry.example/debug/-/debug-4.3.4.tgz",
-          "integrity": "sha512-debug", "license": "MIT",
+          "integrity": "sha512-DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD==", "license": "MIT",
           "dependencies": {"ms": "2.1.2"}, "engines": {"node": ">=6.0"}
         },
-        "node_modules/ms": {"version": "2.1.2", "integrity": "sha512-ms", "hasInstallScript": true}
+        "node_modules/ms": {"version": "2.1.2", "integrity": "sha512-MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM==", "hasInstallScript": true}
       }
     }"#;
 

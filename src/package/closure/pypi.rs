@@ -32,6 +32,7 @@ pub async fn resolve(uv: &Path, name: &str, version: &str, index: &str) -> Resul
         ])
         .arg("--index-url")
         .arg(index);
+    super::cache::only_the_index(&mut command);
     let text = run_tool(
         command,
         &format!("uv resolving {name}=={version}"),
@@ -80,6 +81,12 @@ pub fn from_requirements(text: &str, name: &str, version: &str) -> Result<Closur
         });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
+    let closure = Closure {
+        ecosystem: Ecosystem::Pypi,
+        packages: out,
+    };
+    super::valid::check(&closure).map_err(|e| format!("uv's resolution: {e}"))?;
+    let out = closure.packages;
     match out.iter().find(|p| p.path == normalize(name)) {
         Some(p) if crate::package::pypi::same_version(&p.version, version) => {}
         Some(p) => {
@@ -96,8 +103,12 @@ pub fn from_requirements(text: &str, name: &str, version: &str) -> Result<Closur
     })
 }
 
-/// The requirements file `uv pip install --require-hashes` installs `closure` from.
-pub fn requirements(closure: &Closure) -> String {
+/// The requirements file `uv pip install --require-hashes` installs `closure` from:
+/// one `name==version --hash=…` line per package, each with its hashes. Only names
+/// and versions a pin may have reach it ([`super::valid`]): nothing in a field can
+/// start another line or add an option.
+pub fn requirements(closure: &Closure) -> Result<String, String> {
+    super::valid::check(closure)?;
     let mut text = String::new();
     for p in &closure.packages {
         text.push_str(&format!("{}=={}", p.name, p.version));
@@ -106,7 +117,7 @@ pub fn requirements(closure: &Closure) -> String {
         }
         text.push('\n');
     }
-    text
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -115,12 +126,12 @@ mod tests {
 
     const COMPILED: &str = "\
 anyio==4.16.0 \\
-    --hash=sha256:BBBB \\
-    --hash=sha256:aaaa
+    --hash=sha256:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB \\
+    --hash=sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 mcp-server-time==0.6.2 \\
-    --hash=sha256:cccc
+    --hash=sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc
 tzdata==2025.2 ; sys_platform == 'win32' \\
-    --hash=sha256:dddd
+    --hash=sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd
 ";
 
     #[test]
@@ -130,10 +141,17 @@ tzdata==2025.2 ; sys_platform == 'win32' \\
         assert_eq!(names, ["anyio", "mcp-server-time", "tzdata"]);
         assert_eq!(
             closure.packages[0].integrity,
-            ["sha256:aaaa", "sha256:bbbb"]
+            [
+                format!("sha256:{}", "a".repeat(64)),
+                format!("sha256:{}", "b".repeat(64))
+            ]
         );
-        let text = requirements(&closure);
-        assert!(text.contains("anyio==4.16.0 --hash=sha256:aaaa --hash=sha256:bbbb\n"));
+        let text = requirements(&closure).unwrap();
+        assert!(text.contains(&format!(
+            "anyio==4.16.0 --hash=sha256:{} --hash=sha256:{}\n",
+            "a".repeat(64),
+            "b".repeat(64)
+        )));
         assert_eq!(
             from_requirements(&text, "mcp-server-time", "0.6.2").unwrap(),
             closure
@@ -143,11 +161,22 @@ tzdata==2025.2 ; sys_platform == 'win32' \\
     #[test]
     fn a_resolution_without_hashes_or_exact_versions_is_refused() {
         assert!(from_requirements("six==1.16.0\n", "six", "1.16.0").is_err());
-        assert!(from_requirements("six>=1 --hash=sha256:aa\n", "six", "1.16.0").is_err());
         assert!(
-            from_requirements("six==1.17.0 --hash=sha256:aa\n", "six", "1.16.0")
-                .unwrap_err()
-                .contains("1.17.0")
+            from_requirements(
+                &format!("six>=1 --hash=sha256:{}\n", "a".repeat(64)),
+                "six",
+                "1.16.0"
+            )
+            .is_err()
+        );
+        assert!(
+            from_requirements(
+                &format!("six==1.17.0 --hash=sha256:{}\n", "a".repeat(64)),
+                "six",
+                "1.16.0"
+            )
+            .unwrap_err()
+            .contains("1.17.0")
         );
     }
 }
