@@ -344,7 +344,8 @@ pub fn verify(
             };
             previous = Some(line);
             if let Some(session) = &entry.session {
-                sessions.saw(session, entry.ends);
+                // Kept short: only a warning ever shows it.
+                sessions.saw(&crate::text::cut(session, 200), entry.ends);
             }
             if entry.event != "checkpoint" {
                 continue;

@@ -19,7 +19,11 @@ pub fn run(ws: &Workspace, command: AuditCommand) -> anyhow::Result<ExitCode> {
             let files = log_files(ws, args.files)?;
             let report = chain::verify(&files, args.allowed_signers.as_deref(), &args.namespace)?;
             if args.format == AuditFormat::Json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                // Session ids in warnings come from the log: escaped for a terminal too.
+                println!(
+                    "{}",
+                    mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
+                );
             } else {
                 print_verdict(&report);
             }
