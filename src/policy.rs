@@ -143,7 +143,7 @@ pub struct Policy {
     /// `[config] prefer`: for a server defined differently in two config files, the
     /// file (relative to the project directory) to take it from.
     pub prefer: BTreeMap<String, std::path::PathBuf>,
-    /// `[audit]`: checkpoints, signing and rotation of the guard's log.
+    /// `[audit]`: checkpoints and rotation of the guard's log.
     pub audit: crate::audit::format::AuditSettings,
     /// `[oauth] client-metadata-url`: the project's Client ID Metadata Document, for
     /// remote entries that name none of their own.
@@ -154,6 +154,11 @@ pub struct Policy {
     pub allow_scripts: BTreeSet<String>,
     /// `[upgrade]`: which releases a pin may move to.
     pub upgrade: UpgradeSettings,
+    /// Settings the file named that name a command to run or a key to use
+    /// (`[audit] signing-key`, `sign-command`): a project's file cannot give them, so
+    /// they are ignored, and the guard says so in one line. Only the user's own
+    /// settings give them ([`crate::audit::signing`]).
+    pub ignored: Vec<&'static str>,
 }
 
 /// `[upgrade]` of the policy file.
@@ -205,6 +210,7 @@ impl Default for Policy {
             client_metadata_url: None,
             allow_scripts: BTreeSet::new(),
             upgrade: UpgradeSettings::default(),
+            ignored: Vec::new(),
         }
     }
 }
@@ -278,8 +284,8 @@ struct RawOauth {
 struct RawAudit {
     checkpoint_every: Option<u64>,
     max_file_bytes: Option<u64>,
-    signing_key: Option<String>,
-    sign_command: Option<toml::Spanned<Vec<String>>>,
+    signing_key: Option<toml::Value>,
+    sign_command: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -463,21 +469,13 @@ impl Policy {
         if let Some(max) = audit.max_file_bytes {
             policy.audit.max_file_bytes = max.max(1);
         }
-        policy.audit.signing_key = audit.signing_key;
-        if let Some(command) = audit.sign_command {
-            if command.get_ref().is_empty() {
-                return Err(at(
-                    command.span().start,
-                    "sign-command is empty; name the program and its arguments".into(),
-                ));
-            }
-            if policy.audit.signing_key.is_some() {
-                return Err(at(
-                    command.span().start,
-                    "give signing-key or sign-command, not both".into(),
-                ));
-            }
-            policy.audit.sign_command = Some(command.into_inner());
+        // A project's file cannot name what the guard runs or signs with: the user's
+        // own settings do (crate::audit::signing). Named here, they are only noted.
+        if audit.signing_key.is_some() {
+            policy.ignored.push("[audit] signing-key");
+        }
+        if audit.sign_command.is_some() {
+            policy.ignored.push("[audit] sign-command");
         }
         policy.allow_scripts = raw.closure.allow_scripts.into_iter().collect();
         if let Some(url) = raw.oauth.client_metadata_url {
@@ -835,6 +833,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("p.toml:2: not a valid policy"), "{err}");
+    }
+
+    #[test]
+    fn a_project_file_naming_a_signer_or_key_has_them_ignored_not_used() {
+        let p = Policy::parse(
+            "[audit]\ncheckpoint-every = 5\nsigning-key = \"~/.ssh/id_ed25519\"\nsign-command = [\"sh\", \"-c\", \"touch x\"]\n",
+            "mcp-lock.toml",
+        )
+        .unwrap();
+        assert_eq!(p.ignored, ["[audit] signing-key", "[audit] sign-command"]);
+        assert_eq!(p.audit.checkpoint_every, 5);
+        assert!(Policy::default().ignored.is_empty());
     }
 
     #[test]

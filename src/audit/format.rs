@@ -14,17 +14,14 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 /// The namespace `signing-key` signs checkpoints under (`ssh-keygen -Y sign -n`).
 pub const SIGNING_NAMESPACE: &str = "mcp-lock-audit";
 
-/// `[audit]` in mcp-lock.toml: how the guard checkpoints, signs and rotates its log.
+/// `[audit]` in mcp-lock.toml: how the guard checkpoints and rotates its log (who
+/// signs is the user's own setting: [`super::signing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditSettings {
     /// A checkpoint whenever `seq` reaches a multiple of this (0: only at session end).
     pub checkpoint_every: u64,
     /// A file is rotated before an append would take it past this size.
     pub max_file_bytes: u64,
-    /// `signing-key`: an SSH private key `ssh-keygen -Y sign` signs checkpoints with.
-    pub signing_key: Option<String>,
-    /// `sign-command`: a command that reads the text on stdin and writes a signature.
-    pub sign_command: Option<Vec<String>>,
 }
 
 impl Default for AuditSettings {
@@ -32,8 +29,6 @@ impl Default for AuditSettings {
         AuditSettings {
             checkpoint_every: 1000,
             max_file_bytes: 10 * 1024 * 1024,
-            signing_key: None,
-            sign_command: None,
         }
     }
 }
@@ -209,6 +204,88 @@ pub fn family(log: &Path) -> std::io::Result<Vec<PathBuf>> {
         files.push(log.to_path_buf());
     }
     Ok(files)
+}
+
+/// Largest line read; a longer one is not an entry the guard writes.
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// One line of a log file as [`LogLines`] reads it.
+pub enum LogLine<'a> {
+    /// The line's bytes, without its newline.
+    Line(&'a [u8]),
+    /// A line longer than [`MAX_LINE`]: read through, not kept.
+    TooLong,
+}
+
+/// A log file read one line at a time: only the line being read is held, whatever
+/// the file's size, and a line past [`MAX_LINE`] is skipped without being held.
+pub struct LogLines {
+    reader: std::io::BufReader<std::fs::File>,
+    buf: Vec<u8>,
+    /// The 1-based number of the line last read.
+    pub number: usize,
+}
+
+impl LogLines {
+    /// Opens `path`, a regular file (opened without blocking, so a FIFO cannot hang
+    /// the reader); errors name it.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let named =
+            |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+            .open(path)
+            .map_err(named)?;
+        if !file.metadata().map_err(named)?.is_file() {
+            return Err(std::io::Error::other(format!(
+                "{}: not a regular file; name the log's files",
+                path.display()
+            )));
+        }
+        Ok(LogLines {
+            reader: std::io::BufReader::with_capacity(1 << 16, file),
+            buf: Vec::new(),
+            number: 0,
+        })
+    }
+
+    /// The next line and its 1-based number, None at the end of the file.
+    pub fn next_line(&mut self) -> std::io::Result<Option<(usize, LogLine<'_>)>> {
+        use std::io::{BufRead, Read};
+        self.buf.clear();
+        let n = (&mut self.reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut self.buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        if self.buf.len() > MAX_LINE {
+            // Read through to the line's end without keeping it.
+            self.buf = Vec::new();
+            loop {
+                let chunk = self.reader.fill_buf()?;
+                if chunk.is_empty() {
+                    break;
+                }
+                match chunk.iter().position(|b| *b == b'\n') {
+                    Some(at) => {
+                        self.reader.consume(at + 1);
+                        break;
+                    }
+                    None => {
+                        let len = chunk.len();
+                        self.reader.consume(len);
+                    }
+                }
+            }
+            return Ok(Some((self.number, LogLine::TooLong)));
+        }
+        let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        Ok(Some((self.number, LogLine::Line(line))))
+    }
 }
 
 #[cfg(test)]

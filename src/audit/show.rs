@@ -1,6 +1,6 @@
 //! `mcp-lock audit show`: what each guard session did, from its log entries.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -32,6 +32,14 @@ pub struct SessionSummary {
     pub list_changed_lists: BTreeSet<String>,
     pub drift: Vec<Drift>,
     pub warnings: Vec<String>,
+    /// Entries whose detail was past a list's limit ([`MAX_ITEMS`]): counted here,
+    /// not named.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_listed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,64 +57,118 @@ pub struct Drift {
     pub what: String,
 }
 
-/// Every session in `files` (read in order), oldest first; `since` keeps sessions
-/// that ended at or after it (RFC 3339 UTC, or a date), `server` only that server's.
+/// Distinct items of each list a session summary names (calls, hidden items, drift,
+/// warnings, ...); past them, entries are counted in `not_listed`.
+pub const MAX_ITEMS: usize = 1000;
+
+/// Characters of one string from the log kept (a tool name, a message); the rest is
+/// counted in its place.
+pub const MAX_TEXT: usize = 1000;
+
+/// Sessions summarised at once; past them, the one begun first is shown as it
+/// stands (as if it had no end recorded yet).
+pub const MAX_OPEN_SESSIONS: usize = 10_000;
+
+/// Every session in `files` (read in order, one line at a time), each handed to
+/// `emit` when it ends (its `session_end` checkpoint; for a log from before sessions
+/// had ids, its `client_closed` or `server_exited`), and those without an end at
+/// the end of the log, in the order they began. `since` keeps sessions that ended at
+/// or after it (RFC 3339 UTC, or a date), `server` only that server's. Memory holds
+/// only the sessions under way, each bounded by [`MAX_ITEMS`] and [`MAX_TEXT`];
+/// time is linear in the log. Returns how many sessions were emitted.
 pub fn summarise(
     files: &[PathBuf],
     since: Option<&str>,
     server: Option<&str>,
-) -> std::io::Result<Vec<SessionSummary>> {
-    let mut order: Vec<String> = Vec::new();
-    let mut sessions: BTreeMap<String, State> = BTreeMap::new();
+    mut emit: impl FnMut(&SessionSummary) -> std::io::Result<()>,
+) -> std::io::Result<usize> {
+    let since = since.map(normalise_time);
+    let mut emitted = 0;
+    let mut finish = |state: State| -> std::io::Result<()> {
+        let s = state.finish();
+        if server.is_none_or(|want| s.server == want)
+            && since.as_deref().is_none_or(|t| s.end.as_str() >= t)
+        {
+            emitted += 1;
+            emit(&s)?;
+        }
+        Ok(())
+    };
+    // Sessions under way, by id, with the order they began in.
+    let mut sessions: HashMap<String, (u64, State)> = HashMap::new();
+    let mut begun: BTreeMap<u64, String> = BTreeMap::new();
+    let mut counter = 0u64;
     // Entries of logs before sessions had ids: one session per server, up to its end.
-    let mut legacy: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    let mut legacy: HashMap<String, String> = HashMap::new();
     let mut legacy_count = 0;
     for path in files {
-        let text = read_bounded(path)?;
-        for line in text.lines() {
-            let Ok(entry) = serde_json::from_str::<Value>(line) else {
+        let mut lines = super::format::LogLines::open(path)?;
+        while let Some((_, line)) = lines.next_line()? {
+            let super::format::LogLine::Line(line) = line else {
                 continue;
             };
-            let srv = entry["server"].as_str().unwrap_or("").to_string();
+            let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            if !entry.is_object() {
+                continue;
+            }
+            let srv = kept(entry["server"].as_str().unwrap_or(""));
             let event = entry["event"].as_str().unwrap_or("").to_string();
-            let id = match entry["session"].as_str() {
-                Some(id) => id.to_string(),
+            let (id, ends) = match entry["session"].as_str() {
+                Some(id) => (
+                    kept(id),
+                    event == "checkpoint" && entry["reason"] == "session_end",
+                ),
                 None => {
-                    let slot = legacy.entry(srv.clone()).or_insert_with(|| {
-                        legacy_count += 1;
-                        (format!("unchained-{legacy_count}"), 0)
-                    });
-                    let id = slot.0.clone();
-                    if matches!(event.as_str(), "client_closed" | "server_exited") {
+                    if legacy.len() >= MAX_OPEN_SESSIONS && !legacy.contains_key(&srv) {
+                        legacy.clear();
+                    }
+                    let id = legacy
+                        .entry(srv.clone())
+                        .or_insert_with(|| {
+                            legacy_count += 1;
+                            format!("unchained-{legacy_count}")
+                        })
+                        .clone();
+                    let ends = matches!(event.as_str(), "client_closed" | "server_exited");
+                    if ends {
                         legacy.remove(&srv);
                     }
-                    id
+                    (id, ends)
                 }
             };
-            let state = sessions.entry(id.clone()).or_insert_with(|| {
-                order.push(id.clone());
-                State::new(&id, &srv)
-            });
+            if !sessions.contains_key(&id) {
+                if sessions.len() >= MAX_OPEN_SESSIONS
+                    && let Some((_, oldest)) = begun.pop_first()
+                    && let Some((_, state)) = sessions.remove(&oldest)
+                {
+                    finish(state)?;
+                }
+                counter += 1;
+                begun.insert(counter, id.clone());
+                sessions.insert(id.clone(), (counter, State::new(&id, &srv)));
+            }
+            let (_, state) = sessions.get_mut(&id).expect("just inserted");
             state.add(&event, &entry);
+            if ends && let Some((order, state)) = sessions.remove(&id) {
+                begun.remove(&order);
+                finish(state)?;
+            }
         }
     }
-    let since = since.map(normalise_time);
-    Ok(order
-        .into_iter()
-        .filter_map(|id| sessions.remove(&id))
-        .map(State::finish)
-        .filter(|s| server.is_none_or(|want| s.server == want))
-        .filter(|s| since.as_deref().is_none_or(|t| s.end.as_str() >= t))
-        .collect())
+    for (_, id) in begun {
+        if let Some((_, state)) = sessions.remove(&id) {
+            finish(state)?;
+        }
+    }
+    Ok(emitted)
 }
 
-fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    let mut bytes = Vec::new();
-    file.take(1 << 30).read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+/// A string from the log as a summary keeps it: at most [`MAX_TEXT`] characters, the
+/// rest counted.
+fn kept(text: &str) -> String {
+    crate::text::cut(text, MAX_TEXT)
 }
 
 /// `2026-12-01` -> `2026-12-01T00:00:00.000Z`; a full time is kept.
@@ -144,53 +206,75 @@ impl State {
 
     fn add(&mut self, event: &str, e: &Value) {
         let s = &mut self.summary;
-        let time = e["time"].as_str().unwrap_or("").to_string();
+        let time = kept(e["time"].as_str().unwrap_or(""));
         if s.start.is_empty() {
             s.start = time.clone();
         }
         s.end = time.clone();
-        let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+        let text = |v: &Value| kept(v.as_str().unwrap_or(""));
+        let opt = |v: &Value| v.as_str().map(kept);
+        // Past a list's limit, an entry is counted, not named.
+        let room = |len: usize, s_not_listed: &mut u64| {
+            if len < MAX_ITEMS {
+                true
+            } else {
+                *s_not_listed += 1;
+                false
+            }
+        };
         match event {
             "client_profile" => {
                 if e["decision"] == "matched" {
-                    s.profile = e["profile"].as_str().map(str::to_string);
+                    s.profile = opt(&e["profile"]);
                 } else {
                     s.unmatched = Some(serde_json::json!({
-                        "closest": e["closest"], "pin_with": e["pin_with"]
+                        "closest": opt(&e["closest"]), "pin_with": opt(&e["pin_with"])
                     }));
                 }
             }
             "tools/list" | "prompts/list" | "resources/templates/list" | "resources/list" => {
                 if e["decision"] == "not_pinned_yet" {
-                    s.warnings.push(text(&e["message"]));
+                    if room(s.warnings.len(), &mut s.not_listed) {
+                        s.warnings.push(text(&e["message"]));
+                    }
                     return;
                 }
-                let kind = e["kind"].as_str().unwrap_or("tool");
-                let count = self.counting.entry(kind.to_string()).or_default();
+                let kind = kept(e["kind"].as_str().unwrap_or("tool"));
+                if !self.counting.contains_key(&kind)
+                    && !room(self.counting.len(), &mut s.not_listed)
+                {
+                    return;
+                }
+                let count = self.counting.entry(kind.clone()).or_default();
                 if e["first_page"] == true {
                     *count = 0;
                 }
-                *count += e["shown"].as_u64().unwrap_or(0);
+                *count = count.saturating_add(e["shown"].as_u64().unwrap_or(0));
                 if e["complete"] == true {
-                    s.shown.insert(kind.to_string(), *count);
+                    s.shown.insert(kind.clone(), *count);
                 }
                 for h in e["hidden"].as_array().into_iter().flatten() {
                     let name = h["tool"].as_str().or(h["key"].as_str()).unwrap_or("");
                     let hidden = Hidden {
-                        item: label(kind, name),
+                        item: label(&kind, &kept(name)),
                         error_code: text(&h["error_code"]),
-                        class: h["class"].as_str().map(str::to_string),
+                        class: opt(&h["class"]),
                     };
-                    if self.hidden_seen.insert(hidden.item.clone()) {
-                        if self.listed {
-                            s.drift.push(Drift {
-                                time: time.clone(),
-                                item: hidden.item.clone(),
-                                what: format!("hidden: {}", reason(&hidden)),
-                            });
-                        }
-                        s.hidden.push(hidden);
+                    if self.hidden_seen.contains(&hidden.item) {
+                        continue;
                     }
+                    if !room(s.hidden.len(), &mut s.not_listed) {
+                        continue;
+                    }
+                    self.hidden_seen.insert(hidden.item.clone());
+                    if self.listed && room(s.drift.len(), &mut s.not_listed) {
+                        s.drift.push(Drift {
+                            time: time.clone(),
+                            item: hidden.item.clone(),
+                            what: format!("hidden: {}", reason(&hidden)),
+                        });
+                    }
+                    s.hidden.push(hidden);
                 }
                 if e["complete"] == true {
                     self.listed = true;
@@ -199,13 +283,17 @@ impl State {
             "served_pinned" | "served_live" => {
                 let kind = e["kind"].as_str().unwrap_or("tool");
                 let name = e[kind_member(kind)].as_str().unwrap_or("");
-                let item = label(kind, name);
+                let item = label(&kept(kind), &kept(name));
                 let set = if event == "served_pinned" {
                     &mut s.served_pinned
                 } else {
                     &mut s.served_live
                 };
-                if set.insert(item.clone()) && self.listed {
+                if set.contains(&item) || !room(set.len(), &mut s.not_listed) {
+                    return;
+                }
+                set.insert(item.clone());
+                if self.listed && room(s.drift.len(), &mut s.not_listed) {
                     s.drift.push(Drift {
                         time,
                         item,
@@ -216,7 +304,7 @@ impl State {
                             } else {
                                 "live"
                             },
-                            e["class"].as_str().unwrap_or("changed")
+                            kept(e["class"].as_str().unwrap_or("changed"))
                         ),
                     });
                 }
@@ -224,30 +312,44 @@ impl State {
             "tools/call" | "prompts/get" | "resources/read" => {
                 let item = match event {
                     "tools/call" => text(&e["tool"]),
-                    "prompts/get" => label("prompt", e["prompt"].as_str().unwrap_or("")),
-                    _ => label("resource", e["uri"].as_str().unwrap_or("")),
+                    "prompts/get" => label("prompt", &text(&e["prompt"])),
+                    _ => label("resource", &text(&e["uri"])),
                 };
-                let decision = e["decision"].as_str().unwrap_or("unknown").to_string();
-                *s.calls
-                    .entry(item)
-                    .or_default()
-                    .entry(decision)
-                    .or_default() += 1;
+                let decision = kept(e["decision"].as_str().unwrap_or("unknown"));
                 if let Some(code) = e["error_code"].as_str() {
-                    *s.refusals.entry(code.to_string()).or_default() += 1;
+                    let code = kept(code);
+                    if s.refusals.contains_key(&code) || room(s.refusals.len(), &mut s.not_listed) {
+                        *s.refusals.entry(code).or_default() += 1;
+                    }
+                }
+                if !s.calls.contains_key(&item) && !room(s.calls.len(), &mut s.not_listed) {
+                    return;
+                }
+                let decisions = s.calls.entry(item).or_default();
+                if decisions.contains_key(&decision) || room(decisions.len(), &mut s.not_listed) {
+                    *decisions.entry(decision).or_default() += 1;
                 }
             }
             "list_changed" => {
-                s.list_changed += e["count"].as_u64().unwrap_or(1);
+                s.list_changed = s
+                    .list_changed
+                    .saturating_add(e["count"].as_u64().unwrap_or(1));
                 for list in e["lists"].as_array().into_iter().flatten() {
-                    s.list_changed_lists.insert(text(list));
+                    let list = text(list);
+                    if !s.list_changed_lists.contains(&list)
+                        && room(s.list_changed_lists.len(), &mut s.not_listed)
+                    {
+                        s.list_changed_lists.insert(list);
+                    }
                 }
             }
             "client_closed" | "server_exited" => s.ended = text(&e["reason"]),
             "launch_refused" => {
                 s.ended = format!("launch refused: {}", text(&e["message"]));
             }
-            "launch_disagrees" | "server_identity" | "instructions" | "protocol_unpinned" => {
+            "launch_disagrees" | "server_identity" | "instructions" | "protocol_unpinned"
+                if room(s.warnings.len(), &mut s.not_listed) =>
+            {
                 s.warnings.push(format!("{event}: {}", text(&e["message"])));
             }
             "message" => {
@@ -324,138 +426,281 @@ fn join(set: &BTreeSet<String>) -> String {
     set.iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
+/// What the text output says when no session is shown.
+pub const TEXT_NONE: &str = "no guard session in the audit log\n";
+
+/// A string from the log, for a terminal: control, bidi and invisible characters
+/// (line breaks too) written as visible escapes, so it stays on its line.
+fn esc(text: &str) -> String {
+    crate::text::escape_for_terminal(text)
+}
+
+/// One session as text for a terminal. Every string from the log is escaped where it
+/// is put in, so none can begin a line of its own or drive the terminal.
+pub fn text_session(s: &SessionSummary) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "session {} of {}\n",
+        esc(&s.session),
+        esc(&s.server)
+    ));
+    out.push_str(&format!(
+        "  from {} to {} ({})\n",
+        esc(&s.start),
+        esc(&s.end),
+        esc(&s.ended)
+    ));
+    out.push_str(&format!("  client profile: {}\n", esc(&profile_line(s))));
+    out.push_str(&format!("  shown: {}\n", esc(&shown_line(s))));
+    if !s.served_pinned.is_empty() {
+        out.push_str(&format!(
+            "  served as approved: {}\n",
+            esc(&join(&s.served_pinned))
+        ));
+    }
+    if !s.served_live.is_empty() {
+        out.push_str(&format!("  served live: {}\n", esc(&join(&s.served_live))));
+    }
+    for h in &s.hidden {
+        out.push_str(&format!(
+            "  hidden: {} ({})\n",
+            esc(&h.item),
+            esc(&reason(h))
+        ));
+    }
+    if s.calls.is_empty() {
+        out.push_str("  calls: none\n");
+    } else {
+        out.push_str("  calls:\n");
+        let items: Vec<(String, &BTreeMap<String, u64>)> =
+            s.calls.iter().map(|(k, v)| (esc(k), v)).collect();
+        let width = items
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (item, decisions) in &items {
+            out.push_str(&format!(
+                "    {item:width$}  {}\n",
+                esc(&calls_line(decisions))
+            ));
+        }
+    }
+    if !s.refusals.is_empty() {
+        let r: Vec<String> = s.refusals.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        out.push_str(&format!("  refusals: {}\n", esc(&r.join(", "))));
+    }
+    if s.list_changed > 0 {
+        out.push_str(&format!(
+            "  list_changed: {} ({})\n",
+            crate::text::count(s.list_changed as usize, "notification"),
+            esc(&join(&s.list_changed_lists))
+        ));
+    }
+    for d in &s.drift {
+        out.push_str(&format!(
+            "  drift mid-session at {}: {} {}\n",
+            esc(&d.time),
+            esc(&d.item),
+            esc(&d.what)
+        ));
+    }
+    for w in &s.warnings {
+        out.push_str(&format!("  warning: {}\n", esc(w)));
+    }
+    if s.not_listed > 0 {
+        out.push_str(&format!(
+            "  not listed: {} past the summary's limit of {MAX_ITEMS} items a list\n",
+            crate::text::count(s.not_listed as usize, "entry detail")
+        ));
+    }
+    out.push('\n');
+    out
+}
+
 /// The summaries as text for a terminal.
 pub fn render_text(sessions: &[SessionSummary]) -> String {
-    let mut out = String::new();
     if sessions.is_empty() {
-        out.push_str("no guard session in the audit log\n");
+        return TEXT_NONE.into();
     }
-    for s in sessions {
-        out.push_str(&format!("session {} of {}\n", s.session, s.server));
-        out.push_str(&format!("  from {} to {} ({})\n", s.start, s.end, s.ended));
-        out.push_str(&format!("  client profile: {}\n", profile_line(s)));
-        out.push_str(&format!("  shown: {}\n", shown_line(s)));
-        if !s.served_pinned.is_empty() {
-            out.push_str(&format!(
-                "  served as approved: {}\n",
-                join(&s.served_pinned)
-            ));
-        }
-        if !s.served_live.is_empty() {
-            out.push_str(&format!("  served live: {}\n", join(&s.served_live)));
-        }
-        for h in &s.hidden {
-            out.push_str(&format!("  hidden: {} ({})\n", h.item, reason(h)));
-        }
-        if s.calls.is_empty() {
-            out.push_str("  calls: none\n");
-        } else {
-            out.push_str("  calls:\n");
-            let width = s.calls.keys().map(|k| k.chars().count()).max().unwrap_or(0);
-            for (item, decisions) in &s.calls {
-                out.push_str(&format!("    {item:width$}  {}\n", calls_line(decisions)));
-            }
-        }
-        if !s.refusals.is_empty() {
-            let r: Vec<String> = s.refusals.iter().map(|(c, n)| format!("{c} {n}")).collect();
-            out.push_str(&format!("  refusals: {}\n", r.join(", ")));
-        }
-        if s.list_changed > 0 {
-            out.push_str(&format!(
-                "  list_changed: {} ({})\n",
-                crate::text::count(s.list_changed as usize, "notification"),
-                join(&s.list_changed_lists)
-            ));
-        }
-        for d in &s.drift {
-            out.push_str(&format!(
-                "  drift mid-session at {}: {} {}\n",
-                d.time, d.item, d.what
-            ));
-        }
-        for w in &s.warnings {
-            out.push_str(&format!("  warning: {w}\n"));
-        }
-        out.push('\n');
+    sessions.iter().map(text_session).collect()
+}
+
+/// The heading the Markdown output begins with.
+pub const MARKDOWN_HEAD: &str = "# mcp-lock guard sessions\n\n";
+
+/// What the Markdown output says when no session is shown.
+pub const MARKDOWN_NONE: &str = "No guard session in the audit log.\n";
+
+/// A string from the log as a Markdown code span: nothing in it is markup, a link,
+/// an image or HTML, and no autolink is made of it; control, bidi and invisible
+/// characters (line breaks too) are visible escapes. `in_table`: a `|` is escaped
+/// too, so it cannot end the cell (GitHub reads `\|` in a code span in a table as
+/// `|`). An empty string is shown as `""`.
+fn code(text: &str, in_table: bool) -> String {
+    let mut body = esc(text);
+    if body.is_empty() {
+        body = "\"\"".into();
     }
-    // Names and messages come from the log: shown with control characters escaped.
-    out.lines()
-        .map(crate::text::escape_for_terminal)
-        .map(|l| l + "\n")
-        .collect()
+    if in_table {
+        body = body.replace('|', "\\|");
+    }
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A space each side when the text begins or ends with a backtick or a space
+    // (CommonMark takes one off each side again).
+    let pad = if body.starts_with(['`', ' ']) || body.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// One session as Markdown.
+pub fn markdown_session(s: &SessionSummary) -> String {
+    let c = |t: &str| code(t, false);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "## {} session {}\n\n",
+        c(&s.server),
+        c(&s.session)
+    ));
+    out.push_str(&format!(
+        "- **From** {} **to** {} ({})\n",
+        c(&s.start),
+        c(&s.end),
+        c(&s.ended)
+    ));
+    out.push_str(&format!("- **Client profile:** {}\n", c(&profile_line(s))));
+    out.push_str(&format!("- **Shown:** {}\n", c(&shown_line(s))));
+    if !s.served_pinned.is_empty() {
+        out.push_str(&format!(
+            "- **Served as approved:** {}\n",
+            c(&join(&s.served_pinned))
+        ));
+    }
+    if !s.served_live.is_empty() {
+        out.push_str(&format!(
+            "- **Served live:** {}\n",
+            c(&join(&s.served_live))
+        ));
+    }
+    for h in &s.hidden {
+        out.push_str(&format!(
+            "- **Hidden:** {} ({})\n",
+            c(&h.item),
+            c(&reason(h))
+        ));
+    }
+    for (code_, n) in &s.refusals {
+        out.push_str(&format!("- **Refused** {}: {n}\n", c(code_)));
+    }
+    if s.list_changed > 0 {
+        out.push_str(&format!(
+            "- **list_changed:** {} ({})\n",
+            s.list_changed,
+            c(&join(&s.list_changed_lists))
+        ));
+    }
+    for d in &s.drift {
+        out.push_str(&format!(
+            "- **Drift mid-session** at {}: {} {}\n",
+            c(&d.time),
+            c(&d.item),
+            c(&d.what)
+        ));
+    }
+    for w in &s.warnings {
+        out.push_str(&format!("- **Warning:** {}\n", c(w)));
+    }
+    if s.not_listed > 0 {
+        out.push_str(&format!(
+            "- **Not listed:** {} past the summary's limit of {MAX_ITEMS} items a list\n",
+            s.not_listed
+        ));
+    }
+    if !s.calls.is_empty() {
+        out.push_str("\n| call | decisions |\n|---|---|\n");
+        for (item, decisions) in &s.calls {
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                code(item, true),
+                code(&calls_line(decisions), true)
+            ));
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// The summaries as Markdown (a CI step summary, an incident report).
 pub fn render_markdown(sessions: &[SessionSummary]) -> String {
-    let mut out = String::from("# mcp-lock guard sessions\n\n");
+    let mut out = String::from(MARKDOWN_HEAD);
     if sessions.is_empty() {
-        out.push_str("No guard session in the audit log.\n");
+        out.push_str(MARKDOWN_NONE);
     }
-    let cell = |t: &str| t.replace('|', "\\|").replace('\n', " ");
     for s in sessions {
-        out.push_str(&format!(
-            "## `{}` session {}\n\n",
-            cell(&s.server),
-            s.session
-        ));
-        out.push_str(&format!(
-            "- **From** {} **to** {} ({})\n",
-            s.start,
-            s.end,
-            cell(&s.ended)
-        ));
-        out.push_str(&format!(
-            "- **Client profile:** {}\n",
-            cell(&profile_line(s))
-        ));
-        out.push_str(&format!("- **Shown:** {}\n", cell(&shown_line(s))));
-        if !s.served_pinned.is_empty() {
-            out.push_str(&format!(
-                "- **Served as approved:** {}\n",
-                cell(&join(&s.served_pinned))
-            ));
-        }
-        if !s.served_live.is_empty() {
-            out.push_str(&format!(
-                "- **Served live:** {}\n",
-                cell(&join(&s.served_live))
-            ));
-        }
-        for h in &s.hidden {
-            out.push_str(&format!(
-                "- **Hidden:** {} ({})\n",
-                cell(&h.item),
-                cell(&reason(h))
-            ));
-        }
-        for (code, n) in &s.refusals {
-            out.push_str(&format!("- **Refused** `{code}`: {n}\n"));
-        }
-        if s.list_changed > 0 {
-            out.push_str(&format!(
-                "- **list_changed:** {} ({})\n",
-                s.list_changed,
-                join(&s.list_changed_lists)
-            ));
-        }
-        for d in &s.drift {
-            out.push_str(&format!(
-                "- **Drift mid-session** at {}: {} {}\n",
-                d.time,
-                cell(&d.item),
-                cell(&d.what)
-            ));
-        }
-        for w in &s.warnings {
-            out.push_str(&format!("- **Warning:** {}\n", cell(w)));
-        }
-        if !s.calls.is_empty() {
-            out.push_str("\n| call | decisions |\n|---|---|\n");
-            for (item, decisions) in &s.calls {
-                out.push_str(&format!("| {} | {} |\n", cell(item), calls_line(decisions)));
-            }
-        }
-        out.push('\n');
+        out.push_str(&markdown_session(s));
     }
     out
+}
+
+/// One session as pretty JSON, indented to sit in the `sessions` array of
+/// `{"sessions": [...]}`, with every unsafe character outside ASCII escaped too.
+pub fn json_session(s: &SessionSummary) -> serde_json::Result<String> {
+    let text = crate::text::escape_json_output(&serde_json::to_string_pretty(s)?);
+    Ok(text
+        .lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hostile() -> SessionSummary {
+        let mut s = SessionSummary {
+            session: "abc".into(),
+            server: "srv".into(),
+            ended: "launch refused: x\nsession forged of root".into(),
+            ..SessionSummary::default()
+        };
+        s.calls.insert(
+            "evil\n  calls: none\u{1b}[2J\u{7}![x](http://attacker.example/p.png)|`".into(),
+            BTreeMap::from([("refused".to_string(), 1)]),
+        );
+        s
+    }
+
+    #[test]
+    fn text_keeps_every_log_string_on_its_line_with_controls_escaped() {
+        let text = render_text(&[hostile()]);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("session forged")),
+            "{text}"
+        );
+        assert!(
+            text.contains("    evil\\n  calls: none\\u{001b}[2J\\u{0007}![x](http://attacker.example/p.png)|`  1 refused"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn markdown_puts_every_log_string_in_a_code_span_that_no_markup_leaves() {
+        let md = render_markdown(&[hostile()]);
+        assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'), "{md}");
+        assert!(
+            md.contains("| `` evil\\n  calls: none\\u{001b}[2J\\u{0007}![x](http://attacker.example/p.png)\\|` `` | `1 refused` |"),
+            "{md}"
+        );
+        assert_eq!(code("", false), "`\"\"`");
+        assert_eq!(code("a`b", false), "``a`b``");
+    }
 }

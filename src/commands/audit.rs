@@ -19,7 +19,11 @@ pub fn run(ws: &Workspace, command: AuditCommand) -> anyhow::Result<ExitCode> {
             let files = log_files(ws, args.files)?;
             let report = chain::verify(&files, args.allowed_signers.as_deref(), &args.namespace)?;
             if args.format == AuditFormat::Json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                // Session ids in warnings come from the log: escaped for a terminal too.
+                println!(
+                    "{}",
+                    mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
+                );
             } else {
                 print_verdict(&report);
             }
@@ -29,21 +33,54 @@ pub fn run(ws: &Workspace, command: AuditCommand) -> anyhow::Result<ExitCode> {
                 ExitCode::Drift
             })
         }
-        AuditCommand::Show(args) => {
-            let files = log_files(ws, args.files)?;
-            let sessions = show::summarise(&files, args.since.as_deref(), args.server.as_deref())?;
-            let text = match args.format {
-                AuditFormat::Text => show::render_text(&sessions),
-                AuditFormat::Markdown => show::render_markdown(&sessions),
-                AuditFormat::Json => {
-                    serde_json::to_string_pretty(&serde_json::json!({ "sessions": sessions }))?
-                        + "\n"
-                }
-            };
-            print!("{text}");
+        AuditCommand::Show(mut args) => {
+            let files = log_files(ws, std::mem::take(&mut args.files))?;
+            match show_sessions(&files, &args) {
+                // A reader that stopped reading (`| head`) ends the output, not the run.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                other => other?,
+            }
             Ok(ExitCode::Success)
         }
     }
+}
+
+/// Writes each session as the log is read, in the chosen format: only the sessions
+/// under way are held, whatever the log's size.
+fn show_sessions(files: &[PathBuf], args: &crate::cli::AuditShowArgs) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let format = args.format;
+    match format {
+        AuditFormat::Markdown => out.write_all(show::MARKDOWN_HEAD.as_bytes())?,
+        AuditFormat::Json => out.write_all(b"{\n  \"sessions\": [")?,
+        AuditFormat::Text => {}
+    }
+    let mut written = 0;
+    let shown =
+        show::summarise(
+            files,
+            args.since.as_deref(),
+            args.server.as_deref(),
+            |s| match format {
+                AuditFormat::Text => out.write_all(show::text_session(s).as_bytes()),
+                AuditFormat::Markdown => out.write_all(show::markdown_session(s).as_bytes()),
+                AuditFormat::Json => {
+                    // Each session after the first follows a comma.
+                    let session = show::json_session(s).map_err(std::io::Error::other)?;
+                    written += 1;
+                    write!(out, "{}\n{session}", if written == 1 { "" } else { "," })
+                }
+            },
+        )?;
+    match format {
+        AuditFormat::Text if shown == 0 => out.write_all(show::TEXT_NONE.as_bytes())?,
+        AuditFormat::Markdown if shown == 0 => out.write_all(show::MARKDOWN_NONE.as_bytes())?,
+        AuditFormat::Json if shown == 0 => out.write_all(b"]\n}\n")?,
+        AuditFormat::Json => out.write_all(b"\n  ]\n}\n")?,
+        _ => {}
+    }
+    out.flush()
 }
 
 /// The files named, or the project's log and its rotated files, oldest first.

@@ -65,6 +65,16 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     }
     // The policy verify uses, so the guard serves what verify passes.
     let mut policy = ws.policy(None)?;
+    // Who signs the log's checkpoints: the user's own settings, never the project's.
+    let signer = mcp_lock::audit::signing::user_signer(&env_lookup).map_err(anyhow::Error::msg)?;
+    if !policy.ignored.is_empty() {
+        eprintln!(
+            "mcp-lock guard: warning: {}: {} ignored: a project's file cannot name a command or key for mcp-lock to use; set it in {}",
+            ws.policy_shown(),
+            policy.ignored.join(" and "),
+            user_settings_shown()
+        );
+    }
     policy.exact |= args.exact;
     let exact = policy.exact;
     let Launched {
@@ -186,7 +196,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                 display_path(&audit_path, &ws.project_dir)
             )
         })?;
-    audit.configure(policy.audit.clone(), signer(&policy.audit, &ws.project_dir));
+    audit.configure(policy.audit.clone(), signer);
     let started: mcp_lock::guard::audit::Members = vec![
         ("decision", serde_json::json!("started")),
         (
@@ -692,23 +702,13 @@ fn shown_files(ws: &Workspace, project: &ProjectConfig) -> String {
         .join(", ")
 }
 
-/// The signer `[audit]` names: a key (`~/` is the home directory, a relative path
-/// the project's) or a command.
-fn signer(
-    settings: &mcp_lock::audit::format::AuditSettings,
-    project_dir: &std::path::Path,
-) -> Option<mcp_lock::guard::audit::Signer> {
-    use mcp_lock::guard::audit::Signer;
-    if let Some(command) = &settings.sign_command {
-        return Some(Signer::Command(command.clone()));
+/// Where the user's own settings are, as the warning names them.
+fn user_settings_shown() -> String {
+    match mcp_lock::audit::signing::user_settings_path(&env_lookup) {
+        Some(path) => path.display().to_string(),
+        None => format!(
+            "$XDG_CONFIG_HOME/mcp-lock/{}",
+            mcp_lock::audit::signing::USER_SETTINGS_FILE
+        ),
     }
-    let key = settings.signing_key.as_ref()?;
-    let path = match key.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_default()
-            .join(rest),
-        None => project_dir.join(key),
-    };
-    Some(Signer::Key(path))
 }

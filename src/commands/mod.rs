@@ -320,17 +320,27 @@ impl Workspace {
         display_path(&self.lock_path, &self.project_dir)
     }
 
-    /// The policy: the file (given, or beside the lock), then the flags over it. A
-    /// file named with --policy must exist.
-    fn policy(&self, flags: Option<&PolicyArgs>) -> anyhow::Result<Policy> {
-        let path = match &self.policy_path {
+    /// The policy file: given with --policy, else mcp-lock.toml beside the lock.
+    fn policy_file(&self) -> PathBuf {
+        match &self.policy_path {
             Some(path) => path.clone(),
             None => self
                 .lock_path
                 .parent()
                 .unwrap_or(Path::new("."))
                 .join(POLICY_FILE),
-        };
+        }
+    }
+
+    /// The policy file as the user would write it.
+    fn policy_shown(&self) -> String {
+        display_path(&self.policy_file(), &self.project_dir)
+    }
+
+    /// The policy: the file (given, or beside the lock), then the flags over it. A
+    /// file named with --policy must exist.
+    fn policy(&self, flags: Option<&PolicyArgs>) -> anyhow::Result<Policy> {
+        let path = self.policy_file();
         let mut policy = match Policy::load(&path)? {
             Some(policy) => policy,
             None if self.policy_path.is_some() => anyhow::bail!(

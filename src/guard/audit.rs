@@ -777,7 +777,6 @@ mod chain_tests {
             AuditSettings {
                 max_file_bytes: 1000,
                 checkpoint_every: 0,
-                ..AuditSettings::default()
             },
             None,
         );

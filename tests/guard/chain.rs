@@ -6,7 +6,12 @@ use super::*;
 
 /// A finished guard session of the deploy fixture: listed, three calls, closed.
 fn finished_session(project: &Project) {
-    let mut agent = McpPipe::guard(project, &["deploy"]);
+    finished_session_with(project, &[]);
+}
+
+/// [`finished_session`] with `env` set on the guard; its stderr.
+fn finished_session_with(project: &Project, env: &[(&str, &str)]) -> String {
+    let mut agent = McpPipe::spawn(&common::bin(), &["guard", "deploy"], project.path(), env);
     agent.initialize();
     agent.list_tools();
     for id in ["T-1", "T-2", "T-3"] {
@@ -17,6 +22,7 @@ fn finished_session(project: &Project) {
         agent.wait_exit(Duration::from_secs(10)).unwrap().code(),
         Some(0)
     );
+    agent.stderr()
 }
 
 fn log_path(project: &Project) -> std::path::PathBuf {
@@ -177,14 +183,18 @@ fn signed_checkpoints_verify_with_their_key_and_fail_with_another_or_when_edited
     let project = deploy_project(&[]);
     let (key, signer) = ssh_key(&project, "audit-key");
     let (_, stranger) = ssh_key(&project, "other-key");
-    std::fs::write(
-        project.path().join("mcp-lock.toml"),
-        format!("[audit]\nsigning-key = {:?}\n", key.display().to_string()),
-    )
-    .unwrap();
+    // The key is the user's own setting.
+    let user_config = project.path().join(".user-config");
+    write_user_settings(
+        &user_config,
+        &format!("[audit]\nsigning-key = {:?}\n", key.display().to_string()),
+    );
     std::fs::write(project.path().join("signers"), &signer).unwrap();
     std::fs::write(project.path().join("strangers"), &stranger).unwrap();
-    finished_session(&project);
+    finished_session_with(
+        &project,
+        &[("XDG_CONFIG_HOME", user_config.to_str().unwrap())],
+    );
     let lines = log_lines(&project);
     let checkpoint: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
     assert_eq!(checkpoint["event"], "checkpoint");
@@ -226,6 +236,63 @@ fn signed_checkpoints_verify_with_their_key_and_fail_with_another_or_when_edited
     // The untouched log verifies with the right signers.
     let (code, report) = verify_lines(&project, &lines, &["--allowed-signers", "signers"]);
     assert_eq!(code, 0, "{report}");
+}
+
+/// Writes the user's own settings file under `config_home`.
+fn write_user_settings(config_home: &Path, text: &str) {
+    std::fs::create_dir_all(config_home.join("mcp-lock")).unwrap();
+    std::fs::write(config_home.join("mcp-lock/mcp-lock.toml"), text).unwrap();
+}
+
+/// `[audit] sign-command = ["sh", "-c", ...]`: touches `marker`, prints SIGNED.
+fn sign_command(marker: &Path) -> String {
+    let script = format!("touch '{}'; printf SIGNED", marker.display());
+    format!("[audit]\nsign-command = [\"sh\", \"-c\", {script:?}]\n")
+}
+
+#[test]
+fn a_projects_sign_command_never_runs_and_the_users_own_settings_sign() {
+    let project = deploy_project(&[]);
+    let user_config = project.path().join(".user-config");
+    let env = [("XDG_CONFIG_HOME", user_config.to_str().unwrap())];
+    let cloned = project.path().join("project-signer-ran");
+    std::fs::write(project.path().join("mcp-lock.toml"), sign_command(&cloned)).unwrap();
+    let ignored = "mcp-lock guard: warning: mcp-lock.toml: [audit] sign-command ignored: a project's file cannot name a command or key for mcp-lock to use; set it in ";
+    let last_checkpoint = |project: &Project| {
+        log_lines(project)
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .rfind(|e| e["event"] == "checkpoint")
+            .unwrap()
+    };
+
+    // A whole session, and one whose launch the guard refuses: the project's signer
+    // runs in neither; each says once that it was ignored.
+    let stderr = finished_session_with(&project, &env);
+    assert_eq!(stderr.matches(ignored).count(), 1, "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with(ignored)),
+        "one whole line: {stderr}"
+    );
+    assert!(!cloned.exists(), "the project's sign-command ran");
+    assert_eq!(last_checkpoint(&project)["signature"], Value::Null);
+    let refused = project.run(&["guard", "deploy", "--", "sh", "-c", "exit 0"]);
+    refused.expect(1);
+    let stderr = refused.stderr();
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(stderr.starts_with(ignored), "{stderr}");
+    assert!(stderr.contains("refusing to start"), "{stderr}");
+    assert!(!cloned.exists(), "the project's sign-command ran");
+    assert_eq!(last_checkpoint(&project)["signature"], Value::Null);
+
+    // The same setting in the user's own settings signs.
+    let own = project.path().join("user-signer-ran");
+    write_user_settings(&user_config, &sign_command(&own));
+    finished_session_with(&project, &env);
+    assert!(own.exists(), "the user's sign-command did not run");
+    assert!(!cloned.exists(), "the project's sign-command ran");
+    assert_eq!(last_checkpoint(&project)["signature"], "SIGNED");
+    project.run(&["audit", "verify"]).expect(0);
 }
 
 /// `audit show` output with times and session ids made stable.
@@ -291,12 +358,189 @@ fn audit_show_tells_a_session_with_mid_session_drift_a_refused_call_and_a_hidden
         "audit", "show", "--format", "markdown", "--server", "deploy",
     ]);
     assert!(
-        markdown.stdout().contains("| read_ticket | 1 forwarded |"),
+        markdown
+            .stdout()
+            .contains("| `read_ticket` | `1 forwarded` |"),
         "{}",
         markdown.stdout()
     );
     let none = project.run(&["audit", "show", "--server", "other"]);
     assert_eq!(none.stdout(), "no guard session in the audit log\n");
+}
+
+#[test]
+fn audit_show_escapes_a_refused_tool_name_for_text_markdown_and_json() {
+    let project = deploy_project(&[]);
+    let name = "evil\nsession 0000000000000000 of forged\u{1b}[2J\u{7}\u{202e}![x](http://127.0.0.1:9/p.png) | `x` | <img src=x>";
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    agent.list_tools();
+    let answer = agent.call(name, json!({}));
+    assert!(
+        answer.get("error").is_some() || answer["result"]["isError"] == true,
+        "{answer}"
+    );
+    agent.close();
+    agent.wait_exit(Duration::from_secs(10)).unwrap();
+    let logged = audit(&project)
+        .into_iter()
+        .any(|e| e["event"] == "tools/call" && e["tool"] == name);
+    assert!(logged, "the refused call is logged under its name");
+
+    let text = project.run(&["audit", "show"]);
+    text.expect(0);
+    let text = text.stdout();
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("session 0000000000000000")),
+        "a forged line: {text}"
+    );
+    assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text}");
+    assert!(
+        text.contains("evil\\nsession 0000000000000000 of forged\\u{001b}[2J\\u{0007}\\u{202e}!["),
+        "{text}"
+    );
+
+    let markdown = project.run(&["audit", "show", "--format", "markdown"]);
+    markdown.expect(0);
+    let markdown = markdown.stdout();
+    assert!(
+        !markdown.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{markdown}"
+    );
+    // The name sits whole in one code span of its table row: no image, link or
+    // HTML is made of it, and its `|` cannot end the cell.
+    let row = markdown
+        .lines()
+        .find(|l| l.contains("evil\\n"))
+        .unwrap_or_else(|| panic!("{markdown}"));
+    assert_eq!(
+        row,
+        "| ``evil\\nsession 0000000000000000 of forged\\u{001b}[2J\\u{0007}\\u{202e}![x](http://127.0.0.1:9/p.png) \\| `x` \\| <img src=x>`` | `1 refused` |",
+        "{markdown}"
+    );
+
+    let json = project.run(&["audit", "show", "--format", "json"]);
+    json.expect(0);
+    assert!(!json.stdout().contains(['\u{1b}', '\u{7}', '\u{202e}']));
+    let value: Value = serde_json::from_str(&json.stdout()).unwrap();
+    assert_eq!(value["sessions"][0]["calls"][name]["refused"], 1, "{value}");
+}
+
+/// Writes `entries` (event, session, members) as a chained log at the project's
+/// default place, as the guard writes one.
+fn write_chained_log(project: &Project, entries: &[(String, String, Value)]) {
+    use std::io::Write;
+    std::fs::create_dir_all(project.path().join(".mcp-lock")).unwrap();
+    let file = std::fs::File::create(log_path(project)).unwrap();
+    let mut out = std::io::BufWriter::new(file);
+    let mut prev = mcp_lock::audit::format::GENESIS.to_string();
+    for (i, (event, session, members)) in entries.iter().enumerate() {
+        let mut line = format!(
+            "{{\"seq\":{},\"prev\":\"{prev}\",\"time\":\"2026-12-01T10:00:00.000Z\",\"server\":\"deploy\",\"session\":\"{session}\",\"event\":\"{event}\"",
+            i + 1
+        );
+        for (k, v) in members.as_object().unwrap() {
+            line.push_str(&format!(",{}:{v}", Value::from(k.as_str())));
+        }
+        line.push('}');
+        prev = mcp_lock::audit::format::line_hash(line.as_bytes());
+        writeln!(out, "{line}").unwrap();
+    }
+    out.flush().unwrap();
+}
+
+#[test]
+fn audit_verify_and_show_read_a_large_log_right_and_bound_what_they_keep() {
+    let project = Project::empty();
+    let mut entries = Vec::new();
+    let mut add = |event: &str, session: &str, members: Value| {
+        entries.push((event.to_string(), session.to_string(), members))
+    };
+    let ended = |add: &mut dyn FnMut(&str, &str, Value), id: &str| {
+        add(
+            "client_closed",
+            id,
+            json!({"reason": "the client closed the session"}),
+        );
+        add(
+            "checkpoint",
+            id,
+            json!({"decision": "chain_head", "reason": "session_end", "signature": null}),
+        );
+    };
+    // 5,000 whole sessions.
+    for n in 0..5000 {
+        let id = format!("{n:016x}");
+        add("session_started", &id, json!({"decision": "started"}));
+        add(
+            "tools/call",
+            &id,
+            json!({"tool": "read_ticket", "decision": "forwarded"}),
+        );
+        add(
+            "tools/call",
+            &id,
+            json!({"tool": "deploy", "decision": "refused", "error_code": "STALE_TOOL_SCHEMA"}),
+        );
+        ended(&mut add, &id);
+    }
+    // 150 sessions whose guard was killed: no end.
+    for n in 0..150 {
+        let id = format!("{:016x}", 100_000 + n);
+        add("session_started", &id, json!({"decision": "started"}));
+    }
+    // One session refused 3,000 distinct tool names.
+    let big = format!("{:016x}", 999_999);
+    add("session_started", &big, json!({"decision": "started"}));
+    for n in 0..3000 {
+        add(
+            "tools/call",
+            &big,
+            json!({"tool": format!("t{n}"), "decision": "refused", "error_code": "UNPINNED_TOOL"}),
+        );
+    }
+    ended(&mut add, &big);
+    let total = entries.len();
+    write_chained_log(&project, &entries);
+
+    let run = project.run(&["audit", "verify", "--format", "json"]);
+    run.expect(0);
+    let report = run.json();
+    assert_eq!(report["entries"], total);
+    assert_eq!(report["checkpoints"], 5001);
+    // One warning a session without an end, up to 100, then one line for the rest.
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 101, "{warnings:?}");
+    assert!(warnings[0].as_str().unwrap().contains("has no end"));
+    assert_eq!(warnings[100], "50 more warnings not shown");
+
+    let run = project.run(&["audit", "show", "--format", "json"]);
+    run.expect(0);
+    let sessions = run.json()["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 5000 + 150 + 1);
+    // Each whole session as it ended, in order; then those without an end.
+    assert_eq!(sessions[0]["session"], format!("{:016x}", 0));
+    assert_eq!(sessions[0]["calls"]["read_ticket"]["forwarded"], 1);
+    assert_eq!(sessions[0]["refusals"]["STALE_TOOL_SCHEMA"], 1);
+    assert_eq!(sessions[0]["ended"], "the client closed the session");
+    let big_summary = &sessions[5000];
+    assert_eq!(big_summary["session"], big.as_str());
+    // The session's calls are named up to the limit, the rest counted.
+    assert_eq!(big_summary["calls"].as_object().unwrap().len(), 1000);
+    assert_eq!(big_summary["not_listed"], 2000);
+    assert_eq!(big_summary["refusals"]["UNPINNED_TOOL"], 3000);
+    assert_eq!(sessions[5001]["ended"], "no end recorded");
+    let text = project.run(&["audit", "show", "--server", "deploy"]);
+    text.expect(0);
+    assert!(
+        text.stdout().contains(
+            "  not listed: 2000 entry details past the summary's limit of 1000 items a list\n"
+        ),
+        "{}",
+        &text.stdout()[..2000]
+    );
 }
 
 const SHOW_TEXT: &str = "\
