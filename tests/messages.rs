@@ -93,11 +93,11 @@ fn an_error_names_its_cause_once() {
         ),
         (
             &["--lock", "a-directory", "verify"],
-            "error: cannot read a-directory: Is a directory (os error 21)\n",
+            "error: cannot read a-directory: it is a directory, not a regular file: replace it with the file\n",
         ),
         (
             &["--policy", "a-directory", "verify"],
-            "error: cannot read a-directory: Is a directory (os error 21)\n",
+            "error: cannot read a-directory: it is a directory, not a regular file: replace it with the file\n",
         ),
     ];
     for (args, said) in cases {

@@ -157,6 +157,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                             &launch.args,
                             &launch.cwd,
                             pin,
+                            policy.package_action(mcp_lock::package::PackageStatus::Changed)
+                                != mcp_lock::policy::Action::Fail,
                         )
                     })
                     .transpose()
