@@ -471,6 +471,12 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
     pub accept: Vec<Rule>,
 
+    /// Contact the named remote servers even where their URL is on another origin
+    /// than the lock pins, sending them their headers and login token: you approve
+    /// the move (without it such a server is not contacted and its pins stay)
+    #[arg(long, requires = "servers")]
+    pub approve_origin: bool,
+
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
