@@ -583,6 +583,20 @@ pub struct CheckListingArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
+    /// A listing with more pages of one kind than this stops as incomplete (as verify)
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least::<1>)]
+    pub max_pages: usize,
+
+    /// A listing with more tools (or prompts, ...) than this stops as incomplete (as
+    /// verify)
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least::<1>)]
+    pub max_tools: usize,
+
+    /// Largest single document (one page or message) read, in bytes (at least 1024);
+    /// a larger one stops the listing as incomplete (as verify)
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = at_least::<MIN_MESSAGE_BYTES>)]
+    pub max_message_bytes: usize,
+
     #[command(flatten)]
     pub policy: PolicyArgs,
 }
