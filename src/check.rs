@@ -41,6 +41,10 @@ pub struct CheckOptions {
     >,
     /// The servers whose closures install with their install scripts run.
     pub allow_scripts: std::collections::BTreeSet<String>,
+    /// Contact a remote entry whose URL is on another origin than the lock pins
+    /// (`update --approve-origin`). Otherwise it is not contacted at all: its headers
+    /// and login token go to no origin a person has not approved.
+    pub contact_new_origins: bool,
 }
 
 impl Default for CheckOptions {
@@ -54,6 +58,7 @@ impl Default for CheckOptions {
             packages: crate::package::Lookups::Online,
             closures: Default::default(),
             allow_scripts: Default::default(),
+            contact_new_origins: false,
         }
     }
 }
@@ -304,6 +309,15 @@ pub async fn check_servers(
             }
             _ => None,
         };
+        // A remote entry moved to another origin is not contacted: a pull request
+        // that edits the URL must not get the entry's headers or login token.
+        let new_origin = match (&resolved, &server_pins) {
+            (Resolved::Remote(_), Some(pins)) if !options.contact_new_origins => {
+                let pinned = exact.as_ref().map_or(pins.reached(), |p| &p.reached);
+                new_origin(&spec, pinned)
+            }
+            _ => None,
+        };
         // A wrapped entry runs what the guard launches: the pinned closure from the
         // closure cache, or the pinned package version.
         let mut resolved = resolved;
@@ -373,7 +387,11 @@ pub async fn check_servers(
                     }
                 }
             }
-            let mut fetched = match (&resolved, unknown_version.or(install_error)) {
+            let not_contacted = new_origin.as_ref().map(|(_, why)| why.clone());
+            let mut fetched = match (
+                &resolved,
+                not_contacted.or(unknown_version).or(install_error),
+            ) {
                 (_, Some(error)) => Fetched::unverifiable(error),
                 (Resolved::Stdio(stdio), None) => fetch_stdio(stdio, &client).await,
                 (Resolved::Remote(remote), None) => {
@@ -392,6 +410,9 @@ pub async fn check_servers(
                 Some(whole) => whole.servers.get(&spec.name),
             };
             let mut report = judge(&spec, &profile.name, server_pins, &mut fetched);
+            report
+                .server_changes
+                .extend(new_origin.map(|(change, _)| change));
             report.redact(resolved.secrets());
             let checked = Checked {
                 spec,
@@ -412,6 +433,42 @@ pub async fn check_servers(
         }
     }
     results
+}
+
+/// The `launch-changed` change and why the entry is not contacted, when a remote
+/// entry's URL is on another origin (scheme, host, port) than `pinned` (or the lock
+/// pinned a stdio launch).
+pub fn new_origin(
+    spec: &ServerSpec,
+    pinned: &Reached,
+) -> Option<(crate::drift::ServerChange, String)> {
+    let now = Reached::from_spec(spec);
+    let Reached::Remote { url, .. } = &now else {
+        return None;
+    };
+    if !crate::drift::launch_moved(pinned, &now) {
+        return None;
+    }
+    let change = crate::drift::launch_change(pinned, &now)?;
+    let was = match pinned {
+        Reached::Remote { url, .. } => format!("at {}", show_origin(url)),
+        stdio => format!("as `{stdio}`"),
+    };
+    let why = format!(
+        "not contacted: the lock pins it {was}, the config now names {}; its headers and login token are sent to no origin the lock does not pin: review the move, then run `mcp-lock update {} --approve-origin`",
+        show_origin(url),
+        spec.name
+    );
+    Some((change, why))
+}
+
+/// `scheme://host:port` of a URL, as [`crate::drift::origin`] reads it.
+fn show_origin(url: &str) -> String {
+    let (scheme, host, port) = crate::drift::origin(url);
+    if scheme.is_empty() {
+        return format!("{url:?}");
+    }
+    format!("{scheme}://{host}:{port}")
 }
 
 /// Compares what one server said under `profile` with its pins (`None`: the server

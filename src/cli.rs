@@ -474,6 +474,12 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
     pub accept: Vec<Rule>,
 
+    /// Contact the named remote servers even where their URL is on another origin
+    /// than the lock pins, sending them their headers and login token: you approve
+    /// the move (without it such a server is not contacted and its pins stay)
+    #[arg(long, requires = "servers")]
+    pub approve_origin: bool,
+
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
@@ -579,6 +585,20 @@ pub struct CheckListingArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+
+    /// A listing with more pages of one kind than this stops as incomplete (as verify)
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least::<1>)]
+    pub max_pages: usize,
+
+    /// A listing with more tools (or prompts, ...) than this stops as incomplete (as
+    /// verify)
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least::<1>)]
+    pub max_tools: usize,
+
+    /// Largest single document (one page or message) read, in bytes (at least 1024);
+    /// a larger one stops the listing as incomplete (as verify)
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = at_least::<MIN_MESSAGE_BYTES>)]
+    pub max_message_bytes: usize,
 
     #[command(flatten)]
     pub policy: PolicyArgs,

@@ -11,9 +11,29 @@ use crate::json::Json;
 use crate::lock::LockedServer;
 use crate::surface::{Kind, Surface};
 
-/// The largest input read, in bytes: a listing page is at most 16 MiB from a server,
-/// and a combined document holds every page.
-pub const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+/// The bounds a listing is read within: verify's own (`--max-tools`, `--max-pages`,
+/// `--max-message-bytes`). Past one, reading stops and the listing is incomplete,
+/// as verify stops reading a server.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Definitions of one kind.
+    pub max_tools: usize,
+    /// Pages of one kind.
+    pub max_pages: usize,
+    /// One document (a page, a message): what one server message may be.
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let client = crate::client::ClientOptions::default();
+        Limits {
+            max_tools: client.max_tools,
+            max_pages: client.max_pages,
+            max_message_bytes: client.max_message_bytes,
+        }
+    }
+}
 
 /// The session members a client saw in the `initialize` (or `server/discover`) result.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +61,10 @@ struct Pages {
 pub struct Received {
     pub session: SeenSession,
     kinds: [Option<Pages>; 4],
+    limits: Limits,
+    /// Why reading stopped before the input's end (a limit): the listing is
+    /// incomplete.
+    stopped: Option<String>,
 }
 
 fn slot(kind: Kind) -> usize {
@@ -53,21 +77,61 @@ fn slot(kind: Kind) -> usize {
 }
 
 impl Received {
-    /// Reads documents in order. `place` names each for messages ("stdin", a file).
+    /// Reads documents in order within the default limits. `place` names each for
+    /// messages ("stdin", a file).
     pub fn read<'a>(documents: impl IntoIterator<Item = (Json, &'a str)>) -> Result<Self, String> {
         let mut received = Received::default();
         for (document, place) in documents {
-            received.take(document, place)?;
+            received.take_document(document, place)?;
+            if received.stopped() {
+                break;
+            }
         }
-        if received.kinds[slot(Kind::Tool)].is_none() {
+        received.finish()
+    }
+
+    /// Nothing read yet; reading stops at `limits`.
+    pub fn new(limits: Limits) -> Self {
+        Received {
+            limits,
+            ..Received::default()
+        }
+    }
+
+    /// Takes one document (an error: the input is not a listing). Once a limit is
+    /// passed, [`Received::stopped`] says so and nothing more should be read.
+    pub fn take_document(&mut self, document: Json, place: &str) -> Result<(), String> {
+        if self.stopped() {
+            return Ok(());
+        }
+        self.take(document, place)
+    }
+
+    /// Reading stops here, for `why` (a limit): the listing is incomplete.
+    pub fn stop(&mut self, why: String) {
+        self.stopped.get_or_insert(why);
+    }
+
+    /// Whether a limit stopped the reading.
+    pub fn stopped(&self) -> bool {
+        self.stopped.is_some()
+    }
+
+    /// Everything read: an error when the input had no tools/list result (unless a
+    /// limit stopped the reading first, which makes the listing incomplete).
+    pub fn finish(self) -> Result<Self, String> {
+        if self.kinds[slot(Kind::Tool)].is_none() && !self.stopped() {
             return Err(
                 "the input has no tools/list result (a document with a \"tools\" array)".into(),
             );
         }
-        Ok(received)
+        Ok(self)
     }
 
     fn take(&mut self, document: Json, place: &str) -> Result<(), String> {
+        if self.stopped() {
+            return Ok(());
+        }
         let document = match document {
             Json::Array(items) => {
                 for item in items {
@@ -128,6 +192,26 @@ impl Received {
             pages.definitions.extend(definitions);
             pages.pages += 1;
             pages.missing = cursor.clone();
+            // verify's bounds, in verify's words.
+            let (method, _) = kind.list_method();
+            let prefix = if kind == Kind::Tool {
+                String::new()
+            } else {
+                format!("{method}: ")
+            };
+            if pages.definitions.len() > self.limits.max_tools {
+                // What is past the limit is not kept.
+                pages.definitions.truncate(self.limits.max_tools + 1);
+                self.stopped = Some(format!(
+                    "{prefix}runaway listing: more than {} (raise --max-tools if this is real)",
+                    crate::text::count(self.limits.max_tools, kind.noun())
+                ));
+            } else if pages.pages > self.limits.max_pages {
+                self.stopped = Some(format!(
+                    "{prefix}runaway listing: more than {} (raise --max-pages if this is real)",
+                    crate::text::count(self.limits.max_pages, "page")
+                ));
+            }
         }
         Ok(())
     }
@@ -236,9 +320,10 @@ impl Received {
             },
         };
         let mut listing = Listing::default();
-        let mut missing = None;
+        let mut missing = self.stopped;
         let [tools, rest @ ..] = kinds;
-        let tools = tools.expect("read() requires tools");
+        // Only a limit that stopped the reading leaves no tools page: incomplete.
+        let tools = tools.unwrap_or_default();
         listing.pages = tools.pages;
         for (kind, pages) in Kind::ALL
             .into_iter()
@@ -283,6 +368,208 @@ impl Received {
             elapsed: Duration::ZERO,
             oauth_issuer: None,
         }
+    }
+}
+
+/// Why [`Documents`] gave no document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocumentError {
+    /// The input is not JSON documents (or could not be read): a usage error.
+    Invalid(String),
+    /// A document is larger than the message bound: the listing is incomplete.
+    TooLarge(String),
+}
+
+/// The JSON documents of one input, read as a stream: one JSON text after another
+/// (a whole document, or one per line as JSON Lines), and the members of a
+/// top-level array each a document of its own. Only one document is held at a time,
+/// and none larger than `max` bytes: memory stays bounded whatever the input's size.
+pub struct Documents<R> {
+    reader: R,
+    place: String,
+    max: usize,
+    /// The line the reader is on, from 1.
+    line: usize,
+    /// Bytes read so far.
+    offset: usize,
+    /// Inside a top-level array (the line it opened on), and whether a member was
+    /// just read (a `,` or `]` must follow).
+    array: Option<usize>,
+    after_member: bool,
+}
+
+impl<R: std::io::BufRead> Documents<R> {
+    pub fn new(reader: R, place: &str, max: usize) -> Self {
+        Documents {
+            reader,
+            place: place.to_string(),
+            max,
+            line: 1,
+            offset: 0,
+            array: None,
+            after_member: false,
+        }
+    }
+
+    fn peek(&mut self) -> Result<Option<u8>, DocumentError> {
+        loop {
+            match self.reader.fill_buf() {
+                Ok(buf) => return Ok(buf.first().copied()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(DocumentError::Invalid(format!(
+                        "cannot read {}: {e}",
+                        self.place
+                    )));
+                }
+            }
+        }
+    }
+
+    fn bump(&mut self, byte: u8) {
+        self.reader.consume(1);
+        self.offset += 1;
+        if byte == b'\n' {
+            self.line += 1;
+        }
+    }
+
+    fn invalid(&self, line: usize, what: &str) -> DocumentError {
+        DocumentError::Invalid(if line == 1 {
+            format!("{}: {what}", self.place)
+        } else {
+            format!("{}: line {line}: {what}", self.place)
+        })
+    }
+
+    /// The next document, `None` at the input's end.
+    pub fn next_document(&mut self) -> Result<Option<Json>, DocumentError> {
+        loop {
+            let Some(byte) = self.peek()? else {
+                return match self.array {
+                    Some(line) => {
+                        Err(self.invalid(line, "not JSON: the array that opens here is not closed"))
+                    }
+                    None => Ok(None),
+                };
+            };
+            match byte {
+                b' ' | b'\t' | b'\r' | b'\n' => self.bump(byte),
+                b',' if self.array.is_some() && self.after_member => {
+                    self.bump(byte);
+                    self.after_member = false;
+                }
+                b']' if self.array.is_some() => {
+                    self.bump(byte);
+                    self.array = None;
+                    self.after_member = false;
+                }
+                b'[' if self.array.is_none() => {
+                    self.array = Some(self.line);
+                    self.bump(byte);
+                }
+                _ if self.after_member => {
+                    let line = self.line;
+                    return Err(
+                        self.invalid(line, "not JSON: expected `,` or `]` after an array member")
+                    );
+                }
+                // An array's member may be anything: what is not a document is said
+                // so when it is taken.
+                _ if byte == b'{' || self.array.is_some() => return self.document().map(Some),
+                _ => {
+                    let line = self.line;
+                    return Err(self.invalid(line, "a document is not a JSON object or array"));
+                }
+            }
+        }
+    }
+
+    /// One value's text, up to where it closes (an array member: up to the `,` or
+    /// `]` after it), parsed.
+    fn document(&mut self) -> Result<Json, DocumentError> {
+        let (line, start) = (self.line, self.offset);
+        let mut text = Vec::new();
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        loop {
+            let buf = loop {
+                match self.reader.fill_buf() {
+                    Ok(buf) => break buf,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        return Err(DocumentError::Invalid(format!(
+                            "cannot read {}: {e}",
+                            self.place
+                        )));
+                    }
+                }
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let mut end = None;
+            let mut lines = 0;
+            for (i, &b) in buf.iter().enumerate() {
+                if b == b'\n' {
+                    lines += 1;
+                }
+                if in_string {
+                    if escaped {
+                        escaped = false;
+                    } else if b == b'\\' {
+                        escaped = true;
+                    } else if b == b'"' {
+                        in_string = false;
+                    }
+                    continue;
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' if depth == 0 => {
+                        end = Some(i);
+                        break;
+                    }
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 && self.array.is_none() {
+                            end = Some(i + 1);
+                            break;
+                        }
+                    }
+                    b',' if depth == 0 => {
+                        end = Some(i);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let take = end.unwrap_or(buf.len());
+            if text.len() + take > self.max {
+                return Err(DocumentError::TooLarge(format!(
+                    "{}: the document at line {line} is larger than {} bytes (--max-message-bytes), more than one server message can be; raise --max-message-bytes if this is real",
+                    self.place, self.max
+                )));
+            }
+            text.extend_from_slice(&buf[..take]);
+            self.reader.consume(take);
+            self.offset += take;
+            self.line += lines;
+            if end.is_some() {
+                break;
+            }
+        }
+        if self.array.is_some() {
+            self.after_member = true;
+        }
+        let text = String::from_utf8(text).map_err(|e| {
+            DocumentError::Invalid(format!(
+                "{}: not UTF-8 (at byte {})",
+                self.place,
+                start + e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Json::parse(&text).map_err(|e| self.invalid(line, &format!("not JSON: {e}")))
     }
 }
 

@@ -295,3 +295,79 @@ fn a_remote_servers_listing_converges_with_the_transport_it_was_pinned_over() {
     checked.expect(0);
     assert_eq!(comparable(checked.json()), comparable(verify.json()));
 }
+
+/// A tools/list page of `n` small tools starting at `from`, with a next cursor when
+/// `next` is given.
+fn page_of(from: usize, n: usize, next: Option<&str>) -> String {
+    let tools: Vec<String> = (from..from + n)
+        .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))
+        .collect();
+    let cursor = next.map_or(String::new(), |c| format!(r#","nextCursor":"{c}""#));
+    format!(r#"{{"tools":[{}]{cursor}}}"#, tools.join(","))
+}
+
+#[test]
+fn a_listing_past_verifys_limits_is_incomplete_and_is_not_read_whole() {
+    let project = Project::new(json!({ "fx": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    let dir = tempfile::tempdir().unwrap();
+    let check = |name: &str, text: &str, extra: &[&str]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut args = vec!["check-listing", "fx", path.to_str().unwrap()];
+        args.extend_from_slice(&["--format", "json"]);
+        args.extend_from_slice(extra);
+        let run = project.run(&args);
+        run.expect(3);
+        let server = run.json()["servers"][0].clone();
+        assert_eq!(server["verdict"], "incomplete", "{name}: {server}");
+        server["error"].as_str().unwrap().to_string()
+    };
+    // More tools than --max-tools, over three pages (JSON Lines).
+    let lines = [
+        page_of(0, 6000, Some("2")),
+        page_of(6000, 6000, Some("3")),
+        page_of(12000, 6000, None),
+    ]
+    .join("\n");
+    let error = check("many.jsonl", &lines, &[]);
+    assert!(
+        error.starts_with(
+            "runaway listing: more than 10000 tools (raise --max-tools if this is real)"
+        ),
+        "{error}"
+    );
+    // The same within a raised --max-tools, but past --max-pages.
+    let error = check(
+        "many.jsonl",
+        &lines,
+        &["--max-tools", "20000", "--max-pages", "2"],
+    );
+    assert!(
+        error.starts_with("runaway listing: more than 2 pages (raise --max-pages if this is real)"),
+        "{error}"
+    );
+    // One 20 MB page, over the 16 MiB a server message may be: reading stops there.
+    let huge = format!("[{}]", page_of(0, 400_000, None));
+    assert!(huge.len() > 16 * 1024 * 1024);
+    let error = check("huge.json", &huge, &[]);
+    assert!(
+        error
+            .contains("the document at line 1 is larger than 16777216 bytes (--max-message-bytes)"),
+        "{error}"
+    );
+    // Within raised limits the three pages are read whole (and are not the pinned
+    // listing).
+    let path = dir.path().join("many.jsonl");
+    let run = project.run(&[
+        "check-listing",
+        "fx",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--max-tools",
+        "20000",
+    ]);
+    run.expect(1);
+    assert_eq!(run.json()["servers"][0]["tools"], 18_000);
+}

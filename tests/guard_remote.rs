@@ -518,25 +518,83 @@ fn the_guard_in_front_of_a_2026_07_28_http_server_forwards_discover_and_meta_and
     assert_eq!(done.lines().count(), 1, "{done}");
 }
 
+/// A listener on loopback that records every byte sent to it and answers nothing
+/// useful: what a host a pull request points an entry at would see.
+struct Recorder {
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Recorder {
+    fn start() -> Self {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (sink, count) = (seen.clone(), connections.clone());
+        // Ends with the test process; each connection is read for at most 2 s.
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if sink.lock().unwrap().windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        Recorder {
+            port,
+            seen,
+            connections,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Every byte received, and how many connections were made.
+    fn received(&self) -> (String, usize) {
+        (
+            String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned(),
+            self.connections.load(std::sync::atomic::Ordering::SeqCst),
+        )
+    }
+}
+
 #[test]
-fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_the_guard_refuses_it()
+fn a_remote_entry_moved_to_another_origin_gets_no_request_and_no_secret_until_the_move_is_approved()
 {
     let good = HttpServer::fixture(&["--http"]);
-    let mirror_dir = tempfile::tempdir().unwrap();
-    let mirror_log = mirror_dir.path().join("requests.log");
-    // The same tools, on another origin (another port on loopback), logging requests.
-    let mirror = HttpServer::fixture(&["--http", "--log-file", &mirror_log.display().to_string()]);
+    // Another origin (another port on loopback) that records whatever reaches it.
+    let other = Recorder::start();
     let entry = |url: String| json!({"remote": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}});
     let p = Project::bare(entry(good.url("/mcp")));
-    let token = [("REMOTE_TOKEN", "t0ken-for-the-pinned-host")];
+    let secret = "t0ken-for-the-pinned-host";
+    let token = [("REMOTE_TOKEN", secret)];
     p.run_env(&["update", "--yes"], &token).expect(0);
     p.run_env(&["verify"], &token).expect(0);
+    let pinned_lock = p.lock_text().unwrap();
 
-    p.set_servers(entry(mirror.url("/mcp")));
+    p.set_servers(entry(other.url("/mcp")));
     let verify = p.run_env(&["verify", "--format", "json"], &token);
     verify.expect(1);
     let doc = verify.json();
-    let launch = doc["servers"][0]["server_changes"]
+    let server = &doc["servers"][0];
+    let launch = server["server_changes"]
         .as_array()
         .unwrap()
         .iter()
@@ -546,8 +604,14 @@ fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_th
     assert_eq!(launch["rule"], "launch-changed", "{launch}");
     assert_eq!(launch["drift"], true);
     assert_eq!(launch["action"], "fail");
-    assert_eq!(doc["servers"][0]["verdict"], "stale");
-    assert_eq!(doc["servers"][0]["changes"], json!([]), "the same tools");
+    // Not contacted, so nothing about its tools is known.
+    assert_eq!(server["verdict"], "unverifiable", "{doc}");
+    let error = server["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("not contacted: the lock pins it at http://127.0.0.1:"),
+        "{error}"
+    );
+    assert!(error.contains("--approve-origin"), "{error}");
     for (format, shows) in [
         ("human", "changed  launch  launch-changed, fail"),
         ("sarif", "\"ruleId\": \"launch-changed\""),
@@ -559,27 +623,58 @@ fn a_remote_entry_moved_to_another_host_is_launch_changed_in_every_format_and_th
         out.expect(1);
         assert!(out.stdout().contains(shows), "{format}: {}", out.stdout());
     }
-    // The guard never connects to the new host, so the header never goes there.
-    std::fs::write(&mirror_log, "").unwrap();
+    // The guard never connects to the new origin.
     let refusal = p.guard_refuses(&["remote"], &token);
     assert!(
         refusal.contains(
-            "which may be another server (launch-changed, which `mcp-lock verify` fails)"
+            "which may be another server (launch-changed, which `mcp-lock verify` fails); review it and run `mcp-lock update remote --approve-origin`"
         ),
         "{refusal}"
     );
-    assert_eq!(
-        std::fs::read_to_string(&mirror_log).unwrap(),
-        "",
-        "no request reached the mirror"
+    // update does not contact it without the person's approval: held, pins kept.
+    let update = p.run_env(&["update", "--yes"], &token);
+    update.expect(3);
+    assert!(
+        update.stderr().contains("not contacted"),
+        "{}",
+        update.stderr()
     );
+    assert_eq!(p.lock_text().unwrap(), pinned_lock);
 
-    // A policy that allows launch-changed: verify passes, the guard serves.
+    // A policy that only warns of launch-changed still sends nothing there: verify
+    // cannot check what it does not contact (exit 3), and the guard refuses.
     std::fs::write(
         p.path().join("mcp-lock.toml"),
-        "[verify]\nlaunch-changed = \"warn\"\n",
+        "[profiles]\npin = [\"bare\"]\n[verify]\nlaunch-changed = \"warn\"\n",
     )
     .unwrap();
+    p.run_env(&["verify"], &token).expect(3);
+    let refusal = p.guard_refuses(&["remote"], &token);
+    assert!(
+        refusal.contains("an origin the lock does not pin gets no connection"),
+        "{refusal}"
+    );
+    let (seen, connections) = other.received();
+    assert!(
+        !seen.contains(secret),
+        "the secret reached the new origin: {seen}"
+    );
+    assert_eq!(
+        (connections, seen.as_str()),
+        (0, ""),
+        "nothing reached the new origin"
+    );
+
+    // The person approves the move: update contacts the new origin and pins it.
+    let mirror_dir = tempfile::tempdir().unwrap();
+    let mirror_log = mirror_dir.path().join("requests.log");
+    let mirror = HttpServer::fixture(&["--http", "--log-file", &mirror_log.display().to_string()]);
+    p.set_servers(entry(mirror.url("/mcp")));
+    p.run_env(&["update", "--yes"], &token).expect(3);
+    assert_eq!(std::fs::read_to_string(&mirror_log).unwrap_or_default(), "");
+    p.run_env(&["update", "remote", "--approve-origin", "--yes"], &token)
+        .expect(0);
+    assert!(!std::fs::read_to_string(&mirror_log).unwrap().is_empty());
     p.run_env(&["verify"], &token).expect(0);
 }
 
@@ -941,25 +1036,38 @@ fn a_legacy_sse_server_gets_the_cached_login_token_from_the_guard_as_from_verify
 }
 
 #[test]
-fn a_40_mb_answer_under_the_limit_reaches_the_agent_whole_and_the_bridge_holds_it_about_once() {
-    let p = Project::bare(json!({}));
-    let server = HttpServer::fixture(&["--http", "--http-misbehave", "huge-call-answer"]);
-    p.set_servers(json!({"big": {"type": "http", "url": server.url("/mcp")}}));
-    p.run(&["update", "--yes"]).expect(0);
-    let mut agent = LazyAgent::guard(&p, &["big"]);
-    agent.initialize();
-    let bridge = agent.bridge_pid();
-    agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
-    agent.answer(2);
-    agent.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "q"}}}));
-    let (answer, _) = agent.answer(3);
-    let text = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    assert_eq!(text.len(), 40_000_000, "{}", start_of(&answer));
-    let peak = peak_mib(bridge);
-    eprintln!("bridge peak {peak} MiB for a 40 MB answer");
-    assert!(peak < 150, "bridge peak {peak} MiB");
+fn a_40_mb_answer_reaches_the_agent_whole_with_the_guard_and_the_bridge_each_under_three_times_its_size()
+ {
+    // As a JSON body and as one SSE event.
+    for respond in ["json", "sse"] {
+        let p = Project::bare(json!({}));
+        let server = HttpServer::fixture(&[
+            "--http",
+            "--respond",
+            respond,
+            "--http-misbehave",
+            "huge-call-answer",
+        ]);
+        p.set_servers(json!({"big": {"type": "http", "url": server.url("/mcp")}}));
+        p.run(&["update", "--yes"]).expect(0);
+        let mut agent = LazyAgent::guard(&p, &["big"]);
+        agent.initialize();
+        let bridge = agent.bridge_pid();
+        agent.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+        agent.answer(2);
+        agent.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "q"}}}));
+        let (answer, _) = agent.answer(3);
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(text.len(), 40_000_000, "{}", start_of(&answer));
+        // Three times the message, its own baseline included.
+        let bound = 3 * 40_000_000 / (1024 * 1024);
+        let (guard, bridge) = (peak_mib(agent.child.id()), peak_mib(bridge));
+        eprintln!("{respond}: guard peak {guard} MiB, bridge peak {bridge} MiB for a 40 MB answer");
+        assert!(guard <= bound, "{respond}: guard peak {guard} MiB");
+        assert!(bridge <= bound, "{respond}: bridge peak {bridge} MiB");
+    }
 }
 
 /// The start of a message, for an assertion's text.

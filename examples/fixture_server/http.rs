@@ -398,7 +398,9 @@ fn handle_streamable(
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
     };
-    if method == "tools/call" && o.http.misbehave == "huge-call-answer" {
+    if method == "tools/call"
+        && (o.http.misbehave == "huge-call-answer" || o.http.misbehave == "huge-structured-answer")
+    {
         huge_answer(o, stream, &id);
         return;
     }
@@ -535,9 +537,19 @@ fn flood(state: &State, stream: &TcpStream) {
 
 /// A tools/call answer of 40 MB (JSON, or one SSE event with --respond sse).
 fn huge_answer(o: &Options, stream: &TcpStream, id: &Value) {
-    let text = "h".repeat(40 * 1000 * 1000);
-    let reply = json!({"jsonrpc": "2.0", "id": id,
-        "result": {"content": [{"type": "text", "text": text}]}});
+    let reply = if o.http.misbehave == "huge-structured-answer" {
+        // About 40 MB of small values: what a decoded copy would multiply most.
+        let rows: Vec<Value> = (0..1_600_000)
+            .map(|i| json!({"n": i, "v": "abcdefgh"}))
+            .collect();
+        json!({"jsonrpc": "2.0", "id": id,
+            "result": {"content": [{"type": "text", "text": "rows"}],
+                "structuredContent": {"rows": rows}}})
+    } else {
+        let text = "h".repeat(40 * 1000 * 1000);
+        json!({"jsonrpc": "2.0", "id": id,
+            "result": {"content": [{"type": "text", "text": text}]}})
+    };
     if o.http.respond_sse {
         start_stream(stream, &[]);
         write_raw(stream, &format!("data: {reply}\n\n"));

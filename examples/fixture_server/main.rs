@@ -117,7 +117,8 @@ HTTP (instead of stdio; listens on 127.0.0.1 only):
                           huge-challenge (401 with a 60 KB WWW-Authenticate) |
                           flood-get-stream (160 MB of 4 KB notifications on the GET
                           stream, progress in the log) | huge-call-answer (a 40 MB
-                          tools/call answer) | endpoint-cross-origin (legacy: the
+                          tools/call answer) | huge-structured-answer (the same size
+                          in 1.6 M small objects) | endpoint-cross-origin (legacy: the
                           endpoint event names http://localhost:PORT)";
 
 struct Options {

@@ -204,11 +204,13 @@ impl Conn {
     /// the guard judges what verify judged), and the others' marks are kept for
     /// their calls. `None` when the line is not such an answer or needs no change.
     fn listed(&self, line: &[u8]) -> Option<Vec<u8>> {
-        let mut answer: Value = serde_json::from_slice(line).ok()?;
-        let id = answer.get("id")?.to_string();
+        // Only the id is read first: any other message (a 40 MB tools/call answer
+        // arriving while a listing is asked for) goes on without being decoded.
+        let id = frame::id_of(line)?.to_string();
         if !self.pending_lists.lock().unwrap().remove(&id) {
             return None;
         }
+        let mut answer: Value = serde_json::from_slice(line).ok()?;
         let tools = answer.get_mut("result")?.get_mut("tools")?.as_array_mut()?;
         let mut left_out = false;
         let mut mirrored = self.mirrored.lock().unwrap();

@@ -110,7 +110,7 @@ impl Parser {
             self.line.extend_from_slice(&rest[..i]);
             self.check()?;
             let line = std::mem::take(&mut self.line);
-            if let Some(event) = self.take_line(&line) {
+            if let Some(event) = self.take_line(line) {
                 events.push(event);
             }
             let crlf = rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n');
@@ -132,20 +132,28 @@ impl Parser {
         }
     }
 
-    fn take_line(&mut self, line: &[u8]) -> Option<Event> {
+    fn take_line(&mut self, mut line: Vec<u8>) -> Option<Event> {
         if line.is_empty() {
             return self.dispatch();
         }
         if line[0] == b':' {
             return None;
         }
-        let (field, value) = match line.iter().position(|&b| b == b':') {
-            Some(i) => {
-                let value = &line[i + 1..];
-                (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
-            }
-            None => (line, &b""[..]),
+        // Where the field name ends and its value starts.
+        let (field_end, value_start) = match line.iter().position(|&b| b == b':') {
+            Some(i) if line.get(i + 1) == Some(&b' ') => (i, i + 2),
+            Some(i) => (i, i + 1),
+            None => (line.len(), line.len()),
         };
+        // An event's first data line is moved, not copied: a 40 MB answer is then
+        // held once.
+        if &line[..field_end] == b"data" && !self.has_data {
+            line.drain(..value_start);
+            self.data = line;
+            self.has_data = true;
+            return None;
+        }
+        let (field, value) = (&line[..field_end], &line[value_start..]);
         match field {
             b"data" => {
                 if self.has_data {
@@ -182,7 +190,8 @@ impl Parser {
             } else {
                 name
             },
-            data: String::from_utf8_lossy(&data).into_owned(),
+            data: String::from_utf8(data)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         })
     }
 }

@@ -1,14 +1,14 @@
 //! `mcp-lock check-listing`: what a client received, judged against the lock as verify
 //! judges a live listing, with no connection of its own.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
 use anyhow::Context;
 use mcp_lock::check::judge;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::PinnedServer;
-use mcp_lock::received::{MAX_INPUT_BYTES, Received, documents};
+use mcp_lock::received::{DocumentError, Documents, Limits, Received};
 
 use super::Workspace;
 use crate::cli::CheckListingArgs;
@@ -23,14 +23,12 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
         .remove(0);
     let pins = lock.servers.get(&spec.name);
     let profile = profile_for(ws, &args, &spec, pins, &policy)?;
-    let inputs = read_inputs(&args.files)?;
-    let mut docs = Vec::new();
-    for (place, text) in &inputs {
-        for doc in documents(text, place).map_err(anyhow::Error::msg)? {
-            docs.push((doc, place.as_str()));
-        }
-    }
-    let received = Received::read(docs).map_err(anyhow::Error::msg)?;
+    let limits = Limits {
+        max_tools: args.max_tools,
+        max_pages: args.max_pages,
+        max_message_bytes: args.max_message_bytes,
+    };
+    let received = read_inputs(&args.files, limits)?;
     let pin = pins.and_then(|p| p.profiles.get(&profile));
     let mut fetched =
         received.into_fetched(spec.transport_name(), pin, policy.surface_for(&spec.name));
@@ -77,9 +75,10 @@ fn profile_for(
     }
 }
 
-/// Each input's text with its name for messages: standard input when no file is
-/// named (or `-`). Every read is bounded.
-fn read_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<(String, String)>> {
+/// What every input holds, read one document at a time within `limits`: standard
+/// input when no file is named (or `-`). Past a limit nothing more is read, and the
+/// listing is incomplete.
+fn read_inputs(files: &[PathBuf], limits: Limits) -> anyhow::Result<Received> {
     let files: Vec<PathBuf> = if files.is_empty() {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             anyhow::bail!(
@@ -90,34 +89,30 @@ fn read_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<(String, String)>> {
     } else {
         files.to_vec()
     };
-    let mut out = Vec::with_capacity(files.len());
+    let mut received = Received::new(limits);
     for file in &files {
-        let (place, reader): (String, Box<dyn Read>) = if file.as_os_str() == "-" {
-            ("standard input".into(), Box::new(std::io::stdin()))
+        let (place, reader): (String, Box<dyn BufRead>) = if file.as_os_str() == "-" {
+            ("standard input".into(), Box::new(std::io::stdin().lock()))
         } else {
             let shown = file.display().to_string();
             let opened =
                 std::fs::File::open(file).with_context(|| format!("cannot read {shown}"))?;
-            (shown, Box::new(opened))
+            (shown, Box::new(BufReader::with_capacity(64 * 1024, opened)))
         };
-        let mut bytes = Vec::new();
-        reader
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("cannot read {place}"))?;
-        if bytes.len() as u64 > MAX_INPUT_BYTES {
-            anyhow::bail!(
-                "{place}: larger than {} MiB; a listing that large is not read",
-                MAX_INPUT_BYTES / (1024 * 1024)
-            );
+        let mut documents = Documents::new(reader, &place, limits.max_message_bytes);
+        loop {
+            match documents.next_document() {
+                Ok(Some(document)) => received
+                    .take_document(document, &place)
+                    .map_err(anyhow::Error::msg)?,
+                Ok(None) => break,
+                Err(DocumentError::Invalid(why)) => anyhow::bail!(why),
+                Err(DocumentError::TooLarge(why)) => received.stop(why),
+            }
+            if received.stopped() {
+                return Ok(received);
+            }
         }
-        let text = String::from_utf8(bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "{place}: not UTF-8 (at byte {})",
-                e.utf8_error().valid_up_to()
-            )
-        })?;
-        out.push((place, text));
     }
-    Ok(out)
+    received.finish().map_err(anyhow::Error::msg)
 }

@@ -82,14 +82,23 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         secrets,
         mut disagreements,
         moved,
+        new_origin,
         filter,
     } = launch(ws, &args, &pinned)?;
     // What verify would fail of this launch, the guard does not start: the same check
-    // (without registry look-ups) and the same policy rule decide both.
+    // (without registry look-ups) and the same policy rule decide both. A remote
+    // entry on an origin the lock does not pin is never connected to, whatever the
+    // policy (verify does not contact it either): its headers and login token would
+    // go there.
+    let approve = if new_origin { " --approve-origin" } else { "" };
     let moved = moved.map(|line| {
         match policy.action(mcp_lock::policy::Rule::LaunchChanged) {
             mcp_lock::policy::Action::Fail => Err(format!(
-                "{line} (launch-changed, which `mcp-lock verify` fails); review it and run `mcp-lock update {}`",
+                "{line} (launch-changed, which `mcp-lock verify` fails); review it and run `mcp-lock update {}{approve}`",
+                args.server
+            )),
+            _ if new_origin => Err(format!(
+                "{line} (launch-changed); an origin the lock does not pin gets no connection and none of the entry's headers or login token: review it and run `mcp-lock update {}{approve}`",
                 args.server
             )),
             _ => Ok(line),
@@ -344,6 +353,8 @@ struct Launched {
     /// The line saying it may reach another server than the pinned one
     /// (`launch-changed`), when it may.
     moved: Option<String>,
+    /// Whether it is a remote entry whose URL is on another origin than the lock pins.
+    new_origin: bool,
     /// The tools the entry's host hides from its agent.
     filter: ToolFilter,
 }
@@ -437,6 +448,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
             secrets,
             disagreements,
             moved,
+            new_origin: false,
             filter,
         });
     }
@@ -467,6 +479,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
         secrets: resolved.secrets,
         disagreements,
         moved,
+        new_origin: false,
         filter: spec.filter.clone(),
     })
 }
@@ -525,6 +538,7 @@ fn remote_launch(
         secrets: resolved.secrets().clone(),
         disagreements,
         moved,
+        new_origin: mcp_lock::check::new_origin(spec, pinned.reached()).is_some(),
         filter: spec.filter.clone(),
     })
 }

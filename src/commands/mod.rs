@@ -499,6 +499,7 @@ fn check_options(
         packages: mcp_lock::package::Lookups::Online,
         closures: std::sync::Arc::new(closures),
         allow_scripts: policy.allow_scripts.clone(),
+        contact_new_origins: false,
     })
 }
 

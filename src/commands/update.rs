@@ -80,6 +80,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     let mut options = check_options(&args.connect, false, ws, &policy)?;
     options.protocol = args.protocol.clone();
+    options.contact_new_origins = args.approve_origin;
     super::announce(&selected);
     let entries = package_entries(&targets, &options);
     let (mut checked, resolved_packages) = tokio::join!(

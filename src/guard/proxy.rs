@@ -172,6 +172,8 @@ struct Unlogged {
 
 impl Outbox {
     fn push_forward(&mut self, message: &[u8]) {
+        // The newline too, so a large message is not reallocated for it.
+        self.forward.reserve(message.len() + 1);
         self.forward.extend_from_slice(message);
         self.forward.push(b'\n');
     }

@@ -334,12 +334,28 @@ pub fn render_junit(reports: &[ServerReport], ctx: &LockContext) -> String {
                     r.verdict.as_str(),
                     r.error.as_deref().unwrap_or("")
                 );
-                let _ = write!(
-                    cases,
-                    "\n      <error type=\"{}\" message=\"{}\"/>\n    ",
-                    r.verdict.as_str(),
-                    xml(&message)
-                );
+                // What is known of the server itself (a launch-changed that kept it
+                // from being contacted) goes with its own case.
+                if tool == SERVER_CASE && !server_items.is_empty() {
+                    let text: Vec<String> = server_items
+                        .iter()
+                        .map(|i| format!("{} ({})", i.title, i.rule))
+                        .collect();
+                    let _ = write!(
+                        cases,
+                        "\n      <error type=\"{}\" message=\"{}\">{}</error>\n    ",
+                        r.verdict.as_str(),
+                        xml(&message),
+                        xml_lines(&text.join("\n"))
+                    );
+                } else {
+                    let _ = write!(
+                        cases,
+                        "\n      <error type=\"{}\" message=\"{}\"/>\n    ",
+                        r.verdict.as_str(),
+                        xml(&message)
+                    );
+                }
             } else if tool == SERVER_CASE && !server_items.is_empty() {
                 let text: Vec<&str> = server_items.iter().map(|i| i.title.as_str()).collect();
                 let text = text.join("\n");

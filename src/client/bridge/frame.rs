@@ -85,6 +85,16 @@ fn one_line(mut message: Vec<u8>) -> Vec<u8> {
     message
 }
 
+/// The id of a message that has one, read without decoding the rest (a result of
+/// any size is stepped over, not built).
+pub fn id_of(line: &[u8]) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct Head {
+        id: Option<Value>,
+    }
+    serde_json::from_slice::<Head>(line).ok()?.id
+}
+
 /// Whether a line is the answer (a result or an error) to the request with this id.
 pub fn answers(line: &[u8], id: &Value) -> bool {
     #[derive(Deserialize)]

@@ -164,6 +164,21 @@ impl Outgoing {
         self.bytes.extend_from_slice(bytes);
     }
 
+    /// Takes `bytes` over, leaving `bytes` empty: moved rather than copied when
+    /// nothing waits here (a large answer is then held once, not twice).
+    pub(super) fn append(&mut self, bytes: &mut Vec<u8>) {
+        if self.pending() == 0 {
+            self.clear();
+            std::mem::swap(&mut self.bytes, bytes);
+        } else {
+            self.bytes.extend_from_slice(bytes);
+        }
+        bytes.clear();
+        if bytes.capacity() > 16 * READ_SIZE {
+            bytes.shrink_to(READ_SIZE);
+        }
+    }
+
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.sent = 0;

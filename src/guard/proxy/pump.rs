@@ -286,7 +286,7 @@ impl Pump<'_> {
         }
         self.client_out.forward = reuse(client_out);
         if !self.client_gone {
-            self.to_client.extend(&self.server_out.forward);
+            self.to_client.append(&mut self.server_out.forward);
             self.to_client.extend(&self.client_out.back);
             self.to_client.extend(&client_notes);
         }
