@@ -318,6 +318,19 @@ pub async fn check_servers(
             }
             _ => None,
         };
+        // Nor is a remote entry the lock does not pin at all, when checking against
+        // the lock (verify, check-call, a host's start-up check): a pull request that
+        // adds one must not get the headers it names either. `update` contacts it.
+        let unpinned_remote = (options.identity_from_lock
+            && !options.contact_new_origins
+            && server_pins.is_none()
+            && matches!(resolved, Resolved::Remote(_)))
+        .then(|| {
+            format!(
+                "not pinned yet, and not contacted: verify sends the headers and login token of no remote server the lock does not pin; review the entry, then run `mcp-lock update {}` to pin it",
+                spec.name
+            )
+        });
         // A wrapped entry runs what the guard launches: the pinned closure from the
         // closure cache, or the pinned package version.
         let mut resolved = resolved;
@@ -387,7 +400,10 @@ pub async fn check_servers(
                     }
                 }
             }
-            let not_contacted = new_origin.as_ref().map(|(_, why)| why.clone());
+            let not_contacted = new_origin
+                .as_ref()
+                .map(|(_, why)| why.clone())
+                .or(unpinned_remote.clone());
             let mut fetched = match (
                 &resolved,
                 not_contacted.or(unknown_version).or(install_error),
@@ -410,6 +426,11 @@ pub async fn check_servers(
                 Some(whole) => whole.servers.get(&spec.name),
             };
             let mut report = judge(&spec, &profile.name, server_pins, &mut fetched);
+            if let Some(why) = unpinned_remote {
+                // Not pinned is drift, as for a server listed; nothing was listed.
+                report.verdict = crate::drift::Verdict::Stale;
+                report.error = Some(why);
+            }
             report
                 .server_changes
                 .extend(new_origin.map(|(change, _)| change));

@@ -678,6 +678,43 @@ fn a_remote_entry_moved_to_another_origin_gets_no_request_and_no_secret_until_th
     p.run_env(&["verify"], &token).expect(0);
 }
 
+#[test]
+fn a_remote_entry_the_lock_does_not_pin_gets_no_request_from_verify_until_update_pins_it() {
+    // A pull request adds a remote entry whose headers carry a CI secret.
+    let recorder = Recorder::start();
+    let p = Project::bare(json!({}));
+    p.run(&["update", "--yes"]).expect(0);
+    p.set_servers(json!({"added": {"type": "http", "url": recorder.url("/mcp"), "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}}));
+    let secret = "t0ken-of-the-ci-run";
+    let token = [("REMOTE_TOKEN", secret)];
+    let verify = p.run_env(&["verify", "--format", "json"], &token);
+    verify.expect(1);
+    let doc = verify.json();
+    let server = &doc["servers"][0];
+    assert_eq!(server["verdict"], "stale", "{doc}");
+    let error = server["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("not pinned yet, and not contacted"),
+        "{error}"
+    );
+    assert!(error.contains("mcp-lock update added"), "{error}");
+    p.run_env(&["verify"], &token).expect(1);
+    p.run_env(&["check-call", "added", "t", "--args", "{}"], &token);
+    let (seen, connections) = recorder.received();
+    assert!(
+        !seen.contains(secret),
+        "the secret reached the new server: {seen}"
+    );
+    assert_eq!((connections, seen.as_str()), (0, ""), "nothing reached it");
+    // update is the person's step that contacts it (the recorder answers nothing an
+    // MCP client can pin, so it is unverifiable there: it was contacted).
+    p.run_env(&["update", "--yes"], &token).expect(3);
+    assert!(
+        recorder.received().1 > 0,
+        "update contacts the entry it pins"
+    );
+}
+
 /// An agent that reads the guard's stdout only when asked: a reader thread hands over
 /// one line at a time, so lines not asked for stay in the pipe.
 struct LazyAgent {
