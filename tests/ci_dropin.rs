@@ -117,7 +117,8 @@ fn markdown_verify_is_a_heading_an_overview_and_a_table_of_findings_per_server()
 #[test]
 fn markdown_escapes_hostile_descriptions_names_and_errors_and_keeps_tables_whole() {
     let p = drifted("hostile");
-    // A name from the config and an error quoting a URL carry text too.
+    // A name from the config, and the error naming it (the remote entry is not
+    // pinned, so it is not contacted: `mcp-lock update NAME`), carry text too.
     let name = "ev|l`<b>*x*</b>\u{202e}_[l](x)\u{1b}[2J\nrow | 1 |";
     p.set_servers(json!({
         "fixture": fixture_entry(&["--revision-file", "revision"]),
@@ -135,12 +136,12 @@ fn markdown_escapes_hostile_descriptions_names_and_errors_and_keeps_tables_whole
     assert_eq!(assert_tables_stay_tables(&out), 2, "{out}");
     assert!(
         out.contains(
-            "| ev\\|l\\`&lt;b&gt;\\*x\\*&lt;/b&gt;\\\\u{202e}\\_\\[l\\](x)\\\\u{001b}\\[2J row \\| 1 \\| | claude-code | **unverifiable** |"
+            "| ev\\|l\\`&lt;b&gt;\\*x\\*&lt;/b&gt;\\\\u{202e}\\_\\[l\\](x)\\\\u{001b}\\[2J row \\| 1 \\| | claude-code | **stale** |"
         ),
         "{out}"
     );
     assert!(
-        out.contains("mcp\\|\\`&lt;img src=x&gt;\\`\\\\u{200b}"),
+        out.contains("run \\`mcp-lock update ev\\|l\\`&lt;b&gt;"),
         "{out}"
     );
     assert!(out.contains("it now instructs the model"), "{out}");

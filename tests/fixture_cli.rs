@@ -498,20 +498,34 @@ fn an_unreachable_remote_server_is_unverifiable_and_the_others_still_pin() {
         "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}
     }));
     p.run(&["update", "--yes"]).expect(3);
-    let doc = p.run(&["verify", "--format", "json"]).expect(3).json();
-    let remote = doc["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "remote")
-        .cloned()
-        .unwrap();
-    assert_eq!(remote["verdict"], "unverifiable");
-    assert!(
-        remote["error"]
-            .as_str()
+    assert!(p.lock_text().unwrap().contains("name = \"fixture\""));
+    // Never pinned, so verify does not contact it: not pinned is drift.
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let remote = |doc: &serde_json::Value| {
+        doc["servers"]
+            .as_array()
             .unwrap()
-            .contains("cannot connect to http://127.0.0.1:9/mcp")
+            .iter()
+            .find(|s| s["name"] == "remote")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(remote(&doc)["verdict"], "stale");
+    // Pinned, then gone: verify cannot reach it.
+    let server = common::HttpServer::fixture(&["--http"]);
+    let url = server.url("/mcp");
+    p.set_servers(json!({
+        "fixture": fixture_entry(&[]),
+        "remote": {"type": "http", "url": url}
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    drop(server);
+    let doc = p.run(&["verify", "--format", "json"]).expect(3).json();
+    assert_eq!(remote(&doc)["verdict"], "unverifiable");
+    let error = remote(&doc)["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains(&format!("cannot connect to {url}")),
+        "{error}"
     );
 }
 

@@ -307,8 +307,10 @@ fn python_sdk_server_over_http_is_pinned_in_each_era_with_the_same_hashes() {
     assert_eq!(hashes, tool_hashes(&handshake_lock));
     assert_eq!(hashes, tool_hashes(&old_lock));
     // The dual-era server now refuses the modern era: reported as such, not as drift.
+    // (The same origin: an entry moved to another one is not contacted at all.)
+    let port = dual.port.to_string();
     drop(dual);
-    modern.set_servers(json!({"py": {"type": "http", "url": legacy_only.url("/mcp")}}));
+    let _legacy_now = python_sdk_server(&["--legacy-only", "--port", &port]);
     let doc = modern.run(&["verify", "--format", "json"]).expect(3).json();
     let error = doc["servers"][0]["error"].as_str().unwrap().to_string();
     assert!(
