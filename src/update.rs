@@ -34,8 +34,9 @@ pub enum Proposal {
         server: String,
         profile: String,
         changes: Vec<ToolChange>,
-        /// Tools in the listing whose definitions are already approved.
-        approved: usize,
+        /// The named definitions of each kind in the listing (approved already or among
+        /// `changes`), in [`Kind::ALL`]'s order.
+        listed: Vec<(Kind, usize)>,
         instructions: Option<String>,
     },
     /// A kind (prompts, resource templates, resources) the lock does not pin yet for
@@ -266,11 +267,15 @@ pub fn plan(
         }
         if !c.report.profile_pinned {
             let changes: Vec<ToolChange> = good.into_iter().cloned().collect();
-            let named: usize = Kind::ALL
+            let listed: Vec<(Kind, usize)> = Kind::ALL
                 .into_iter()
-                .filter_map(|k| listing.kind(k))
-                .map(|items| items.iter().filter(|t| t.name.is_some()).count())
-                .sum();
+                .map(|k| {
+                    let named = listing
+                        .kind(k)
+                        .map_or(0, |items| items.iter().filter(|t| t.name.is_some()).count());
+                    (k, named)
+                })
+                .collect();
             // Instructions another profile approved need no second reading.
             let new_instructions = c
                 .report
@@ -280,7 +285,7 @@ pub fn plan(
             out.push(Proposal::PinProfile {
                 server: name.clone(),
                 profile: profile.clone(),
-                approved: named.saturating_sub(changes.len()),
+                listed,
                 changes,
                 instructions: c.report.instructions.clone().filter(|_| new_instructions),
             });

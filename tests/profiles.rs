@@ -93,6 +93,32 @@ fn server_everything_is_pinned_with_what_each_host_profile_is_offered() {
 }
 
 #[test]
+fn a_newly_pinned_profile_counts_its_listing_by_kind() {
+    let p = Project::new(json!({"everything": npm_entry("server-everything")}));
+    p.run(&["update", "--yes", "--client", "bare"]).expect(0);
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"bare\", \"vscode\"]\n",
+    )
+    .unwrap();
+    // vscode is offered 19 tools; prompts and templates are counted as themselves.
+    let run = p.run(&["update"]);
+    run.expect(4);
+    let err = run.stderr();
+    assert!(
+        err.contains("everything [vscode]: client profile vscode not pinned yet; pin its listing (13 tools, 4 prompts, 2 templates already approved, 6 new or different)"),
+        "{err}"
+    );
+    let run = p.run(&["update", "--yes"]);
+    run.expect(0);
+    let err = run.stderr();
+    assert!(
+        err.contains("Pinning everything [vscode] (19 tools, 4 prompts, 2 templates)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_tool_gone_under_one_profile_makes_only_that_profile_stale() {
     let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
     std::fs::write(

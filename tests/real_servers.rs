@@ -48,10 +48,10 @@ fn four_real_servers_are_pinned_verified_converged_and_relocked_byte_identically
     let first = p.run(&["update", "--yes"]);
     first.expect(0);
     let lock = p.lock_text().unwrap();
-    // Listed as Claude Code lists them (`.mcp.json`): server-everything offers 15 tools
-    // to a client declaring roots and elicitation.
+    // Listed as Claude Code lists them (`.mcp.json`): server-everything offers 16 tools
+    // to a client declaring roots and elicitation (form and url).
     for (name, tools) in [
-        ("everything", "15 tools, 4 prompts, 2 templates"),
+        ("everything", "16 tools, 4 prompts, 2 templates"),
         ("filesystem", "14 tools"),
         ("memory", "9 tools"),
         ("time", "2 tools"),
@@ -234,7 +234,7 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
     for name in ["everything-http", "everything-sse", "everything-stdio"] {
         assert!(
             run.stderr().contains(&format!(
-                "Pinning {name} [claude-code] (15 tools, 4 prompts, 2 templates)"
+                "Pinning {name} [claude-code] (16 tools, 4 prompts, 2 templates)"
             )),
             "{}",
             run.stderr()
@@ -244,14 +244,14 @@ fn server_everything_over_streamable_http_and_legacy_sse_pins_the_same_hashes_as
     assert!(lock.contains("transport = \"sse\""), "{lock}");
     // Same client capabilities, same definitions, whatever the transport.
     let hashes = tool_hashes(&lock);
-    // 15 tools, 4 prompts and 2 templates each.
-    assert_eq!(hashes.len(), 63);
-    assert_eq!(hashes[0..21], hashes[21..42]);
-    assert_eq!(hashes[21..42], hashes[42..63]);
+    // 16 tools, 4 prompts and 2 templates each.
+    assert_eq!(hashes.len(), 66);
+    assert_eq!(hashes[0..22], hashes[22..44]);
+    assert_eq!(hashes[22..44], hashes[44..66]);
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
     for server in doc["servers"].as_array().unwrap() {
         assert_eq!(server["verdict"], "converged", "{server}");
-        assert_eq!(server["tools"], 15, "{server}");
+        assert_eq!(server["tools"], 16, "{server}");
     }
 }
 

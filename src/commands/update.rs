@@ -476,12 +476,10 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
             AnsiColor::Green,
             &format!("{label} ({})", count(items.len(), kind.noun())),
         ),
-        Proposal::PinProfile {
-            changes, approved, ..
-        } => status(
+        Proposal::PinProfile { listed, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!("{label} ({})", count(changes.len() + approved, "tool")),
+            &format!("{label} ({})", mcp_lock::report::counts_text(listed)),
         ),
         Proposal::Tool {
             change, profile, ..

@@ -655,7 +655,11 @@ pub fn read_file(
     let agent_file = place_host == Host::AmazonQ && is_amazonq_agent(file);
     let Some(shape) = detected else {
         if place_host == Host::Continue && format == Format::Json {
-            return read_continue_single(&root, shown, file);
+            // The server is the whole document: its line is where the object opens,
+            // past any leading comments.
+            let opens = jsonc::skip_trivia(text, 0);
+            let line = 1 + text[..opens].matches('\n').count();
+            return read_continue_single(&root, shown, file, line);
         }
         // An agent with no servers of its own is an agent all the same.
         if place_host.shares_its_file() || agent_file {
@@ -893,6 +897,7 @@ fn read_continue_single(
     root: &serde_json::Value,
     shown: &str,
     file: &Path,
+    line: usize,
 ) -> Result<ConfigFile, ConfigError> {
     let shape_error = |message: String| ConfigError::Shape {
         path: shown.to_string(),
@@ -922,7 +927,7 @@ fn read_continue_single(
         host: Host::Continue,
         entries: vec![Entry {
             name,
-            line: 1,
+            line,
             read,
             scope: None,
         }],
@@ -1405,6 +1410,14 @@ mod place_tests {
         assert_eq!(servers.len(), 1);
         assert_eq!(servers[0].name, "fetcher");
         assert!(read_file(r#"{"models": []}"#, "x.json", file, Path::new("/p")).is_err());
+    }
+
+    #[test]
+    fn a_continue_single_server_is_found_on_the_line_its_object_opens() {
+        let file = Path::new("/p/.continue/mcpServers/fetcher.json");
+        let text = "// fetches pages\n\n{\n  \"command\": \"uvx\"\n}\n";
+        let read = read_file(text, "fetcher.json", file, Path::new("/p")).unwrap();
+        assert_eq!(read.entries[0].line, 3);
     }
 
     #[test]

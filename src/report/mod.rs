@@ -174,14 +174,22 @@ fn class_style(class: Class) -> Style {
 
 /// "3 tools, 4 prompts, 2 templates": definitions by kind, tools always named.
 pub fn kinds_text(items: &[ToolChange]) -> String {
-    let mut parts = Vec::new();
-    for kind in Kind::ALL {
-        let n = items.iter().filter(|c| c.kind == kind).count();
-        if n > 0 || kind == Kind::Tool {
-            parts.push(count(n, kind.noun()));
-        }
-    }
-    parts.join(", ")
+    let counted: Vec<(Kind, usize)> = Kind::ALL
+        .into_iter()
+        .map(|kind| (kind, items.iter().filter(|c| c.kind == kind).count()))
+        .collect();
+    counts_text(&counted)
+}
+
+/// "19 tools, 4 prompts, 2 templates": counts by kind, tools always named, other kinds
+/// only when there are some.
+pub fn counts_text(counted: &[(Kind, usize)]) -> String {
+    counted
+        .iter()
+        .filter(|(kind, n)| *n > 0 || *kind == Kind::Tool)
+        .map(|(kind, n)| count(*n, kind.noun()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// "github [vscode]": a server as listed under one client profile, escaped.

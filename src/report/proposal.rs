@@ -98,15 +98,22 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             server,
             profile,
             changes,
-            approved,
+            listed,
             instructions,
         } => {
+            let approved: Vec<(Kind, usize)> = listed
+                .iter()
+                .map(|&(kind, n)| {
+                    let new = changes.iter().filter(|c| c.kind == kind).count();
+                    (kind, n.saturating_sub(new))
+                })
+                .collect();
             let _ = writeln!(
                 out,
                 "{bold}{}{bold:#}: client profile {} not pinned yet; pin its listing ({} already approved, {} new or different)",
                 server_label(server, profile),
                 esc(profile),
-                count(*approved, "tool"),
+                super::counts_text(&approved),
                 changes.len()
             );
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
