@@ -422,6 +422,14 @@ fn launcher_dies_of_the_signal_that_ended_the_binary() {
 }
 
 #[test]
+fn sdk_session_that_declares_roots_and_elicitation_is_judged_under_the_profile_with_them() {
+    node_test(
+        "sdk.test.mjs",
+        "a session that declares roots and elicitation is judged under the profile with them",
+    );
+}
+
+#[test]
 fn sdk_session_that_converged_comes_out_converged() {
     node_test("sdk.test.mjs", "a converged session comes out converged");
 }
@@ -639,7 +647,7 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
         assert_eq!(
             stdout,
             format!(
-                "agent: demo [claude-code] converged: 3 tools as pinned ({how})\n\
+                "agent: demo [bare] converged: 3 tools as pinned ({how})\n\
                  agent: read_ticket -> {{\"title\":\"Ticket T-42\"}}\n"
             ),
             "{args:?}"
