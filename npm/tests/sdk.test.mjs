@@ -3,6 +3,8 @@
 //   MCP_LOCK_BIN         the mcp-lock binary
 //   MCP_LOCK_TEST_FIXTURE   examples/fixture_server, built
 //   MCP_LOCK_TEST_SDK       the @modelcontextprotocol/sdk package folder (1.32.2)
+//   MCP_LOCK_TEST_EVERYTHING  server-everything's dist/index.js (lists tools by the
+//                           capabilities a client declares)
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,6 +20,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const binary = process.env.MCP_LOCK_BIN;
 const fixture = process.env.MCP_LOCK_TEST_FIXTURE;
 const sdk = process.env.MCP_LOCK_TEST_SDK;
+const everything = process.env.MCP_LOCK_TEST_EVERYTHING;
 assert.ok(binary && fixture && sdk, 'MCP_LOCK_BIN, MCP_LOCK_TEST_FIXTURE and MCP_LOCK_TEST_SDK are set');
 
 const load = (file) => import(pathToFileURL(join(sdk, 'dist/esm', file)).href);
@@ -367,7 +370,8 @@ test('an aborted call rejects with McpLockError', { timeout: 40_000 }, async (t)
 function everythingProject(t) {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-lock-npm-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const main = join(sdk, '..', 'server-everything', 'dist', 'index.js');
+  assert.ok(everything, 'MCP_LOCK_TEST_EVERYTHING is set');
+  const main = everything;
   writeFileSync(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [main] } } }));
   writeFileSync(
     join(dir, 'mcp-lock.toml'),
