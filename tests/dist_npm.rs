@@ -623,7 +623,11 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
     // The locks live outside the demo, which stays as it is checked in; the demo's
     // profiles (mcp-lock.toml, read beside the lock) go with them.
     let locks = tempfile::tempdir().unwrap();
-    std::fs::copy(demo.join("mcp-lock.toml"), locks.path().join("mcp-lock.toml")).unwrap();
+    std::fs::copy(
+        demo.join("mcp-lock.toml"),
+        locks.path().join("mcp-lock.toml"),
+    )
+    .unwrap();
     let lock = |name: &str| locks.path().join(name).display().to_string();
     let mcp_lock = |args: &[&str]| {
         let output = command(bin())
