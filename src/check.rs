@@ -532,6 +532,45 @@ pub fn judge(
     report
 }
 
+/// The `profile` of a report judged for a client whose declared handshake matches no
+/// pinned profile: it is judged against every definition approved for the server.
+pub const UNMATCHED: &str = "(unmatched)";
+
+/// The pinned profile a client that declared `hello` is (the guard's matcher: equal
+/// capabilities, then the protocol version it asked for), or, when none is, what it
+/// misses: the closest pinned profile, the difference, and what would pin it.
+pub fn declared_profile(
+    server: &str,
+    pins: &PinnedServer,
+    hello: &crate::guard::ClientHello,
+    settings: &crate::profile::ProfileSettings,
+) -> Result<String, crate::drift::MissingProfile> {
+    crate::guard::client::matching_profile(pins, hello).ok_or_else(|| {
+        crate::drift::MissingProfile::new(server, pins, &hello.capabilities, settings)
+    })
+}
+
+/// Marks a report judged under [`UNMATCHED`]: what the client was shown was never
+/// pinned as shown to it, so a complete listing is stale (and the policy fails it)
+/// even when every definition is approved under some profile; `error` says which
+/// pinned profile is closest and what would pin the client.
+pub fn mark_unmatched(
+    report: &mut ServerReport,
+    missing: crate::drift::MissingProfile,
+    pins: &PinnedServer,
+) {
+    if report.verdict == crate::drift::Verdict::Converged {
+        report.verdict = crate::drift::Verdict::Stale;
+    }
+    if matches!(
+        report.verdict,
+        crate::drift::Verdict::Converged | crate::drift::Verdict::Stale
+    ) {
+        report.error = Some(missing.message(&report.name, pins));
+    }
+    report.missing_profile = Some(missing);
+}
+
 /// The servers `names` asks for (all when empty): the config's entries to contact,
 /// and the pinned servers the config no longer has, which are reported as gone rather
 /// than as unknown. A name in neither is an unknown server.

@@ -265,6 +265,7 @@ Examples:
   mcp-lock check-listing github tools.json
   agent-dump-listing | mcp-lock check-listing github --client claude-code --format json
   mcp-lock check-listing github page1.json page2.json
+  mcp-lock check-listing github tools.json --handshake @initialize-params.json
 
 The input (FILEs, or standard input when none or -) is one JSON document or one per
 line. Each is a list page ({\"tools\": [...], \"nextCursor\": ...}, or prompts,
@@ -273,9 +274,14 @@ client saw it (protocolVersion, serverInfo, instructions, capabilities: the
 initialize result), one object with several of these, or an array of them in order.
 Pages of a kind are joined in order; a last page with a nextCursor means a page is
 missing, and the verdict is incomplete. Kinds and session members not given are not
-judged. The comparison, classes, policy, report formats and exit codes are verify's:
-0 nothing the policy fails, 1 a change the policy fails, 3 the listing is incomplete,
-2 usage, config, lock or input error."
+judged. The profile is --client's, else the pinned one whose recorded capabilities
+equal those --handshake declares (the guard's match), else the one the lock pins the
+server with. A handshake no pinned profile matches is judged against every approved
+definition and is stale: the report's missing_profile names the closest profile, the
+difference and the command that pins it. The comparison, classes, policy, report
+formats and exit codes are verify's: 0 nothing the policy fails, 1 a change the policy
+fails or a handshake no pinned profile matches, 3 the listing is incomplete, 2 usage,
+config, lock or input error."
     )]
     CheckListing(CheckListingArgs),
 
@@ -577,10 +583,19 @@ pub struct CheckListingArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// The client profile the listing was received under [default: the one the lock
-    /// pins the server with]
+    /// The client profile the listing was received under [default: the pinned profile
+    /// --handshake matches, else the one the lock pins the server with]; wins over
+    /// --handshake
     #[arg(long, value_name = "PROFILE")]
     pub client: Option<String>,
+
+    /// What the client declared when it connected: the initialize params it sent
+    /// ({"protocolVersion", "capabilities", "clientInfo"}) or its whole initialize
+    /// (or server/discover) request, as JSON or @FILE. The listing is judged under the
+    /// pinned profile with those capabilities, as the guard matches a client; none:
+    /// stale, exit 1, with the closest profile and what would pin it
+    #[arg(long, value_name = "JSON")]
+    pub handshake: Option<String>,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]

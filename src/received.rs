@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::client::{Fetched, Listing, Outcome, ServerSession};
+use crate::guard::client::ClientHello;
 use crate::hash::{HashedTool, instructions_hash};
 use crate::json::Json;
 use crate::lock::LockedServer;
@@ -368,6 +369,66 @@ impl Received {
             elapsed: Duration::ZERO,
             oauth_issuer: None,
         }
+    }
+}
+
+/// The longest `--handshake` read: an `initialize` request is a few hundred bytes.
+pub const MAX_HANDSHAKE_BYTES: usize = 1024 * 1024;
+
+/// What the client declared when it connected (`check-listing --handshake`): the
+/// `initialize` params it sent (`protocolVersion`, `capabilities`, `clientInfo`), or
+/// the whole `initialize` or `server/discover` request. Read as the guard reads a
+/// handshake ([`ClientHello::from_request`]); `source` names it in errors.
+pub fn read_handshake(text: &str, source: &str) -> Result<ClientHello, String> {
+    let json = Json::parse(text).map_err(|e| format!("{source}: not JSON: {e}"))?;
+    if json.has_repeated_member() {
+        return Err(format!(
+            "{source}: a member name is repeated; readers disagree on what it means"
+        ));
+    }
+    if !json.is_object() {
+        return Err(format!(
+            "{source}: the handshake is not a JSON object: give the initialize params the client sent, or its initialize (or server/discover) request"
+        ));
+    }
+    let (method, params) = match json.get("method") {
+        Some(method) => {
+            let method = method.as_str().unwrap_or_default();
+            (method, json.get("params"))
+        }
+        None => ("initialize".to_string(), Some(&json)),
+    };
+    let hello = ClientHello::from_request(&method, params).ok_or_else(|| {
+        format!("{source}: {method:?} is not a handshake request (initialize or server/discover)")
+    })?;
+    let raw = params.map(Json::to_value).unwrap_or_default();
+    let (capabilities, version) = if hello.modern {
+        let meta = &raw["_meta"];
+        (
+            &meta["io.modelcontextprotocol/clientCapabilities"],
+            &meta["io.modelcontextprotocol/protocolVersion"],
+        )
+    } else {
+        (&raw["capabilities"], &raw["protocolVersion"])
+    };
+    if !capabilities.is_object() {
+        return Err(format!(
+            "{source}: the handshake declares no capabilities object (a client that declares none sends {{}})"
+        ));
+    }
+    if !(version.is_null() || version.is_string()) {
+        return Err(format!("{source}: the protocol version is not a string"));
+    }
+    Ok(hello)
+}
+
+/// The client's capabilities in `fetched` are those it declared: what the report's
+/// `client_capabilities` note compares with the pinned ones.
+pub fn declare(fetched: &mut Fetched, hello: &ClientHello) {
+    if let Outcome::Complete { session, .. } | Outcome::Incomplete { session, .. } =
+        &mut fetched.outcome
+    {
+        session.client_capabilities = hello.capabilities.clone();
     }
 }
 

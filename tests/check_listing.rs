@@ -11,16 +11,25 @@ use serde_json::{Value, json};
 /// initialize result and every page of every list, as an array of documents.
 fn capture(project: &Project, args: &[&str]) -> Vec<Value> {
     let lock = mcp_lock::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
-    let pin = lock.servers["fx"].profiles.values().next().unwrap();
+    let profile = lock.servers["fx"].profiles.keys().next().unwrap().clone();
+    capture_as(project, args, &profile)
+}
+
+/// The `initialize` params a client of the pinned profile `profile` sends.
+fn handshake_of(project: &Project, profile: &str) -> Value {
+    let lock = mcp_lock::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
+    let pin = &lock.servers["fx"].profiles[profile];
+    json!({
+        "protocolVersion": pin.protocol_version,
+        "capabilities": pin.client_capabilities.to_value(),
+        "clientInfo": pin.client_info.to_value(),
+    })
+}
+
+/// What a client of the pinned profile `profile` receives (see [`capture`]).
+fn capture_as(project: &Project, args: &[&str], profile: &str) -> Vec<Value> {
     let mut pipe = McpPipe::spawn(&fixture(), args, project.path(), &[]);
-    let init = pipe.request(
-        "initialize",
-        json!({
-            "protocolVersion": pin.protocol_version,
-            "capabilities": pin.client_capabilities.to_value(),
-            "clientInfo": pin.client_info.to_value(),
-        }),
-    );
+    let init = pipe.request("initialize", handshake_of(project, profile));
     pipe.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let result = init["result"].clone();
     let mut documents = vec![result.clone()];
@@ -370,4 +379,257 @@ fn a_listing_past_verifys_limits_is_incomplete_and_is_not_read_whole() {
     ]);
     run.expect(1);
     assert_eq!(run.json()["servers"][0]["tools"], 18_000);
+}
+
+/// The fixture listing tools by the capabilities a client declares, pinned under two
+/// profiles defined in mcp-lock.toml (not the built-in ones, whose values move): `plain`
+/// declares nothing, `asker` sampling and elicitation (two more tools). `rooted`, known
+/// but not pinned, declares roots besides.
+fn gated_project() -> Project {
+    let project = Project::new(json!({ "fx": fixture_entry(&["--gated"]) }));
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        r#"[profiles]
+pin = ["plain", "asker"]
+
+[profile.plain]
+protocol-version = "2025-06-18"
+capabilities = {}
+client-info = { name = "plain-agent", version = "1.0" }
+
+[profile.asker]
+protocol-version = "2025-06-18"
+capabilities = { sampling = {}, elicitation = {} }
+client-info = { name = "asking-agent", version = "2.0" }
+
+[profile.rooted]
+protocol-version = "2025-06-18"
+capabilities = { sampling = {}, elicitation = {}, roots = {} }
+client-info = { name = "rooted-agent", version = "3.0" }
+"#,
+    )
+    .unwrap();
+    project.run(&["update", "--yes"]).expect(0);
+    project
+}
+
+/// check-listing of `documents` with `extra` arguments, as JSON.
+fn check_listing_with(project: &Project, documents: &[Value], extra: &[&str]) -> common::Run {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("listing.json");
+    std::fs::write(&file, serde_json::to_string(documents).unwrap()).unwrap();
+    let mut args = vec![
+        "check-listing",
+        "fx",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    project.run(&args)
+}
+
+fn tool_changes(server: &Value) -> Vec<(String, String)> {
+    server["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["tool"].as_str().unwrap().to_string(),
+                c["change"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_listing_is_judged_under_the_pinned_profile_whose_capabilities_the_handshake_declares() {
+    let project = gated_project();
+    let plain = capture_as(&project, &["--gated"], "plain");
+    let asker = capture_as(&project, &["--gated"], "asker");
+    assert_eq!(plain.len(), asker.len(), "one tools page each");
+    let plain_hello = handshake_of(&project, "plain").to_string();
+    let asker_hello = handshake_of(&project, "asker").to_string();
+
+    // Each client's own listing, with what it declared: converged under its profile.
+    for (listing, hello, profile) in [
+        (&plain, &plain_hello, "plain"),
+        (&asker, &asker_hello, "asker"),
+    ] {
+        let run = check_listing_with(&project, listing, &["--handshake", hello]);
+        run.expect(0);
+        let server = &run.json()["servers"][0];
+        assert_eq!(server["profile"], profile, "{server}");
+        assert_eq!(server["profile_pinned"], true);
+        assert_eq!(server["verdict"], "converged");
+        assert!(server.get("missing_profile").is_none(), "{server}");
+    }
+    // The plain listing from a client that declared sampling and elicitation: the two
+    // tools that client is pinned with are missing.
+    let run = check_listing_with(&project, &plain, &["--handshake", &asker_hello]);
+    run.expect(1);
+    let server = &run.json()["servers"][0];
+    assert_eq!(server["profile"], "asker");
+    assert_eq!(
+        tool_changes(server),
+        [
+            ("confirm_deploy".to_string(), "removed".to_string()),
+            ("summarize".to_string(), "removed".to_string())
+        ]
+    );
+    // The whole request, and the server/discover form, are read too; key order of the
+    // capabilities does not matter.
+    let request = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "clientInfo": {"name": "x"},
+                   "capabilities": {"elicitation": {}, "sampling": {}}}});
+    let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}}}}});
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.json");
+    std::fs::write(&file, discover.to_string()).unwrap();
+    let from_file = format!("@{}", file.display());
+    for hello in [request.to_string(), from_file] {
+        let run = check_listing_with(&project, &asker, &["--handshake", &hello]);
+        run.expect(0);
+        assert_eq!(run.json()["servers"][0]["profile"], "asker");
+    }
+    // Without it, a server pinned under two profiles needs to be told which.
+    check_listing_with(&project, &asker, &[]).expect(2);
+    // --client wins over what the handshake declares.
+    let run = check_listing_with(
+        &project,
+        &asker,
+        &["--handshake", &plain_hello, "--client", "asker"],
+    );
+    run.expect(0);
+    assert_eq!(run.json()["servers"][0]["profile"], "asker");
+}
+
+#[test]
+fn a_handshake_no_pinned_profile_matches_is_stale_with_the_closest_profile_and_what_pins_it() {
+    let project = gated_project();
+    let asker = capture_as(&project, &["--gated"], "asker");
+    // Capabilities of the known profile `rooted`, which the lock does not pin. Every
+    // tool listed is approved under `asker`, and still this is no pass.
+    let rooted = r#"{"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}, "elicitation": {}, "roots": {}}, "clientInfo": {"name": "rooted-agent"}}"#;
+    let run = check_listing_with(&project, &asker, &["--handshake", rooted]);
+    run.expect(1);
+    let doc = run.json();
+    let server = &doc["servers"][0];
+    assert_eq!(server["verdict"], "stale", "{server}");
+    assert_eq!(server["action"], "fail");
+    assert_eq!(server["profile"], "(unmatched)");
+    assert_eq!(server["profile_pinned"], false);
+    assert_eq!(server["changes"], json!([]));
+    assert_eq!(
+        server["missing_profile"],
+        json!({
+            "closest": "asker",
+            "difference": ["+/roots"],
+            "profile": "rooted",
+            "pin_with": "mcp-lock update fx --client rooted",
+        })
+    );
+    let error = server["error"].as_str().unwrap();
+    assert!(
+        error.contains("match no client profile pinned for fx (pinned: asker, plain); closest is asker, differing at +/roots")
+            && error.contains("`mcp-lock update fx --client rooted`"),
+        "{error}"
+    );
+    // Capabilities no known profile has: the closest still named, and how to pin it.
+    let odd = r#"{"protocolVersion": "2025-06-18", "capabilities": {"experimental": {"x": {}}}}"#;
+    let run = check_listing_with(&project, &asker, &["--handshake", odd]);
+    run.expect(1);
+    let server = &run.json()["servers"][0];
+    let missing = &server["missing_profile"];
+    assert_eq!(missing["closest"], "plain", "{server}");
+    assert_eq!(missing["difference"], json!(["+/experimental"]));
+    assert_eq!(missing["profile"], Value::Null);
+    assert!(
+        missing["pin_with"]
+            .as_str()
+            .unwrap()
+            .starts_with("define a profile with these capabilities in mcp-lock.toml"),
+        "{missing}"
+    );
+    // The human report says it in one line too.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("l.json");
+    std::fs::write(&file, serde_json::to_string(&asker).unwrap()).unwrap();
+    let run = project.run(&[
+        "check-listing",
+        "fx",
+        file.to_str().unwrap(),
+        "--handshake",
+        odd,
+    ]);
+    run.expect(1);
+    assert!(
+        run.stdout().contains("closest is plain") || run.stderr().contains("closest is plain"),
+        "{}{}",
+        run.stdout(),
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_handshake_that_is_not_one_is_a_one_line_error_with_exit_2() {
+    let project = gated_project();
+    let dir = tempfile::tempdir().unwrap();
+    let listing = dir.path().join("l.json");
+    std::fs::write(&listing, r#"{"tools": []}"#).unwrap();
+    let big = dir.path().join("big.json");
+    std::fs::write(
+        &big,
+        format!(
+            "{{\"capabilities\": {{}}, \"x\": \"{}\"}}",
+            "a".repeat(2 << 20)
+        ),
+    )
+    .unwrap();
+    let missing = dir.path().join("absent.json");
+    let cases = [
+        ("{\"capabilities\": ".to_string(), "--handshake: not JSON"),
+        ("[1]".to_string(), "not a JSON object"),
+        (
+            r#"{"method": "tools/list", "params": {}}"#.to_string(),
+            "is not a handshake request",
+        ),
+        (
+            r#"{"protocolVersion": "2025-06-18"}"#.to_string(),
+            "declares no capabilities object",
+        ),
+        (
+            r#"{"capabilities": []}"#.to_string(),
+            "declares no capabilities object",
+        ),
+        (
+            r#"{"capabilities": {}, "protocolVersion": 7}"#.to_string(),
+            "protocol version is not a string",
+        ),
+        (
+            r#"{"capabilities": {}, "capabilities": {"roots": {}}}"#.to_string(),
+            "repeated",
+        ),
+        (format!("@{}", big.display()), "larger than 1048576 bytes"),
+        (
+            format!("@{}", missing.display()),
+            "cannot read the handshake from",
+        ),
+    ];
+    for (hello, said) in &cases {
+        let run = project.run(&[
+            "check-listing",
+            "fx",
+            listing.to_str().unwrap(),
+            "--handshake",
+            hello,
+        ]);
+        run.expect(2);
+        let stderr = run.stderr();
+        assert_eq!(stderr.trim().lines().count(), 1, "{hello}: {stderr}");
+        assert!(stderr.contains(said), "{hello}: {stderr}");
+    }
 }

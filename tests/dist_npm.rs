@@ -36,6 +36,19 @@ fn sdk_dir() -> PathBuf {
     dist_node_modules().join("@modelcontextprotocol/sdk")
 }
 
+/// server-everything's entry point, from the test-server cache: it lists tools by the
+/// capabilities a client declares.
+fn everything_main() -> PathBuf {
+    let main = test_servers_dir()
+        .join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        main.exists(),
+        "server-everything is not installed at {}; run scripts/install-test-servers.sh",
+        main.display()
+    );
+    main
+}
+
 /// Node's own types for type-checking the example, from the test-server cache.
 fn node_types() -> PathBuf {
     let dir = dist_node_modules().join("@types/node");
@@ -359,6 +372,7 @@ fn node_test(file: &str, name: &str) {
         .env("MCP_LOCK_BIN", bin())
         .env("MCP_LOCK_TEST_FIXTURE", fixture())
         .env("MCP_LOCK_TEST_SDK", sdk_dir())
+        .env("MCP_LOCK_TEST_EVERYTHING", everything_main())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -418,6 +432,14 @@ fn launcher_dies_of_the_signal_that_ended_the_binary() {
     node_test(
         "launcher.test.cjs",
         "a binary ended by a signal ends the launcher by the same signal",
+    );
+}
+
+#[test]
+fn sdk_session_that_declares_roots_and_elicitation_is_judged_under_the_profile_with_them() {
+    node_test(
+        "sdk.test.mjs",
+        "a session that declares roots and elicitation is judged under the profile with them",
     );
 }
 
@@ -598,8 +620,14 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
         repo().join("examples/ts_agent/agent.mjs"),
         repo().join("examples/ts_agent/package.json"),
     ]);
-    // The locks live outside the demo, which stays as it is checked in.
+    // The locks live outside the demo, which stays as it is checked in; the demo's
+    // profiles (mcp-lock.toml, read beside the lock) go with them.
     let locks = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        demo.join("mcp-lock.toml"),
+        locks.path().join("mcp-lock.toml"),
+    )
+    .unwrap();
     let lock = |name: &str| locks.path().join(name).display().to_string();
     let mcp_lock = |args: &[&str]| {
         let output = command(bin())
@@ -639,7 +667,7 @@ fn example_agent_checks_its_session_against_the_demo_and_refuses_drift() {
         assert_eq!(
             stdout,
             format!(
-                "agent: demo [claude-code] converged: 3 tools as pinned ({how})\n\
+                "agent: demo [bare] converged: 3 tools as pinned ({how})\n\
                  agent: read_ticket -> {{\"title\":\"Ticket T-42\"}}\n"
             ),
             "{args:?}"

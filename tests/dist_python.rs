@@ -230,10 +230,12 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-/// A project pinning the fixture server (as `fx`) with these arguments.
+/// A project pinning the fixture server (as `fx`) with these arguments, under the
+/// `bare` profile: what an SDK session with no callbacks declares (`{}`), and so the
+/// profile its session check is judged under.
 fn pinned_fixture(args: &[&str]) -> Project {
     wheel(); // before anything runs the binary maturin may link again
-    let p = Project::new(json!({"fx": fixture_entry(args)}));
+    let p = Project::bare(json!({"fx": fixture_entry(args)}));
     p.run(&["update", "--yes"]).expect(0);
     p
 }
@@ -523,11 +525,126 @@ fn an_sdk_session_of_a_pinned_server_converges_over_every_page_of_tools_prompts_
     assert_eq!(typed["listing_errors"], json!([]));
 }
 
+/// server-everything (which lists tools by the capabilities a client declares) pinned
+/// under two profiles defined in mcp-lock.toml: `plain` declares nothing, `py-agent`
+/// what an SDK session with roots and elicitation callbacks declares.
+fn everything_pinned_for_two_agents() -> (Project, Vec<String>) {
+    wheel();
+    let main = servers_dir()
+        .join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .display()
+        .to_string();
+    let project = Project::new(json!({"everything": {"command": "node", "args": [main]}}));
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        r#"[profiles]
+pin = ["plain", "py-agent"]
+
+[profile.plain]
+protocol-version = "2025-11-25"
+capabilities = {}
+client-info = { name = "plain-agent", version = "1" }
+
+[profile.py-agent]
+protocol-version = "2025-11-25"
+capabilities = { roots = { listChanged = true }, elicitation = { form = {}, url = {} } }
+client-info = { name = "py-agent", version = "1" }
+"#,
+    )
+    .unwrap();
+    project.run(&["update", "--yes"]).expect(0);
+    (project, vec!["node".to_string(), main])
+}
+
+#[test]
+fn a_session_that_declares_roots_and_elicitation_is_judged_under_the_profile_with_them() {
+    let (project, command) = everything_pinned_for_two_agents();
+    let path = project.path().display().to_string();
+    let lock = project.lock_text().unwrap();
+    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let pinned = |profile: &str| parsed.servers["everything"].profiles[profile].tools.len();
+    assert!(pinned("py-agent") > pinned("plain"), "{lock}");
+    // What each session declared picks the profile, and the listing it was given is
+    // exactly what that profile pins.
+    for (declare, profile) in [("", "plain"), ("roots,elicitation", "py-agent")] {
+        let result = driver(
+            &["session", "everything", &path, "--declare", declare],
+            &strs(&command),
+        );
+        let server = only_server(&result["typed"]);
+        assert_eq!(result["typed"]["exit_code"], 0, "{declare}: {result}");
+        assert_eq!(server["profile"], profile, "{declare}: {result}");
+        assert_eq!(server["verdict"], "converged");
+        assert_eq!(server["tools"], json!(pinned(profile)));
+        assert_eq!(server["missing_profile"], Value::Null);
+        assert_eq!(
+            result["declared"]["capabilities"],
+            parsed.servers["everything"].profiles[profile]
+                .client_capabilities
+                .to_value(),
+            "{declare}: the handshake passed is what the session sent"
+        );
+    }
+    // A session that declares sampling too matches no pinned profile: stale, never
+    // passed, with the closest profile and what would pin it.
+    let result = driver(
+        &[
+            "session",
+            "everything",
+            &path,
+            "--declare",
+            "roots,elicitation,sampling",
+        ],
+        &strs(&command),
+    );
+    assert_eq!(result["typed"]["exit_code"], 1, "{result}");
+    assert_eq!(result["typed"]["passed"], false);
+    let server = only_server(&result["typed"]);
+    assert_eq!(server["verdict"], "stale");
+    assert_eq!(server["profile"], "(unmatched)");
+    assert_eq!(server["missing_profile"]["closest"], "py-agent", "{result}");
+    assert_eq!(
+        server["missing_profile"]["difference"],
+        json!(["+/sampling"])
+    );
+    assert!(
+        server["missing_profile"]["pin_with"]
+            .as_str()
+            .unwrap()
+            .contains("mcp-lock update everything --client NAME"),
+        "{result}"
+    );
+    // --client still wins: judged as py-agent, the sampling tool is an addition.
+    let result = driver(
+        &[
+            "session",
+            "everything",
+            &path,
+            "--declare",
+            "roots,elicitation,sampling",
+            "--client",
+            "py-agent",
+        ],
+        &strs(&command),
+    );
+    let server = only_server(&result["typed"]);
+    assert_eq!(server["profile"], "py-agent", "{result}");
+    assert_eq!(server["missing_profile"], Value::Null);
+    assert!(
+        server["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["change"] == "added"),
+        "{result}"
+    );
+}
+
 #[test]
 fn definitions_reach_mcp_lock_as_the_server_sent_them_where_the_sdks_models_drop_members() {
     let odd = odd_server(&[]);
     wheel();
-    let project = Project::new(json!({"odd": odd_entry(&[])}));
+    let project = Project::bare(json!({"odd": odd_entry(&[])}));
     project.run(&["update", "--yes"]).expect(0);
     let path = project.path().display().to_string();
 
@@ -911,7 +1028,7 @@ fn a_number_json_cannot_carry_is_a_listing_error_or_mcp_lock_error_never_a_value
 #[test]
 fn a_server_name_starting_with_a_dash_is_a_name_never_a_flag() {
     wheel();
-    let project = Project::new(json!({"-fx": fixture_entry(&["--revision", "a"])}));
+    let project = Project::bare(json!({"-fx": fixture_entry(&["--revision", "a"])}));
     project.run(&["update", "--yes"]).expect(0);
     let path = project.path().display().to_string();
     let result = driver(&["verify", &path, "=-fx"], &[]);
@@ -1006,6 +1123,12 @@ fn demo_project(args: &[&str]) -> (Project, String) {
     assert!(demo.contains(&fixture().display().to_string()), "{demo}");
     let project = Project::empty();
     std::fs::write(project.path().join(".mcp.json"), &demo).unwrap();
+    // The profiles the demo pins: Claude Code's, and `bare` for agents on the SDKs.
+    std::fs::copy(
+        repo().join("examples/demo/mcp-lock.toml"),
+        project.path().join("mcp-lock.toml"),
+    )
+    .unwrap();
     project.run(&["update", "--yes"]).expect(0);
     (project, demo)
 }

@@ -101,6 +101,26 @@ export interface PackageCheck {
   action: Action;
 }
 
+/** A declared handshake no pinned profile matches: how far it is, and what pins it. */
+export interface MissingProfile {
+  /** The pinned profile with the fewest differences. */
+  closest: string;
+  /** JSON pointers from its capabilities to the declared ones: `+/sampling`, `-/roots`, `~/roots/listChanged`. */
+  difference: string[];
+  /** A known profile (built in, or in mcp-lock.toml) with the declared capabilities. */
+  profile: string | null;
+  /** The command that pins the client, or what to define first. */
+  pinWith: string;
+}
+
+/** What a client sends at initialize (the params of its `initialize` request). */
+export interface Handshake {
+  protocolVersion?: string;
+  capabilities: Record<string, unknown>;
+  clientInfo?: Record<string, unknown>;
+  [member: string]: unknown;
+}
+
 /** One server under one client profile. */
 export interface ServerResult {
   name: string;
@@ -121,6 +141,12 @@ export interface ServerResult {
   serverChanges: ServerChange[];
   rejected: Array<{ name: string; reason: string }>;
   package: PackageCheck | null;
+  /**
+   * The client's declared handshake (checkSession, checkListing's `handshake`) matches
+   * no profile the lock pins the server under: the listing was judged against every
+   * approved definition and the server is stale (exit 1).
+   */
+  missingProfile: MissingProfile | null;
   stderr: string[];
   elapsedMs: number | null;
   /** This server's entry as mcp-lock wrote it. */
@@ -224,8 +250,17 @@ export type Listing = string | Uint8Array | Record<string, unknown> | ReadonlyAr
 /** `mcp-lock verify --format json`. Rejects with McpLockError on exit 2 or no report. */
 export function verify(options?: VerifyOptions): Promise<Report>;
 
+export interface CheckListingOptions extends JudgeOptions {
+  /**
+   * What the client declared when it connected (`--handshake`): the listing is judged
+   * under the pinned profile whose capabilities equal these (`client` wins when
+   * given); none: stale, exit 1, `missingProfile` set.
+   */
+  handshake?: Handshake | null;
+}
+
 /** `mcp-lock check-listing SERVER --format json`, the listing on stdin. */
-export function checkListing(server: string, listing: Listing, options?: JudgeOptions): Promise<Report>;
+export function checkListing(server: string, listing: Listing, options?: CheckListingOptions): Promise<Report>;
 
 /**
  * What checkSession needs of an `@modelcontextprotocol/sdk` Client (1.x), connected.
@@ -238,7 +273,7 @@ export interface SessionClient {
   readonly transport?: unknown;
 }
 
-export interface SessionOptions extends JudgeOptions {
+export interface SessionOptions extends CheckListingOptions {
   /**
    * Passed to each list request (the SDK's RequestOptions: `timeout` in milliseconds,
    * default 30000 as verify's `--request-timeout`; `signal`, which fails the requests
@@ -276,6 +311,14 @@ export function observeSession<T extends ObservableTransport>(transport: T): T;
  * the server with guarded() to have the lock enforced for the rest of the session.
  */
 export function checkSession(client: SessionClient, server: string, options?: SessionOptions): Promise<SessionReport>;
+
+/**
+ * What a connected SDK Client declared, as initialize params: the capabilities and
+ * clientInfo it sent (as observeSession saw them, else as the Client keeps them) and
+ * the protocol version negotiated. checkSession passes it to check-listing unless
+ * `handshake` is given (`null`: none).
+ */
+export function declaredHandshake(client: SessionClient): Handshake | undefined;
 
 /** The members of the SDK's StdioServerParameters guarded() reads. */
 export interface StdioParams {

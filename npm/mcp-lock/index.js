@@ -137,6 +137,7 @@ function toServer(s) {
     serverChanges: (s.server_changes || []).map(toServerChange),
     rejected: s.rejected ?? [],
     package: s.package ? toPackage(s.package) : null,
+    missingProfile: s.missing_profile ? toMissingProfile(s.missing_profile) : null,
     stderr: s.stderr ?? [],
     elapsedMs: s.elapsed_ms ?? null,
     raw: s,
@@ -179,6 +180,15 @@ function toServerChange(c) {
     class: c.class ?? null,
     action: c.action ?? null,
     rule: c.rule ?? null,
+  };
+}
+
+function toMissingProfile(m) {
+  return {
+    closest: m.closest,
+    difference: m.difference ?? [],
+    profile: m.profile ?? null,
+    pinWith: m.pin_with,
   };
 }
 
@@ -256,6 +266,12 @@ async function checkListing(server, listing, options = {}) {
   }
   const input = typeof listing === 'string' || listing instanceof Uint8Array ? listing : JSON.stringify(listing);
   const args = ['check-listing', '--format', 'json', '--quiet', '--color', 'never', ...commonArgs(options)];
+  if (options.handshake != null) {
+    if (typeof options.handshake !== 'object' || Array.isArray(options.handshake)) {
+      throw new TypeError('checkListing: handshake is the initialize params object the client sent');
+    }
+    args.push('--handshake', JSON.stringify(options.handshake));
+  }
   args.push(...(options.args || []), '--', server);
   return reportOf(await run(args, { ...runOptions(options), input }));
 }
@@ -286,10 +302,13 @@ const observed = new WeakMap();
  * checkSession. Call it before `client.connect(transport)`; returns the transport.
  */
 function observeSession(transport) {
-  const record = { id: undefined, result: undefined };
+  const record = { id: undefined, params: undefined, result: undefined };
   const send = transport.send.bind(transport);
   transport.send = (message, ...rest) => {
-    if (message && message.method === 'initialize' && 'id' in message) record.id = message.id;
+    if (message && message.method === 'initialize' && 'id' in message) {
+      record.id = message.id;
+      record.params = message.params;
+    }
     return send(message, ...rest);
   };
   // The SDK chains an onmessage set before connect, calling it first.
@@ -336,6 +355,26 @@ function sessionDocument(client) {
   }
   session.capabilities = capabilities || {};
   return session;
+}
+
+/**
+ * What this client declared when it connected, as initialize params: the capabilities
+ * and clientInfo it sent (as observeSession saw them, else as the SDK Client keeps
+ * them), and the protocol version negotiated (else the one asked for). Undefined when
+ * the client does not say (an object that is not an SDK Client).
+ */
+function declaredHandshake(client) {
+  const record = client.transport ? observed.get(client.transport) : undefined;
+  const sent = record && record.params;
+  const capabilities = sent && sent.capabilities !== undefined ? sent.capabilities : client._capabilities;
+  if (capabilities === null || typeof capabilities !== 'object' || Array.isArray(capabilities)) return undefined;
+  const handshake = { capabilities };
+  const negotiated = record && record.result ? record.result.protocolVersion : client.transport && client.transport.protocolVersion;
+  const version = typeof negotiated === 'string' ? negotiated : sent && sent.protocolVersion;
+  if (typeof version === 'string') handshake.protocolVersion = version;
+  const clientInfo = sent && sent.clientInfo !== undefined ? sent.clientInfo : client._clientInfo;
+  if (clientInfo !== undefined) handshake.clientInfo = clientInfo;
+  return handshake;
 }
 
 function message(error) {
@@ -472,7 +511,10 @@ async function checkSession(client, server, options = {}) {
   if (rest.signal && rest.signal.aborted) {
     throw new McpLockError('checkSession was aborted', { cause: rest.signal.reason });
   }
-  const report = await checkListing(server, documents, rest);
+  // What this client declared picks the pinned profile it is judged under (a given
+  // `client` still wins); `handshake: null` sends none.
+  const handshake = rest.handshake === undefined ? declaredHandshake(client) : rest.handshake;
+  const report = await checkListing(server, documents, { ...rest, handshake });
   report.listingErrors = problems;
   report.listing = documents;
   return report;
@@ -512,6 +554,7 @@ module.exports = {
   verify,
   checkListing,
   checkSession,
+  declaredHandshake,
   observeSession,
   guarded,
   findBinary,

@@ -3,6 +3,8 @@
 //   MCP_LOCK_BIN         the mcp-lock binary
 //   MCP_LOCK_TEST_FIXTURE   examples/fixture_server, built
 //   MCP_LOCK_TEST_SDK       the @modelcontextprotocol/sdk package folder (1.32.2)
+//   MCP_LOCK_TEST_EVERYTHING  server-everything's dist/index.js (lists tools by the
+//                           capabilities a client declares)
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,6 +20,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const binary = process.env.MCP_LOCK_BIN;
 const fixture = process.env.MCP_LOCK_TEST_FIXTURE;
 const sdk = process.env.MCP_LOCK_TEST_SDK;
+const everything = process.env.MCP_LOCK_TEST_EVERYTHING;
 assert.ok(binary && fixture && sdk, 'MCP_LOCK_BIN, MCP_LOCK_TEST_FIXTURE and MCP_LOCK_TEST_SDK are set');
 
 const load = (file) => import(pathToFileURL(join(sdk, 'dist/esm', file)).href);
@@ -357,4 +360,82 @@ test('an aborted call rejects with McpLockError', { timeout: 40_000 }, async (t)
     return true;
   });
   assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+});
+
+/**
+ * server-everything (which lists tools by the capabilities a client declares) pinned
+ * under two profiles defined in mcp-lock.toml: `plain` declares nothing, `ts-agent` roots
+ * and elicitation, as an SDK Client constructed with those capabilities sends them.
+ */
+function everythingProject(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-lock-npm-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  assert.ok(everything, 'MCP_LOCK_TEST_EVERYTHING is set');
+  const main = everything;
+  writeFileSync(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [main] } } }));
+  writeFileSync(
+    join(dir, 'mcp-lock.toml'),
+    [
+      '[profiles]',
+      'pin = ["plain", "ts-agent"]',
+      '',
+      '[profile.plain]',
+      'protocol-version = "2025-11-25"',
+      'capabilities = {}',
+      'client-info = { name = "plain-agent", version = "1" }',
+      '',
+      '[profile.ts-agent]',
+      'protocol-version = "2025-11-25"',
+      'capabilities = { roots = { listChanged = true }, elicitation = { form = {}, url = {} } }',
+      'client-info = { name = "ts-agent", version = "1" }',
+      '',
+    ].join('\n'),
+  );
+  execFileSync(binary, ['update', '--yes', '--quiet'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  return { dir, params: { command: process.execPath, args: [main] } };
+}
+
+test('a session that declares roots and elicitation is judged under the profile with them', async (t) => {
+  const { dir, params } = everythingProject(t);
+  const roots = { roots: { listChanged: true }, elicitation: { form: {}, url: {} } };
+  const tools = {};
+  for (const [capabilities, profile, observe] of [
+    [{}, 'plain', true],
+    [roots, 'ts-agent', true],
+    [roots, 'ts-agent', false],
+  ]) {
+    const client = new Client({ name: 'mcp-lock-npm-test', version: '1.0.0' }, { capabilities });
+    const transport = new StdioClientTransport({ stderr: 'pipe', ...params });
+    await client.connect(observe ? api.observeSession(transport) : transport);
+    t.after(() => client.close());
+    assert.deepEqual(api.declaredHandshake(client).capabilities, capabilities);
+    const report = await api.checkSession(client, 'everything', { cwd: dir });
+    assert.equal(report.exitCode, 0, JSON.stringify(report.raw));
+    const [server] = report.servers;
+    assert.equal(server.profile, profile);
+    assert.equal(server.verdict, 'converged');
+    assert.equal(server.missingProfile, null);
+    tools[profile] = server.tools;
+  }
+  assert.ok(tools['ts-agent'] > tools.plain, JSON.stringify(tools));
+
+  // Sampling too: no pinned profile has it. Stale, never passed, and what pins it.
+  const client = new Client({ name: 'mcp-lock-npm-test', version: '1.0.0' }, { capabilities: { ...roots, sampling: {} } });
+  await client.connect(api.observeSession(new StdioClientTransport({ stderr: 'pipe', ...params })));
+  t.after(() => client.close());
+  const report = await api.checkSession(client, 'everything', { cwd: dir });
+  assert.equal(report.exitCode, 1, JSON.stringify(report.raw));
+  assert.equal(report.passed, false);
+  const [server] = report.servers;
+  assert.equal(server.verdict, 'stale');
+  assert.equal(server.profile, '(unmatched)');
+  assert.equal(server.missingProfile.closest, 'ts-agent');
+  assert.deepEqual(server.missingProfile.difference, ['+/sampling']);
+  assert.equal(server.missingProfile.profile, null);
+  assert.match(server.missingProfile.pinWith, /mcp-lock update everything --client NAME/);
+  // `client` still wins over what the session declared.
+  const named = await api.checkSession(client, 'everything', { cwd: dir, client: 'ts-agent' });
+  assert.equal(named.servers[0].profile, 'ts-agent');
+  assert.equal(named.servers[0].missingProfile, null);
+  assert.ok(named.servers[0].changes.some((c) => c.change === 'added'), JSON.stringify(named.raw));
 });

@@ -18,12 +18,13 @@ from importlib.metadata import version as _distribution_version
 from .binary import find_binary
 from .commands import check_listing, verify
 from .errors import McpLockError
-from .report import Change, Finding, PackageCheck, Report, ServerChange, ServerResult, Summary
+from .report import Change, Finding, MissingProfile, PackageCheck, Report, ServerChange, ServerResult, Summary
 
 __all__ = [
     "Change",
     "Finding",
     "McpLockError",
+    "MissingProfile",
     "PackageCheck",
     "Report",
     "ServerChange",

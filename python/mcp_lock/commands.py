@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, List, Mapping, Optional, Sequence, Union
 
 from .binary import find_binary
 from .errors import McpLockError
@@ -92,6 +92,7 @@ def check_listing(
     allow: Classes = None,
     exact: bool = False,
     binary: Optional[PathArg] = None,
+    handshake: Optional[Mapping[str, Any]] = None,
 ) -> Report:
     """Judges what a client received from ``server`` against the lock, as verify
     would, without connecting: ``mcp-lock check-listing SERVER --format json``.
@@ -107,8 +108,17 @@ def check_listing(
             several of these, or a list of them in order. Pages of a kind are
             joined in order; a last page with a ``nextCursor`` means a page is
             missing and the verdict is ``incomplete``.
-        client: the client profile the listing was received under; the one the
-            lock pins the server with when ``None``.
+        client: the client profile the listing was received under (wins over
+            ``handshake``); when ``None``, the pinned profile ``handshake`` matches,
+            else the one the lock pins the server with.
+        handshake: what the client declared when it connected (``--handshake``):
+            the ``initialize`` params it sent (``protocolVersion``,
+            ``capabilities``, ``clientInfo``) or its whole ``initialize`` (or
+            ``server/discover``) request. The listing is judged under the pinned
+            profile whose recorded capabilities equal the declared ones; when none
+            does, the server is ``stale`` (exit code 1) and its
+            ``missing_profile`` names the closest pinned profile, the difference
+            and the command that pins the client.
         Other arguments: as for :func:`verify`.
 
     Returns:
@@ -127,6 +137,8 @@ def check_listing(
         data = encode_json(listing)
     args = ["check-listing"]
     args += _common(client, config, lock, policy, fail, warn, allow, exact)
+    if handshake is not None:
+        args += ["--handshake", encode_json(dict(handshake)).decode("ascii")]
     args += ["--", server]
     return _run(args, project_dir=project_dir, binary=binary, stdin=data)
 

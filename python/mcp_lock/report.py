@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional
 __all__ = [
     "Change",
     "Finding",
+    "MissingProfile",
     "PackageCheck",
     "Report",
     "ServerChange",
@@ -180,6 +181,34 @@ class PackageCheck:
 
 
 @dataclass(frozen=True)
+class MissingProfile:
+    """The client declared capabilities no profile the lock pins the server under has
+    (``check-listing --handshake``): the listing was judged against every approved
+    definition, and the server is stale."""
+
+    closest: str
+    """The pinned profile with the fewest differences."""
+    difference: List[str]
+    """JSON pointers from the closest profile's capabilities to the declared ones:
+    ``+/sampling`` declared and not pinned, ``-/roots`` the reverse, ``~/x`` another value."""
+    profile: Optional[str]
+    """A known profile (built in, or in mcp-lock.toml) with the declared capabilities."""
+    pin_with: str
+    """What pins the client: a command, or what to define first."""
+    raw: Mapping[str, Any] = _raw()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MissingProfile:
+        return cls(
+            closest=str(data.get("closest", "")),
+            difference=[str(d) for d in _list(data.get("difference"))],
+            profile=_str(data.get("profile")),
+            pin_with=str(data.get("pin_with", "")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
 class ServerResult:
     """One server under one client profile: its verdict and everything that changed."""
 
@@ -210,6 +239,8 @@ class ServerResult:
     not_pinned_yet: List[str] = dataclasses.field(default_factory=list)
     """Kinds the server lists that the lock does not pin yet (a notice)."""
     package: Optional[PackageCheck] = None
+    missing_profile: Optional[MissingProfile] = None
+    """The declared handshake matches no pinned profile (``check_session``, ``check_listing(handshake=...)``)."""
     stderr: List[str] = dataclasses.field(default_factory=list)
     """The server's last stderr lines when it failed."""
     elapsed_ms: Optional[int] = None
@@ -228,6 +259,7 @@ class ServerResult:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ServerResult:
         package = data.get("package")
+        missing = data.get("missing_profile")
         return cls(
             name=str(data.get("name", "")),
             profile=str(data.get("profile", "")),
@@ -245,6 +277,7 @@ class ServerResult:
             resources=_int(data.get("resources")),
             not_pinned_yet=[str(k) for k in _list(data.get("not_pinned_yet"))],
             package=PackageCheck.from_json(package) if isinstance(package, dict) else None,
+            missing_profile=MissingProfile.from_json(missing) if isinstance(missing, dict) else None,
             stderr=[str(line) for line in _list(data.get("stderr"))],
             elapsed_ms=_int(data.get("elapsed_ms")),
             raw=data,

@@ -47,7 +47,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 if TYPE_CHECKING:
     from mcp import ClientSession, StdioServerParameters
 
-__all__ = ["check_session", "guarded", "judged_tools", "session_listing"]
+__all__ = ["check_session", "declared_handshake", "guarded", "judged_tools", "session_listing"]
 
 MAX_PAGES = 500
 """Pages of one kind read before the listing is taken as incomplete (verify's default)."""
@@ -109,6 +109,7 @@ async def check_session(
     timeout: Optional[float] = TIMEOUT,
     transport: Optional[str] = None,
     binary: Optional[PathArg] = None,
+    handshake: Optional[Mapping[str, Any]] = None,
 ) -> Report:
     """Checks what the server offers over ``session`` against the lock.
 
@@ -136,8 +137,16 @@ async def check_session(
         init_result: the initialize (or discover) result, when the session does not
             keep it (mcp 1.x: ``init_result=await session.initialize()``). A ``dict``
             of the result as received is used as is.
-        client: the client profile this session is judged under; the one the lock
-            pins the server with when ``None``.
+        client: the client profile this session is judged under; when ``None``,
+            the pinned profile whose capabilities equal those this session
+            declared (see ``handshake``), else the one the lock pins the server
+            with.
+        handshake: the ``initialize`` params this session sent
+            (``protocolVersion``, ``capabilities``, ``clientInfo``). Read from the
+            session when ``None`` (:func:`declared_handshake`: mcp 2.x keeps what
+            it declares); give it for a session that does not (mcp 1.x). A
+            declaration no pinned profile matches is ``stale`` (exit code 1), its
+            ``missing_profile`` naming the closest pinned profile and what pins it.
         resources: also list and judge resources (when ``[surface]`` pins them).
         max_pages: pages of one kind read before the kind is taken as incomplete.
         request_timeout: longest wait for one page, in seconds (``None``: the
@@ -170,11 +179,14 @@ async def check_session(
         transport=transport,
         problems=problems,
     )
+    if handshake is None:
+        handshake = declared_handshake(session)
     run = functools.partial(
         check_listing,
         server,
         documents,
         client=client,
+        handshake=handshake,
         project_dir=project_dir,
         config=config,
         lock=lock,
@@ -187,6 +199,44 @@ async def check_session(
     )
     report = await anyio.to_thread.run_sync(run)
     return dataclasses.replace(report, listing_errors=problems, listing=documents)
+
+
+def declared_handshake(session: Any) -> Optional[Dict[str, Any]]:
+    """What ``session`` declared when it connected, as ``initialize`` params: the
+    capabilities it sent (built from its callbacks: roots, sampling, elicitation,
+    extensions), its ``clientInfo``, and the protocol version it negotiated.
+
+    ``None`` when the session does not say: before ``initialize()``/``discover()``,
+    or an SDK that keeps no such record (mcp 1.x); ``check_session`` then judges
+    the listing under the profile the lock pins the server with.
+    """
+    session = _client_session(session)
+    build = getattr(session, "_build_capabilities", None)
+    version = getattr(session, "protocol_version", None)
+    if not callable(build) or not isinstance(version, str):
+        return None
+    # initialize() builds the capabilities for the newest handshake version it asks
+    # for; server/discover for the version negotiated.
+    asked = version
+    if getattr(session, "initialize_result", None) is not None:
+        try:
+            from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+            asked = LATEST_HANDSHAKE_VERSION
+        except ImportError:  # pragma: no cover - depends on the SDK
+            pass
+    capabilities = build(asked)
+    dump = getattr(capabilities, "model_dump", None)
+    if dump is None:
+        return None
+    declared: Dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": dump(by_alias=True, mode="json", exclude_none=True),
+    }
+    info = getattr(session, "_client_info", None)
+    if info is not None and callable(getattr(info, "model_dump", None)):
+        declared["clientInfo"] = info.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return declared
 
 
 def judged_tools(report: Report) -> List[Any]:

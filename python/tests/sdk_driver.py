@@ -7,7 +7,9 @@ and prints what happened as one JSON object on stdout (the Rust test asserts on 
         --discover (open the session with server/discover, not initialize),
         --init-result (pass the initialize or discover result as init_result),
         --like-1x (check an mcp 1.x-like session: see LikeMcp1),
-        --list-tools (also report the names the SDK's list_tools() offers)
+        --list-tools (also report the names the SDK's list_tools() offers),
+        --declare roots,elicitation,sampling (give the session those callbacks, so it
+        declares those capabilities; the handshake check_session passes is reported)
     sdk_driver.py listing SERVER PROJECT --drop-last-page -- COMMAND [ARGS...]
         session_listing(), the last tools page left out, then check_listing()
     sdk_driver.py models SERVER PROJECT -- COMMAND [ARGS...]
@@ -26,17 +28,19 @@ printed whole (``raw``) with the typed view beside it; an McpLockError is printe
 """
 
 import argparse
+import dataclasses
 import json
 import sys
 from datetime import timedelta
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 import anyio
+import mcp.types as mcp_types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import mcp_lock
-from mcp_lock.sdk import check_session, guarded, judged_tools, session_listing
+from mcp_lock.sdk import check_session, declared_handshake, guarded, judged_tools, session_listing
 
 
 class LikeMcp1:
@@ -84,6 +88,7 @@ def typed(report: mcp_lock.Report) -> Dict[str, Any]:
                 "tools": s.tools,
                 "prompts": s.prompts,
                 "resource_templates": s.resource_templates,
+                "missing_profile": dataclasses.asdict(s.missing_profile) if s.missing_profile else None,
                 "changes": [
                     {
                         "kind": c.kind,
@@ -124,12 +129,27 @@ def report_or_error(call: Any) -> Dict[str, Any]:
     return {"report": report.raw, "typed": typed(report), "stderr": report.stderr}
 
 
+async def _refuse(*_: Any) -> Any:
+    """A client callback that answers every server request with an error (nobody is
+    there to answer it in a test)."""
+    return mcp_types.ErrorData(code=-1, message="not answered in this test")
+
+
+def callbacks(declare: str) -> Dict[str, Any]:
+    """The ClientSession callbacks that make it declare these capabilities."""
+    names = {"roots": "list_roots_callback", "elicitation": "elicitation_callback", "sampling": "sampling_callback"}
+    return {names[c]: _refuse for c in declare.split(",") if c}
+
+
 async def connected(
-    command: List[str], body: Callable[[ClientSession, Any], Awaitable[Dict[str, Any]]], discover: bool = False
+    command: List[str],
+    body: Callable[[ClientSession, Any], Awaitable[Dict[str, Any]]],
+    discover: bool = False,
+    declare: str = "",
 ) -> Dict[str, Any]:
     params = StdioServerParameters(command=command[0], args=command[1:])
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, **callbacks(declare)) as session:
             opened = await (session.discover() if discover else session.initialize())
             return await body(session, opened)
 
@@ -154,12 +174,13 @@ async def run(args: argparse.Namespace) -> Dict[str, Any]:
                 "typed": typed(report),
                 "listing": report.listing,
                 "judged": [t.name for t in judged_tools(report)],
+                "declared": declared_handshake(session),
             }
             if args.list_tools:
                 result["offered"] = [t.name for t in (await session.list_tools()).tools]
             return result
 
-        return await connected(args.command, body, discover=args.discover)
+        return await connected(args.command, body, discover=args.discover, declare=args.declare)
 
     if args.what == "listing":
 
@@ -235,6 +256,7 @@ def main() -> None:
         p.add_argument("--init-result", action="store_true")
         p.add_argument("--like-1x", action="store_true")
         p.add_argument("--list-tools", action="store_true")
+        p.add_argument("--declare", default="")
     p = sub.add_parser("infinity")
     p.add_argument("server")
     p.add_argument("project")

@@ -1,14 +1,18 @@
 //! `mcp-lock check-listing`: what a client received, judged against the lock as verify
 //! judges a live listing, with no connection of its own.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use mcp_lock::check::judge;
+use mcp_lock::check::{UNMATCHED, declared_profile, judge, mark_unmatched};
+use mcp_lock::drift::MissingProfile;
 use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::guard::ClientHello;
 use mcp_lock::lock::PinnedServer;
-use mcp_lock::received::{DocumentError, Documents, Limits, Received};
+use mcp_lock::received::{
+    DocumentError, Documents, Limits, MAX_HANDSHAKE_BYTES, Received, declare,
+};
 
 use super::Workspace;
 use crate::cli::CheckListingArgs;
@@ -22,17 +26,35 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
         .select(std::slice::from_ref(&args.server))?
         .remove(0);
     let pins = lock.servers.get(&spec.name);
-    let profile = profile_for(ws, &args, &spec, pins, &policy)?;
+    let hello = args.handshake.as_deref().map(read_handshake).transpose()?;
+    let chosen = profile_for(ws, &args, &spec, pins, &policy, hello.as_ref())?;
     let limits = Limits {
         max_tools: args.max_tools,
         max_pages: args.max_pages,
         max_message_bytes: args.max_message_bytes,
     };
     let received = read_inputs(&args.files, limits)?;
-    let pin = pins.and_then(|p| p.profiles.get(&profile));
+    let (profile, missing) = match chosen {
+        Chosen::Profile(name) => (name, None),
+        Chosen::Unmatched(missing) => (UNMATCHED.to_string(), Some(missing)),
+    };
+    // An unmatched client is judged against every approved definition, and session
+    // members it does not give are taken from that view, as the comparison reads them.
+    let union = pins
+        .filter(|p| !p.profiles.contains_key(&profile))
+        .map(|p| p.union(&profile));
+    let pin = pins
+        .and_then(|p| p.profiles.get(&profile))
+        .or(union.as_ref());
     let mut fetched =
         received.into_fetched(spec.transport_name(), pin, policy.surface_for(&spec.name));
+    if let Some(hello) = &hello {
+        declare(&mut fetched, hello);
+    }
     let mut report = judge(&spec, &profile, pins, &mut fetched);
+    if let (Some(missing), Some(pins)) = (missing, pins) {
+        mark_unmatched(&mut report, missing, pins);
+    }
     policy.evaluate(&mut report);
     let reports = vec![report];
     let code = ExitCode::for_reports(&reports);
@@ -40,23 +62,83 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// The profile the listing was received under: `--client`, else the one the lock
-/// pins the server with, else (not pinned) the one the settings select.
+/// The profile a listing is judged under, or the client matches none pinned.
+enum Chosen {
+    Profile(String),
+    Unmatched(MissingProfile),
+}
+
+/// `--handshake`: JSON text, or `@FILE` (standard input is the listing).
+fn read_handshake(spec: &str) -> anyhow::Result<ClientHello> {
+    let (text, source) = match spec.strip_prefix('@') {
+        Some(path) => {
+            let file = std::fs::File::open(path)
+                .with_context(|| format!("cannot read the handshake from {path}"))?;
+            let mut bytes = Vec::new();
+            std::io::Read::take(file, MAX_HANDSHAKE_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+                .with_context(|| format!("cannot read the handshake from {path}"))?;
+            if bytes.len() > MAX_HANDSHAKE_BYTES {
+                anyhow::bail!(
+                    "{path}: larger than {MAX_HANDSHAKE_BYTES} bytes; a handshake is the initialize params the client sent"
+                );
+            }
+            let text = String::from_utf8(bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "{path}: not UTF-8 (at byte {})",
+                    e.utf8_error().valid_up_to()
+                )
+            })?;
+            (text, path.to_string())
+        }
+        None => (spec.to_string(), "--handshake".to_string()),
+    };
+    mcp_lock::received::read_handshake(&text, &source).map_err(anyhow::Error::msg)
+}
+
+/// The profile the listing was received under: `--client`; else the pinned one the
+/// declared handshake matches (none: what it misses); else the one the lock pins the
+/// server with; else (not pinned) the known profile with the declared capabilities,
+/// or the one the settings select.
 fn profile_for(
     ws: &Workspace,
     args: &CheckListingArgs,
     spec: &mcp_lock::config::ServerSpec,
     pins: Option<&PinnedServer>,
     policy: &mcp_lock::policy::Policy,
-) -> anyhow::Result<String> {
+    hello: Option<&ClientHello>,
+) -> anyhow::Result<Chosen> {
     if let Some(client) = &args.client {
         policy.profiles.get(client)?;
-        return Ok(client.clone());
+        return Ok(Chosen::Profile(client.clone()));
+    }
+    if let Some(hello) = hello {
+        match pins {
+            Some(pins) if !pins.profiles.is_empty() => {
+                return Ok(
+                    match declared_profile(&spec.name, pins, hello, &policy.profiles) {
+                        Ok(name) => Chosen::Profile(name),
+                        Err(missing) => Chosen::Unmatched(missing),
+                    },
+                );
+            }
+            _ => {
+                let settings = &policy.profiles;
+                let known = settings.known().into_iter().find(|name| {
+                    settings
+                        .get(name)
+                        .is_ok_and(|p| p.capabilities == hello.capabilities)
+                });
+                if let Some(name) = known {
+                    return Ok(Chosen::Profile(name));
+                }
+            }
+        }
     }
     match pins.map(|p| p.profiles.keys().collect::<Vec<_>>()) {
-        Some(names) if names.len() == 1 => Ok(names[0].clone()),
+        Some(names) if names.len() == 1 => Ok(Chosen::Profile(names[0].clone())),
         Some(names) if !names.is_empty() => anyhow::bail!(
-            "server {:?} is pinned under client profiles {} in {}; say which client received this listing with --client",
+            "server {:?} is pinned under client profiles {} in {}; say which client received this listing with --client, or what it declared with --handshake",
             spec.name,
             names
                 .iter()
@@ -67,10 +149,12 @@ fn profile_for(
         ),
         _ => {
             let selection = policy.profiles.for_server(&spec.name, &spec.hosts, None)?;
-            Ok(selection
-                .profiles
-                .first()
-                .map_or(mcp_lock::profile::BARE.to_string(), |p| p.name.clone()))
+            Ok(Chosen::Profile(
+                selection
+                    .profiles
+                    .first()
+                    .map_or(mcp_lock::profile::BARE.to_string(), |p| p.name.clone()),
+            ))
         }
     }
 }

@@ -34,6 +34,7 @@ pub fn compare(
         filtered: Vec::new(),
         rejected: Vec::new(),
         package: None,
+        missing_profile: None,
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {

@@ -3,12 +3,14 @@
 mod compare;
 mod launch;
 mod locks;
+mod unmatched;
 
 pub use compare::{
     changed_parts, compare, item_change, item_changes, server_changes, tool_change, tool_changes,
 };
 pub use launch::{LAUNCH_CHANGED, launch_change, launch_moved, origin};
 pub use locks::compare_locks;
+pub use unmatched::MissingProfile;
 
 use std::collections::BTreeMap;
 
@@ -257,6 +259,12 @@ pub struct ServerReport {
     /// checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<crate::package::PackageCheck>,
+    /// The client's declared handshake (`check-listing --handshake`) matches no
+    /// profile the lock pins the server under: the closest, how it differs, and what
+    /// would pin it. The listing was judged against every approved definition, and
+    /// the server is stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_profile: Option<MissingProfile>,
 }
 
 /// A tool the client left out, and why.
@@ -363,6 +371,7 @@ impl ServerReport {
             filtered: Vec::new(),
             rejected: Vec::new(),
             package: None,
+            missing_profile: None,
         }
     }
 

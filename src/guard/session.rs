@@ -278,7 +278,7 @@ impl Session {
             (None, Some(hello)) => Some(MissingProfile::new(
                 &self.server,
                 pins,
-                hello,
+                &hello.capabilities,
                 &self.policy.profiles,
             )),
             _ => None,
