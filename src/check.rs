@@ -550,24 +550,12 @@ pub fn declared_profile(
     })
 }
 
-/// Marks a report judged under [`UNMATCHED`]: what the client was shown was never
-/// pinned as shown to it, so a complete listing is stale (and the policy fails it)
-/// even when every definition is approved under some profile; `error` says which
-/// pinned profile is closest and what would pin the client.
-pub fn mark_unmatched(
-    report: &mut ServerReport,
-    missing: crate::drift::MissingProfile,
-    pins: &PinnedServer,
-) {
-    if report.verdict == crate::drift::Verdict::Converged {
-        report.verdict = crate::drift::Verdict::Stale;
-    }
-    if matches!(
-        report.verdict,
-        crate::drift::Verdict::Converged | crate::drift::Verdict::Stale
-    ) {
-        report.error = Some(missing.message(&report.name, pins));
-    }
+/// Marks a report judged under [`UNMATCHED`], as the guard judges a client whose
+/// handshake no pinned profile has: against every definition approved for the server,
+/// so a tool none approves is added and nothing is removed. The verdict stands: what
+/// this passes, the guard serves. `missing` says which pinned profile is closest and
+/// what would pin the client.
+pub fn mark_unmatched(report: &mut ServerReport, missing: crate::drift::MissingProfile) {
     report.missing_profile = Some(missing);
 }
 

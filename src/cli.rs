@@ -276,12 +276,12 @@ Pages of a kind are joined in order; a last page with a nextCursor means a page 
 missing, and the verdict is incomplete. Kinds and session members not given are not
 judged. The profile is --client's, else the pinned one whose recorded capabilities
 equal those --handshake declares (the guard's match), else the one the lock pins the
-server with. A handshake no pinned profile matches is judged against every approved
-definition and is stale: the report's missing_profile names the closest profile, the
-difference and the command that pins it. The comparison, classes, policy, report
-formats and exit codes are verify's: 0 nothing the policy fails, 1 a change the policy
-fails or a handshake no pinned profile matches, 3 the listing is incomplete, 2 usage,
-config, lock or input error."
+server with. A handshake no pinned profile matches is judged as the guard judges that
+client, against every approved definition (a tool none approves is added), with a
+warning line; the report's missing_profile names the closest profile, the difference
+and the command that pins it. The comparison, classes, policy, report formats and exit
+codes are verify's: 0 nothing the policy fails, 1 a change the policy fails, 3 the
+listing is incomplete, 2 usage, config, lock or input error."
     )]
     CheckListing(CheckListingArgs),
 

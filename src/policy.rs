@@ -563,11 +563,9 @@ impl Policy {
             .chain(report.package.iter().map(|p| p.action))
             .max()
             .unwrap_or_default();
-        // A server checked completely that the lock does not pin fails, and so does a
-        // listing whose client matches no pinned profile (what it was shown was never
-        // pinned as shown to it); one that could not be checked is left to its verdict.
-        let unpinned = !report.pinned || report.missing_profile.is_some();
-        report.action = if unpinned && report.verdict == Verdict::Stale {
+        // A server checked completely that the lock does not pin fails; one that could
+        // not be checked is left to its verdict.
+        report.action = if !report.pinned && report.verdict == Verdict::Stale {
             Action::Fail
         } else {
             worst_change

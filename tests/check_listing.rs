@@ -508,18 +508,18 @@ fn a_listing_is_judged_under_the_pinned_profile_whose_capabilities_the_handshake
 }
 
 #[test]
-fn a_handshake_no_pinned_profile_matches_is_stale_with_the_closest_profile_and_what_pins_it() {
+fn a_handshake_no_pinned_profile_matches_is_judged_as_the_guard_judges_it_and_named() {
     let project = gated_project();
     let asker = capture_as(&project, &["--gated"], "asker");
     // Capabilities of the known profile `rooted`, which the lock does not pin. Every
-    // tool listed is approved under `asker`, and still this is no pass.
+    // tool listed is approved under `asker`: the guard would serve each, so this
+    // passes, and says what the client misses.
     let rooted = r#"{"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}, "elicitation": {}, "roots": {}}, "clientInfo": {"name": "rooted-agent"}}"#;
     let run = check_listing_with(&project, &asker, &["--handshake", rooted]);
-    run.expect(1);
+    run.expect(0);
     let doc = run.json();
     let server = &doc["servers"][0];
-    assert_eq!(server["verdict"], "stale", "{server}");
-    assert_eq!(server["action"], "fail");
+    assert_eq!(server["verdict"], "converged", "{server}");
     assert_eq!(server["profile"], "(unmatched)");
     assert_eq!(server["profile_pinned"], false);
     assert_eq!(server["changes"], json!([]));
@@ -532,16 +532,35 @@ fn a_handshake_no_pinned_profile_matches_is_stale_with_the_closest_profile_and_w
             "pin_with": "mcp-lock update fx --client rooted",
         })
     );
-    let error = server["error"].as_str().unwrap();
+    let warning = run.stderr();
     assert!(
-        error.contains("match no client profile pinned for fx (pinned: asker, plain); closest is asker, differing at +/roots")
-            && error.contains("`mcp-lock update fx --client rooted`"),
-        "{error}"
+        warning.contains("match no client profile pinned for fx (pinned: asker, plain); closest is asker, differing at +/roots")
+            && warning.contains("`mcp-lock update fx --client rooted`"),
+        "{warning}"
+    );
+    // A tool no pinned profile approves is added, as the guard hides it: stale, exit 1.
+    let mut extra = asker.clone();
+    let page = extra
+        .iter_mut()
+        .find(|d| d.get("tools").is_some())
+        .expect("a tools page");
+    page["tools"].as_array_mut().unwrap().push(json!({
+        "name": "wipe_everything",
+        "description": "Deletes every ticket.",
+        "inputSchema": {"type": "object"}
+    }));
+    let run = check_listing_with(&project, &extra, &["--handshake", rooted]);
+    run.expect(1);
+    let server = &run.json()["servers"][0];
+    assert_eq!(server["verdict"], "stale", "{server}");
+    assert_eq!(
+        tool_changes(server),
+        [("wipe_everything".to_string(), "added".to_string())]
     );
     // Capabilities no known profile has: the closest still named, and how to pin it.
     let odd = r#"{"protocolVersion": "2025-06-18", "capabilities": {"experimental": {"x": {}}}}"#;
     let run = check_listing_with(&project, &asker, &["--handshake", odd]);
-    run.expect(1);
+    run.expect(0);
     let server = &run.json()["servers"][0];
     let missing = &server["missing_profile"];
     assert_eq!(missing["closest"], "plain", "{server}");
@@ -553,24 +572,6 @@ fn a_handshake_no_pinned_profile_matches_is_stale_with_the_closest_profile_and_w
             .unwrap()
             .starts_with("define a profile with these capabilities in mcp-lock.toml"),
         "{missing}"
-    );
-    // The human report says it in one line too.
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("l.json");
-    std::fs::write(&file, serde_json::to_string(&asker).unwrap()).unwrap();
-    let run = project.run(&[
-        "check-listing",
-        "fx",
-        file.to_str().unwrap(),
-        "--handshake",
-        odd,
-    ]);
-    run.expect(1);
-    assert!(
-        run.stdout().contains("closest is plain") || run.stderr().contains("closest is plain"),
-        "{}{}",
-        run.stdout(),
-        run.stderr()
     );
 }
 

@@ -585,8 +585,9 @@ fn a_session_that_declares_roots_and_elicitation_is_judged_under_the_profile_wit
             "{declare}: the handshake passed is what the session sent"
         );
     }
-    // A session that declares sampling too matches no pinned profile: stale, never
-    // passed, with the closest profile and what would pin it.
+    // A session that declares sampling too matches no pinned profile: judged against
+    // every approved definition, as the guard judges it, the sampling tool none
+    // approves is added (stale, not passed), with the closest profile and what pins it.
     let result = driver(
         &[
             "session",
@@ -602,6 +603,10 @@ fn a_session_that_declares_roots_and_elicitation_is_judged_under_the_profile_wit
     let server = only_server(&result["typed"]);
     assert_eq!(server["verdict"], "stale");
     assert_eq!(server["profile"], "(unmatched)");
+    assert_eq!(
+        server["changes"][0]["tool"], "trigger-sampling-request",
+        "{result}"
+    );
     assert_eq!(server["missing_profile"]["closest"], "py-agent", "{result}");
     assert_eq!(
         server["missing_profile"]["difference"],

@@ -254,7 +254,8 @@ export interface CheckListingOptions extends JudgeOptions {
   /**
    * What the client declared when it connected (`--handshake`): the listing is judged
    * under the pinned profile whose capabilities equal these (`client` wins when
-   * given); none: stale, exit 1, `missingProfile` set.
+   * given); none: judged against every approved definition, as the guard judges
+   * such a client, with `missingProfile` set.
    */
   handshake?: Handshake | null;
 }

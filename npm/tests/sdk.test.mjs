@@ -419,7 +419,9 @@ test('a session that declares roots and elicitation is judged under the profile 
   }
   assert.ok(tools['ts-agent'] > tools.plain, JSON.stringify(tools));
 
-  // Sampling too: no pinned profile has it. Stale, never passed, and what pins it.
+  // Sampling too: no pinned profile has it. Judged against every approved definition,
+  // as the guard judges it: the sampling tool none approves is added (stale, not
+  // passed), and missingProfile says what pins the agent.
   const client = new Client({ name: 'mcp-lock-npm-test', version: '1.0.0' }, { capabilities: { ...roots, sampling: {} } });
   await client.connect(api.observeSession(new StdioClientTransport({ stderr: 'pipe', ...params })));
   t.after(() => client.close());
@@ -429,6 +431,11 @@ test('a session that declares roots and elicitation is judged under the profile 
   const [server] = report.servers;
   assert.equal(server.verdict, 'stale');
   assert.equal(server.profile, '(unmatched)');
+  assert.deepEqual(
+    server.changes.map((c) => [c.tool, c.change]),
+    [['trigger-sampling-request', 'added']],
+    JSON.stringify(report.raw),
+  );
   assert.equal(server.missingProfile.closest, 'ts-agent');
   assert.deepEqual(server.missingProfile.difference, ['+/sampling']);
   assert.equal(server.missingProfile.profile, null);

@@ -116,9 +116,9 @@ def check_listing(
             ``capabilities``, ``clientInfo``) or its whole ``initialize`` (or
             ``server/discover``) request. The listing is judged under the pinned
             profile whose recorded capabilities equal the declared ones; when none
-            does, the server is ``stale`` (exit code 1) and its
-            ``missing_profile`` names the closest pinned profile, the difference
-            and the command that pins the client.
+            does, against every approved definition (as the guard judges such a
+            client), and ``missing_profile`` names the closest pinned profile, the
+            difference and the command that pins the client.
         Other arguments: as for :func:`verify`.
 
     Returns:

@@ -145,8 +145,9 @@ async def check_session(
             (``protocolVersion``, ``capabilities``, ``clientInfo``). Read from the
             session when ``None`` (:func:`declared_handshake`: mcp 2.x keeps what
             it declares); give it for a session that does not (mcp 1.x). A
-            declaration no pinned profile matches is ``stale`` (exit code 1), its
-            ``missing_profile`` naming the closest pinned profile and what pins it.
+            declaration no pinned profile matches is judged against every approved
+            definition, as the guard judges it, ``missing_profile`` naming the
+            closest pinned profile and what pins it.
         resources: also list and judge resources (when ``[surface]`` pins them).
         max_pages: pages of one kind read before the kind is taken as incomplete.
         request_timeout: longest wait for one page, in seconds (``None``: the

@@ -53,7 +53,12 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
     }
     let mut report = judge(&spec, &profile, pins, &mut fetched);
     if let (Some(missing), Some(pins)) = (missing, pins) {
-        mark_unmatched(&mut report, missing, pins);
+        // Said once, as the guard says it of a session.
+        eprintln!(
+            "mcp-lock: warning: {}",
+            mcp_lock::text::escape_for_terminal(&missing.message(&spec.name, pins))
+        );
+        mark_unmatched(&mut report, missing);
     }
     policy.evaluate(&mut report);
     let reports = vec![report];

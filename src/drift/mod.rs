@@ -261,8 +261,8 @@ pub struct ServerReport {
     pub package: Option<crate::package::PackageCheck>,
     /// The client's declared handshake (`check-listing --handshake`) matches no
     /// profile the lock pins the server under: the closest, how it differs, and what
-    /// would pin it. The listing was judged against every approved definition, and
-    /// the server is stale.
+    /// would pin it. The listing was judged against every approved definition, as the
+    /// guard judges such a client: a notice, the verdict unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_profile: Option<MissingProfile>,
 }
