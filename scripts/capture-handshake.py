@@ -155,6 +155,25 @@ def received(log):
         return []
 
 
+def stop_leftovers(work):
+    """Stops what the host left running from its own files (Cline starts a detached
+    hub daemon that outlives the command): each process whose command line names the
+    temporary directory, by its PID."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                cmdline = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if work in cmdline:
+            try:
+                os.kill(int(entry), signal.SIGTERM)
+            except OSError:
+                pass
+
+
 def main(argv):
     args = [a for a in argv if a != "--keep"]
     keep = len(args) != len(argv)
@@ -208,6 +227,7 @@ def main(argv):
             except subprocess.TimeoutExpired:
                 os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
+        stop_leftovers(work)
         messages = received(log)
         init = next((m for m in messages if m.get("method") == "initialize"), None)
         if init is None:
