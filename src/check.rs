@@ -277,6 +277,7 @@ pub async fn check_servers(
             .cloned();
         let mut client = options.client.clone();
         profile.apply(&mut client, &options.project_dir);
+        client.client_info = crate::profile::client_info_for(&client.client_info, &spec.name);
         client.surface = surface;
         // A pinned version this build does not speak (edited by hand, or written by a
         // newer mcp-lock) cannot be asked for: the server is not contacted.

@@ -31,15 +31,23 @@ pub struct Profile {
 pub use crate::lock::BARE;
 
 /// The built-in profiles, by name.
-pub const BUILTIN: [&str; 7] = [
+pub const BUILTIN: [&str; 11] = [
     "bare",
     "claude-code",
+    "cline",
     "codex",
+    "continue",
     "cursor",
     "gemini-cli",
+    "kilo-code",
     "opencode",
+    "qwen-code",
     "vscode",
 ];
+
+/// Stands in a profile's `clientInfo.name` for the name of the server it connects
+/// to: Qwen Code names its client after each server (`qwen-cli-mcp-client-<server>`).
+pub const SERVER_NAME_PLACEHOLDER: &str = "{server}";
 
 impl Profile {
     /// A built-in profile.
@@ -96,6 +104,33 @@ impl Profile {
                 json!({"roots": {}}),
                 json!({"name": "opencode", "version": "1.18.33"}),
             ),
+            // Cline CLI: the oldest protocol version and no capabilities.
+            "cline" => (
+                "2024-11-05",
+                json!({}),
+                json!({"name": "@cline/core", "version": "0.0.0"}),
+            ),
+            "continue" => (
+                "2025-11-25",
+                json!({}),
+                json!({"name": "continue-cli-client", "version": "1.0.0"}),
+            ),
+            "qwen-code" => (
+                "2025-11-25",
+                json!({
+                    "extensions": {
+                        "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}
+                    },
+                    "roots": {}
+                }),
+                json!({"name": "qwen-cli-mcp-client-{server}", "version": "0.0.1"}),
+            ),
+            // Kilo Code CLI, an opencode fork: opencode's handshake under its own name.
+            "kilo-code" => (
+                "2025-11-25",
+                json!({"roots": {}}),
+                json!({"name": "kilo", "version": "7.7.9"}),
+            ),
             _ => return None,
         };
         Some(Profile {
@@ -137,6 +172,19 @@ impl Profile {
     }
 }
 
+/// The clientInfo a profile sends to the server named `server`: a
+/// [`SERVER_NAME_PLACEHOLDER`] in its `name` becomes that name, as Qwen Code names its
+/// client after each server. Any other clientInfo is sent as it is.
+pub fn client_info_for(client_info: &Value, server: &str) -> Value {
+    let mut info = client_info.clone();
+    if let Some(name) = info.get("name").and_then(Value::as_str)
+        && name.contains(SERVER_NAME_PLACEHOLDER)
+    {
+        info["name"] = Value::String(name.replace(SERVER_NAME_PLACEHOLDER, server));
+    }
+    info
+}
+
 /// The roots a host reports for a project: its directory, as a `file://` URI.
 pub fn project_roots(project_dir: &Path) -> Value {
     let dir = std::path::absolute(project_dir).unwrap_or_else(|_| project_dir.to_path_buf());
@@ -171,12 +219,12 @@ pub fn for_host(host: Host) -> Option<&'static str> {
         Host::Codex => Some("codex"),
         Host::GeminiCli => Some("gemini-cli"),
         Host::OpenCode => Some("opencode"),
+        Host::Cline => Some("cline"),
+        Host::Continue => Some("continue"),
         Host::ClaudeDesktop
         | Host::Zed
         | Host::Windsurf
-        | Host::Cline
         | Host::RooCode
-        | Host::Continue
         | Host::Goose
         | Host::Kiro
         | Host::AmazonQ
@@ -354,6 +402,34 @@ mod tests {
         assert_eq!(sel.profiles[0].name, "vscode");
         let err = s.for_server("x", &[], Some("emacs")).unwrap_err();
         assert!(err.to_string().contains("bare, claude-code"), "{err}");
+    }
+
+    #[test]
+    fn cline_and_continue_files_imply_their_hosts_profiles() {
+        assert_eq!(for_host(Host::Cline), Some("cline"));
+        assert_eq!(for_host(Host::Continue), Some("continue"));
+        let s = ProfileSettings::default();
+        let sel = s
+            .for_server("x", &[Host::Continue, Host::Cline], None)
+            .unwrap();
+        let names: Vec<&str> = sel.profiles.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["cline", "continue"]);
+        assert!(sel.unprofiled.is_empty());
+    }
+
+    #[test]
+    fn a_server_name_placeholder_in_client_info_becomes_the_servers_name() {
+        let qwen = Profile::builtin("qwen-code").unwrap();
+        assert_eq!(
+            client_info_for(&qwen.client_info, "github"),
+            json!({"name": "qwen-cli-mcp-client-github", "version": "0.0.1"})
+        );
+        let codex = Profile::builtin("codex").unwrap();
+        assert_eq!(
+            client_info_for(&codex.client_info, "github"),
+            codex.client_info
+        );
+        assert_eq!(client_info_for(&json!({}), "github"), json!({}));
     }
 
     #[test]

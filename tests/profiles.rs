@@ -266,7 +266,7 @@ fn an_unknown_profile_is_a_usage_error_naming_the_known_ones() {
     run.expect(2);
     assert!(
         run.stderr()
-            .contains("unknown client profile \"emacs\"; the profiles are bare, claude-code, codex, cursor, gemini-cli, opencode, vscode"),
+            .contains("unknown client profile \"emacs\"; the profiles are bare, claude-code, cline, codex, continue, cursor, gemini-cli, kilo-code, opencode, qwen-code, vscode"),
         "{}",
         run.stderr()
     );
@@ -445,4 +445,132 @@ fn the_committed_version_1_example_still_verifies_against_the_real_server_memory
             9
         )]
     );
+}
+
+/// A stdio server that appends every line it receives to `log` (tests/servers).
+fn recording_entry(log: &std::path::Path) -> Value {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/recording_server.py");
+    json!({"command": "python3", "args": [script.display().to_string(), log.display().to_string()]})
+}
+
+/// The messages a recording server received, in order.
+fn recorded(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The handshakes recorded from each host's own release (docs/profiles.md), for a
+/// server named `rec`: the `initialize` params each host sent as its first message.
+fn observed_handshakes() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "cline",
+            json!({"protocolVersion": "2024-11-05", "capabilities": {},
+                   "clientInfo": {"name": "@cline/core", "version": "0.0.0"}}),
+        ),
+        (
+            "continue",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "continue-cli-client", "version": "1.0.0"}}),
+        ),
+        (
+            "kilo-code",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+                   "clientInfo": {"name": "kilo", "version": "7.7.9"}}),
+        ),
+        (
+            "qwen-code",
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {
+                       "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}},
+                       "roots": {}
+                   },
+                   "clientInfo": {"name": "qwen-cli-mcp-client-rec", "version": "0.0.1"}}),
+        ),
+    ]
+}
+
+#[test]
+fn each_host_profile_observed_from_its_cli_sends_exactly_the_recorded_handshake() {
+    for (profile, expected) in observed_handshakes() {
+        let p = Project::empty();
+        let log = p.path().join("received.jsonl");
+        p.set_servers(json!({"rec": recording_entry(&log)}));
+        p.run(&["update", "--yes", "--client", profile]).expect(0);
+        let received = recorded(&log);
+        assert_eq!(
+            received[0]["method"], "initialize",
+            "{profile}: {received:?}"
+        );
+        assert_eq!(received[0]["params"], expected, "{profile}");
+        assert!(
+            received.iter().all(|m| m["method"] != "server/discover"),
+            "{profile} tried server/discover: {received:?}"
+        );
+        let lock = p.lock_text().unwrap();
+        assert_eq!(pinned_names(&lock, profile), ["echo"], "{lock}");
+        let info = serde_json::to_string(&expected["clientInfo"]).unwrap();
+        assert!(
+            lock.contains(&format!("client_info = '{info}'")),
+            "{profile}: {lock}"
+        );
+
+        // verify sends the same handshake again, from the lock.
+        std::fs::write(&log, "").unwrap();
+        p.run(&["verify"]).expect(0);
+        assert_eq!(recorded(&log)[0]["params"], expected, "{profile} at verify");
+    }
+}
+
+#[test]
+fn a_server_in_a_continue_or_cline_config_is_pinned_under_that_hosts_profile() {
+    // Continue: a block file in the project's `.continue/mcpServers/`.
+    let p = Project::empty();
+    let log = p.path().join("received.jsonl");
+    let entry = recording_entry(&log);
+    let dir = p.path().join(".continue/mcpServers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let block = format!(
+        "name: rec\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: rec\n    command: python3\n    args: {}\n",
+        entry["args"]
+    );
+    std::fs::write(dir.join("rec.yaml"), block).unwrap();
+    let run = p.run(&["update", "--yes"]);
+    run.expect(0);
+    assert!(
+        !run.stderr().contains("no built-in client profile"),
+        "{}",
+        run.stderr()
+    );
+    let lock = p.lock_text().unwrap();
+    assert_eq!(pinned_names(&lock, "continue"), ["echo"], "{lock}");
+    assert_eq!(
+        recorded(&log)[0]["params"]["clientInfo"]["name"],
+        "continue-cli-client"
+    );
+
+    // Cline: its `cline_mcp_settings.json`.
+    let p = Project::empty();
+    let log = p.path().join("received.jsonl");
+    let config = p.path().join("cline_mcp_settings.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"rec": recording_entry(&log)}}).to_string(),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let run = p.run(&["--config", &config, "update", "--yes"]);
+    run.expect(0);
+    assert!(
+        !run.stderr().contains("no built-in client profile"),
+        "{}",
+        run.stderr()
+    );
+    let lock = p.lock_text().unwrap();
+    assert_eq!(pinned_names(&lock, "cline"), ["echo"], "{lock}");
+    assert_eq!(recorded(&log)[0]["params"]["protocolVersion"], "2024-11-05");
 }

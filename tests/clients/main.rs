@@ -211,6 +211,10 @@ fn each_host_maps_to_its_profile_or_bare() {
         ["gemini-cli"]
     );
     assert_eq!(
+        profile_of(".continue/mcpServers/fixture.yaml", "continue.yaml"),
+        ["continue"]
+    );
+    assert_eq!(
         profile_of(".kiro/settings/mcp.json", "kiro.mcp.json"),
         ["bare"]
     );
