@@ -31,12 +31,13 @@ pub struct Profile {
 pub use crate::lock::BARE;
 
 /// The built-in profiles, by name.
-pub const BUILTIN: [&str; 6] = [
+pub const BUILTIN: [&str; 7] = [
     "bare",
     "claude-code",
     "codex",
     "cursor",
     "gemini-cli",
+    "opencode",
     "vscode",
 ];
 
@@ -49,10 +50,11 @@ impl Profile {
                 json!({}),
                 crate::client::default_client_info(),
             ),
+            // Tries `server/discover` first, then `initialize` at 2025-11-25.
             "claude-code" => (
-                "2025-11-25",
-                json!({"roots": {"listChanged": true}, "elicitation": {}}),
-                json!({"name": "claude-code", "title": "Claude Code", "version": "2.1.221"}),
+                MODERN_VERSION,
+                json!({"roots": {"listChanged": true}, "elicitation": {"form": {}, "url": {}}}),
+                json!({"name": "claude-code", "title": "Claude Code", "version": "2.1.332"}),
             ),
             "vscode" => (
                 "2025-11-25",
@@ -78,13 +80,21 @@ impl Profile {
             ),
             "codex" => (
                 "2025-06-18",
-                json!({"elicitation": {"form": {}, "url": {}}}),
-                json!({"name": "codex-mcp-client", "title": "Codex", "version": "0.146.0"}),
+                json!({
+                    "elicitation": {"form": {}, "url": {}},
+                    "experimental": {"codex/auth-change": {}}
+                }),
+                json!({"name": "codex-mcp-client", "title": "Codex", "version": "0.171.0"}),
             ),
             "gemini-cli" => (
                 "2025-06-18",
                 json!({"roots": {"listChanged": true}}),
-                json!({"name": "gemini-cli-mcp-client", "version": "0.56.0"}),
+                json!({"name": "gemini-cli-mcp-client", "version": "0.61.0"}),
+            ),
+            "opencode" => (
+                "2025-11-25",
+                json!({"roots": {}}),
+                json!({"name": "opencode", "version": "1.18.33"}),
             ),
             _ => return None,
         };
@@ -160,6 +170,7 @@ pub fn for_host(host: Host) -> Option<&'static str> {
         Host::Cursor => Some("cursor"),
         Host::Codex => Some("codex"),
         Host::GeminiCli => Some("gemini-cli"),
+        Host::OpenCode => Some("opencode"),
         Host::ClaudeDesktop
         | Host::Zed
         | Host::Windsurf
@@ -167,7 +178,6 @@ pub fn for_host(host: Host) -> Option<&'static str> {
         | Host::RooCode
         | Host::Continue
         | Host::Goose
-        | Host::OpenCode
         | Host::Kiro
         | Host::AmazonQ
         | Host::Unknown => None,

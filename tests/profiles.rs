@@ -64,11 +64,16 @@ fn server_everything_is_pinned_with_what_each_host_profile_is_offered() {
     let bare = pinned_names(&lock, "bare");
     let claude = pinned_names(&lock, "claude-code");
     let vscode = pinned_names(&lock, "vscode");
-    assert_eq!((bare.len(), claude.len(), vscode.len()), (13, 15, 19));
-    for gated in ["get-roots-list", "trigger-elicitation-request"] {
+    assert_eq!((bare.len(), claude.len(), vscode.len()), (13, 16, 19));
+    // Claude Code declares roots and both forms of elicitation, no sampling.
+    for gated in [
+        "get-roots-list",
+        "trigger-elicitation-request",
+        "trigger-url-elicitation",
+    ] {
         assert!(!bare.contains(&gated.to_string()) && claude.contains(&gated.to_string()));
     }
-    for gated in ["trigger-sampling-request", "trigger-url-elicitation"] {
+    for gated in ["trigger-sampling-request"] {
         assert!(!claude.contains(&gated.to_string()) && vscode.contains(&gated.to_string()));
     }
     // Each definition is written once however many profiles list it.
@@ -81,7 +86,7 @@ fn server_everything_is_pinned_with_what_each_host_profile_is_offered() {
             .collect::<Vec<_>>(),
         [
             ("bare".to_string(), "converged".to_string(), 13),
-            ("claude-code".to_string(), "converged".to_string(), 15),
+            ("claude-code".to_string(), "converged".to_string(), 16),
             ("vscode".to_string(), "converged".to_string(), 19),
         ]
     );
@@ -236,7 +241,7 @@ fn an_unknown_profile_is_a_usage_error_naming_the_known_ones() {
     run.expect(2);
     assert!(
         run.stderr()
-            .contains("unknown client profile \"emacs\"; the profiles are bare, claude-code, codex, cursor, gemini-cli, vscode"),
+            .contains("unknown client profile \"emacs\"; the profiles are bare, claude-code, codex, cursor, gemini-cli, opencode, vscode"),
         "{}",
         run.stderr()
     );

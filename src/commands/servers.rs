@@ -51,6 +51,18 @@ struct Filter {
     include: Option<Vec<String>>,
     /// Never these.
     exclude: Vec<String>,
+    /// Rules over the host's own names for the tools (opencode's `tools` map), in the
+    /// order the host weighs them: the last one matching a tool decides.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rules: Vec<Rule>,
+}
+
+#[derive(Debug, Serialize)]
+struct Rule {
+    /// The pattern, over the host's name for a tool (opencode: `<server>_<tool>`).
+    pattern: String,
+    /// Whether a tool it decides is hidden from the agent.
+    hides: bool,
 }
 
 impl From<&ToolFilter> for Filter {
@@ -58,6 +70,15 @@ impl From<&ToolFilter> for Filter {
         Filter {
             include: f.include.clone(),
             exclude: f.exclude.clone(),
+            rules: f
+                .rules
+                .iter()
+                .flat_map(|rules| rules.0.iter())
+                .map(|r| Rule {
+                    pattern: r.pattern.clone(),
+                    hides: r.hides,
+                })
+                .collect(),
         }
     }
 }
@@ -500,6 +521,15 @@ fn details(row: &Row, project_dir: &Path) -> Vec<(&'static str, String)> {
         }
         if !filter.exclude.is_empty() {
             out.push(("hidden", esc(&filter.exclude.join(", "))));
+        }
+        if !filter.rules.is_empty() {
+            // In the host's own names and order: the last rule matching a tool decides.
+            let said: Vec<String> = filter
+                .rules
+                .iter()
+                .map(|r| format!("{} {}", if r.hides { "hides" } else { "shows" }, r.pattern))
+                .collect();
+            out.push(("tools", esc(&said.join(", then "))));
         }
     }
     out

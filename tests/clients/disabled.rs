@@ -265,6 +265,31 @@ fn a_tool_opencodes_tools_map_hides_is_not_pinned() {
 }
 
 #[test]
+fn servers_shows_the_rules_of_opencodes_tools_map_in_its_order() {
+    // Permission wins over tools for the same key, so read_ticket's one rule shows it.
+    let home = tempfile::tempdir().unwrap();
+    let project = project_with("opencode.jsonc", "opencode.tools.jsonc");
+    let human = run(&project, &["servers"], home.path());
+    human.expect(0);
+    assert!(
+        human
+            .stdout()
+            .contains("tools    hides fixture_deploy*, then shows fixture_read_ticket"),
+        "{}",
+        human.stdout()
+    );
+    let json = run(&project, &["servers", "--format", "json"], home.path());
+    json.expect(0);
+    assert_eq!(
+        json.json()["servers"][0]["filter"]["rules"],
+        serde_json::json!([
+            {"pattern": "fixture_deploy*", "hides": true},
+            {"pattern": "fixture_read_ticket", "hides": false}
+        ])
+    );
+}
+
+#[test]
 fn gemini_cli_home_moves_the_enablement_file_as_it_moves_the_settings() {
     let home = tempfile::tempdir().unwrap();
     let moved = tempfile::tempdir().unwrap();

@@ -88,7 +88,7 @@ fn capabilities_of(profile: &str) -> Value {
 
 #[test]
 fn a_host_whose_capabilities_were_pinned_sees_every_tool_server_everything_lists_to_it() {
-    for (profile, count) in [("vscode", 19), ("claude-code", 15)] {
+    for (profile, count) in [("vscode", 19), ("claude-code", 16)] {
         let project = everything_project();
         project
             .run(&["update", "--yes", "--client", profile])
