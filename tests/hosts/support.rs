@@ -364,8 +364,9 @@ impl Setup {
                     .env("ENABLE_TOOL_SEARCH", "false")
                     // `-p` waits for the servers before the first turn.
                     .env("MCP_CONNECTION_NONBLOCKING", "false")
+                    .env("MCP_TIMEOUT", "120000")
                     .args(["-p", prompt, "--model", "claude-sonnet-4-6"])
-                    .args(["--permission-mode", "bypassPermissions"]);
+                    .args(["--allowedTools", &format!("mcp__{SERVER},mcp__{LOCAL}")]);
             }
             "codex" => {
                 cmd.env("CODEX_HOME", home.join(".codex")).args([
@@ -500,7 +501,7 @@ fn run_limited(mut cmd: Command, what: &str) -> String {
 
 /// The handshake the host sent equals its built-in profile: the first request
 /// (`server/discover` or `initialize`), the protocol version, the capabilities and
-/// clientInfo (all but `version`, which is the host's own).
+/// clientInfo's name.
 pub fn assert_handshake_is_the_profile(setup: &Setup) {
     let sent = setup.handshake();
     let profile = setup.builtin_profile();
@@ -524,13 +525,10 @@ pub fn assert_handshake_is_the_profile(setup: &Setup) {
     if first["method"] != profile["first_request"] {
         fail("first request");
     }
-    let without_version = |info: &Value| {
-        let mut info = info.clone();
-        if let Some(o) = info.as_object_mut() {
-            o.remove("version");
-        }
-        info
-    };
+    // clientInfo: the name must be the profile's; the version is the host's own, and
+    // extras the profile leaves out (Claude Code's description, websiteUrl) are not
+    // compared (docs/profiles.md).
+    let without_version = |info: &Value| info["name"].clone();
     if first["method"] == "server/discover" {
         let meta = &first["params"]["_meta"];
         if meta["io.modelcontextprotocol/protocolVersion"] != profile["protocol_version"] {
@@ -701,10 +699,11 @@ fn script_call(setup: &Setup, view: &dyn View, server: &str, tool: &str, args: V
         .script(&name, namespace.as_deref(), args, "FINAL-ANSWER-FROM-STANDIN");
 }
 
-fn assert_final(output: &str, host: &str) {
+fn assert_final(output: &str, host: &str, requests: &[Value]) {
     assert!(
         output.contains("FINAL-ANSWER-FROM-STANDIN"),
-        "{host} did not print the model's final answer:\n{output}"
+        "{host} did not print the model's final answer:\n{output}\nrequests: {}",
+        requests.iter().map(|r| format!("{} {}", r["path"], r["body"].to_string().chars().take(3000).collect::<String>())).collect::<Vec<_>>().join("\n")
     );
 }
 
@@ -714,16 +713,17 @@ pub fn handshake_and_tools(host: &'static Host, view: &dyn View) {
     let setup = Setup::new(host);
     script_call(&setup, view, SERVER, "echo", json!({"message": "hello-from-model"}));
     let output = setup.run_host();
-    assert_final(&output, host.profile);
-    assert_handshake_is_the_profile(&setup);
     let requests = setup.standin.take_requests();
+    assert_final(&output, host.profile, &requests);
+    assert_handshake_is_the_profile(&setup);
     for server in [SERVER, LOCAL] {
         let presented = first_offer(&requests, |b| view.present(b, server));
         assert_same_tools(host.profile, &expected_tools(&setup, view, server, &[]), &presented);
     }
     assert!(
         all_text(&requests).contains("Echo: hello-from-model"),
-        "the tool result did not reach the model"
+        "the tool result did not reach the model; its last request: {}",
+        requests.last().map(|r| r["body"].to_string()).unwrap_or_default()
     );
 }
 
@@ -734,8 +734,8 @@ pub fn wrapped(host: &'static Host, view: &dyn View) {
     setup.wrap();
     script_call(&setup, view, LOCAL, "greet", json!({"who": "Ada"}));
     let output = setup.run_host();
-    assert_final(&output, host.profile);
     let requests = setup.standin.take_requests();
+    assert_final(&output, host.profile, &requests);
     for server in [SERVER, LOCAL] {
         let presented = first_offer(&requests, |b| view.present(b, server));
         assert_same_tools(host.profile, &expected_tools(&setup, view, server, &[]), &presented);
@@ -757,8 +757,8 @@ pub fn drifted(host: &'static Host, view: &dyn View) {
     setup.drift_greet();
     script_call(&setup, view, LOCAL, "add", json!({"a": 2, "b": 3}));
     let output = setup.run_host();
-    assert_final(&output, host.profile);
     let requests = setup.standin.take_requests();
+    assert_final(&output, host.profile, &requests);
     let presented = first_offer(&requests, |b| view.present(b, LOCAL));
     assert_same_tools(
         host.profile,
@@ -771,7 +771,12 @@ pub fn drifted(host: &'static Host, view: &dyn View) {
     );
     let audit = setup.audit();
     let hidden = audit.iter().any(|e| {
-        e["server"] == LOCAL && e.to_string().contains("greet") && e["decision"] == "hidden"
+        e["server"] == LOCAL
+            && e["event"] == "tools/list"
+            && e["hidden"].as_array().is_some_and(|h| {
+                h.iter()
+                    .any(|t| t["tool"] == "greet" && t["error_code"] == "STALE_TOOL_SCHEMA")
+            })
     });
     assert!(
         hidden,
