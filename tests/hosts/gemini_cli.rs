@@ -15,7 +15,12 @@ impl View for GeminiCli {
             .as_array()
             .into_iter()
             .flatten()
-            .flat_map(|t| t["functionDeclarations"].as_array().cloned().unwrap_or_default())
+            .flat_map(|t| {
+                t["functionDeclarations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
             .filter(|f| f["name"].as_str().is_some_and(|n| n.starts_with(&prefix)))
             .map(|f| Presented {
                 name: f["name"].as_str().unwrap().to_string(),
@@ -46,7 +51,10 @@ impl View for GeminiCli {
 
 /// The property Gemini CLI adds to every tool's schema.
 fn wait_for_previous() -> Value {
-    json!({"type": "boolean"})
+    json!({
+        "type": "boolean",
+        "description": "Set to true to wait for all previously requested tools in this turn to complete before starting. Set to false (or omit) to run in parallel. Use true when this tool depends on the output of previous tools."
+    })
 }
 
 #[test]

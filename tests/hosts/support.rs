@@ -60,6 +60,21 @@ fn script(name: &str) -> String {
         .to_string()
 }
 
+/// The python3 interpreter's own path: a host may start servers with an environment
+/// of its choosing, in which a version manager's `python3` shim may not resolve.
+fn python() -> String {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = common::command("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .expect("python3 runs");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        })
+        .clone()
+}
+
 /// One host: how it is started and where it keeps its servers.
 pub struct Host {
     /// The built-in profile mcp-lock pins its servers under.
@@ -175,7 +190,7 @@ impl Setup {
             (
                 SERVER,
                 vec![
-                    "python3".into(),
+                    python(),
                     script("recorder.py"),
                     handshake_log.display().to_string(),
                     "--".into(),
@@ -186,7 +201,11 @@ impl Setup {
             ),
             (
                 LOCAL,
-                vec!["python3".into(), script("toolserver.py"), tools.display().to_string()],
+                vec![
+                    python(),
+                    script("toolserver.py"),
+                    tools.display().to_string(),
+                ],
             ),
         ];
         let setup = Setup {
@@ -214,17 +233,31 @@ impl Setup {
             "claude-code" => {
                 let mut map = serde_json::Map::new();
                 for (name, argv) in servers {
-                    map.insert(name.to_string(), json!({"command": argv[0], "args": argv[1..]}));
+                    map.insert(
+                        name.to_string(),
+                        json!({"command": argv[0], "args": argv[1..]}),
+                    );
                 }
-                std::fs::write(dir.join(".mcp.json"), json!({"mcpServers": map}).to_string()).unwrap();
+                std::fs::write(
+                    dir.join(".mcp.json"),
+                    json!({"mcpServers": map}).to_string(),
+                )
+                .unwrap();
             }
             "gemini-cli" => {
                 let mut map = serde_json::Map::new();
                 for (name, argv) in servers {
-                    map.insert(name.to_string(), json!({"command": argv[0], "args": argv[1..]}));
+                    map.insert(
+                        name.to_string(),
+                        json!({"command": argv[0], "args": argv[1..]}),
+                    );
                 }
                 std::fs::create_dir_all(dir.join(".gemini")).unwrap();
-                std::fs::write(dir.join(".gemini/settings.json"), json!({"mcpServers": map}).to_string()).unwrap();
+                std::fs::write(
+                    dir.join(".gemini/settings.json"),
+                    json!({"mcpServers": map}).to_string(),
+                )
+                .unwrap();
             }
             "codex" => {
                 let mut text = String::new();
@@ -242,7 +275,10 @@ impl Setup {
             "opencode" => {
                 let mut map = serde_json::Map::new();
                 for (name, argv) in servers {
-                    map.insert(name.to_string(), json!({"type": "local", "command": argv}));
+                    map.insert(
+                        name.to_string(),
+                        json!({"type": "local", "command": argv, "timeout": 120000}),
+                    );
                 }
                 std::fs::write(dir.join("opencode.json"), json!({"mcp": map}).to_string()).unwrap();
             }
@@ -330,13 +366,24 @@ impl Setup {
         let home = self.project.home();
         let bin = self.hosts.join(self.host.bin);
         let mut cmd = common::command_in(&bin, home);
+        // What cargo sets for a test (its library path, its package's variables) is
+        // no part of a host's environment.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_") || name == "LD_LIBRARY_PATH" || name.starts_with("RUST_")
+            {
+                cmd.env_remove(&*name);
+            }
+        }
         let path = format!(
             "{}:{}",
             node_bin(&self.hosts).display(),
             std::env::var("PATH").unwrap_or_default()
         );
         let base = format!("http://127.0.0.1:{}", self.standin.port);
+        // opencode takes its directory from PWD, not from the working directory.
         cmd.current_dir(self.project.path())
+            .env("PWD", self.project.path())
             .env("PATH", path)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_CACHE_HOME", home.join(".cache"))
@@ -421,9 +468,17 @@ impl Setup {
             if s["name"].as_str() != Some(server) {
                 continue;
             }
-            for t in s.get("tool").and_then(|t| t.as_array()).into_iter().flatten() {
+            for t in s
+                .get("tool")
+                .and_then(|t| t.as_array())
+                .into_iter()
+                .flatten()
+            {
                 let profiles = t["profiles"].as_array().unwrap();
-                if profiles.iter().any(|p| p.as_str() == Some(self.host.profile)) {
+                if profiles
+                    .iter()
+                    .any(|p| p.as_str() == Some(self.host.profile))
+                {
                     out.insert(
                         t["name"].as_str().unwrap().to_string(),
                         serde_json::from_str(t["definition"].as_str().unwrap()).unwrap(),
@@ -431,7 +486,11 @@ impl Setup {
                 }
             }
         }
-        assert!(!out.is_empty(), "the lock pins no tool of {server} under {}", self.host.profile);
+        assert!(
+            !out.is_empty(),
+            "the lock pins no tool of {server} under {}",
+            self.host.profile
+        );
         out
     }
 
@@ -462,7 +521,9 @@ impl Setup {
 
 /// Runs a host to its end, at most [`HOST_RUN_LIMIT`]; its stdout and stderr.
 fn run_limited(mut cmd: Command, what: &str) -> String {
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{what} does not start: {e}"));
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what} does not start: {e}"));
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_thread = std::thread::spawn(move || {
@@ -616,7 +677,10 @@ pub fn assert_same_tools(
     assert_eq!(got, exp, "{host} presents other tools than the lock pins");
     for (name, e) in expected {
         let p = &presented[name];
-        assert_eq!(p.description, e.description, "{host}: description of {name}");
+        assert_eq!(
+            p.description, e.description,
+            "{host}: description of {name}"
+        );
         assert_eq!(
             p.schema, e.schema,
             "{host}: schema of {name}\npresented: {}\nexpected:  {}",
@@ -662,7 +726,10 @@ pub fn assert_guard_matched(setup: &Setup, servers: &[&str]) {
         .filter(|e| e["event"] == "client_profile" && e["decision"] == "unmatched")
         .map(|e| e.to_string())
         .collect();
-    assert!(unmatched.is_empty(), "client_profile unmatched: {unmatched:?}");
+    assert!(
+        unmatched.is_empty(),
+        "client_profile unmatched: {unmatched:?}"
+    );
 }
 
 /// How one host shows MCP tools to its model: its documented rewriting, written down.
@@ -694,16 +761,29 @@ fn expected_tools(
 
 fn script_call(setup: &Setup, view: &dyn View, server: &str, tool: &str, args: Value) {
     let (name, namespace) = view.call(server, tool);
-    setup
-        .standin
-        .script(&name, namespace.as_deref(), args, "FINAL-ANSWER-FROM-STANDIN");
+    setup.standin.script(
+        &name,
+        namespace.as_deref(),
+        args,
+        "FINAL-ANSWER-FROM-STANDIN",
+    );
 }
 
-fn assert_final(output: &str, host: &str, requests: &[Value]) {
+fn assert_final(setup: &Setup, output: &str, requests: &[Value]) {
+    let host = setup.host.profile;
     assert!(
         output.contains("FINAL-ANSWER-FROM-STANDIN"),
-        "{host} did not print the model's final answer:\n{output}\nrequests: {}",
-        requests.iter().map(|r| format!("{} {}", r["path"], r["body"].to_string().chars().take(3000).collect::<String>())).collect::<Vec<_>>().join("\n")
+        "{host} did not print the model's final answer:\n{output}\nhost log: {}\nrequests: {}",
+        host_log(setup),
+        requests
+            .iter()
+            .map(|r| format!(
+                "{} offering {:?}",
+                r["path"],
+                tool_names(&r["body"]["tools"])
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -711,19 +791,32 @@ fn assert_final(output: &str, host: &str, requests: &[Value]) {
 /// exactly the pinned tools of both servers, and a call's result reaches the model.
 pub fn handshake_and_tools(host: &'static Host, view: &dyn View) {
     let setup = Setup::new(host);
-    script_call(&setup, view, SERVER, "echo", json!({"message": "hello-from-model"}));
+    script_call(
+        &setup,
+        view,
+        SERVER,
+        "echo",
+        json!({"message": "hello-from-model"}),
+    );
     let output = setup.run_host();
     let requests = setup.standin.take_requests();
-    assert_final(&output, host.profile, &requests);
+    assert_final(&setup, &output, &requests);
     assert_handshake_is_the_profile(&setup);
     for server in [SERVER, LOCAL] {
         let presented = first_offer(&requests, |b| view.present(b, server));
-        assert_same_tools(host.profile, &expected_tools(&setup, view, server, &[]), &presented);
+        assert_same_tools(
+            host.profile,
+            &expected_tools(&setup, view, server, &[]),
+            &presented,
+        );
     }
     assert!(
         all_text(&requests).contains("Echo: hello-from-model"),
         "the tool result did not reach the model; its last request: {}",
-        requests.last().map(|r| r["body"].to_string()).unwrap_or_default()
+        requests
+            .last()
+            .map(|r| r["body"].to_string())
+            .unwrap_or_default()
     );
 }
 
@@ -735,10 +828,14 @@ pub fn wrapped(host: &'static Host, view: &dyn View) {
     script_call(&setup, view, LOCAL, "greet", json!({"who": "Ada"}));
     let output = setup.run_host();
     let requests = setup.standin.take_requests();
-    assert_final(&output, host.profile, &requests);
+    assert_final(&setup, &output, &requests);
     for server in [SERVER, LOCAL] {
         let presented = first_offer(&requests, |b| view.present(b, server));
-        assert_same_tools(host.profile, &expected_tools(&setup, view, server, &[]), &presented);
+        assert_same_tools(
+            host.profile,
+            &expected_tools(&setup, view, server, &[]),
+            &presented,
+        );
     }
     let text = all_text(&requests);
     assert!(
@@ -758,7 +855,7 @@ pub fn drifted(host: &'static Host, view: &dyn View) {
     script_call(&setup, view, LOCAL, "add", json!({"a": 2, "b": 3}));
     let output = setup.run_host();
     let requests = setup.standin.take_requests();
-    assert_final(&output, host.profile, &requests);
+    assert_final(&setup, &output, &requests);
     let presented = first_offer(&requests, |b| view.present(b, LOCAL));
     assert_same_tools(
         host.profile,
@@ -781,7 +878,54 @@ pub fn drifted(host: &'static Host, view: &dyn View) {
     assert!(
         hidden,
         "the guard's audit log does not say greet was hidden:\n{}",
-        audit.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
+        audit
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert_guard_matched(&setup, &[SERVER, LOCAL]);
+}
+
+/// Every tool name in a request's `tools`, whatever the API's shape, for messages.
+fn tool_names(tools: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![tools];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => {
+                if let Some(Value::String(n)) = o.get("name") {
+                    out.push(n.clone());
+                }
+                for key in ["tools", "function", "functionDeclarations"] {
+                    if let Some(x) = o.get(key) {
+                        stack.push(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The lines of the host's own log that speak of MCP, when it keeps one (opencode).
+fn host_log(setup: &Setup) -> String {
+    let dir = setup.project.home().join(".local/share/opencode/log");
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines().filter(|l| {
+            l.contains("mcp")
+                || l.contains("MCP")
+                || l.contains("loading")
+                || l.contains("ERROR")
+                || l.contains("WARN")
+        }) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
