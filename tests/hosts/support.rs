@@ -361,8 +361,9 @@ impl Setup {
     }
 
     /// Runs the host once with a prompt; its output (stdout and stderr).
-    pub fn run_host(&self) -> String {
-        self.write_home();
+    /// The host's command in the project, in its private home, with every quiet
+    /// switch and nothing but loopback to reach.
+    pub fn host_command(&self) -> Command {
         let home = self.project.home();
         let bin = self.hosts.join(self.host.bin);
         let mut cmd = common::command_in(&bin, home);
@@ -380,7 +381,6 @@ impl Setup {
             node_bin(&self.hosts).display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let base = format!("http://127.0.0.1:{}", self.standin.port);
         // opencode takes its directory from PWD, not from the working directory.
         cmd.current_dir(self.project.path())
             .env("PWD", self.project.path())
@@ -398,15 +398,41 @@ impl Setup {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if self.host.profile == "claude-code" {
+            cmd.env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                .env("DISABLE_TELEMETRY", "1")
+                .env("DISABLE_AUTOUPDATER", "1")
+                .env("DISABLE_ERROR_REPORTING", "1")
+                // The mcp-lock plugin's script runs this build.
+                .env("MCP_LOCK_BIN", common::bin());
+        }
+        cmd
+    }
+
+    /// Installs the mcp-lock Claude Code plugin the way README.md says, with Claude
+    /// Code's own `plugin` commands: this repository as a marketplace, then the plugin.
+    pub fn install_claude_plugin(&self) {
+        let repo = env!("CARGO_MANIFEST_DIR");
+        for args in [
+            vec!["plugin", "marketplace", "add", repo],
+            vec!["plugin", "install", "mcp-lock@mcp-lock"],
+        ] {
+            let mut cmd = self.host_command();
+            cmd.args(&args);
+            run_limited(cmd, "claude plugin");
+        }
+    }
+
+    pub fn run_host(&self) -> String {
+        self.write_home();
+        let mut cmd = self.host_command();
+        let home = self.project.home();
+        let base = format!("http://127.0.0.1:{}", self.standin.port);
         let prompt = "Call the tool you were told to call.";
         match self.host.profile {
             "claude-code" => {
                 cmd.env("ANTHROPIC_BASE_URL", &base)
                     .env("ANTHROPIC_API_KEY", "sk-test")
-                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-                    .env("DISABLE_TELEMETRY", "1")
-                    .env("DISABLE_AUTOUPDATER", "1")
-                    .env("DISABLE_ERROR_REPORTING", "1")
                     // Every MCP tool listed up front, not deferred behind ToolSearch.
                     .env("ENABLE_TOOL_SEARCH", "false")
                     // `-p` waits for the servers before the first turn.
