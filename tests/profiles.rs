@@ -73,9 +73,8 @@ fn server_everything_is_pinned_with_what_each_host_profile_is_offered() {
     ] {
         assert!(!bare.contains(&gated.to_string()) && claude.contains(&gated.to_string()));
     }
-    for gated in ["trigger-sampling-request"] {
-        assert!(!claude.contains(&gated.to_string()) && vscode.contains(&gated.to_string()));
-    }
+    let gated = "trigger-sampling-request".to_string();
+    assert!(!claude.contains(&gated) && vscode.contains(&gated));
     // Each definition is written once however many profiles list it.
     assert_eq!(lock.matches("\n[[server.tool]]\n").count(), 19, "{lock}");
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
@@ -441,7 +440,16 @@ fn profiles_prints_each_builtin_and_defined_profile_as_it_is_sent_and_refuses_an
         .collect();
     assert_eq!(
         names,
-        ["bare", "claude-code", "codex", "cursor", "gemini-cli", "opencode", "vscode", "my-agent"]
+        [
+            "bare",
+            "claude-code",
+            "codex",
+            "cursor",
+            "gemini-cli",
+            "opencode",
+            "vscode",
+            "my-agent"
+        ]
     );
     let claude = &doc["profiles"][1];
     assert_eq!(claude["first_request"], "server/discover");
@@ -455,11 +463,25 @@ fn profiles_prints_each_builtin_and_defined_profile_as_it_is_sent_and_refuses_an
 
     let one = p.run(&["profiles", "codex"]);
     one.expect(0);
-    assert!(one.stdout().starts_with("codex (builtin)\n"), "{}", one.stdout());
-    assert!(one.stdout().contains("2025-06-18 (initialize)"), "{}", one.stdout());
+    assert!(
+        one.stdout().starts_with("codex (builtin)\n"),
+        "{}",
+        one.stdout()
+    );
+    assert!(
+        one.stdout().contains("2025-06-18 (initialize)"),
+        "{}",
+        one.stdout()
+    );
 
     let unknown = p.run(&["profiles", "emacs"]);
     unknown.expect(2);
-    assert!(unknown.stderr().contains("unknown client profile \"emacs\""), "{}", unknown.stderr());
+    assert!(
+        unknown
+            .stderr()
+            .contains("unknown client profile \"emacs\""),
+        "{}",
+        unknown.stderr()
+    );
     assert_eq!(unknown.stderr().lines().count(), 1, "{}", unknown.stderr());
 }
