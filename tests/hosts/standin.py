@@ -171,7 +171,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
-        if self.headers.get("Content-Encoding") == "zstd" or self.headers.get("Content-Encoding") == "gzip":
+        if self.headers.get("Content-Encoding") == "gzip":
             import gzip
             try:
                 raw = gzip.decompress(raw)
