@@ -325,6 +325,17 @@ Nothing is started: this reads the configs and the lock only. Skipped entries
 (disabled: true, enabled: false) are listed with why.")]
     Servers(ServersArgs),
 
+    /// Show the client profiles: what mcp-lock sends when it connects as each host
+    #[command(after_help = "\
+Examples:
+  mcp-lock profiles                          every profile, built-in and defined
+  mcp-lock profiles claude-code --format json  one profile, for scripts
+
+The built-in profiles and their sources are in docs/profiles.md; a project defines
+its own in mcp-lock.toml ([profile.NAME]). Exit codes: 0 shown, 2 an unknown profile
+or an unreadable mcp-lock.toml.")]
+    Profiles(ProfilesArgs),
+
     /// Print the hash of tool definitions: a definition, a listing or a tools/list result
     #[command(after_help = "\
 Examples:
@@ -834,6 +845,17 @@ pub enum OutdatedFormat {
 
 #[derive(Debug, Args)]
 pub struct ServersArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CallFormat::Human)]
+    pub format: CallFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfilesArgs {
+    /// Only this profile
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+
     /// Output format
     #[arg(long, value_enum, default_value_t = CallFormat::Human)]
     pub format: CallFormat,

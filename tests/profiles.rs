@@ -573,4 +573,68 @@ fn a_server_in_a_continue_or_cline_config_is_pinned_under_that_hosts_profile() {
     let lock = p.lock_text().unwrap();
     assert_eq!(pinned_names(&lock, "cline"), ["echo"], "{lock}");
     assert_eq!(recorded(&log)[0]["params"]["protocolVersion"], "2024-11-05");
+
+#[test]
+fn profiles_prints_each_builtin_and_defined_profile_as_it_is_sent_and_refuses_an_unknown_name() {
+    let p = Project::empty();
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[profile.my-agent]\nprotocol-version = \"2025-06-18\"\ncapabilities = { sampling = {} }\n",
+    )
+    .unwrap();
+    let run = p.run(&["profiles", "--format", "json"]);
+    run.expect(0);
+    let doc = run.json();
+    let names: Vec<&str> = doc["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bare",
+            "claude-code",
+            "codex",
+            "cursor",
+            "gemini-cli",
+            "opencode",
+            "vscode",
+            "my-agent"
+        ]
+    );
+    let claude = &doc["profiles"][1];
+    assert_eq!(claude["first_request"], "server/discover");
+    assert_eq!(claude["initialize_version"], "2025-11-25");
+    assert_eq!(claude["client_info"]["name"], "claude-code");
+    let mine = &doc["profiles"][7];
+    assert_eq!(mine["source"], "mcp-lock.toml");
+    assert_eq!(mine["first_request"], "initialize");
+    assert_eq!(mine["initialize_version"], "2025-06-18");
+    assert_eq!(mine["capabilities"], json!({"sampling": {}}));
+
+    let one = p.run(&["profiles", "codex"]);
+    one.expect(0);
+    assert!(
+        one.stdout().starts_with("codex (builtin)\n"),
+        "{}",
+        one.stdout()
+    );
+    assert!(
+        one.stdout().contains("2025-06-18 (initialize)"),
+        "{}",
+        one.stdout()
+    );
+
+    let unknown = p.run(&["profiles", "emacs"]);
+    unknown.expect(2);
+    assert!(
+        unknown
+            .stderr()
+            .contains("unknown client profile \"emacs\""),
+        "{}",
+        unknown.stderr()
+    );
+    assert_eq!(unknown.stderr().lines().count(), 1, "{}", unknown.stderr());
 }

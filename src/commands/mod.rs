@@ -9,6 +9,7 @@ mod hash;
 pub mod hook;
 mod login;
 mod outdated;
+mod profiles;
 mod progress;
 mod servers;
 mod update;
@@ -129,6 +130,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CheckListing(args) => check_listing::run(&ctx, args),
         Command::Hook { host } => hook::run(&ctx, host).await,
         Command::Servers(args) => servers::run(&ctx, args),
+        Command::Profiles(args) => profiles::run(&ctx, args),
         Command::Outdated(args) => outdated::run(&ctx, args).await,
         Command::Login(args) => login::login(&ctx, args).await,
         Command::Logout(args) => login::logout(&ctx, args),
