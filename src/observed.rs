@@ -75,7 +75,14 @@ impl RootsShape {
         let mut schemes: Vec<String> = roots
             .iter()
             .filter_map(|r| r["uri"].as_str())
-            .map(|u| u.split(':').next().unwrap_or_default().chars().take(32).collect())
+            .map(|u| {
+                u.split(':')
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(32)
+                    .collect()
+            })
             .collect();
         schemes.sort();
         schemes.dedup();
@@ -281,13 +288,20 @@ pub fn differing(lock: &Lockfile, seen: &[Handshake], servers: &[String]) -> Vec
 
 /// The pinned profile a handshake is judged under: the one it names if still pinned,
 /// else the one with equal capabilities, else the one with the fewest differences.
-pub fn nearest<'a>(pins: &'a PinnedServer, h: &Handshake) -> Option<(&'a String, &'a LockedServer)> {
-    if let Some(p) = h.profile.as_ref().and_then(|n| pins.profiles.get_key_value(n)) {
+pub fn nearest<'a>(
+    pins: &'a PinnedServer,
+    h: &Handshake,
+) -> Option<(&'a String, &'a LockedServer)> {
+    if let Some(p) = h
+        .profile
+        .as_ref()
+        .and_then(|n| pins.profiles.get_key_value(n))
+    {
         return Some(p);
     }
-    pins.profiles
-        .iter()
-        .min_by_key(|(_, p)| capability_difference(&p.client_capabilities.to_value(), &h.capabilities).len())
+    pins.profiles.iter().min_by_key(|(_, p)| {
+        capability_difference(&p.client_capabilities.to_value(), &h.capabilities).len()
+    })
 }
 
 fn differs(server: &str, pins: &PinnedServer, h: &Handshake) -> Option<Observed> {
@@ -316,7 +330,10 @@ fn differs(server: &str, pins: &PinnedServer, h: &Handshake) -> Option<Observed>
         ));
     }
     if era_changed {
-        what.push(format!("over {} where the lock pinned {pinned_era}", h.era()));
+        what.push(format!(
+            "over {} where the lock pinned {pinned_era}",
+            h.era()
+        ));
     }
     let message = format!(
         "{server} [{profile}]: {} last sent {}; pinned under {} over {pinned_era} (run `mcp-lock update {server}` to pin it)",
@@ -419,11 +436,22 @@ mod tests {
         let all = read(dir.path()).unwrap();
         assert_eq!(all, vec![later]);
         for i in 0..MAX_ENTRIES + 5 {
-            record(dir.path(), &seen("s", &format!("h{i:03}"), &format!("2026-02-01T00:00:{:02}.{i:03}Z", i % 60))).unwrap();
+            record(
+                dir.path(),
+                &seen(
+                    "s",
+                    &format!("h{i:03}"),
+                    &format!("2026-02-01T00:00:{:02}.{i:03}Z", i % 60),
+                ),
+            )
+            .unwrap();
         }
         let all = read(dir.path()).unwrap();
         assert_eq!(all.len(), MAX_ENTRIES);
-        assert!(!all.iter().any(|h| h.server == "a"), "the oldest went first");
+        assert!(
+            !all.iter().any(|h| h.server == "a"),
+            "the oldest went first"
+        );
     }
 
     #[test]
@@ -464,7 +492,10 @@ mod tests {
 
     #[test]
     fn the_roots_answer_is_kept_as_a_shape_without_paths() {
-        let shape = RootsShape::of(&json!({"roots": [{"uri": "file:///home/x"}, {"uri": "file:///y", "name": "y"}]})).unwrap();
+        let shape = RootsShape::of(
+            &json!({"roots": [{"uri": "file:///home/x"}, {"uri": "file:///y", "name": "y"}]}),
+        )
+        .unwrap();
         assert_eq!(
             shape,
             RootsShape {

@@ -34,8 +34,8 @@ use mcp_lock::drift::{ServerReport, Verdict};
 use mcp_lock::lock::{Lockfile, read_lock_with_lines, read_unchecked};
 use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::report::{
-    LockContext, render_github, render_human, render_junit, render_markdown,
-    render_sarif, render_summary,
+    LockContext, render_github, render_human, render_junit, render_markdown, render_sarif,
+    render_summary,
 };
 
 use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};

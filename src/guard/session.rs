@@ -285,9 +285,7 @@ impl Session {
 
     /// What the client sent, to record in the state file, once each time it is new,
     /// with the directory to record it in (its `at` is left for the caller).
-    pub fn take_observation(
-        &mut self,
-    ) -> Option<(std::path::PathBuf, crate::observed::Handshake)> {
+    pub fn take_observation(&mut self) -> Option<(std::path::PathBuf, crate::observed::Handshake)> {
         if !std::mem::take(&mut self.unrecorded) {
             return None;
         }

@@ -12,7 +12,11 @@ fn connect(agent: &mut McpPipe, capabilities: &Value, protocol: &str, version: &
         json!({"protocolVersion": protocol, "capabilities": capabilities,
                "clientInfo": {"name": "test-host", "title": "Test Host", "version": version}}),
     );
-    assert!(init["result"].is_object(), "{init}; stderr:\n{}", agent.stderr());
+    assert!(
+        init["result"].is_object(),
+        "{init}; stderr:\n{}",
+        agent.stderr()
+    );
     agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     agent.list_tools()
 }
@@ -91,8 +95,9 @@ fn a_host_sending_other_capabilities_is_recorded_named_profile_drift_once_shown_
     run.expect(0);
     let stderr = run.stderr();
     assert!(
-        stderr.contains(&format!("deploy [{profile}]: Test Host 7.0 last sent capabilities"))
-            && stderr.contains("run `mcp-lock update deploy` to pin it"),
+        stderr.contains(&format!(
+            "deploy [{profile}]: Test Host 7.0 last sent capabilities"
+        )) && stderr.contains("run `mcp-lock update deploy` to pin it"),
         "{stderr}"
     );
     let json = project.run(&["verify", "--format", "json"]);
@@ -125,7 +130,9 @@ fn a_host_sending_other_capabilities_is_recorded_named_profile_drift_once_shown_
     let update = project.run(&["update", "--yes"]);
     update.expect(0);
     assert!(
-        update.stderr().contains("listed with the handshake Test Host 7.0 last sent"),
+        update
+            .stderr()
+            .contains("listed with the handshake Test Host 7.0 last sent"),
         "{}",
         update.stderr()
     );
@@ -149,14 +156,21 @@ fn a_host_sending_other_capabilities_is_recorded_named_profile_drift_once_shown_
         .filter(|e| e["event"] == "client_profile" && e["decision"] == "matched")
         .collect();
     assert_eq!(matched.len(), 2, "{matched:?}");
-    assert_eq!(handshakes(&project)["handshakes"][0]["client_info"]["version"], "8.1");
+    assert_eq!(
+        handshakes(&project)["handshakes"][0]["client_info"]["version"],
+        "8.1"
+    );
 }
 
 #[test]
 fn the_same_capabilities_in_another_protocol_version_is_profile_drift_judged_as_that_profile() {
     let project = deploy_project(&[]);
     let (profile, version, caps) = pinned_profile(&project);
-    let other = if version == "2025-06-18" { "2025-03-26" } else { "2025-06-18" };
+    let other = if version == "2025-06-18" {
+        "2025-03-26"
+    } else {
+        "2025-06-18"
+    };
     let mut agent = McpPipe::guard(&project, &["deploy"]);
     connect(&mut agent, &caps, other, "1");
     drop(agent);
@@ -176,13 +190,21 @@ fn a_corrupt_oversized_or_symlinked_state_file_is_one_note_and_never_written_thr
     let state = project.path().join(".mcp-lock/handshakes.json");
     std::fs::create_dir_all(state.parent().unwrap()).unwrap();
     for (bytes, said) in [
-        (b"{\"version\": 1, \"handshakes\": [".to_vec(), "does not read"),
+        (
+            b"{\"version\": 1, \"handshakes\": [".to_vec(),
+            "does not read",
+        ),
         (vec![b' '; 2 * 1024 * 1024], "larger than"),
     ] {
         std::fs::write(&state, bytes).unwrap();
         let run = project.run(&["verify"]);
         run.expect(0);
-        assert_eq!(run.stderr().matches("handshakes.json is ignored").count(), 1, "{}", run.stderr());
+        assert_eq!(
+            run.stderr().matches("handshakes.json is ignored").count(),
+            1,
+            "{}",
+            run.stderr()
+        );
         assert!(run.stderr().contains(said), "{}", run.stderr());
     }
     // A symlink out of the project: read as nothing, never written through.
@@ -200,4 +222,39 @@ fn a_corrupt_oversized_or_symlinked_state_file_is_one_note_and_never_written_thr
     let run = project.run(&["verify"]);
     run.expect(0);
     assert!(run.stderr().contains("symlink"), "{}", run.stderr());
+}
+
+#[test]
+fn the_shape_of_the_hosts_roots_answer_is_recorded_without_its_paths() {
+    let project = deploy_project(&["--gated"]);
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+               "clientInfo": {"name": "rooted", "version": "1"}}),
+    );
+    agent.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    agent.send(&json!({"jsonrpc": "2.0", "id": 50, "method": "tools/list"}));
+    let secret_path = "file:///home/someone/private-project";
+    loop {
+        let message = agent
+            .next(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("no listing; stderr:\n{}", agent.stderr()));
+        if message["method"] == "roots/list" {
+            agent.send(&json!({"jsonrpc": "2.0", "id": message["id"],
+                "result": {"roots": [{"uri": secret_path}]}}));
+        } else if message["id"] == 50 {
+            break;
+        }
+    }
+    drop(agent);
+    let seen = handshakes(&project);
+    let entry = &seen["handshakes"][0];
+    assert_eq!(entry["host"], "rooted");
+    assert_eq!(
+        entry["roots_answer"],
+        json!({"count": 1, "named": false, "schemes": ["file"]}),
+        "{entry}"
+    );
+    assert!(!seen.to_string().contains("private-project"));
 }

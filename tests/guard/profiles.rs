@@ -116,7 +116,7 @@ fn a_host_whose_capabilities_were_pinned_sees_every_tool_server_everything_lists
             (matched["decision"].as_str(), matched["profile"].as_str()),
             (Some("matched"), Some(profile))
         );
-        // Recorded as matched, with the shape of the host's roots answer (no path).
+        // Recorded as matched.
         let text =
             std::fs::read_to_string(project.path().join(".mcp-lock/handshakes.json")).unwrap();
         let seen: Value = serde_json::from_str(&text).unwrap();
@@ -126,12 +126,6 @@ fn a_host_whose_capabilities_were_pinned_sees_every_tool_server_everything_lists
             (Some(profile), Some(true)),
             "{entry}"
         );
-        assert_eq!(
-            entry["roots_answer"],
-            json!({"count": 1, "named": true, "schemes": ["file"]}),
-            "{entry}"
-        );
-        assert!(!text.contains(&project.path().display().to_string()));
         // A matched host is no notice for verify.
         let run = project.run(&["verify", "--format", "json"]);
         assert!(run.json().get("observed_handshakes").is_none());

@@ -291,7 +291,8 @@ pub(super) fn record_observation(state: &mut Shared) {
     };
     seen.at = crate::guard::audit::now_rfc3339();
     if let Err(e) = crate::observed::record(&dir, &seen) {
-        let line = format!("the client's handshake is not recorded in .mcp-lock/handshakes.json: {e}");
+        let line =
+            format!("the client's handshake is not recorded in .mcp-lock/handshakes.json: {e}");
         say(state, &line);
     }
 }

@@ -468,7 +468,9 @@ fn a_host_in_the_era_its_profile_was_pinned_in_matches_whatever_its_version() {
         PinnedServer::single(listing("claude-code", caps.clone(), &[a])),
         OnDrift::Hide,
     );
-    let failed = Json::from_value(&json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "no"}}));
+    let failed = Json::from_value(
+        &json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "no"}}),
+    );
     let (_, notices) = s.check_handshake(&failed, Some(discover_hello(caps.clone())));
     assert!(notices.is_empty(), "{notices:?}");
     let mut newer = hello(caps);
@@ -476,16 +478,23 @@ fn a_host_in_the_era_its_profile_was_pinned_in_matches_whatever_its_version() {
     let (_, notices) = s.check_handshake(&handshake("srv"), Some(newer));
     assert_eq!(s.profile(), Some("claude-code"));
     assert!(drift_notices(&notices).is_empty(), "{notices:?}");
-    let (_, observed) = s.take_observation().map_or((None, None), |(d, h)| (Some(d), Some(h)));
+    let (_, observed) = s
+        .take_observation()
+        .map_or((None, None), |(d, h)| (Some(d), Some(h)));
     assert!(observed.is_none(), "no state directory: nothing to record");
 }
 
 #[test]
-fn another_era_with_the_pinned_capabilities_is_profile_drift_said_once_and_judged_as_that_profile() {
+fn another_era_with_the_pinned_capabilities_is_profile_drift_said_once_and_judged_as_that_profile()
+{
     let caps = json!({"roots": {"listChanged": true}});
     let a = tool("a", &[]);
     let mut s = session(
-        PinnedServer::single(listing("claude-code", caps.clone(), std::slice::from_ref(&a))),
+        PinnedServer::single(listing(
+            "claude-code",
+            caps.clone(),
+            std::slice::from_ref(&a),
+        )),
         OnDrift::Hide,
     )
     .with_state_dir(std::path::PathBuf::from("project"));
@@ -495,7 +504,8 @@ fn another_era_with_the_pinned_capabilities_is_profile_drift_said_once_and_judge
     let line = drift[0].message.as_deref().unwrap();
     assert!(
         line.contains("profile drift: Claude Code 2.1.340")
-            && line.contains("server/discover 2026-07-28 where the lock pinned initialize 2025-11-25"),
+            && line
+                .contains("server/discover 2026-07-28 where the lock pinned initialize 2025-11-25"),
         "{line}"
     );
     assert!(drift[0].members.contains(&("era_changed", json!(true))));
@@ -509,8 +519,18 @@ fn another_era_with_the_pinned_capabilities_is_profile_drift_said_once_and_judge
     let (dir, seen) = s.take_observation().unwrap();
     assert_eq!(dir, std::path::PathBuf::from("project"));
     assert_eq!(
-        (seen.path.as_str(), seen.agreed_version.as_deref(), seen.profile.as_deref(), seen.matched),
-        ("server/discover", Some("2026-07-28"), Some("claude-code"), false)
+        (
+            seen.path.as_str(),
+            seen.agreed_version.as_deref(),
+            seen.profile.as_deref(),
+            seen.matched
+        ),
+        (
+            "server/discover",
+            Some("2026-07-28"),
+            Some("claude-code"),
+            false
+        )
     );
     assert!(s.take_observation().is_none(), "recorded once");
     // Said once a session.
