@@ -73,9 +73,8 @@ fn server_everything_is_pinned_with_what_each_host_profile_is_offered() {
     ] {
         assert!(!bare.contains(&gated.to_string()) && claude.contains(&gated.to_string()));
     }
-    for gated in ["trigger-sampling-request"] {
-        assert!(!claude.contains(&gated.to_string()) && vscode.contains(&gated.to_string()));
-    }
+    let gated = "trigger-sampling-request".to_string();
+    assert!(!claude.contains(&gated) && vscode.contains(&gated));
     // Each definition is written once however many profiles list it.
     assert_eq!(lock.matches("\n[[server.tool]]\n").count(), 19, "{lock}");
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
