@@ -584,7 +584,7 @@ fn offer_observed(
             .find(|o| o.server == server && o.profile == profile && o.at == h.at)
         {
             super::notice(&format!(
-                "{} [{}]: listed with the handshake {} last sent, to pin it: capabilities {} -> {}{}; era {} {} -> {}",
+                "{} [{}]: listed with the handshake {} last sent, to pin it: capabilities {} -> {}{}; era {}",
                 esc(&server),
                 esc(&profile),
                 esc(&h.host_shown()),
@@ -595,13 +595,22 @@ fn offer_observed(
                 } else {
                     format!(" (differing at {})", o.difference.join(", "))
                 },
-                if mcp_lock::protocol::is_modern(&o.pinned_protocol_version) {
-                    "server/discover"
-                } else {
-                    "initialize"
+                {
+                    let pinned = format!(
+                        "{} {}",
+                        if mcp_lock::protocol::is_modern(&o.pinned_protocol_version) {
+                            "server/discover"
+                        } else {
+                            "initialize"
+                        },
+                        o.pinned_protocol_version
+                    );
+                    if o.era_changed {
+                        format!("{pinned} -> {}", esc(&h.era()))
+                    } else {
+                        format!("unchanged ({pinned})")
+                    }
                 },
-                o.pinned_protocol_version,
-                esc(&h.era()),
             ));
         }
         target.profile.protocol_version = version;

@@ -403,7 +403,7 @@ impl Session {
             }),
             (_, Some(drift)) => {
                 let judged = match (&self.matched, &self.missing) {
-                    (_, Some(missing)) => missing.message(&self.server, pins),
+                    (_, Some(missing)) => missing.judged(&self.server, pins),
                     (Some(name), None) => format!(
                         "its tools are judged against what {name} pinned, as a client with its capabilities"
                     ),
