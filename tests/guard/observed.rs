@@ -258,3 +258,91 @@ fn the_shape_of_the_hosts_roots_answer_is_recorded_without_its_paths() {
     );
     assert!(!seen.to_string().contains("private-project"));
 }
+
+fn client_profile_decisions(project: &Project) -> Vec<(String, Value)> {
+    audit(project)
+        .into_iter()
+        .filter(|e| e["event"] == "client_profile")
+        .map(|e| (e["decision"].as_str().unwrap().to_string(), e))
+        .collect()
+}
+
+/// Claude Code: `server/discover` first, `initialize` 2025-11-25 on -32601.
+#[track_caller]
+fn hello_as_claude_code(agent: &mut McpPipe, capabilities: &Value) -> &'static str {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.340"},
+    });
+    let discover = agent.request("server/discover", json!({"_meta": meta}));
+    if discover["result"].is_object() {
+        return "server/discover";
+    }
+    assert_eq!(discover["error"]["code"], -32601, "{discover}");
+    let init = agent.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+               "clientInfo": {"name": "claude-code", "version": "2.1.340"}}),
+    );
+    assert!(init["result"].is_object(), "{init}");
+    "initialize"
+}
+
+#[test]
+fn claude_codes_discover_matches_a_modern_pin_and_its_fallback_initialize_matches_a_fallback_pin() {
+    for (era, pinned, path) in [
+        ("modern", "2026-07-28", "server/discover"),
+        ("legacy", "2025-11-25", "initialize"),
+    ] {
+        let project = deploy_project(&["--era", era]);
+        let (profile, version, caps) = pinned_profile(&project);
+        assert_eq!(
+            (profile.as_str(), version.as_str()),
+            ("claude-code", pinned)
+        );
+        let mut agent = McpPipe::guard(&project, &["deploy"]);
+        assert_eq!(hello_as_claude_code(&mut agent, &caps), path);
+        drop(agent);
+        let decisions = client_profile_decisions(&project);
+        assert_eq!(decisions.len(), 1, "{era}: {decisions:?}");
+        assert_eq!(decisions[0].0, "matched", "{era}: {decisions:?}");
+        let seen = handshakes(&project);
+        assert_eq!(seen["handshakes"][0]["path"], path);
+        assert_eq!(seen["handshakes"][0]["matched"], true);
+    }
+}
+
+#[test]
+fn an_initialize_to_a_profile_pinned_over_server_discover_is_era_drift() {
+    let project = deploy_project(&["--era", "dual"]);
+    let (profile, version, caps) = pinned_profile(&project);
+    assert_eq!(version, "2026-07-28");
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    connect(&mut agent, &caps, "2025-11-25", "2.1.340");
+    drop(agent);
+    let drift = drift_entries(&project);
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert_eq!(drift[0]["era_changed"], true);
+    assert_eq!(drift[0]["path"], "initialize");
+    assert_eq!(drift[0]["pinned_protocol_version"], "2026-07-28");
+    assert_eq!(drift[0]["judged_as"], profile.as_str());
+    let run = project.run(&["verify"]);
+    run.expect(0);
+    assert!(
+        run.stderr().contains(
+            "over initialize 2025-11-25 where the lock pinned server/discover 2026-07-28"
+        ),
+        "{}",
+        run.stderr()
+    );
+    // update pins the era the host speaks; its next session matches.
+    project.run(&["update", "--yes"]).expect(0);
+    assert_eq!(pinned_profile(&project).1, "2025-11-25");
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    connect(&mut agent, &caps, "2025-11-25", "2.1.341");
+    drop(agent);
+    assert_eq!(drift_entries(&project).len(), 1, "no new drift");
+    let last = client_profile_decisions(&project).pop().unwrap();
+    assert_eq!(last.0, "matched", "{last:?}");
+}
