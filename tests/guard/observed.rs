@@ -326,6 +326,12 @@ fn an_initialize_to_a_profile_pinned_over_server_discover_is_era_drift() {
     assert_eq!(drift[0]["era_changed"], true);
     assert_eq!(drift[0]["path"], "initialize");
     assert_eq!(drift[0]["pinned_protocol_version"], "2026-07-28");
+    // One line says it: no second one about the unpinned version.
+    assert!(
+        !audit(&project)
+            .iter()
+            .any(|e| e["event"] == "protocol_unpinned")
+    );
     assert_eq!(drift[0]["judged_as"], profile.as_str());
     let run = project.run(&["verify"]);
     run.expect(0);

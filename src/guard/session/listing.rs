@@ -29,7 +29,10 @@ impl Session {
         if let Some(hello) = hello {
             notices.extend(self.meet(hello, version.clone()));
         }
+        // Profile drift in the era already said it, with the pinned version.
+        let era_drift = self.drift.as_ref().is_some_and(|d| d.era_changed);
         if let (Some(version), Some(pins)) = (version, &self.pins)
+            && !era_drift
             && let Some(line) = unpinned_version(&self.server, pins, &version)
             && self.said.insert(line.clone())
         {
