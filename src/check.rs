@@ -537,18 +537,22 @@ pub fn judge(
 /// pinned profile: it is judged against every definition approved for the server.
 pub const UNMATCHED: &str = "(unmatched)";
 
-/// The pinned profile a client that declared `hello` is (the guard's matcher: equal
-/// capabilities, then the protocol version it asked for), or, when none is, what it
-/// misses: the closest pinned profile, the difference, and what would pin it.
+/// The pinned profile a client that declared `hello` is, as the guard judges it: the
+/// one with its capabilities and era, else the one with its capabilities in another
+/// era; or, when none has its capabilities, what it misses: the closest pinned
+/// profile, the difference, and what would pin it.
 pub fn declared_profile(
     server: &str,
     pins: &PinnedServer,
     hello: &crate::guard::ClientHello,
     settings: &crate::profile::ProfileSettings,
 ) -> Result<String, crate::drift::MissingProfile> {
-    crate::guard::client::matching_profile(pins, hello).ok_or_else(|| {
-        crate::drift::MissingProfile::new(server, pins, &hello.capabilities, settings)
-    })
+    use crate::guard::client::{matching_profile, same_capabilities};
+    matching_profile(pins, hello, None)
+        .or_else(|| same_capabilities(pins, hello))
+        .ok_or_else(|| {
+            crate::drift::MissingProfile::new(server, pins, &hello.capabilities, settings)
+        })
 }
 
 /// Marks a report judged under [`UNMATCHED`], as the guard judges a client whose

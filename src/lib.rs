@@ -43,6 +43,7 @@ pub mod hook;
 pub mod json;
 pub mod lock;
 pub mod net;
+pub mod observed;
 pub mod offline;
 pub mod package;
 pub mod policy;

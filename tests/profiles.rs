@@ -573,6 +573,7 @@ fn a_server_in_a_continue_or_cline_config_is_pinned_under_that_hosts_profile() {
     let lock = p.lock_text().unwrap();
     assert_eq!(pinned_names(&lock, "cline"), ["echo"], "{lock}");
     assert_eq!(recorded(&log)[0]["params"]["protocolVersion"], "2024-11-05");
+}
 
 #[test]
 fn profiles_prints_each_builtin_and_defined_profile_as_it_is_sent_and_refuses_an_unknown_name() {
@@ -596,10 +597,14 @@ fn profiles_prints_each_builtin_and_defined_profile_as_it_is_sent_and_refuses_an
         [
             "bare",
             "claude-code",
+            "cline",
             "codex",
+            "continue",
             "cursor",
             "gemini-cli",
+            "kilo-code",
             "opencode",
+            "qwen-code",
             "vscode",
             "my-agent"
         ]
@@ -608,7 +613,7 @@ fn profiles_prints_each_builtin_and_defined_profile_as_it_is_sent_and_refuses_an
     assert_eq!(claude["first_request"], "server/discover");
     assert_eq!(claude["initialize_version"], "2025-11-25");
     assert_eq!(claude["client_info"]["name"], "claude-code");
-    let mine = &doc["profiles"][7];
+    let mine = &doc["profiles"][11];
     assert_eq!(mine["source"], "mcp-lock.toml");
     assert_eq!(mine["first_request"], "initialize");
     assert_eq!(mine["initialize_version"], "2025-06-18");

@@ -267,7 +267,9 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         cli::OnDrift::Fail => OnDrift::Fail,
     };
     let profiles: Vec<String> = pinned.profiles.keys().cloned().collect();
-    let session = Session::new(&args.server, Some(pinned), policy, on_drift).with_filter(filter);
+    let session = Session::new(&args.server, Some(pinned), policy, on_drift)
+        .with_filter(filter)
+        .with_state_dir(ws.lock_dir().to_path_buf());
     if !super::quiet() {
         eprintln!(
             "mcp-lock guard: enforcing {} of {} (client profiles pinned: {}{}) from {lock_shown}; audit log {}",

@@ -35,8 +35,8 @@ use mcp_lock::drift::{ServerReport, Verdict};
 use mcp_lock::lock::{Lockfile, read_lock_with_lines, read_unchecked};
 use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::report::{
-    LockContext, render_github, render_human, render_json, render_junit, render_markdown,
-    render_sarif, render_summary,
+    LockContext, render_github, render_human, render_junit, render_markdown, render_sarif,
+    render_summary,
 };
 
 use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};
@@ -424,8 +424,29 @@ fn print_reports(
     code: ExitCode,
     verb: &str,
 ) {
+    print_reports_observed(reports, format, ctx, code, verb, &[]);
+}
+
+/// [`print_reports`], with the handshakes hosts last sent where they differ from the
+/// lock's: a member of the JSON report, a note before a human one.
+fn print_reports_observed(
+    reports: &[ServerReport],
+    format: Format,
+    ctx: &LockContext,
+    code: ExitCode,
+    verb: &str,
+    observed: &[mcp_lock::observed::Observed],
+) {
+    if format == Format::Human {
+        for o in observed {
+            notice(&o.message);
+        }
+    }
     match format {
-        Format::Json => out(&format!("{}\n", render_json(reports, &ctx.path, code))),
+        Format::Json => out(&format!(
+            "{}\n",
+            mcp_lock::report::render_json_observed(reports, &ctx.path, code, observed)
+        )),
         Format::Sarif => out(&format!("{}\n", render_sarif(reports, ctx))),
         Format::Junit => out(&render_junit(reports, ctx)),
         Format::Github => out(&render_github(reports, ctx)),
@@ -443,6 +464,23 @@ fn print_reports(
                 ExitCode::Success => warning(&format!("{summary} (within the policy)")),
                 _ => error(&summary),
             }
+        }
+    }
+}
+
+/// The recorded handshakes (`.mcp-lock/handshakes.json` beside the lock) that differ
+/// from what `lock` pinned, for these servers (all with none named). A state file
+/// that cannot be read is one note, and counts as none.
+fn observed_handshakes(
+    ws: &Workspace,
+    lock: &mcp_lock::lock::Lockfile,
+    servers: &[String],
+) -> Vec<mcp_lock::observed::Observed> {
+    match mcp_lock::observed::read(ws.lock_dir()) {
+        Ok(seen) => mcp_lock::observed::differing(lock, &seen, servers),
+        Err(why) => {
+            notice(&why);
+            Vec::new()
         }
     }
 }

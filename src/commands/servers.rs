@@ -43,6 +43,10 @@ struct Row {
     /// What the developer's own settings say of an entry still pinned (turned off
     /// for them only).
     note: Option<String>,
+    /// Hosts that last sent the guard another handshake than the lock pinned for
+    /// their profile (`.mcp-lock/handshakes.json`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    observed_handshakes: Vec<mcp_lock::observed::Observed>,
 }
 
 #[derive(Debug, Serialize)]
@@ -266,6 +270,7 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
     let policy = ws.policy(None)?;
     let lock = read_lock(&ws.lock_path)?.unwrap_or_default();
+    let observed = super::observed_handshakes(ws, &lock, &[]);
     let spec_of = |name: &str| -> Option<&ServerSpec> { project.server(name) };
     let row = |found: &Found| -> anyhow::Result<Row> {
         let spec = spec_of(&found.name).filter(|_| found.skipped.is_none());
@@ -309,6 +314,11 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
             launch,
             launch_error,
             note: found.note.clone(),
+            observed_handshakes: observed
+                .iter()
+                .filter(|o| o.server == found.name && spec.is_some())
+                .cloned()
+                .collect(),
         })
     };
     let rows: Vec<Row> = project
@@ -388,6 +398,10 @@ fn table(rows: &[Row], project_dir: &Path) -> String {
         ]));
         for (label, value) in details(r, project_dir) {
             out.push_str(&format!("    {label:<8} {value}\n"));
+        }
+        for o in &r.observed_handshakes {
+            // Escaped when it was made.
+            out.push_str(&format!("    {:<8} {}\n", "observed", o.message));
         }
     }
     if rows.is_empty() {

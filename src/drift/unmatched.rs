@@ -72,6 +72,22 @@ impl MissingProfile {
         }
     }
 
+    /// What a client with profile drift is judged against, and the known profile
+    /// that would pin it when there is one (the drift line itself says that
+    /// `mcp-lock update` pins the handshake it sends).
+    pub fn judged(&self, server: &str, pins: &PinnedServer) -> String {
+        let names: Vec<&str> = pins.profiles.keys().map(String::as_str).collect();
+        let mut line = format!(
+            "the client's capabilities match no client profile pinned for {server} (pinned: {}); its tools are judged against every definition approved for {server}, and a tool no pinned profile saw counts as added",
+            names.join(", ")
+        );
+        if self.profile.is_some() {
+            line.push_str("; ");
+            line.push_str(&self.advice());
+        }
+        line
+    }
+
     /// The one line said on stderr and in the audit log.
     pub fn message(&self, server: &str, pins: &PinnedServer) -> String {
         let names: Vec<&str> = pins.profiles.keys().map(String::as_str).collect();

@@ -3,12 +3,14 @@
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::client::is_modern;
 pub use crate::drift::MissingProfile;
 use crate::json::Json;
 use crate::lock::PinnedServer;
+use crate::profile::capability_difference;
 
 /// What a client says about itself when it connects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +50,15 @@ impl ClientHello {
             _ => None,
         }
     }
+
+    /// `server/discover` or `initialize`.
+    pub fn path(&self) -> &'static str {
+        if self.modern {
+            "server/discover"
+        } else {
+            "initialize"
+        }
+    }
 }
 
 /// A client that declares no capabilities at all declares `{}`.
@@ -58,10 +69,32 @@ fn object_or_empty(value: &Value) -> Value {
     }
 }
 
-/// The pinned profile whose recorded capabilities equal the client's (compared as
-/// JSON values: key order does not matter). Of several, the one pinned with the
-/// protocol version the client asks for, else the first by name.
-pub fn matching_profile(pins: &PinnedServer, hello: &ClientHello) -> Option<String> {
+/// The pinned profile the client is: its capabilities equal the recorded ones
+/// (compared as JSON values: key order does not matter) and it speaks the same era,
+/// the version agreed on being the pinned one (2026-07-28 only ever via
+/// `server/discover`; within `initialize`, the version the session agreed on). The
+/// clientInfo, a host's own version, does not count. Of several, the first by name.
+/// `agreed` is the version the session agreed on (the client's own when unknown).
+pub fn matching_profile(
+    pins: &PinnedServer,
+    hello: &ClientHello,
+    agreed: Option<&str>,
+) -> Option<String> {
+    let agreed = agreed.or(hello.protocol_version.as_deref());
+    pins.profiles
+        .iter()
+        .find(|(_, p)| {
+            p.client_capabilities.to_value() == hello.capabilities
+                && agreed == Some(p.protocol_version.as_str())
+                && hello.modern == is_modern(&p.protocol_version)
+        })
+        .map(|(name, _)| name.clone())
+}
+
+/// A pinned profile with the client's capabilities but another era: the client is
+/// judged against its pins (as before the era counted), and the drift is reported.
+/// Of several, the one pinned in the client's own era kind, else the first by name.
+pub fn same_capabilities(pins: &PinnedServer, hello: &ClientHello) -> Option<String> {
     let equal: Vec<(&String, &crate::lock::LockedServer)> = pins
         .profiles
         .iter()
@@ -69,9 +102,94 @@ pub fn matching_profile(pins: &PinnedServer, hello: &ClientHello) -> Option<Stri
         .collect();
     equal
         .iter()
-        .find(|(_, p)| Some(&p.protocol_version) == hello.protocol_version.as_ref())
+        .find(|(_, p)| is_modern(&p.protocol_version) == hello.modern)
         .or(equal.first())
         .map(|(name, _)| (*name).clone())
+}
+
+/// The client's handshake differs from every one the lock pinned: profile drift.
+/// `nearest` is the pinned profile it is judged under (the one with its
+/// capabilities, in another era; else the one with the fewest differences).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileDrift {
+    pub nearest: String,
+    /// JSON pointers from the nearest profile's capabilities to the client's.
+    pub difference: Vec<String>,
+    /// The era differs: `server/discover` against `initialize`, or another
+    /// `initialize` version.
+    pub era_changed: bool,
+    pub pinned_protocol_version: String,
+    /// The version the session agreed on.
+    pub protocol_version: Option<String>,
+    /// `server/discover` or `initialize`.
+    pub path: &'static str,
+}
+
+impl ProfileDrift {
+    pub fn new(
+        pins: &PinnedServer,
+        hello: &ClientHello,
+        agreed: Option<&str>,
+        nearest: &str,
+    ) -> Self {
+        let pin = &pins.profiles[nearest];
+        let agreed = agreed.or(hello.protocol_version.as_deref());
+        ProfileDrift {
+            nearest: nearest.to_string(),
+            difference: capability_difference(
+                &pin.client_capabilities.to_value(),
+                &hello.capabilities,
+            ),
+            era_changed: agreed != Some(pin.protocol_version.as_str())
+                || hello.modern != is_modern(&pin.protocol_version),
+            pinned_protocol_version: pin.protocol_version.clone(),
+            protocol_version: agreed.map(str::to_string),
+            path: hello.path(),
+        }
+    }
+
+    /// The one line said on stderr and in the audit log, once a session.
+    pub fn message(&self, server: &str, hello: &ClientHello, judged: &str) -> String {
+        let host = host_shown(&hello.client_info);
+        let mut what = Vec::new();
+        if !self.difference.is_empty() {
+            what.push(format!(
+                "capabilities differing at {}",
+                self.difference.join(", ")
+            ));
+        }
+        if self.era_changed {
+            what.push(format!(
+                "{} {} where the lock pinned {} {}",
+                self.path,
+                self.protocol_version.as_deref().unwrap_or("(no version)"),
+                if is_modern(&self.pinned_protocol_version) {
+                    "server/discover"
+                } else {
+                    "initialize"
+                },
+                self.pinned_protocol_version
+            ));
+        }
+        format!(
+            "profile drift: {host} sent another handshake than the lock pinned for {server} under {} ({}); {judged}; run `mcp-lock update {server}` to pin the handshake it sends",
+            self.nearest,
+            what.join("; ")
+        )
+    }
+}
+
+/// "Claude Code 2.1.340": a host as its clientInfo names it.
+pub fn host_shown(client_info: &Value) -> String {
+    let name = client_info["title"]
+        .as_str()
+        .or(client_info["name"].as_str())
+        .unwrap_or("the client");
+    let name = crate::text::escape_for_terminal(name);
+    match client_info["version"].as_str() {
+        Some(v) => format!("{name} {}", crate::text::escape_for_terminal(v)),
+        None => name,
+    }
 }
 
 /// Which era a protocol version belongs to, in words.

@@ -14,7 +14,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::client::{ClientHello, MissingProfile, matching_profile, unpinned_version};
+use super::client::{
+    ClientHello, MissingProfile, ProfileDrift, matching_profile, same_capabilities,
+    unpinned_version,
+};
 use crate::classify::Class;
 use crate::drift::{ChangeKind, Pinned, ToolChange, tool_change};
 use crate::hash::{HashedTool, instructions_hash};
@@ -177,6 +180,18 @@ pub struct Session {
     hello: Option<ClientHello>,
     /// The client matches no pinned profile: what would pin it.
     missing: Option<MissingProfile>,
+    /// The version the handshake agreed on.
+    agreed: Option<String>,
+    /// The client's handshake is none the lock pinned (capabilities or era): the
+    /// nearest pinned profile and the difference.
+    drift: Option<ProfileDrift>,
+    /// The shape of the client's `roots/list` answer, once seen.
+    roots_answer: Option<crate::observed::RootsShape>,
+    /// A handshake (or roots answer) not yet recorded in the state file.
+    unrecorded: bool,
+    /// The directory of the lock, whose `.mcp-lock/handshakes.json` records what the
+    /// client sent; None: not recorded.
+    state_dir: Option<std::path::PathBuf>,
     /// The `serverInfo.name` the server gave in the handshake answer (outer None:
     /// no answer yet).
     server_name: Option<Option<String>>,
@@ -215,6 +230,11 @@ impl Session {
             view: None,
             hello: None,
             missing: None,
+            agreed: None,
+            drift: None,
+            roots_answer: None,
+            unrecorded: false,
+            state_dir: None,
             server_name: None,
             refuse_all: false,
             said: HashSet::new(),
@@ -238,8 +258,61 @@ impl Session {
         self
     }
 
+    /// Records each handshake the client sends in `.mcp-lock/handshakes.json` of this
+    /// directory (the lock's).
+    pub fn with_state_dir(mut self, lock_dir: std::path::PathBuf) -> Self {
+        self.state_dir = Some(lock_dir);
+        self
+    }
+
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// The client's handshake differs from every pinned one: how.
+    pub fn drift(&self) -> Option<&ProfileDrift> {
+        self.drift.as_ref()
+    }
+
+    /// The client answered `roots/list` with this shape: recorded with its handshake
+    /// when it is new.
+    pub fn saw_roots(&mut self, shape: crate::observed::RootsShape) {
+        if self.hello.is_some() && self.roots_answer.as_ref() != Some(&shape) {
+            self.roots_answer = Some(shape);
+            self.unrecorded = true;
+        }
+    }
+
+    /// What the client sent, to record in the state file, once each time it is new,
+    /// with the directory to record it in (its `at` is left for the caller).
+    pub fn take_observation(&mut self) -> Option<(std::path::PathBuf, crate::observed::Handshake)> {
+        if !std::mem::take(&mut self.unrecorded) {
+            return None;
+        }
+        let dir = self.state_dir.clone()?;
+        let hello = self.hello.as_ref()?;
+        let host = hello.client_info["name"].as_str().unwrap_or_default();
+        Some((
+            dir,
+            crate::observed::Handshake {
+                server: self.server.clone(),
+                host: host.to_string(),
+                client_info: hello.client_info.clone(),
+                path: hello.path().to_string(),
+                requested_version: hello.protocol_version.clone(),
+                agreed_version: self.agreed.clone(),
+                capabilities: hello.capabilities.clone(),
+                roots_declared: hello.capabilities.get("roots").is_some(),
+                roots_answer: self.roots_answer.clone(),
+                profile: self
+                    .drift
+                    .as_ref()
+                    .map(|d| d.nearest.clone())
+                    .or(self.matched.clone()),
+                matched: self.drift.is_none() && self.matched.is_some(),
+                at: String::new(),
+            },
+        ))
     }
 
     /// How many tools the current view pins.
@@ -262,18 +335,28 @@ impl Session {
     }
 
     /// Picks the view: the profile named `keep` if still pinned, else the one the
-    /// client's capabilities match, else every approved tool.
+    /// client's handshake matches (capabilities and era), else the one with its
+    /// capabilities in another era (profile drift), else every approved tool
+    /// (profile drift too).
     fn choose_view(&mut self, keep: Option<String>) {
         let Some(pins) = &self.pins else {
             self.view = None;
             self.matched = None;
             self.missing = None;
+            self.drift = None;
             self.refuse_all = false;
             return;
         };
+        let agreed = self.agreed.as_deref();
+        let exact = self
+            .hello
+            .as_ref()
+            .and_then(|h| matching_profile(pins, h, agreed));
         let matched = keep
             .filter(|name| pins.profiles.contains_key(name))
-            .or_else(|| self.hello.as_ref().and_then(|h| matching_profile(pins, h)));
+            .filter(|name| exact.is_none() || exact.as_ref() == Some(name))
+            .or(exact.clone())
+            .or_else(|| self.hello.as_ref().and_then(|h| same_capabilities(pins, h)));
         self.missing = match (&matched, &self.hello) {
             (None, Some(hello)) => Some(MissingProfile::new(
                 &self.server,
@@ -281,6 +364,15 @@ impl Session {
                 &hello.capabilities,
                 &self.policy.profiles,
             )),
+            _ => None,
+        };
+        self.drift = match (&self.hello, &exact) {
+            (Some(hello), None) => {
+                let nearest = matched
+                    .clone()
+                    .or(self.missing.as_ref().map(|m| m.closest.clone()));
+                nearest.map(|n| ProfileDrift::new(pins, hello, agreed, &n))
+            }
             _ => None,
         };
         self.view = Some(match &matched {
@@ -291,30 +383,56 @@ impl Session {
         self.update_refuse_all();
     }
 
-    /// The client's handshake: which pinned profile it is. Returns what to say.
-    fn meet(&mut self, hello: ClientHello) -> Vec<Notice> {
+    /// The client's handshake: which pinned profile it is, given the version the
+    /// session agreed on. Returns what to say: a match, or profile drift (once).
+    fn meet(&mut self, hello: ClientHello, agreed: Option<String>) -> Vec<Notice> {
         self.hello = Some(hello);
+        self.agreed = agreed;
+        self.unrecorded = true;
         self.choose_view(None);
         self.judge_again();
         let mut notices = Vec::new();
-        match (&self.matched, &self.missing, &self.pins) {
-            (Some(name), _, _) => notices.push(Notice {
+        let (Some(hello), Some(pins)) = (&self.hello, &self.pins) else {
+            return notices;
+        };
+        match (&self.matched, &self.drift) {
+            (Some(name), None) => notices.push(Notice {
                 event: "client_profile",
                 members: vec![("decision", json!("matched")), ("profile", json!(name))],
                 message: None,
             }),
-            (None, Some(missing), Some(pins)) => {
-                let line = missing.message(&self.server, pins);
+            (_, Some(drift)) => {
+                let judged = match (&self.matched, &self.missing) {
+                    (_, Some(missing)) => missing.judged(&self.server, pins),
+                    (Some(name), None) => format!(
+                        "its tools are judged against what {name} pinned, as a client with its capabilities"
+                    ),
+                    (None, None) => String::new(),
+                };
+                let line = drift.message(&self.server, hello, &judged);
                 if self.said.insert(line.clone()) {
+                    let mut members = vec![
+                        ("decision", json!("profile_drift")),
+                        ("nearest", json!(drift.nearest)),
+                        ("closest", json!(drift.nearest)),
+                        ("difference", json!(drift.difference)),
+                        ("era_changed", json!(drift.era_changed)),
+                        ("path", json!(drift.path)),
+                        ("protocol_version", json!(drift.protocol_version)),
+                        (
+                            "pinned_protocol_version",
+                            json!(drift.pinned_protocol_version),
+                        ),
+                        ("client_info", hello.client_info.clone()),
+                        ("judged_as", json!(self.matched)),
+                    ];
+                    if let Some(missing) = &self.missing {
+                        members.push(("profile", json!(missing.profile)));
+                        members.push(("pin_with", json!(missing.pin_with)));
+                    }
                     notices.push(Notice {
                         event: "client_profile",
-                        members: vec![
-                            ("decision", json!("unmatched")),
-                            ("closest", json!(missing.closest)),
-                            ("difference", json!(missing.difference)),
-                            ("profile", json!(missing.profile)),
-                            ("pin_with", json!(missing.pin_with)),
-                        ],
+                        members,
                         message: Some(line),
                     });
                 }

@@ -83,6 +83,10 @@ pub struct VerifyDocument<'a> {
     pub exit_code: i32,
     pub summary: Summary,
     pub servers: &'a [ServerReport],
+    /// Hosts that last sent the guard another handshake than the lock pinned for
+    /// their profile (`.mcp-lock/handshakes.json`); a notice, never an exit code.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub observed_handshakes: &'a [crate::observed::Observed],
 }
 
 /// How many servers got each verdict, and how many changes each action.
@@ -134,12 +138,24 @@ impl Summary {
 
 /// The JSON report.
 pub fn render_json(reports: &[ServerReport], lock: &str, exit: ExitCode) -> String {
+    render_json_observed(reports, lock, exit, &[])
+}
+
+/// The JSON report with the handshakes hosts were last seen sending, where they
+/// differ from the lock's.
+pub fn render_json_observed(
+    reports: &[ServerReport],
+    lock: &str,
+    exit: ExitCode,
+    observed: &[crate::observed::Observed],
+) -> String {
     let doc = VerifyDocument {
         report_version: REPORT_VERSION,
         lock: lock.to_string(),
         exit_code: exit.into(),
         summary: Summary::of(reports),
         servers: reports,
+        observed_handshakes: observed,
     };
     crate::text::escape_json_output(&serde_json::to_string_pretty(&doc).expect("reports serialize"))
 }

@@ -10,6 +10,7 @@ mod common;
 mod drift;
 mod launch;
 mod lifecycle;
+mod observed;
 mod profiles;
 mod surface;
 

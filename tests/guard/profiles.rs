@@ -116,6 +116,19 @@ fn a_host_whose_capabilities_were_pinned_sees_every_tool_server_everything_lists
             (matched["decision"].as_str(), matched["profile"].as_str()),
             (Some("matched"), Some(profile))
         );
+        // Recorded as matched.
+        let text =
+            std::fs::read_to_string(project.path().join(".mcp-lock/handshakes.json")).unwrap();
+        let seen: Value = serde_json::from_str(&text).unwrap();
+        let entry = &seen["handshakes"][0];
+        assert_eq!(
+            (entry["profile"].as_str(), entry["matched"].as_bool()),
+            (Some(profile), Some(true)),
+            "{entry}"
+        );
+        // A matched host is no notice for verify.
+        let run = project.run(&["verify", "--format", "json"]);
+        assert!(run.json().get("observed_handshakes").is_none());
     }
 }
 

@@ -308,7 +308,16 @@ pub(super) fn decide(
             notes.say("dropped a tools/call without an id (it cannot be answered)");
             return Verdict::Drop;
         }
-        // A notification, or the client answering a request of the server's.
+        // A notification, or the client answering a request of the server's: a
+        // roots/list answer's shape is recorded with the client's handshake.
+        if method.is_none()
+            && let Some(result) = message.get("result")
+            && let Some(shape) = crate::observed::RootsShape::of(&result.to_value())
+        {
+            let mut state = lock(shared);
+            state.session.saw_roots(shape);
+            super::from_server::record_observation(&mut state);
+        }
         return Verdict::Forward;
     };
     let key = id_key(id);

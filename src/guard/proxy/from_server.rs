@@ -278,7 +278,23 @@ pub(super) fn check_handshake(
     for notice in notices {
         tell(state, notes, notice);
     }
+    record_observation(state);
     text
+}
+
+/// Records what the client sent in the project's `.mcp-lock/handshakes.json` when it
+/// is new (a handshake, a roots answer of another shape). A failure is said, never
+/// fatal: the session goes on.
+pub(super) fn record_observation(state: &mut Shared) {
+    let Some((dir, mut seen)) = state.session.take_observation() else {
+        return;
+    };
+    seen.at = crate::guard::audit::now_rfc3339();
+    if let Err(e) = crate::observed::record(&dir, &seen) {
+        let line =
+            format!("the client's handshake is not recorded in .mcp-lock/handshakes.json: {e}");
+        say(state, &line);
+    }
 }
 
 /// A notice of the session's: its audit entry, and its line on stderr.

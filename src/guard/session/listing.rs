@@ -21,15 +21,18 @@ impl Session {
             return (self.canonical_or_error(message), notices);
         };
         let modern = hello.as_ref().is_some_and(|h| h.modern);
-        if let Some(hello) = hello.clone() {
-            notices.extend(self.meet(hello));
-        }
         let version = if modern {
-            hello.and_then(|h| h.protocol_version)
+            hello.as_ref().and_then(|h| h.protocol_version.clone())
         } else {
             result.get("protocolVersion").and_then(Json::as_str)
         };
+        if let Some(hello) = hello {
+            notices.extend(self.meet(hello, version.clone()));
+        }
+        // Profile drift in the era already said it, with the pinned version.
+        let era_drift = self.drift.as_ref().is_some_and(|d| d.era_changed);
         if let (Some(version), Some(pins)) = (version, &self.pins)
+            && !era_drift
             && let Some(line) = unpinned_version(&self.server, pins, &version)
             && self.said.insert(line.clone())
         {

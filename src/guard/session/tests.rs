@@ -427,3 +427,113 @@ fn a_server_under_another_name_has_every_tool_hidden_unless_the_policy_allows_au
     assert_eq!(s.check_page(page(1, &[a], None), true, 0).shown, 1);
     assert_eq!(code(&s.decide_call("a", &json!({}))), None);
 }
+
+fn discover_hello(capabilities: Value) -> ClientHello {
+    ClientHello {
+        capabilities,
+        protocol_version: Some("2026-07-28".into()),
+        client_info: json!({"name": "claude-code", "title": "Claude Code", "version": "2.1.340"}),
+        modern: true,
+    }
+}
+
+fn discover_answer() -> Json {
+    Json::from_value(&json!({"jsonrpc": "2.0", "id": 0, "result": {
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "srv"}}}}))
+}
+
+fn drift_notices(notices: &[Notice]) -> Vec<&Notice> {
+    notices
+        .iter()
+        .filter(|n| n.members.contains(&("decision", json!("profile_drift"))))
+        .collect()
+}
+
+#[test]
+fn a_host_in_the_era_its_profile_was_pinned_in_matches_whatever_its_version() {
+    let caps = json!({"roots": {"listChanged": true}});
+    let a = tool("a", &[]);
+    // Pinned in the modern era: its server/discover matches.
+    let mut modern = listing("claude-code", caps.clone(), std::slice::from_ref(&a));
+    modern.protocol_version = "2026-07-28".into();
+    let mut s = session(PinnedServer::single(modern), OnDrift::Hide);
+    let (_, notices) = s.check_handshake(&discover_answer(), Some(discover_hello(caps.clone())));
+    assert_eq!(s.profile(), Some("claude-code"));
+    assert!(s.drift().is_none(), "{notices:?}");
+    assert!(drift_notices(&notices).is_empty());
+
+    // Pinned in the fallback era (the server answered -32601 to server/discover):
+    // the discover fails, and the initialize at 2025-11-25 that follows matches.
+    let mut s = session(
+        PinnedServer::single(listing("claude-code", caps.clone(), &[a])),
+        OnDrift::Hide,
+    );
+    let failed = Json::from_value(
+        &json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "no"}}),
+    );
+    let (_, notices) = s.check_handshake(&failed, Some(discover_hello(caps.clone())));
+    assert!(notices.is_empty(), "{notices:?}");
+    let mut newer = hello(caps);
+    newer.client_info = json!({"name": "claude-code", "version": "9.9.9"});
+    let (_, notices) = s.check_handshake(&handshake("srv"), Some(newer));
+    assert_eq!(s.profile(), Some("claude-code"));
+    assert!(drift_notices(&notices).is_empty(), "{notices:?}");
+    let (_, observed) = s
+        .take_observation()
+        .map_or((None, None), |(d, h)| (Some(d), Some(h)));
+    assert!(observed.is_none(), "no state directory: nothing to record");
+}
+
+#[test]
+fn another_era_with_the_pinned_capabilities_is_profile_drift_said_once_and_judged_as_that_profile()
+{
+    let caps = json!({"roots": {"listChanged": true}});
+    let a = tool("a", &[]);
+    let mut s = session(
+        PinnedServer::single(listing(
+            "claude-code",
+            caps.clone(),
+            std::slice::from_ref(&a),
+        )),
+        OnDrift::Hide,
+    )
+    .with_state_dir(std::path::PathBuf::from("project"));
+    let (_, notices) = s.check_handshake(&discover_answer(), Some(discover_hello(caps.clone())));
+    let drift = drift_notices(&notices);
+    assert_eq!(drift.len(), 1, "{notices:?}");
+    let line = drift[0].message.as_deref().unwrap();
+    assert!(
+        line.contains("profile drift: Claude Code 2.1.340")
+            && line
+                .contains("server/discover 2026-07-28 where the lock pinned initialize 2025-11-25"),
+        "{line}"
+    );
+    assert!(drift[0].members.contains(&("era_changed", json!(true))));
+    // Judged as the profile with its capabilities, as before the era counted.
+    assert_eq!(s.profile(), Some("claude-code"));
+    s.check_page(page(1, std::slice::from_ref(&a), None), true, 0);
+    assert_eq!(
+        forwarded(&s.decide_call("a", &json!({}))),
+        Some(ServedAs::Approved)
+    );
+    let (dir, seen) = s.take_observation().unwrap();
+    assert_eq!(dir, std::path::PathBuf::from("project"));
+    assert_eq!(
+        (
+            seen.path.as_str(),
+            seen.agreed_version.as_deref(),
+            seen.profile.as_deref(),
+            seen.matched
+        ),
+        (
+            "server/discover",
+            Some("2026-07-28"),
+            Some("claude-code"),
+            false
+        )
+    );
+    assert!(s.take_observation().is_none(), "recorded once");
+    // Said once a session.
+    let (_, again) = s.check_handshake(&discover_answer(), Some(discover_hello(caps)));
+    assert!(drift_notices(&again).is_empty(), "{again:?}");
+}
