@@ -546,7 +546,10 @@ fn check(dir: &Path, seal: &Result<Seal, String>) -> std::io::Result<Fit> {
         // What was hashed now is remembered for the next launch; a record that cannot
         // be written only means hashing again then.
         if stats.hashed > 0 {
-            let _ = write_stats(dir, seal, &stats);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i128);
+            let _ = write_stats(dir, seal, &stats, now);
         }
         return Ok(Fit::Matches);
     }
@@ -702,10 +705,7 @@ fn read_stats(dir: &Path, seal: &Seal) -> Option<Known> {
 
 /// Writes the stat record of `dir`: each regular file's stat as the walk took it
 /// (before reading it) with its manifest line, sealed whole.
-fn write_stats(dir: &Path, seal: &Seal, stats: &Stats) -> std::io::Result<()> {
-    let written = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128);
+fn write_stats(dir: &Path, seal: &Seal, stats: &Stats, written: i128) -> std::io::Result<()> {
     let mut out = format!("{STATS_HEADER}\nwritten\t{written}\n");
     for (_, stat, line) in &stats.files {
         let _ = writeln!(out, "{}\t{line}", stat.text());
@@ -935,6 +935,104 @@ mod tests {
         // With no key nothing is trusted.
         assert!(matches!(
             check(dir.path(), &Err("no key".into())).unwrap(),
+            Fit::Differs(_)
+        ));
+    }
+
+    /// A tree of two files with its sealed manifest, and the seal.
+    fn sealed_tree() -> (tempfile::TempDir, Seal) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        std::fs::write(dir.path().join("lib/index.js"), "exports.v = 1;\n").unwrap();
+        std::fs::write(dir.path().join("lib/other.js"), "exports.o = 1;\n").unwrap();
+        let seal = seal(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            seal.seal(&manifest_of(dir.path()).unwrap()),
+        )
+        .unwrap();
+        (dir, seal)
+    }
+
+    /// The stat record as a check writes it, dated `ahead_s` seconds from now (so its
+    /// files are past the racy window), and what the next walk reads.
+    fn record_and_walk(dir: &Path, seal: &Seal, ahead_s: i128) -> (String, Stats) {
+        let (_, stats) = manifest_with(dir, None).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        write_stats(dir, seal, &stats, now + ahead_s * 1_000_000_000).unwrap();
+        let known = read_stats(dir, seal);
+        manifest_with(dir, known.as_ref()).unwrap()
+    }
+
+    #[test]
+    fn a_sealed_stat_record_spares_reading_unchanged_files_and_matches_the_full_manifest() {
+        let (dir, seal) = sealed_tree();
+        let (text, stats) = record_and_walk(dir.path(), &seal, 10);
+        assert_eq!(stats.hashed, 0, "every file vouched for by its stat");
+        assert_eq!(text, manifest_of(dir.path()).unwrap());
+        assert!(matches!(check(dir.path(), &Ok(seal)).unwrap(), Fit::Matches));
+        // Files changed within the racy window of the record are read again.
+        let (dir, seal) = sealed_tree();
+        let (_, stats) = record_and_walk(dir.path(), &seal, 0);
+        assert_eq!(stats.hashed, 2);
+    }
+
+    #[test]
+    fn a_file_rewritten_after_the_stat_record_with_its_size_and_mtime_kept_is_still_seen() {
+        let (dir, seal) = sealed_tree();
+        record_and_walk(dir.path(), &seal, 10);
+        let file = dir.path().join("lib/index.js");
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        // Past the filesystem's timestamp tick, so the change time moves.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::write(&file, "exports.v = 2;\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+        match check(dir.path(), &Ok(seal)).unwrap() {
+            Fit::Differs(why) => assert!(why.contains("lib/index.js"), "{why}"),
+            _ => panic!("a rewritten file was trusted by its stat"),
+        }
+    }
+
+    #[test]
+    fn a_stat_record_edited_or_sealed_under_another_key_is_ignored() {
+        let (dir, seal) = sealed_tree();
+        record_and_walk(dir.path(), &seal, 10);
+        let record = dir.path().join(STATS);
+        let text = std::fs::read_to_string(&record).unwrap();
+        // Changed and its hash line rewritten to claim the new bytes: the record's seal
+        // no longer verifies, so every file is read (and the change seen).
+        std::fs::write(dir.path().join("lib/other.js"), "exports.o = 2;\n").unwrap();
+        let old = crate::hash::sha256_hex(b"exports.o = 1;\n");
+        let new = crate::hash::sha256_hex(b"exports.o = 2;\n");
+        std::fs::write(&record, text.replace(&old, &new)).unwrap();
+        assert!(read_stats(dir.path(), &seal).is_none());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Differs(_)
+        ));
+        // Another key's record is not this one's.
+        let (dir, seal) = sealed_tree();
+        let other = Seal::new(
+            ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[8u8; 32]),
+            "sha256:abc",
+            dir.path(),
+        );
+        record_and_walk(dir.path(), &other, 10);
+        assert!(read_stats(dir.path(), &seal).is_none());
+        // Something other than a file in the record's place is part of the tree.
+        let (dir, seal) = sealed_tree();
+        std::fs::create_dir(dir.path().join(STATS)).unwrap();
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
             Fit::Differs(_)
         ));
     }
