@@ -118,6 +118,8 @@ pub async fn ensure(root: &Path, install: &Install<'_>) -> Result<Installed, Ins
         Ok(Fit::Differs(why)) => Some(why),
         Err(e) => Some(format!("its tree cannot be read: {e}")),
     };
+    // A stat record of the tree removed is of no use to the one installed now.
+    let _ = std::fs::remove_file(stats_path(&dir));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| failed("remove", e))?;
     }
@@ -590,8 +592,11 @@ pub fn manifest_of(dir: &Path) -> std::io::Result<String> {
     manifest_with(dir, None).map(|(text, _)| text)
 }
 
-/// The stat record's file name, in the installed directory beside the manifest.
-const STATS: &str = ".mcp-lock-stat";
+/// The stat record of an installed directory: a file beside it, `<dir>.stat` (outside
+/// the tree, which an older mcp-lock would see as a file that was never installed).
+fn stats_path(dir: &Path) -> PathBuf {
+    dir.with_extension("stat")
+}
 
 /// The stat record's first line.
 const STATS_HEADER: &str = "mcp-lock closure stat 1";
@@ -666,7 +671,7 @@ fn read_stats(dir: &Path, seal: &Seal) -> Option<Known> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(dir.join(STATS))
+        .open(stats_path(dir))
         .ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
@@ -712,7 +717,12 @@ fn write_stats(dir: &Path, seal: &Seal, stats: &Stats, written: i128) -> std::io
     }
     let tag = seal.tag(&out);
     let _ = writeln!(out, "end\t{tag}");
-    crate::files::replace(&dir.join(STATS), dir, out.as_bytes(), 0o600)
+    crate::files::replace(
+        &stats_path(dir),
+        &crate::files::parent_of(dir),
+        out.as_bytes(),
+        0o600,
+    )
 }
 
 /// The manifest of `dir`, and the stat of each regular file in it. A file whose stat
@@ -730,11 +740,6 @@ fn manifest_with(dir: &Path, known: Option<&Known>) -> std::io::Result<(String, 
                 continue;
             }
             let meta = std::fs::symlink_metadata(dir.join(&path))?;
-            // The stat record, when it is a plain file: anything else there is listed
-            // (and so differs from what was installed).
-            if path.as_os_str() == STATS && meta.is_file() {
-                continue;
-            }
             let shown = path.to_string_lossy().into_owned();
             if meta.file_type().is_symlink() {
                 let target = std::fs::read_link(dir.join(&path))?;
@@ -857,9 +862,26 @@ mod tests {
         Ok(Seal::new(key, "sha256:abc", dir))
     }
 
+    /// A closure directory inside a temporary one (which also holds its stat record),
+    /// kept until the test ends.
+    struct Tree(#[allow(dead_code)] tempfile::TempDir, PathBuf);
+
+    impl Tree {
+        fn path(&self) -> &Path {
+            &self.1
+        }
+    }
+
+    fn tree() -> Tree {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("npm-abc");
+        std::fs::create_dir(&dir).unwrap();
+        Tree(temp, dir)
+    }
+
     #[test]
     fn a_manifest_sees_a_changed_added_or_removed_file() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tree();
         let seal = seal(dir.path());
         std::fs::create_dir_all(dir.path().join("node_modules/a")).unwrap();
         std::fs::write(dir.path().join("node_modules/a/index.js"), "one").unwrap();
@@ -887,7 +909,7 @@ mod tests {
 
     #[test]
     fn a_file_changed_with_its_manifest_recomputed_is_named_and_not_trusted() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tree();
         let seal = seal(dir.path());
         let file = dir.path().join("index.js");
         std::fs::write(&file, "one").unwrap();
@@ -940,8 +962,8 @@ mod tests {
     }
 
     /// A tree of two files with its sealed manifest, and the seal.
-    fn sealed_tree() -> (tempfile::TempDir, Seal) {
-        let dir = tempfile::tempdir().unwrap();
+    fn sealed_tree() -> (Tree, Seal) {
+        let dir = tree();
         std::fs::create_dir_all(dir.path().join("lib")).unwrap();
         std::fs::write(dir.path().join("lib/index.js"), "exports.v = 1;\n").unwrap();
         std::fs::write(dir.path().join("lib/other.js"), "exports.o = 1;\n").unwrap();
@@ -1006,7 +1028,7 @@ mod tests {
     fn a_stat_record_edited_or_sealed_under_another_key_is_ignored() {
         let (dir, seal) = sealed_tree();
         record_and_walk(dir.path(), &seal, 10);
-        let record = dir.path().join(STATS);
+        let record = stats_path(dir.path());
         let text = std::fs::read_to_string(&record).unwrap();
         // Changed and its hash line rewritten to claim the new bytes: the record's seal
         // no longer verifies, so every file is read (and the change seen).
@@ -1028,13 +1050,11 @@ mod tests {
         );
         record_and_walk(dir.path(), &other, 10);
         assert!(read_stats(dir.path(), &seal).is_none());
-        // Something other than a file in the record's place is part of the tree.
+        // Something other than a file in the record's place is no record.
         let (dir, seal) = sealed_tree();
-        std::fs::create_dir(dir.path().join(STATS)).unwrap();
-        assert!(matches!(
-            check(dir.path(), &Ok(seal)).unwrap(),
-            Fit::Differs(_)
-        ));
+        std::fs::create_dir(stats_path(dir.path())).unwrap();
+        assert!(read_stats(dir.path(), &seal).is_none());
+        assert!(matches!(check(dir.path(), &Ok(seal)).unwrap(), Fit::Matches));
     }
 
     #[test]
