@@ -864,11 +864,14 @@ mod tests {
 
     /// A closure directory inside a temporary one (which also holds its stat record),
     /// kept until the test ends.
-    struct Tree(#[allow(dead_code)] tempfile::TempDir, PathBuf);
+    struct Tree {
+        _temp: tempfile::TempDir,
+        dir: PathBuf,
+    }
 
     impl Tree {
         fn path(&self) -> &Path {
-            &self.1
+            &self.dir
         }
     }
 
@@ -876,7 +879,7 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let dir = temp.path().join("npm-abc");
         std::fs::create_dir(&dir).unwrap();
-        Tree(temp, dir)
+        Tree { _temp: temp, dir }
     }
 
     #[test]
