@@ -278,7 +278,10 @@ fn a_cached_file_rewritten_between_two_launches_with_its_size_and_mtime_kept_is_
     ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
     let dir = cached(&p).pop().expect("the closure was installed");
     let record = std::fs::read_to_string(dir.with_extension("stat")).expect("a stat record");
-    assert!(record.contains("node_modules/tiny-dep/index.js"), "{record}");
+    assert!(
+        record.contains("node_modules/tiny-dep/index.js"),
+        "{record}"
+    );
     ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
     // The same length, the modification time put back: only the change time moves.
     let index = dir.join("node_modules/tiny-dep/index.js");

@@ -506,8 +506,13 @@ fn check(dir: &Path, seal: &Result<Seal, String>) -> std::io::Result<Fit> {
     let mut forged = None;
     let mut sealed = false;
     // The whole verifies: every line is as mcp-lock sealed it, without a tag per line.
-    if let Some(at) = body.rfind("\nend\t").map(|i| i + 1).or_else(|| body.starts_with("end\t").then_some(0))
-        && let Some(tag) = body[at..].strip_suffix('\n').and_then(|l| l.strip_prefix("end\t"))
+    if let Some(at) = body
+        .rfind("\nend\t")
+        .map(|i| i + 1)
+        .or_else(|| body.starts_with("end\t").then_some(0))
+        && let Some(tag) = body[at..]
+            .strip_suffix('\n')
+            .and_then(|l| l.strip_prefix("end\t"))
         && !tag.contains('\n')
         && seal.verifies(&recorded[..MANIFEST_HEADER.len() + 1 + at], tag)
     {
@@ -998,7 +1003,10 @@ mod tests {
         let (text, stats) = record_and_walk(dir.path(), &seal, 10);
         assert_eq!(stats.hashed, 0, "every file vouched for by its stat");
         assert_eq!(text, manifest_of(dir.path()).unwrap());
-        assert!(matches!(check(dir.path(), &Ok(seal)).unwrap(), Fit::Matches));
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Matches
+        ));
         // Files changed within the racy window of the record are read again.
         let (dir, seal) = sealed_tree();
         let (_, stats) = record_and_walk(dir.path(), &seal, 0);
@@ -1057,7 +1065,10 @@ mod tests {
         let (dir, seal) = sealed_tree();
         std::fs::create_dir(stats_path(dir.path())).unwrap();
         assert!(read_stats(dir.path(), &seal).is_none());
-        assert!(matches!(check(dir.path(), &Ok(seal)).unwrap(), Fit::Matches));
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Matches
+        ));
     }
 
     #[test]
