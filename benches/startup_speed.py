@@ -206,13 +206,16 @@ def setup(name, work, bins, registry):
     if out.returncode != 0:
         raise Broke(f"{name}: mcp-lock update exited {out.returncode}:\n{out.stderr}")
     guards = [[b, "guard", name, "--"] + inner for b in bins]
+    # Each guard binary keeps a closure cache of its own (another build may lay it out
+    # otherwise); the first's is the one "direct" runs from.
+    envs = [dict(env, XDG_CACHE_HOME=os.path.join(home, f"cache-{i}")) for i in range(len(bins))]
     # The first launches (which install a closure, then record what a later launch
     # need not read again once its files are past the 2 s racy window) are not timed.
-    for g in guards:
-        first_answer(g, project, env, os.path.join(work, f"{name}.first.stderr"))
+    for g, e in zip(guards, envs):
+        first_answer(g, project, e, os.path.join(work, f"{name}.first.stderr"))
     time.sleep(2.1)
-    for g in guards:
-        first_answer(g, project, env, os.path.join(work, f"{name}.first.stderr"))
+    for g, e in zip(guards, envs):
+        first_answer(g, project, e, os.path.join(work, f"{name}.first.stderr"))
     direct = inner
     if name == "memory-closure":
         # What the guard itself starts: the closure cache's program.
@@ -225,7 +228,7 @@ def setup(name, work, bins, registry):
         if not started or "closures" not in " ".join(started):
             raise Broke(f"{name}: the guard did not start the closure cache's program: {started}")
         direct = started
-    return project, env, direct, guards
+    return project, [env] + envs, direct, guards
 
 
 def busy_loops(k):
@@ -266,7 +269,7 @@ def main():
         if loops:
             time.sleep(1)
         for s in servers:
-            project, env, direct, guards = setups[s]
+            project, envs, direct, guards = setups[s]
             paths = [direct] + guards
             times = {n: [] for n in names}
             for r in range(args.rounds):
@@ -276,7 +279,7 @@ def main():
                     order.reverse()
                 for i in order:
                     times[names[i]].append(
-                        first_answer(paths[i], project, env, os.path.join(work, f"{s}.{names[i]}.stderr")))
+                        first_answer(paths[i], project, envs[i], os.path.join(work, f"{s}.{names[i]}.stderr")))
             results[s] = times
     except Broke as e:
         sys.exit(f"startup_speed: {e}")
