@@ -267,6 +267,49 @@ fn a_cached_file_changed_with_its_manifest_recomputed_is_installed_again_and_nam
 }
 
 #[test]
+fn a_cached_file_rewritten_between_two_launches_with_its_size_and_mtime_kept_is_installed_again() {
+    let registry = Registry::start();
+    let (p, env, _cache) = deps_project(&registry);
+    let command = ["npx", "-y", "tiny-mcp-deps@1.0.0"];
+    ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    // Past the stat record's racy window: the next launch records every file's stat
+    // and the one after reads none of them.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    let dir = cached(&p).pop().expect("the closure was installed");
+    let record = std::fs::read_to_string(dir.with_extension("stat")).expect("a stat record");
+    assert!(
+        record.contains("node_modules/tiny-dep/index.js"),
+        "{record}"
+    );
+    ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    // The same length, the modification time put back: only the change time moves.
+    let index = dir.join("node_modules/tiny-dep/index.js");
+    let pristine = std::fs::read_to_string(&index).unwrap();
+    let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
+    let real = "require(\"./package.json\").version";
+    let evil = pristine.replacen(real, &format!("{:<1$}", "\"evil\"", real.len()), 1);
+    assert_ne!(evil, pristine);
+    assert_eq!(evil.len(), pristine.len(), "{pristine}");
+    std::fs::write(&index, &evil).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (_, text) = ask_guard_for_version(&p, "tiny-wrapped", &command, &env);
+    assert_eq!(text, "tiny-mcp-deps 1.0.0 tiny-dep 1.0.0");
+    assert_eq!(std::fs::read_to_string(&index).unwrap(), pristine);
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("node_modules/tiny-dep/index.js is not as installed")
+            && audit.contains("installed again from the pins"),
+        "{audit}"
+    );
+}
+
+#[test]
 fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
     let registry = Registry::start();
     let (p, env, _cache) = deps_project(&registry);

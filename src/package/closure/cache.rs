@@ -118,6 +118,8 @@ pub async fn ensure(root: &Path, install: &Install<'_>) -> Result<Installed, Ins
         Ok(Fit::Differs(why)) => Some(why),
         Err(e) => Some(format!("its tree cannot be read: {e}")),
     };
+    // A stat record of the tree removed is of no use to the one installed now.
+    let _ = std::fs::remove_file(stats_path(&dir));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| failed("remove", e))?;
     }
@@ -503,8 +505,25 @@ fn check(dir: &Path, seal: &Result<Seal, String>) -> std::io::Result<Fit> {
     let mut lines = Vec::new();
     let mut forged = None;
     let mut sealed = false;
+    // The whole verifies: every line is as mcp-lock sealed it, without a tag per line.
+    if let Some(at) = body
+        .rfind("\nend\t")
+        .map(|i| i + 1)
+        .or_else(|| body.starts_with("end\t").then_some(0))
+        && let Some(tag) = body[at..]
+            .strip_suffix('\n')
+            .and_then(|l| l.strip_prefix("end\t"))
+        && !tag.contains('\n')
+        && seal.verifies(&recorded[..MANIFEST_HEADER.len() + 1 + at], tag)
+    {
+        lines = body[..at]
+            .lines()
+            .map(|l| l.split_once('\t').map_or(l, |(_, rest)| rest))
+            .collect();
+        sealed = true;
+    }
     let mut before = format!("{MANIFEST_HEADER}\n");
-    for line in body.lines() {
+    for line in body.lines().take_while(|_| !sealed) {
         if let Some(tag) = line.strip_prefix("end\t") {
             sealed = seal.verifies(&before, tag) && before.len() + line.len() + 1 == recorded.len();
             break;
@@ -528,8 +547,17 @@ fn check(dir: &Path, seal: &Result<Seal, String>) -> std::io::Result<Fit> {
         )));
     }
     let recorded = lines.join("\n") + "\n";
-    let now = manifest_of(dir)?;
+    let known = read_stats(dir, seal);
+    let (now, stats) = manifest_with(dir, known.as_ref())?;
     if now == recorded && sealed {
+        // What was hashed now is remembered for the next launch; a record that cannot
+        // be written only means hashing again then.
+        if stats.hashed > 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i128);
+            let _ = write_stats(dir, seal, &stats, now);
+        }
         return Ok(Fit::Matches);
     }
     let old: std::collections::BTreeSet<&str> = recorded.lines().collect();
@@ -566,7 +594,148 @@ fn read_manifest(dir: &Path) -> std::io::Result<String> {
 /// One line per file, directory and symlink under `dir` (but the manifest), sorted:
 /// kind, mode or target, sha256 for files, and the path, tab-separated.
 pub fn manifest_of(dir: &Path) -> std::io::Result<String> {
+    manifest_with(dir, None).map(|(text, _)| text)
+}
+
+/// The stat record of an installed directory: a file beside it, `<dir>.stat` (outside
+/// the tree, which an older mcp-lock would see as a file that was never installed).
+fn stats_path(dir: &Path) -> PathBuf {
+    dir.with_extension("stat")
+}
+
+/// The stat record's first line.
+const STATS_HEADER: &str = "mcp-lock closure stat 1";
+
+/// A file changed this close (in nanoseconds) to when the record was written is not
+/// trusted by its stat: a change within the same timestamp tick would not show.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// What identifies a file's bytes without reading them: device, inode, size, mode,
+/// and modification and change times. Whoever rewrites a file moves its change time
+/// (which no one but the clock sets), so equal stats mean the bytes last hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStat {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: i128,
+    ctime: i128,
+}
+
+impl FileStat {
+    fn of(meta: &std::fs::Metadata) -> FileStat {
+        use std::os::unix::fs::MetadataExt as _;
+        FileStat {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mode: meta.mode(),
+            mtime: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{}\t{}\t{}\t{:o}\t{}\t{}",
+            self.dev, self.ino, self.size, self.mode, self.mtime, self.ctime
+        )
+    }
+
+    fn parse(fields: &[&str]) -> Option<FileStat> {
+        let [dev, ino, size, mode, mtime, ctime] = fields else {
+            return None;
+        };
+        Some(FileStat {
+            dev: dev.parse().ok()?,
+            ino: ino.parse().ok()?,
+            size: size.parse().ok()?,
+            mode: u32::from_str_radix(mode, 8).ok()?,
+            mtime: mtime.parse().ok()?,
+            ctime: ctime.parse().ok()?,
+        })
+    }
+}
+
+/// Each file's stat when its bytes last matched the sealed manifest, and its line.
+type Known = std::collections::HashMap<String, (FileStat, String)>;
+
+/// What a walk saw of each regular file, and how many it had to read.
+#[derive(Default)]
+struct Stats {
+    files: Vec<(String, FileStat, String)>,
+    hashed: usize,
+}
+
+/// The stat record of `dir` when its seal verifies (the same key and binding as the
+/// manifest's: written by mcp-lock for this closure and directory), else nothing,
+/// and every file is read.
+fn read_stats(dir: &Path, seal: &Seal) -> Option<Known> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(stats_path(dir))
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_MANIFEST + 1).read_to_string(&mut text).ok()?;
+    if text.len() as u64 > MAX_MANIFEST {
+        return None;
+    }
+    let body = text.strip_suffix('\n')?;
+    let (signed, tag) = body.rsplit_once("\nend\t")?;
+    let signed = format!("{signed}\n");
+    if !seal.verifies(&signed, tag) {
+        return None;
+    }
+    let mut lines = signed.lines();
+    if lines.next()? != STATS_HEADER {
+        return None;
+    }
+    let written: i128 = lines.next()?.strip_prefix("written\t")?.parse().ok()?;
+    let mut known = Known::new();
+    for line in lines {
+        let fields: Vec<&str> = line.splitn(7, '\t').collect();
+        let (stat, entry) = fields.split_at(6.min(fields.len()));
+        let (Some(stat), Some(entry)) = (FileStat::parse(stat), entry.first()) else {
+            return None;
+        };
+        // Changed too close to the record to be told apart by its times.
+        if stat.ctime > written - RACY_NS || stat.mtime > written - RACY_NS {
+            continue;
+        }
+        known.insert(path_of(entry), (stat, (*entry).to_string()));
+    }
+    Some(known)
+}
+
+/// Writes the stat record of `dir`: each regular file's stat as the walk took it
+/// (before reading it) with its manifest line, sealed whole.
+fn write_stats(dir: &Path, seal: &Seal, stats: &Stats, written: i128) -> std::io::Result<()> {
+    let mut out = format!("{STATS_HEADER}\nwritten\t{written}\n");
+    for (_, stat, line) in &stats.files {
+        let _ = writeln!(out, "{}\t{line}", stat.text());
+    }
+    let tag = seal.tag(&out);
+    let _ = writeln!(out, "end\t{tag}");
+    crate::files::replace(
+        &stats_path(dir),
+        &crate::files::parent_of(dir),
+        out.as_bytes(),
+        0o600,
+    )
+}
+
+/// The manifest of `dir`, and the stat of each regular file in it. A file whose stat
+/// is the one `known` records has the line recorded with it, unread; every other file
+/// is read and hashed.
+fn manifest_with(dir: &Path, known: Option<&Known>) -> std::io::Result<(String, Stats)> {
     let mut lines = Vec::new();
+    let mut stats = Stats::default();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         for entry in std::fs::read_dir(dir.join(&rel))? {
@@ -591,29 +760,44 @@ pub fn manifest_of(dir: &Path) -> std::io::Result<String> {
                 // no install writes one, so it never matches.
                 lines.push(format!("o\t{:o}\t\t{shown}", meta.permissions().mode()));
             } else {
-                let mut file = std::fs::File::open(dir.join(&path))?;
-                let mut hasher = Sha256::new();
-                let mut buffer = vec![0u8; 64 * 1024];
-                loop {
-                    let n = file.read(&mut buffer)?;
-                    if n == 0 {
-                        break;
+                let stat = FileStat::of(&meta);
+                let line = match known.and_then(|k| k.get(&shown)) {
+                    Some((was, line)) if *was == stat => line.clone(),
+                    _ => {
+                        stats.hashed += 1;
+                        format!(
+                            "f\t{:o}\t{}\t{shown}",
+                            meta.permissions().mode() & 0o777,
+                            hash_file(&dir.join(&path))?
+                        )
                     }
-                    hasher.update(&buffer[..n]);
-                }
-                let mut hex = String::with_capacity(64);
-                for byte in hasher.finalize() {
-                    let _ = write!(hex, "{byte:02x}");
-                }
-                lines.push(format!(
-                    "f\t{:o}\t{hex}\t{shown}",
-                    meta.permissions().mode() & 0o777
-                ));
+                };
+                stats.files.push((shown, stat, line.clone()));
+                lines.push(line);
             }
         }
     }
     lines.sort_by(|a, b| a.rsplit('\t').next().cmp(&b.rsplit('\t').next()));
-    Ok(lines.join("\n") + "\n")
+    Ok((lines.join("\n") + "\n", stats))
+}
+
+/// A file's sha256, hex.
+fn hash_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    let mut hex = String::with_capacity(64);
+    for byte in hasher.finalize() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    Ok(hex)
 }
 
 /// The program to run from an installed closure and its arguments: the executable the
@@ -683,9 +867,29 @@ mod tests {
         Ok(Seal::new(key, "sha256:abc", dir))
     }
 
+    /// A closure directory inside a temporary one (which also holds its stat record),
+    /// kept until the test ends.
+    struct Tree {
+        _temp: tempfile::TempDir,
+        dir: PathBuf,
+    }
+
+    impl Tree {
+        fn path(&self) -> &Path {
+            &self.dir
+        }
+    }
+
+    fn tree() -> Tree {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("npm-abc");
+        std::fs::create_dir(&dir).unwrap();
+        Tree { _temp: temp, dir }
+    }
+
     #[test]
     fn a_manifest_sees_a_changed_added_or_removed_file() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tree();
         let seal = seal(dir.path());
         std::fs::create_dir_all(dir.path().join("node_modules/a")).unwrap();
         std::fs::write(dir.path().join("node_modules/a/index.js"), "one").unwrap();
@@ -713,7 +917,7 @@ mod tests {
 
     #[test]
     fn a_file_changed_with_its_manifest_recomputed_is_named_and_not_trusted() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tree();
         let seal = seal(dir.path());
         let file = dir.path().join("index.js");
         std::fs::write(&file, "one").unwrap();
@@ -762,6 +966,108 @@ mod tests {
         assert!(matches!(
             check(dir.path(), &Err("no key".into())).unwrap(),
             Fit::Differs(_)
+        ));
+    }
+
+    /// A tree of two files with its sealed manifest, and the seal.
+    fn sealed_tree() -> (Tree, Seal) {
+        let dir = tree();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        std::fs::write(dir.path().join("lib/index.js"), "exports.v = 1;\n").unwrap();
+        std::fs::write(dir.path().join("lib/other.js"), "exports.o = 1;\n").unwrap();
+        let seal = seal(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            seal.seal(&manifest_of(dir.path()).unwrap()),
+        )
+        .unwrap();
+        (dir, seal)
+    }
+
+    /// The stat record as a check writes it, dated `ahead_s` seconds from now (so its
+    /// files are past the racy window), and what the next walk reads.
+    fn record_and_walk(dir: &Path, seal: &Seal, ahead_s: i128) -> (String, Stats) {
+        let (_, stats) = manifest_with(dir, None).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        write_stats(dir, seal, &stats, now + ahead_s * 1_000_000_000).unwrap();
+        let known = read_stats(dir, seal);
+        manifest_with(dir, known.as_ref()).unwrap()
+    }
+
+    #[test]
+    fn a_sealed_stat_record_spares_reading_unchanged_files_and_matches_the_full_manifest() {
+        let (dir, seal) = sealed_tree();
+        let (text, stats) = record_and_walk(dir.path(), &seal, 10);
+        assert_eq!(stats.hashed, 0, "every file vouched for by its stat");
+        assert_eq!(text, manifest_of(dir.path()).unwrap());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Matches
+        ));
+        // Files changed within the racy window of the record are read again.
+        let (dir, seal) = sealed_tree();
+        let (_, stats) = record_and_walk(dir.path(), &seal, 0);
+        assert_eq!(stats.hashed, 2);
+    }
+
+    #[test]
+    fn a_file_rewritten_after_the_stat_record_with_its_size_and_mtime_kept_is_still_seen() {
+        let (dir, seal) = sealed_tree();
+        record_and_walk(dir.path(), &seal, 10);
+        let file = dir.path().join("lib/index.js");
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        // Past the filesystem's timestamp tick, so the change time moves.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::write(&file, "exports.v = 2;\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+        match check(dir.path(), &Ok(seal)).unwrap() {
+            Fit::Differs(why) => assert!(why.contains("lib/index.js"), "{why}"),
+            _ => panic!("a rewritten file was trusted by its stat"),
+        }
+    }
+
+    #[test]
+    fn a_stat_record_edited_or_sealed_under_another_key_is_ignored() {
+        let (dir, seal) = sealed_tree();
+        record_and_walk(dir.path(), &seal, 10);
+        let record = stats_path(dir.path());
+        let text = std::fs::read_to_string(&record).unwrap();
+        // Changed and its hash line rewritten to claim the new bytes: the record's seal
+        // no longer verifies, so every file is read (and the change seen).
+        std::fs::write(dir.path().join("lib/other.js"), "exports.o = 2;\n").unwrap();
+        let old = crate::hash::sha256_hex(b"exports.o = 1;\n");
+        let new = crate::hash::sha256_hex(b"exports.o = 2;\n");
+        std::fs::write(&record, text.replace(&old, &new)).unwrap();
+        assert!(read_stats(dir.path(), &seal).is_none());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Differs(_)
+        ));
+        // Another key's record is not this one's.
+        let (dir, seal) = sealed_tree();
+        let other = Seal::new(
+            ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[8u8; 32]),
+            "sha256:abc",
+            dir.path(),
+        );
+        record_and_walk(dir.path(), &other, 10);
+        assert!(read_stats(dir.path(), &seal).is_none());
+        // Something other than a file in the record's place is no record.
+        let (dir, seal) = sealed_tree();
+        std::fs::create_dir(stats_path(dir.path())).unwrap();
+        assert!(read_stats(dir.path(), &seal).is_none());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Matches
         ));
     }
 
