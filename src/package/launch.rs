@@ -188,7 +188,10 @@ pub fn script_launch(
         );
         out.extend(["-c".to_string(), boot]);
     } else {
-        // `node s.js`: the main module is the real path.
+        // `node s.js`: the main module is the real path. An ES module is served from
+        // the copy by a load hook: in-thread (`module.registerHooks`, Node 22.15 and
+        // later) where Node has it, since `module.register` starts a loader thread
+        // that costs a start-up a tenth of a second or more; else off-thread.
         let real = absolute.canonicalize().unwrap_or(absolute);
         let boot = format!(
             r#"(() => {{
@@ -211,8 +214,12 @@ if (!esm && !/\.c[jt]s$/.test(file)) {{
 }}
 if (esm) {{
   const url = U.pathToFileURL(file).href;
-  const hook = 'let u, s; export function initialize(d) {{ u = d.url; s = d.source; }} export async function load(x, c, n) {{ if (x === u) return {{ format: "module", source: s, shortCircuit: true }}; return n(x, c); }}';
-  M.register('data:text/javascript,' + encodeURIComponent(hook), {{ data: {{ url, source }} }});
+  if (typeof M.registerHooks === 'function') {{
+    M.registerHooks({{ load(x, c, n) {{ if (x === url) return {{ format: 'module', source, shortCircuit: true }}; return n(x, c); }} }});
+  }} else {{
+    const hook = 'let u, s; export function initialize(d) {{ u = d.url; s = d.source; }} export async function load(x, c, n) {{ if (x === u) return {{ format: "module", source: s, shortCircuit: true }}; return n(x, c); }}';
+    M.register('data:text/javascript,' + encodeURIComponent(hook), {{ data: {{ url, source }} }});
+  }}
   import(url);
   return;
 }}

