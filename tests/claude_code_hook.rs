@@ -151,35 +151,64 @@ fn a_call_to_a_tool_the_lock_does_not_pin_is_denied_with_a_reason_the_model_can_
 }
 
 #[test]
-fn a_drifted_server_is_reported_at_session_start_and_every_call_to_it_is_denied() {
+fn a_drifted_tool_is_refused_while_its_unchanged_sibling_is_served_as_the_guard_serves_it() {
     let project = pinned_project("b");
     let cache = tempfile::tempdir().unwrap();
     let (code, out, _) = hook(&project, cache.path(), &session_start("s-3", &project));
     assert_eq!(code, 0);
-    let why = "MCP server fx changed since it was approved in mcp.lock: tool deploy_preview changed (authority); tool rollback added; tool search_docs changed (semantic); a person must review with `mcp-lock diff fx` and approve with `mcp-lock update fx`";
+    let why = "MCP server fx changed since it was approved in mcp.lock: tool deploy_preview changed (authority); tool rollback added; tool search_docs changed (semantic); these tools are refused and its other pinned tools are served; a person must review with `mcp-lock diff fx` and approve with `mcp-lock update fx`";
     let expected = json!({
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": format!("mcp-lock verified this project's MCP servers against mcp.lock at session start: 0 of 1 match what was approved. {why}. Calls to the tools of these servers will be refused this session; tell the user rather than working around it. Calls to the other servers' tools are checked against their pinned input schemas, and tools mcp.lock does not pin are refused."),
+            "additionalContext": format!("mcp-lock verified this project's MCP servers against mcp.lock at session start: 0 of 1 match what was approved. {why}. Calls to those changed tools will be refused this session; tell the user rather than working around it. Calls to the other servers' tools are checked against their pinned input schemas, and tools mcp.lock does not pin are refused."),
         },
-        "systemMessage": format!("mcp-lock: 1 of 1 MCP servers did not verify against mcp.lock; their tools are refused this session:\n  {why}"),
+        "systemMessage": format!("mcp-lock: 1 MCP servers changed some of their tools; those tools are refused this session, the others served:\n  {why}"),
     });
     assert_eq!(out, format!("{expected}\n"));
 
-    // read_ticket itself did not change: its server did.
+    // read_ticket itself did not change: the guard serves it, and so does the hook.
     let call = pre_tool_use(
         "s-3",
         &project,
         "mcp__fx__read_ticket",
         json!({"id": "T-1"}),
     );
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
+    // Its drifted sibling is refused, and so is the tool that was added.
+    let call = pre_tool_use(
+        "s-3",
+        &project,
+        "mcp__fx__deploy_preview",
+        json!({"branch": "main"}),
+    );
     let (_, out, _) = hook(&project, cache.path(), &call);
     assert_eq!(
         out,
-        deny(&format!(
-            "mcp-lock refused mcp__fx__read_ticket: {why}. The call was not made; nothing was run. Do not retry this server's tools in this session until the user has approved the change."
-        ))
+        deny("mcp-lock refused mcp__fx__deploy_preview: MCP server fx has tool deploy_preview changed (authority) since it was approved in mcp.lock; a person must review with `mcp-lock diff fx` and approve with `mcp-lock update fx`. The call was not made; nothing was run. Its other pinned tools may still be used; do not retry this tool in this session until the user has approved the change.")
     );
+    let call = pre_tool_use("s-3", &project, "mcp__fx__rollback", json!({"branch": "main"}));
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert!(out.contains("tool rollback added since it was approved"), "{out}");
+}
+
+#[test]
+fn a_server_that_cannot_be_listed_has_every_tool_refused() {
+    let project = Project::new(json!({ "fx": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    project.set_servers(json!({ "fx": {"command": "/nonexistent/fixture-server"} }));
+    approve(&project, json!({"enabledMcpjsonServers": ["fx"]}));
+    let cache = tempfile::tempdir().unwrap();
+    let (_, out, _) = hook(&project, cache.path(), &session_start("s-30", &project));
+    assert!(out.contains("could not be verified against mcp.lock"), "{out}");
+    let call = pre_tool_use(
+        "s-30",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(decision(&out), "deny", "{out}");
+    assert!(out.contains("could not be verified"), "{out}");
 }
 
 #[test]
@@ -241,8 +270,14 @@ fn a_call_with_no_session_record_is_denied_without_verifying_and_a_new_session_s
         "a PreToolUse verified or kept something"
     );
     hook(&project, cache.path(), &session_start("s-6", &project));
-    let (_, out, _) = hook(&project, cache.path(), &call);
-    assert!(out.contains("changed since it was approved"), "{out}");
+    let drifted = pre_tool_use(
+        "s-6",
+        &project,
+        "mcp__fx__deploy_preview",
+        json!({"branch": "main"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &drifted);
+    assert!(out.contains("changed (authority) since it was approved"), "{out}");
     // The person approves the change: the lock differs from the one verified, so calls
     // are refused until the session starts again (/compact, /clear, a restart).
     project.run(&["update", "--yes"]).expect(0);
@@ -270,13 +305,25 @@ fn session_end_removes_the_sessions_record() {
     let cache = tempfile::tempdir().unwrap();
     hook(&project, cache.path(), &session_start("s-7", &project));
     let records = cache.path().join("mcp-lock/claude-code");
-    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 1);
+    let count = || {
+        std::fs::read_dir(&records)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
+    assert_eq!(count(), 1);
     let end = json!({"session_id": "s-7", "hook_event_name": "SessionEnd", "reason": "exit", "cwd": project.path()});
     assert_eq!(
         hook(&project, cache.path(), &end),
         (0, String::new(), String::new())
     );
-    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    assert_eq!(count(), 0);
 }
 
 #[test]
