@@ -504,11 +504,12 @@ fn whole_refusal(report: &ServerReport, personal: bool) -> Option<String> {
         .as_ref()
         .is_some_and(|p| p.status == crate::package::PackageStatus::Unverifiable);
     let what = match report.verdict {
+        // Not pinned: what it serves is never approved, reachable or not.
+        _ if !report.pinned => format!("is not pinned in {lock}"),
         Verdict::Unverifiable | Verdict::Incomplete => format!(
             "could not be verified against {lock} at session start ({})",
             esc(report.error.as_deref().unwrap_or(report.verdict.as_str()))
         ),
-        _ if !report.pinned => format!("is not pinned in {lock}"),
         _ if package_unverified => format!(
             "could not be verified against {lock} at session start (its package: {})",
             esc(report

@@ -618,7 +618,15 @@ async fn verify(
     let mut found = BTreeMap::new();
     let mut todo = Vec::new();
     let mut materials = BTreeMap::new();
+    let pinned = mcp_lock::lock::read_lock(&group.lock)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))?;
     for name in servers {
+        // Not pinned: refused without being started (nothing it serves is approved).
+        if !pinned.servers.contains_key(name) {
+            found.insert(name.clone(), ServerRecord::unpinned(name, group.personal));
+            continue;
+        }
         let material = config
             .servers
             .iter()
