@@ -1,14 +1,20 @@
 //! Claude Code hooks (`mcp-lock hook claude-code`): the lock enforced on a Claude Code
-//! session without touching its config. At `SessionStart` the project's servers are
-//! verified once, as Claude Code's client profile sees them, and what was found is
-//! kept for the session; at `PreToolUse` a call to `mcp__<server>__<tool>` is judged
-//! from that record in milliseconds: refused when the lock does not pin the tool, when
-//! its server failed the session's verification, or when its arguments do not fit the
-//! pinned input schema. Allowed calls get an answer with no decision in it, so Claude
+//! session without touching its config. At `SessionStart` the servers Claude Code
+//! starts for the project are verified once, as Claude Code's client profile sees
+//! them: the project's against `mcp.lock`, the user's own (user and local scope in
+//! `~/.claude.json`; local over project over user for a name defined twice) against
+//! the user's lock of the project's personal servers. What was found is kept for the
+//! session; a server whose inputs did not change since the last start is taken from
+//! it ([`reuse`]). At `PreToolUse` a call to `mcp__<server>__<tool>` is judged from
+//! that record in milliseconds: refused when no lock pins the tool, when the lock
+//! refuses the tool (the guard's rule, [`ServerRecord::of`]: a drifted tool is
+//! refused, its unchanged siblings served), when its server could not be judged, or
+//! when its arguments do not fit the pinned input schema. Allowed calls get an answer with no decision in it, so Claude
 //! Code's own permission rules still apply: the hook only ever takes permission away.
 //!
-//! It fails closed. A payload that cannot be read, a lock that went missing, a
-//! session with no finished verification, a tool name that could belong to two
+//! It fails closed. A payload that cannot be read, a lock that went missing, changed
+//! or appeared, a server of the user's that no lock pins, a server that could not be
+//! listed, a session with no finished verification, a tool name that could belong to two
 //! servers, or a deadline passed: an MCP call is denied with the reason. PreToolUse
 //! never starts, installs or verifies anything: that is SessionStart's work.
 //!

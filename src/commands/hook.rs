@@ -633,15 +633,11 @@ async fn verify(
             .find(|s| &s.name == name)
             .and_then(|spec| material(group, stamp, &config, spec, place, &lookup));
         let id = reuse_id(group.personal, name);
-        match (&material, reuse.as_deref()) {
-            (Some(m), Some(r)) => match r.get(&id, m) {
-                Some(kept) => {
-                    found.insert(name.clone(), kept);
-                    continue;
-                }
-                None => {}
-            },
-            _ => {}
+        if let (Some(m), Some(r)) = (&material, reuse.as_deref())
+            && let Some(kept) = r.get(&id, m)
+        {
+            found.insert(name.clone(), kept);
+            continue;
         }
         if let Some(m) = material {
             materials.insert(name.clone(), m);
