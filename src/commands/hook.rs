@@ -622,6 +622,11 @@ async fn verify(
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))?;
     for name in servers {
+        // Turned off in the user's settings (`/mcp disable`): Claude Code does not
+        // start it, and its calls are refused as not verified this session.
+        if !config.servers.iter().any(|s| &s.name == name) {
+            continue;
+        }
         // Not pinned: refused without being started (nothing it serves is approved).
         if !pinned.servers.contains_key(name) {
             found.insert(name.clone(), ServerRecord::unpinned(name, group.personal));
