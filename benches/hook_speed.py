@@ -30,6 +30,7 @@ Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R] [--star
           the most a listing may hold by default)
   --rounds interleaved rounds (default 5)
   --starts SessionStarts timed cold and reused each, per size (default 10)
+  --debug  the debug build (quicker to build; slower, so compare within a run)
 (builds the release binary and fixture itself)
 """
 
@@ -47,9 +48,14 @@ BIN = os.path.join(ROOT, "target/release/mcp-lock")
 FIXTURE = os.path.join(ROOT, "target/release/examples/fixture_server")
 
 
-def build():
+def build(debug):
+    global BIN, FIXTURE
+    if debug:
+        BIN = os.path.join(ROOT, "target/debug/mcp-lock")
+        FIXTURE = os.path.join(ROOT, "target/debug/examples/fixture_server")
     subprocess.run(
-        ["cargo", "build", "--quiet", "--release", "--bin", "mcp-lock", "--example", "fixture_server"],
+        ["cargo", "build", "--quiet"] + ([] if debug else ["--release"])
+        + ["--bin", "mcp-lock", "--example", "fixture_server"],
         cwd=ROOT, check=True)
 
 
@@ -97,8 +103,9 @@ def main():
     parser.add_argument("--many", default="0,1000,9997")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--starts", type=int, default=10)
+    parser.add_argument("--debug", action="store_true")
     opts = parser.parse_args()
-    build()
+    build(opts.debug)
     home = tempfile.mkdtemp(prefix="mcp-lock-hook-bench-home-")
     cases = {
         "pass": payload("PreToolUse", tool_name="mcp__bench__read_ticket", tool_input={"id": "T-1"}),

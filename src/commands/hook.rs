@@ -333,6 +333,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             personal.dedup();
             let mut reuse = Reuse::open(&place.project, &place.records);
             let mut record = SessionRecord::empty(project_stamp.clone());
+            let mut lock_names = Vec::new();
             record.user_lock = user_stamp.clone();
             if !now.is_empty() {
                 let group = Group {
@@ -344,7 +345,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                 };
                 record
                     .servers
-                    .extend(verify(&group, &place, &now, reuse.as_mut()).await?);
+                    .extend(verify(&group, &place, &now, reuse.as_mut(), &mut lock_names).await?);
             }
             if !personal.is_empty() {
                 let group = Group {
@@ -361,9 +362,9 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                         policy.is_file().then_some(policy)
                     }),
                 };
-                record
-                    .servers
-                    .extend(verify(&group, &place, &personal, reuse.as_mut()).await?);
+                record.servers.extend(
+                    verify(&group, &place, &personal, reuse.as_mut(), &mut Vec::new()).await?,
+                );
             }
             if let Some(mut reuse) = reuse {
                 let ids: Vec<String> = now
@@ -376,12 +377,14 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                     super::warning(&format!("{e}; the next session start verifies again"));
                 }
             }
-            let lock = match project_lock_here {
-                true => mcp_lock::lock::read_lock(&place.lock)
+            let lock = match (project_lock_here, now.is_empty()) {
+                // Read by the verification already.
+                (true, false) => lock_names,
+                (true, true) => mcp_lock::lock::read_lock(&place.lock)
                     .map_err(|e| e.to_string())?
                     .map(|l| l.servers.keys().cloned().collect::<Vec<_>>())
                     .unwrap_or_default(),
-                false => Vec::new(),
+                (false, _) => Vec::new(),
             };
             // The servers Claude Code has from the user's own ~/.claude.json too: a
             // tool name one of them shares with another server is refused.
@@ -605,6 +608,7 @@ async fn verify(
     place: &Place,
     servers: &[String],
     mut reuse: Option<&mut Reuse>,
+    lock_names: &mut Vec<String>,
 ) -> Result<BTreeMap<String, ServerRecord>, String> {
     let Some(stamp) = &group.stamp else {
         return Ok(servers
@@ -621,6 +625,7 @@ async fn verify(
     let pinned = mcp_lock::lock::read_lock(&group.lock)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))?;
+    lock_names.extend(pinned.servers.keys().cloned());
     for name in servers {
         // Turned off in the user's settings (`/mcp disable`): Claude Code does not
         // start it, and its calls are refused as not verified this session.
@@ -666,9 +671,8 @@ async fn verify(
         verifier = verifier.policy(policy);
     }
     let verification = verifier.verify().await.map_err(|e| e.to_string())?;
-    let lock = mcp_lock::lock::read_lock(&group.lock)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))?;
+    // The lock read above: the verifier read it again, and it is still these bytes.
+    let lock = &pinned;
     if !stamp.holds(&group.lock) {
         return Err(format!(
             "{} changed while the servers were verified against it",
@@ -676,7 +680,7 @@ async fn verify(
         ));
     }
     for report in &verification.reports {
-        let standing = ServerRecord::of(report, &lock, group.personal);
+        let standing = ServerRecord::of(report, lock, group.personal);
         let listed = matches!(
             report.verdict,
             mcp_lock::drift::Verdict::Converged | mcp_lock::drift::Verdict::Stale
