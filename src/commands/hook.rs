@@ -371,6 +371,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                     .iter()
                     .map(|n| reuse_id(false, n))
                     .chain(personal.iter().map(|n| reuse_id(true, n)))
+                    .chain([false, true].map(|p| format!("lock:{}", reuse_id(p, ""))))
                     .collect();
                 reuse.retain(&ids);
                 if let Err(e) = reuse.save() {
@@ -511,6 +512,12 @@ fn reuse_id(personal: bool, name: &str) -> String {
     format!("{}:{name}", if personal { "personal" } else { "project" })
 }
 
+fn read_pinned(group: &Group) -> Result<mcp_lock::lock::Lockfile, String> {
+    mcp_lock::lock::read_lock(&group.lock)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))
+}
+
 /// What one server's verification depends on (see [`mcp_lock::hook::reuse`]), or
 /// `None` when it must be verified at every start (what runs is not pinned by its
 /// entry: a remote server, a package by tag or range, a launch not recognised).
@@ -622,10 +629,30 @@ async fn verify(
     let mut found = BTreeMap::new();
     let mut todo = Vec::new();
     let mut materials = BTreeMap::new();
-    let pinned = mcp_lock::lock::read_lock(&group.lock)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))?;
-    lock_names.extend(pinned.servers.keys().cloned());
+    // The lock's server names: kept with the reuse under the lock's bytes, so a start
+    // that reuses every server does not parse the lock.
+    let names_id = format!("lock:{}", reuse_id(group.personal, ""));
+    let mut names_material = Material::new();
+    names_material
+        .part(b"the lock's server names")
+        .part(stamp.sha256.as_bytes());
+    let mut pinned = None;
+    let names: Vec<String> = match reuse
+        .as_deref()
+        .and_then(|r| r.get::<Vec<String>>(&names_id, &names_material))
+    {
+        Some(names) => names,
+        None => {
+            let lock = read_pinned(group)?;
+            let names: Vec<String> = lock.servers.keys().cloned().collect();
+            if let Some(reuse) = reuse.as_deref_mut() {
+                reuse.put(&names_id, &names_material, &names);
+            }
+            pinned = Some(lock);
+            names
+        }
+    };
+    lock_names.extend(names.iter().cloned());
     for name in servers {
         // Turned off in the user's settings (`/mcp disable`): Claude Code does not
         // start it, and its calls are refused as not verified this session.
@@ -633,7 +660,7 @@ async fn verify(
             continue;
         }
         // Not pinned: refused without being started (nothing it serves is approved).
-        if !pinned.servers.contains_key(name) {
+        if !names.contains(name) {
             found.insert(name.clone(), ServerRecord::unpinned(name, group.personal));
             continue;
         }
@@ -671,8 +698,11 @@ async fn verify(
         verifier = verifier.policy(policy);
     }
     let verification = verifier.verify().await.map_err(|e| e.to_string())?;
-    // The lock read above: the verifier read it again, and it is still these bytes.
-    let lock = &pinned;
+    let lock = match pinned {
+        Some(lock) => lock,
+        None => read_pinned(group)?,
+    };
+    // The verifier read it too: still the bytes the session started with.
     if !stamp.holds(&group.lock) {
         return Err(format!(
             "{} changed while the servers were verified against it",
@@ -680,7 +710,7 @@ async fn verify(
         ));
     }
     for report in &verification.reports {
-        let standing = ServerRecord::of(report, lock, group.personal);
+        let standing = ServerRecord::of(report, &lock, group.personal);
         let listed = matches!(
             report.verdict,
             mcp_lock::drift::Verdict::Converged | mcp_lock::drift::Verdict::Stale

@@ -27,8 +27,6 @@ use ring::hmac;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::ServerRecord;
-
 /// The file, in the project's `.mcp-lock/` directory.
 pub const FILE: &str = "hook-reuse.json";
 /// The user's key, in the hook's records directory.
@@ -143,9 +141,9 @@ impl Reuse {
         })
     }
 
-    /// The standing kept for `id` if it was sealed under this key material, by this
-    /// user, within [`MAX_AGE`].
-    pub fn get(&self, id: &str, material: &Material) -> Option<ServerRecord> {
+    /// What was kept for `id` (a server's standing, a lock's server names) if it was
+    /// sealed under this key material, by this user, within [`MAX_AGE`].
+    pub fn get<T: serde::de::DeserializeOwned>(&self, id: &str, material: &Material) -> Option<T> {
         let sealed = self.stored.servers.get(id)?;
         let age = now().checked_sub(sealed.made)?;
         if age > MAX_AGE.as_secs() {
@@ -163,7 +161,7 @@ impl Reuse {
     }
 
     /// Keeps `record` for `id` under this key material.
-    pub fn put(&mut self, id: &str, material: &Material, record: &ServerRecord) {
+    pub fn put<T: Serialize>(&mut self, id: &str, material: &Material, record: &T) {
         let made = now();
         let text = serde_json::to_string(record).expect("a record serializes");
         let tag = hmac::sign(&self.key, &sealed_bytes(&material.digest(), made, &text));
@@ -289,6 +287,7 @@ fn exact_version(spec: &str, min_parts: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ServerRecord;
     use super::*;
 
     fn record(why: &str) -> ServerRecord {
@@ -309,13 +308,17 @@ mod tests {
         assert_eq!(reuse.get("project:fx", &material), Some(record("fx")));
         let mut other = Material::new();
         other.part(b"lock-b");
-        assert_eq!(reuse.get("project:fx", &other), None, "another lock");
-        assert_eq!(reuse.get("project:gx", &material), None);
+        assert_eq!(
+            reuse.get::<ServerRecord>("project:fx", &other),
+            None,
+            "another lock"
+        );
+        assert_eq!(reuse.get::<ServerRecord>("project:gx", &material), None);
 
         // Another user's key (or none of theirs): the file is not trusted.
         let stranger = tempfile::tempdir().unwrap();
         let theirs = Reuse::open(project.path(), stranger.path()).unwrap();
-        assert_eq!(theirs.get("project:fx", &material), None);
+        assert_eq!(theirs.get::<ServerRecord>("project:fx", &material), None);
 
         // An edited result is not reused.
         let path = project.path().join(".mcp-lock").join(FILE);
@@ -324,7 +327,7 @@ mod tests {
         assert_ne!(text, edited);
         std::fs::write(&path, edited).unwrap();
         let reuse = Reuse::open(project.path(), records.path()).unwrap();
-        assert_eq!(reuse.get("project:fx", &material), None);
+        assert_eq!(reuse.get::<ServerRecord>("project:fx", &material), None);
     }
 
     #[cfg(unix)]
