@@ -13,15 +13,24 @@ exit:
 - other:   Bash (not an MCP tool: answered before anything is read)
 
 against a baseline of spawning `mcp-lock --version` (the process alone) in the same
-interleaved rounds. The machine is shared and noisy: compare the per-call figures
+interleaved rounds.
+
+SessionStart itself is timed too, interleaved, `--starts` times each way:
+
+- start cold:   the reuse file (.mcp-lock/hook-reuse.json) removed first, so the
+                server is started, listed and compared with the lock
+- start reused: nothing the reuse is keyed on changed since the last start, so the
+                last start's verification is taken (no server is started) The machine is shared and noisy: compare the per-call figures
 with the baseline of the same run. Goal (informational): every PreToolUse case within
 tens of milliseconds (p95 under 50 ms) at 1,000 pinned tools.
 
-Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R]
+Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R] [--starts S]
   CALLS   calls per case per size (default 200)
   --many  extra pinned tools, one project per size (default 0,1000,9997: 10,000 tools,
           the most a listing may hold by default)
   --rounds interleaved rounds (default 5)
+  --starts SessionStarts timed cold and reused each, per size (default 10)
+  --debug  the debug build (quicker to build; slower, so compare within a run)
 (builds the release binary and fixture itself)
 """
 
@@ -39,9 +48,14 @@ BIN = os.path.join(ROOT, "target/release/mcp-lock")
 FIXTURE = os.path.join(ROOT, "target/release/examples/fixture_server")
 
 
-def build():
+def build(debug):
+    global BIN, FIXTURE
+    if debug:
+        BIN = os.path.join(ROOT, "target/debug/mcp-lock")
+        FIXTURE = os.path.join(ROOT, "target/debug/examples/fixture_server")
     subprocess.run(
-        ["cargo", "build", "--quiet", "--release", "--bin", "mcp-lock", "--example", "fixture_server"],
+        ["cargo", "build", "--quiet"] + ([] if debug else ["--release"])
+        + ["--bin", "mcp-lock", "--example", "fixture_server"],
         cwd=ROOT, check=True)
 
 
@@ -88,8 +102,10 @@ def main():
     parser.add_argument("calls", nargs="?", type=int, default=200)
     parser.add_argument("--many", default="0,1000,9997")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--starts", type=int, default=10)
+    parser.add_argument("--debug", action="store_true")
     opts = parser.parse_args()
-    build()
+    build(opts.debug)
     home = tempfile.mkdtemp(prefix="mcp-lock-hook-bench-home-")
     cases = {
         "pass": payload("PreToolUse", tool_name="mcp__bench__read_ticket", tool_input={"id": "T-1"}),
@@ -108,6 +124,18 @@ def main():
         if b"1 of 1 match" not in out:
             sys.exit(f"SessionStart did not verify: {out!r}")
         start_ms = ms
+        reuse = os.path.join(dir, ".mcp-lock", "hook-reuse.json")
+        starts = {"cold": [], "reused": []}
+        for _ in range(opts.starts):
+            for kind in ("cold", "reused"):
+                if kind == "cold" and os.path.exists(reuse):
+                    os.remove(reuse)
+                ms, out = timed([BIN, "hook", "claude-code"], payload("SessionStart", source="startup"), dir, env)
+                if b"1 of 1 match" not in out:
+                    sys.exit(f"SessionStart ({kind}) did not verify: {out!r}")
+                if not os.path.exists(reuse):
+                    sys.exit("SessionStart kept no reuse file")
+                starts[kind].append(ms)
         times = {name: [] for name in list(cases) + ["baseline"]}
         per_round = max(1, opts.calls // opts.rounds)
         for _ in range(opts.rounds):
@@ -121,7 +149,11 @@ def main():
                     times[name].append(ms)
         base = statistics.median(times["baseline"])
         tools = many + 3
-        print(f"{tools:>6} {'start':<9} {start_ms:>8.1f} {'':>8} {'(SessionStart, verifies)':>17}")
+        print(f"{tools:>6} {'start':<9} {start_ms:>8.1f} {'':>8} {'(first SessionStart)':>17}")
+        for kind, t in starts.items():
+            t = sorted(t)
+            p95 = t[max(0, int(len(t) * 0.95) - 1)]
+            print(f"{tools:>6} {'start ' + kind:<9} {statistics.median(t):>8.1f} {p95:>8.1f} {'(SessionStart)':>17}")
         for name in list(cases) + ["baseline"]:
             t = sorted(times[name])
             p50 = statistics.median(t)

@@ -364,16 +364,22 @@ hooks of its settings:
   \"SessionEnd\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mcp-lock hook claude-code\"}]}]
 
 It reads the hook's JSON on standard input. At SessionStart it verifies every server
-of the project (CLAUDE_PROJECT_DIR, else the current directory) under the
-claude-code client profile, keeps what it found for the session, and tells the
-model and the user which servers did not verify. At PreToolUse a call to
-mcp__<server>__<tool> is refused when the lock does not pin the tool, when its server
-did not verify, when the arguments do not fit the pinned input schema, or when the
-name could be another server's too; any other call gets an answer with no decision,
+Claude Code starts for the project (CLAUDE_PROJECT_DIR, else the current directory)
+under the claude-code client profile: the project's against mcp.lock, the user's own
+(user and local scope in ~/.claude.json) against the lock `mcp-lock --user
+claude-code update` keeps. It keeps what it found for the session, reuses the last
+start's verification of a server whose lock, config, settings and launched package
+or script did not change (.mcp-lock/hook-reuse.json), and tells the model and the
+user which servers and tools did not verify. At PreToolUse a call to
+mcp__<server>__<tool> is refused when no lock pins the tool, when the lock refuses
+the tool (as the guard would: a drifted tool is refused, its unchanged siblings
+served), when its server could not be verified, when the arguments do not fit the
+pinned input schema, or when the name could be another server's too; any other call gets an answer with no decision,
 so Claude Code's own permissions still decide. PreToolUse never verifies: a server or
 lock not verified at session start is refused until the next one. Whatever the hook
 cannot judge (unreadable input, a lock gone mid-session, 20 s passed; 120 s at
-SessionStart) refuses an MCP call. A project with no mcp.lock is left alone. It judges calls, not what Claude Code listed: use `mcp-lock
+SessionStart) refuses an MCP call. A project with no mcp.lock (nor a lock of the
+user's own for it) is left alone. It judges calls, not what Claude Code listed: use `mcp-lock
 wrap` (the guard) to enforce the listing too.
 Exit code: 0, with Claude Code's hook JSON on standard output when it has something
 to say.")]

@@ -1,14 +1,20 @@
 //! Claude Code hooks (`mcp-lock hook claude-code`): the lock enforced on a Claude Code
-//! session without touching its config. At `SessionStart` the project's servers are
-//! verified once, as Claude Code's client profile sees them, and what was found is
-//! kept for the session; at `PreToolUse` a call to `mcp__<server>__<tool>` is judged
-//! from that record in milliseconds: refused when the lock does not pin the tool, when
-//! its server failed the session's verification, or when its arguments do not fit the
-//! pinned input schema. Allowed calls get an answer with no decision in it, so Claude
+//! session without touching its config. At `SessionStart` the servers Claude Code
+//! starts for the project are verified once, as Claude Code's client profile sees
+//! them: the project's against `mcp.lock`, the user's own (user and local scope in
+//! `~/.claude.json`; local over project over user for a name defined twice) against
+//! the user's lock of the project's personal servers. What was found is kept for the
+//! session; a server whose inputs did not change since the last start is taken from
+//! it ([`reuse`]). At `PreToolUse` a call to `mcp__<server>__<tool>` is judged from
+//! that record in milliseconds: refused when no lock pins the tool, when the lock
+//! refuses the tool (the guard's rule, [`ServerRecord::of`]: a drifted tool is
+//! refused, its unchanged siblings served), when its server could not be judged, or
+//! when its arguments do not fit the pinned input schema. Allowed calls get an answer with no decision in it, so Claude
 //! Code's own permission rules still apply: the hook only ever takes permission away.
 //!
-//! It fails closed. A payload that cannot be read, a lock that went missing, a
-//! session with no finished verification, a tool name that could belong to two
+//! It fails closed. A payload that cannot be read, a lock that went missing, changed
+//! or appeared, a server of the user's that no lock pins, a server that could not be
+//! listed, a session with no finished verification, a tool name that could belong to two
 //! servers, or a deadline passed: an MCP call is denied with the reason. PreToolUse
 //! never starts, installs or verifies anything: that is SessionStart's work.
 //!
@@ -26,11 +32,12 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::drift::{ChangeKind, ServerReport, Verdict};
-use crate::exit_codes::ExitCode;
 use crate::json::Json;
 use crate::lock::Lockfile;
 use crate::text::escape_for_terminal as esc;
 use crate::validate::{ArgumentCheck, ArgumentSchema};
+
+pub mod reuse;
 
 /// The client profile Claude Code's sessions are verified under.
 pub const PROFILE: &str = "claude-code";
@@ -223,8 +230,14 @@ fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub version: u32,
-    pub lock: LockStamp,
-    /// Per server of the project, by config name.
+    /// The project's `mcp.lock` as verified; `None`: the project had none.
+    pub lock: Option<LockStamp>,
+    /// The user's own lock of this project's personal servers (`mcp-lock --user
+    /// claude-code update`) as verified; `None`: there was none.
+    #[serde(default)]
+    pub user_lock: Option<LockStamp>,
+    /// Per server Claude Code starts for the project (its own, and the user's user-
+    /// and local-scope ones), by config name.
     pub servers: BTreeMap<String, ServerRecord>,
     /// Every server name the lock pinned and the project configured when the record
     /// was made, verified or not: a tool name two of them would give is refused.
@@ -237,12 +250,24 @@ pub struct SessionRecord {
 }
 
 /// One server's standing for the session.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerRecord {
-    /// Why its calls are refused; `None`: its verification passed.
+    /// Why all its calls are refused (it could not be listed, is not pinned, or its
+    /// identity or package changed); `None`: its tools are judged one by one.
     pub refused: Option<String>,
-    /// Its pinned tools when it passed, by the name Claude Code gives them.
+    /// Its tools that may be called, by the name Claude Code gives them, with the
+    /// input schema a call is checked against.
     pub tools: BTreeMap<String, PinnedTool>,
+    /// Its tools the lock refuses (changed, added or removed in a way the policy
+    /// fails), by the name Claude Code gives them, with why.
+    #[serde(default)]
+    pub drifted: BTreeMap<String, String>,
+    /// What changed when some of its tools are refused and the rest are served.
+    #[serde(default)]
+    pub notice: Option<String>,
+    /// The user's own server (user or local scope), pinned in the user's lock.
+    #[serde(default)]
+    pub personal: bool,
 }
 
 /// A pinned tool as a call is checked against it. The schema is kept as text, parsed
@@ -258,59 +283,34 @@ pub struct PinnedTool {
     pub ambiguous: bool,
 }
 
-impl SessionRecord {
-    pub const VERSION: u32 = 2;
+impl PartialEq for PinnedTool {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.input_schema.get() == other.input_schema.get()
+            && self.ambiguous == other.ambiguous
+    }
+}
 
-    /// The record of a verification: each report judged as `verify` judges it (a
-    /// server passes when its exit code alone would be 0), and each passing server's
-    /// pinned tools, as approved for Claude Code's profile (or, not pinned under it,
-    /// for any profile).
+impl SessionRecord {
+    pub const VERSION: u32 = 3;
+
+    /// The record of a verification of the project's servers against its lock.
     pub fn from_reports(reports: &[ServerReport], lock: &Lockfile, stamp: LockStamp) -> Self {
-        let mut servers = BTreeMap::new();
+        let mut record = SessionRecord::empty(Some(stamp));
         for report in reports {
-            let refused = refusal(report);
-            let mut tools = BTreeMap::new();
-            if refused.is_none()
-                && let Some(pinned) = lock.servers.get(&report.name)
-            {
-                let view = match pinned.profiles.get(PROFILE) {
-                    Some(exact) => std::borrow::Cow::Borrowed(exact),
-                    None => std::borrow::Cow::Owned(pinned.union(PROFILE)),
-                };
-                for (name, tool) in &view.tools {
-                    let text = tool
-                        .definition
-                        .get("inputSchema")
-                        .and_then(|s| s.canonical().ok())
-                        .unwrap_or_else(|| "{}".into());
-                    let input_schema = serde_json::value::RawValue::from_string(text)
-                        .expect("a canonical form is JSON");
-                    tools
-                        .entry(normalize(name))
-                        .and_modify(|t: &mut PinnedTool| t.ambiguous = true)
-                        .or_insert(PinnedTool {
-                            name: name.clone(),
-                            input_schema,
-                            ambiguous: false,
-                        });
-                }
-            }
-            servers.insert(report.name.clone(), ServerRecord { refused, tools });
+            record
+                .servers
+                .insert(report.name.clone(), ServerRecord::of(report, lock, false));
         }
-        SessionRecord {
-            version: SessionRecord::VERSION,
-            lock: stamp,
-            servers,
-            names: Vec::new(),
-            pending: None,
-        }
+        record
     }
 
     /// A record of no server yet.
-    pub fn empty(lock: LockStamp) -> Self {
+    pub fn empty(lock: Option<LockStamp>) -> Self {
         SessionRecord {
             version: SessionRecord::VERSION,
             lock,
+            user_lock: None,
             servers: BTreeMap::new(),
             names: Vec::new(),
             pending: None,
@@ -319,72 +319,235 @@ impl SessionRecord {
 
     /// The record kept while a verification is under way: every MCP call is refused
     /// with `why` until it is replaced.
-    pub fn pending(lock: LockStamp, why: String) -> Self {
+    pub fn pending(lock: Option<LockStamp>, user_lock: Option<LockStamp>, why: String) -> Self {
         SessionRecord {
             pending: Some(why),
+            user_lock,
             ..SessionRecord::empty(lock)
         }
     }
 }
 
-/// Why a server's calls are refused for the session, in words the model can act on;
-/// `None` when its verification passed.
-fn refusal(report: &ServerReport) -> Option<String> {
-    if ExitCode::for_reports(std::slice::from_ref(report)) == ExitCode::Success {
-        return None;
+impl ServerRecord {
+    /// One server's standing from its verify report, judged tool by tool as the guard
+    /// judges a listing ([`Policy::serve`] of each change, verify's own judgement
+    /// after the policy): a tool whose change the policy fails is refused, a tool
+    /// whose live definition the lock approves is served even when a sibling drifted.
+    /// The whole server is refused only when its tools cannot be judged (it could not
+    /// be listed whole), when the lock does not pin it, or when what runs changed in
+    /// a way the policy fails (its identity, instructions or package): the guard
+    /// refuses all its tools then too. `personal`: pinned in the user's own lock.
+    ///
+    /// The tools served are the ones pinned for Claude Code's profile (or, not pinned
+    /// under it, under any profile), each checked against its pinned input schema; a
+    /// change the policy lets through as the live definition is checked against the
+    /// live schema, as the guard serves it.
+    pub fn of(report: &ServerReport, lock: &Lockfile, personal: bool) -> ServerRecord {
+        let mut record = ServerRecord {
+            refused: whole_refusal(report, personal),
+            tools: BTreeMap::new(),
+            drifted: BTreeMap::new(),
+            notice: None,
+            personal,
+        };
+        if record.refused.is_some() {
+            return record;
+        }
+        let Some(pinned) = lock.servers.get(&report.name) else {
+            return record;
+        };
+        let view = match pinned.profiles.get(PROFILE) {
+            Some(exact) => std::borrow::Cow::Borrowed(exact),
+            None => std::borrow::Cow::Owned(pinned.union(PROFILE)),
+        };
+        let schema_of = |definition: &Json| {
+            let text = definition
+                .get("inputSchema")
+                .and_then(|s| s.canonical().ok())
+                .unwrap_or_else(|| "{}".into());
+            serde_json::value::RawValue::from_string(text).expect("a canonical form is JSON")
+        };
+        for (name, tool) in &view.tools {
+            record
+                .tools
+                .entry(normalize(name))
+                .and_modify(|t: &mut PinnedTool| t.ambiguous = true)
+                .or_insert(PinnedTool {
+                    name: name.clone(),
+                    input_schema: schema_of(&tool.definition),
+                    ambiguous: false,
+                });
+        }
+        let policy = crate::policy::Policy::default();
+        let mut refused_parts = Vec::new();
+        for change in report
+            .changes
+            .iter()
+            .filter(|c| c.kind == crate::surface::Kind::Tool)
+        {
+            let key = normalize(&change.tool);
+            match policy.serve(change) {
+                crate::policy::Serve::Hide => {
+                    record.tools.remove(&key);
+                    let part = change_part(change);
+                    refused_parts.push(part.clone());
+                    record.drifted.insert(
+                        key,
+                        format!(
+                            "MCP server {} has {part} since it was approved in {}; a person must {}",
+                            esc(&report.name),
+                            lock_name(personal),
+                            fix(report, personal)
+                        ),
+                    );
+                }
+                crate::policy::Serve::Pinned => {}
+                crate::policy::Serve::Live => {
+                    if let Some(live) = &change.live {
+                        let served = PinnedTool {
+                            name: change.tool.clone(),
+                            input_schema: schema_of(live),
+                            ambiguous: false,
+                        };
+                        record
+                            .tools
+                            .entry(key)
+                            .and_modify(|t| {
+                                if t.name == served.name {
+                                    t.input_schema = served.input_schema.clone();
+                                } else {
+                                    t.ambiguous = true;
+                                }
+                            })
+                            .or_insert(served);
+                    }
+                }
+            }
+        }
+        if !refused_parts.is_empty() {
+            record.notice = Some(format!(
+                "MCP server {} changed since it was approved in {}: {}; these tools are refused and its other pinned tools are served; a person must {}",
+                esc(&report.name),
+                lock_name(personal),
+                refused_parts.join("; "),
+                fix(report, personal)
+            ));
+        }
+        record
     }
+
+    /// A server Claude Code starts for the project that no lock pins: refused, saying
+    /// how to pin it.
+    pub fn unpinned(name: &str, personal: bool) -> ServerRecord {
+        let how = if personal {
+            format!(
+                "is one of your own Claude Code servers (user or local scope in ~/.claude.json) and is not pinned in your lock of this project's personal servers; a person must pin it with `mcp-lock --user claude-code update {}`",
+                esc(name)
+            )
+        } else {
+            format!(
+                "is not pinned in mcp.lock; a person must pin it with `mcp-lock update {}`",
+                esc(name)
+            )
+        };
+        ServerRecord {
+            refused: Some(format!("MCP server {} {how}", esc(name))),
+            tools: BTreeMap::new(),
+            drifted: BTreeMap::new(),
+            notice: None,
+            personal,
+        }
+    }
+}
+
+/// The lock a server is pinned in, as messages name it.
+fn lock_name(personal: bool) -> &'static str {
+    if personal {
+        "your own lock of this project's personal servers"
+    } else {
+        "mcp.lock"
+    }
+}
+
+/// `mcp-lock` as a person runs it for the server's lock.
+fn command(personal: bool) -> &'static str {
+    if personal {
+        "mcp-lock --user claude-code"
+    } else {
+        "mcp-lock"
+    }
+}
+
+/// One changed tool as a refusal names it.
+fn change_part(c: &crate::drift::ToolChange) -> String {
+    let class = c.class.map_or("changed", |k| k.as_str());
+    match c.change {
+        ChangeKind::Changed => format!("{} {} changed ({class})", c.kind.noun(), esc(&c.tool)),
+        other => format!("{} {} {}", c.kind.noun(), esc(&c.tool), other.as_str()),
+    }
+}
+
+/// What a person must do about a server that did not verify.
+fn fix(report: &ServerReport, personal: bool) -> String {
     let name = esc(&report.name);
+    let cmd = command(personal);
+    if report.pinned && report.verdict != Verdict::Unverifiable {
+        format!("review with `{cmd} diff {name}` and approve with `{cmd} update {name}`")
+    } else if report.pinned {
+        format!("check the server, then run `{cmd} verify {name}`")
+    } else {
+        format!("pin it with `{cmd} update {name}`")
+    }
+}
+
+/// Why every call to a server is refused for the session, in words the model can act
+/// on; `None` when its tools are judged one by one.
+fn whole_refusal(report: &ServerReport, personal: bool) -> Option<String> {
+    let name = esc(&report.name);
+    let lock = lock_name(personal);
+    let package_unverified = report
+        .package
+        .as_ref()
+        .is_some_and(|p| p.status == crate::package::PackageStatus::Unverifiable);
     let what = match report.verdict {
+        // Not pinned: what it serves is never approved, reachable or not.
+        _ if !report.pinned => format!("is not pinned in {lock}"),
         Verdict::Unverifiable | Verdict::Incomplete => format!(
-            "could not be verified against mcp.lock at session start ({})",
+            "could not be verified against {lock} at session start ({})",
             esc(report.error.as_deref().unwrap_or(report.verdict.as_str()))
         ),
-        _ if !report.pinned => "is not pinned in mcp.lock".to_string(),
+        _ if package_unverified => format!(
+            "could not be verified against {lock} at session start (its package: {})",
+            esc(report
+                .package
+                .as_ref()
+                .map_or("unverifiable", |p| p.message.as_str()))
+        ),
         _ => {
             let mut parts: Vec<String> = report
-                .changes
+                .server_changes
                 .iter()
-                .filter(|c| c.action == crate::action::Action::Fail)
-                .map(|c| {
-                    let class = c.class.map_or("changed", |k| k.as_str());
-                    match c.change {
-                        ChangeKind::Changed => {
-                            format!("{} {} changed ({class})", c.kind.noun(), esc(&c.tool))
-                        }
-                        other => format!("{} {} {}", c.kind.noun(), esc(&c.tool), other.as_str()),
-                    }
-                })
+                .filter(|c| c.action == Some(crate::action::Action::Fail))
+                .map(|c| format!("{} changed", c.field))
                 .collect();
-            parts.extend(
-                report
-                    .server_changes
-                    .iter()
-                    .filter(|c| c.action == Some(crate::action::Action::Fail))
-                    .map(|c| format!("{} changed", c.field)),
-            );
             if let Some(package) = &report.package
                 && package.action == crate::action::Action::Fail
             {
                 parts.push(format!("its package: {}", esc(&package.message)));
             }
+            if parts.is_empty() {
+                return None;
+            }
             format!(
-                "changed since it was approved in mcp.lock: {}",
-                if parts.is_empty() {
-                    report.verdict.as_str().to_string()
-                } else {
-                    parts.join("; ")
-                }
+                "changed since it was approved in {lock}: {}",
+                parts.join("; ")
             )
         }
     };
-    let fix = if report.pinned && report.verdict != Verdict::Unverifiable {
-        format!("review with `mcp-lock diff {name}` and approve with `mcp-lock update {name}`")
-    } else if report.pinned {
-        format!("check the server, then run `mcp-lock verify {name}`")
-    } else {
-        format!("pin it with `mcp-lock update {name}`")
-    };
-    Some(format!("MCP server {name} {what}; a person must {fix}"))
+    Some(format!(
+        "MCP server {name} {what}; a person must {}",
+        fix(report, personal)
+    ))
 }
 
 /// Claude Code's name for an MCP server or tool inside `mcp__<server>__<tool>`, as
@@ -502,12 +665,20 @@ pub fn decide(
             esc(tool_name)
         ));
     }
+    if let Some(why) = standing.drifted.get(tool) {
+        return Decision::Deny(format!(
+            "mcp-lock refused {}: {why}. {NOTHING_RAN} Its other pinned tools may still be used; do not retry this tool in this session until the user has approved the change.",
+            esc(tool_name)
+        ));
+    }
     let Some(pinned) = standing.tools.get(tool).filter(|t| !t.ambiguous) else {
         return Decision::Deny(format!(
-            "mcp-lock refused {}: MCP server {} has no tool {} pinned in mcp.lock, so it was never approved. {NOTHING_RAN} Use one of its pinned tools, or ask the user to review and approve it with `mcp-lock update {}`.",
+            "mcp-lock refused {}: MCP server {} has no tool {} pinned in {}, so it was never approved. {NOTHING_RAN} Use one of its pinned tools, or ask the user to review and approve it with `{} update {}`.",
             esc(tool_name),
             esc(&server),
             esc(tool),
+            lock_name(standing.personal),
+            command(standing.personal),
             esc(&server)
         ));
     };
@@ -574,9 +745,18 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
         .values()
         .filter_map(|s| s.refused.as_ref())
         .collect();
-    let passed = record.servers.len() - refused.len();
+    let passed = record
+        .servers
+        .values()
+        .filter(|s| s.refused.is_none() && s.notice.is_none())
+        .count();
+    let against = if record.servers.values().any(|s| s.personal) {
+        "mcp.lock and your own lock of its personal servers"
+    } else {
+        "mcp.lock"
+    };
     let mut context = format!(
-        "mcp-lock verified this project's MCP servers against mcp.lock at session start: {passed} of {} match what was approved.",
+        "mcp-lock verified this project's MCP servers against {against} at session start: {passed} of {} match what was approved.",
         record.servers.len()
     );
     for why in &refused {
@@ -587,6 +767,19 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
     if !refused.is_empty() {
         context.push_str(" Calls to the tools of these servers will be refused this session; tell the user rather than working around it.");
     }
+    let partly: Vec<&String> = record
+        .servers
+        .values()
+        .filter_map(|s| s.notice.as_ref())
+        .collect();
+    for why in &partly {
+        context.push(' ');
+        context.push_str(why);
+        context.push('.');
+    }
+    if !partly.is_empty() {
+        context.push_str(" Calls to those changed tools will be refused this session; tell the user rather than working around it.");
+    }
     if !deferred.is_empty() {
         let names: Vec<String> = deferred.iter().map(|n| esc(n)).collect();
         context.push_str(&format!(
@@ -594,7 +787,7 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
             names.join(", ")
         ));
     }
-    context.push_str(if refused.is_empty() {
+    context.push_str(if refused.is_empty() && partly.is_empty() {
         " Calls to MCP tools are checked against their pinned input schemas, and tools mcp.lock does not pin are refused."
     } else {
         " Calls to the other servers' tools are checked against their pinned input schemas, and tools mcp.lock does not pin are refused."
@@ -605,14 +798,26 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
             "additionalContext": context,
         }
     });
+    let mut message = Vec::new();
     if !refused.is_empty() {
         let lines: Vec<String> = refused.iter().map(|r| format!("  {r}")).collect();
-        out["systemMessage"] = Value::String(format!(
-            "mcp-lock: {} of {} MCP servers did not verify against mcp.lock; their tools are refused this session:\n{}",
+        message.push(format!(
+            "mcp-lock: {} of {} MCP servers did not verify against their lock; their tools are refused this session:\n{}",
             refused.len(),
             record.servers.len(),
             lines.join("\n")
         ));
+    }
+    if !partly.is_empty() {
+        let lines: Vec<String> = partly.iter().map(|r| format!("  {r}")).collect();
+        message.push(format!(
+            "mcp-lock: {} MCP servers changed some of their tools; those tools are refused this session, the others served:\n{}",
+            partly.len(),
+            lines.join("\n")
+        ));
+    }
+    if !message.is_empty() {
+        out["systemMessage"] = Value::String(message.join("\n"));
     }
     out
 }
@@ -689,6 +894,12 @@ mod tests {
                         ambiguous: false,
                     },
                 )]),
+                drifted: BTreeMap::from([(
+                    "deploy".to_string(),
+                    "MCP server fx has tool deploy changed (authority)".to_string(),
+                )]),
+                notice: None,
+                personal: false,
             },
         );
         servers.insert(
@@ -696,15 +907,19 @@ mod tests {
             ServerRecord {
                 refused: Some("MCP server my.server changed".into()),
                 tools: BTreeMap::new(),
+                drifted: BTreeMap::new(),
+                notice: None,
+                personal: false,
             },
         );
         SessionRecord {
             version: SessionRecord::VERSION,
-            lock: LockStamp {
+            lock: Some(LockStamp {
                 len: 0,
                 modified_ns: 0,
                 sha256: String::new(),
-            },
+            }),
+            user_lock: None,
             servers,
             names: Vec::new(),
             pending: None,
@@ -790,6 +1005,15 @@ mod tests {
             panic!("an unpinned tool passes")
         };
         assert!(why.contains("no tool rollback pinned"), "{why}");
+        // A sibling that drifted is refused; read_ticket above was served.
+        let Decision::Deny(why) = decide("mcp__fx__deploy", &json!({})) else {
+            panic!("a drifted tool passes")
+        };
+        assert!(why.contains("deploy changed (authority)"), "{why}");
+        assert!(
+            why.contains("other pinned tools may still be used"),
+            "{why}"
+        );
         let Decision::Deny(why) = decide("mcp__my_server__x", &json!({})) else {
             panic!("a refused server's tool passes")
         };

@@ -59,6 +59,7 @@ pub struct Verifier {
     client: Option<String>,
     options: CheckOptions,
     progress: Option<Progress>,
+    personal: bool,
 }
 
 impl Verifier {
@@ -75,7 +76,16 @@ impl Verifier {
             client: None,
             options: CheckOptions::default(),
             progress: None,
+            personal: false,
         }
+    }
+
+    /// The lock is the user's own lock of the project's personal servers (`mcp-lock
+    /// --user CLIENT update`): servers are started in, and profiles name, the project
+    /// directory rather than the lock's.
+    pub fn personal(mut self) -> Self {
+        self.personal = true;
+        self
     }
 
     /// Reads servers from this client config only.
@@ -160,11 +170,15 @@ impl Verifier {
         let Targets { targets, notices } = plan_targets(resolved, &lock, &policy, using)?;
         let progress = self.progress.clone().unwrap_or_else(no_progress);
         let mut options = self.options.clone();
-        options.project_dir = lock_path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(&self.project_dir)
-            .to_path_buf();
+        options.project_dir = if self.personal {
+            self.project_dir.clone()
+        } else {
+            lock_path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(&self.project_dir)
+                .to_path_buf()
+        };
         options.closures = std::sync::Arc::new(
             crate::lock::closures::read(&crate::lock::closures::companion_path(&lock_path))
                 .map_err(StartupError::Closures)?,

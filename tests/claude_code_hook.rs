@@ -151,35 +151,77 @@ fn a_call_to_a_tool_the_lock_does_not_pin_is_denied_with_a_reason_the_model_can_
 }
 
 #[test]
-fn a_drifted_server_is_reported_at_session_start_and_every_call_to_it_is_denied() {
+fn a_drifted_tool_is_refused_while_its_unchanged_sibling_is_served_as_the_guard_serves_it() {
     let project = pinned_project("b");
     let cache = tempfile::tempdir().unwrap();
     let (code, out, _) = hook(&project, cache.path(), &session_start("s-3", &project));
     assert_eq!(code, 0);
-    let why = "MCP server fx changed since it was approved in mcp.lock: tool deploy_preview changed (authority); tool rollback added; tool search_docs changed (semantic); a person must review with `mcp-lock diff fx` and approve with `mcp-lock update fx`";
+    let why = "MCP server fx changed since it was approved in mcp.lock: tool deploy_preview changed (authority); tool rollback added; tool search_docs changed (semantic); these tools are refused and its other pinned tools are served; a person must review with `mcp-lock diff fx` and approve with `mcp-lock update fx`";
     let expected = json!({
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": format!("mcp-lock verified this project's MCP servers against mcp.lock at session start: 0 of 1 match what was approved. {why}. Calls to the tools of these servers will be refused this session; tell the user rather than working around it. Calls to the other servers' tools are checked against their pinned input schemas, and tools mcp.lock does not pin are refused."),
+            "additionalContext": format!("mcp-lock verified this project's MCP servers against mcp.lock at session start: 0 of 1 match what was approved. {why}. Calls to those changed tools will be refused this session; tell the user rather than working around it. Calls to the other servers' tools are checked against their pinned input schemas, and tools mcp.lock does not pin are refused."),
         },
-        "systemMessage": format!("mcp-lock: 1 of 1 MCP servers did not verify against mcp.lock; their tools are refused this session:\n  {why}"),
+        "systemMessage": format!("mcp-lock: 1 MCP servers changed some of their tools; those tools are refused this session, the others served:\n  {why}"),
     });
     assert_eq!(out, format!("{expected}\n"));
 
-    // read_ticket itself did not change: its server did.
+    // read_ticket itself did not change: the guard serves it, and so does the hook.
     let call = pre_tool_use(
         "s-3",
         &project,
         "mcp__fx__read_ticket",
         json!({"id": "T-1"}),
     );
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
+    // Its drifted sibling is refused, and so is the tool that was added.
+    let call = pre_tool_use(
+        "s-3",
+        &project,
+        "mcp__fx__deploy_preview",
+        json!({"branch": "main"}),
+    );
     let (_, out, _) = hook(&project, cache.path(), &call);
     assert_eq!(
         out,
-        deny(&format!(
-            "mcp-lock refused mcp__fx__read_ticket: {why}. The call was not made; nothing was run. Do not retry this server's tools in this session until the user has approved the change."
-        ))
+        deny(
+            "mcp-lock refused mcp__fx__deploy_preview: MCP server fx has tool deploy_preview changed (authority) since it was approved in mcp.lock; a person must review with `mcp-lock diff fx` and approve with `mcp-lock update fx`. The call was not made; nothing was run. Its other pinned tools may still be used; do not retry this tool in this session until the user has approved the change."
+        )
     );
+    let call = pre_tool_use(
+        "s-3",
+        &project,
+        "mcp__fx__rollback",
+        json!({"branch": "main"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert!(
+        out.contains("tool rollback added since it was approved"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_server_that_cannot_be_listed_has_every_tool_refused() {
+    let project = Project::new(json!({ "fx": fixture_entry(&["--revision", "a"]) }));
+    project.run(&["update", "--yes"]).expect(0);
+    project.set_servers(json!({ "fx": {"command": "/nonexistent/fixture-server"} }));
+    approve(&project, json!({"enabledMcpjsonServers": ["fx"]}));
+    let cache = tempfile::tempdir().unwrap();
+    let (_, out, _) = hook(&project, cache.path(), &session_start("s-30", &project));
+    assert!(
+        out.contains("could not be verified against mcp.lock"),
+        "{out}"
+    );
+    let call = pre_tool_use(
+        "s-30",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(decision(&out), "deny", "{out}");
+    assert!(out.contains("could not be verified"), "{out}");
 }
 
 #[test]
@@ -241,8 +283,17 @@ fn a_call_with_no_session_record_is_denied_without_verifying_and_a_new_session_s
         "a PreToolUse verified or kept something"
     );
     hook(&project, cache.path(), &session_start("s-6", &project));
-    let (_, out, _) = hook(&project, cache.path(), &call);
-    assert!(out.contains("changed since it was approved"), "{out}");
+    let drifted = pre_tool_use(
+        "s-6",
+        &project,
+        "mcp__fx__deploy_preview",
+        json!({"branch": "main"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &drifted);
+    assert!(
+        out.contains("changed (authority) since it was approved"),
+        "{out}"
+    );
     // The person approves the change: the lock differs from the one verified, so calls
     // are refused until the session starts again (/compact, /clear, a restart).
     project.run(&["update", "--yes"]).expect(0);
@@ -270,13 +321,25 @@ fn session_end_removes_the_sessions_record() {
     let cache = tempfile::tempdir().unwrap();
     hook(&project, cache.path(), &session_start("s-7", &project));
     let records = cache.path().join("mcp-lock/claude-code");
-    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 1);
+    let count = || {
+        std::fs::read_dir(&records)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
+    assert_eq!(count(), 1);
     let end = json!({"session_id": "s-7", "hook_event_name": "SessionEnd", "reason": "exit", "cwd": project.path()});
     assert_eq!(
         hook(&project, cache.path(), &end),
         (0, String::new(), String::new())
     );
-    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    assert_eq!(count(), 0);
 }
 
 #[test]
@@ -867,4 +930,263 @@ fn a_tool_name_a_users_own_claude_code_server_shares_is_denied() {
     std::fs::remove_file(&claude_json).unwrap();
     hook(&project, cache.path(), &session_start("s-27", &project));
     assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
+}
+
+/// Writes the user's `~/.claude.json` for the project: `user` at the top level
+/// (user scope), `local` under this project's entry (local scope).
+fn claude_json(project: &Project, user: Value, local: Value) {
+    let key = std::fs::canonicalize(project.path())
+        .unwrap()
+        .display()
+        .to_string();
+    let file = json!({
+        "mcpServers": user,
+        "projects": { key: { "mcpServers": local, "lastCost": 1.5 } },
+    });
+    std::fs::write(project.home().join(".claude.json"), file.to_string()).unwrap();
+}
+
+#[test]
+fn a_users_own_server_pinned_with_user_update_is_served_and_its_drift_refused() {
+    let project = pinned_project("a");
+    let revision = project.path().join("mine-revision");
+    std::fs::write(&revision, "a").unwrap();
+    let mine = fixture_entry(&["--revision-file", revision.to_str().unwrap()]);
+    claude_json(&project, json!({ "mine": mine }), json!({}));
+    project
+        .run(&["--user", "claude-code", "update", "--yes"])
+        .expect(0);
+    let cache = tempfile::tempdir().unwrap();
+    let (_, out, err) = hook(&project, cache.path(), &session_start("s-40", &project));
+    assert!(
+        out.contains("against mcp.lock and your own lock of its personal servers at session start: 2 of 2 match"),
+        "{out}{err}"
+    );
+    let call = |tool: &str, args: Value| pre_tool_use("s-40", &project, tool, args);
+    assert_eq!(
+        hook(
+            &project,
+            cache.path(),
+            &call("mcp__mine__read_ticket", json!({"id": "T-1"}))
+        )
+        .1,
+        no_decision()
+    );
+    let (_, out, _) = hook(
+        &project,
+        cache.path(),
+        &call("mcp__mine__read_ticket", json!({"id": 1})),
+    );
+    assert!(out.contains("do not fit the input schema"), "{out}");
+    let (_, out, _) = hook(
+        &project,
+        cache.path(),
+        &call("mcp__mine__rollback", json!({})),
+    );
+    assert!(
+        out.contains("no tool rollback pinned in your own lock of this project's personal servers")
+            && out.contains("`mcp-lock --user claude-code update mine`"),
+        "{out}"
+    );
+
+    // The server drifts; the personal server's changed tool is refused, and the way
+    // to approve it names the user's lock.
+    std::fs::write(&revision, "b").unwrap();
+    // A config change: the next start verifies again rather than reusing.
+    claude_json(
+        &project,
+        json!({ "mine": mine, "other": {"command": "/nonexistent/x"} }),
+        json!({}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &session_start("s-40", &project));
+    assert!(
+        out.contains("MCP server other is one of your own Claude Code servers"),
+        "{out}"
+    );
+    let (_, out, _) = hook(
+        &project,
+        cache.path(),
+        &call("mcp__mine__deploy_preview", json!({"branch": "main"})),
+    );
+    assert!(
+        out.contains("MCP server mine has tool deploy_preview changed (authority) since it was approved in your own lock")
+            && out.contains("`mcp-lock --user claude-code diff mine`"),
+        "{out}"
+    );
+    assert_eq!(
+        hook(
+            &project,
+            cache.path(),
+            &call("mcp__mine__read_ticket", json!({"id": "T-1"}))
+        )
+        .1,
+        no_decision()
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call("mcp__other__x", json!({})));
+    assert!(
+        out.contains("\"deny\"")
+            && out.contains("pin it with `mcp-lock --user claude-code update other`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_users_own_server_no_lock_pins_is_refused_saying_how_to_pin_it() {
+    let project = pinned_project("a");
+    claude_json(
+        &project,
+        json!({ "mine": fixture_entry(&["--revision", "a"]) }),
+        json!({}),
+    );
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-41", &project));
+    let call = pre_tool_use(
+        "s-41",
+        &project,
+        "mcp__mine__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(
+        out,
+        deny(
+            "mcp-lock refused mcp__mine__read_ticket: MCP server mine is one of your own Claude Code servers (user or local scope in ~/.claude.json) and is not pinned in your lock of this project's personal servers; a person must pin it with `mcp-lock --user claude-code update mine`. The call was not made; nothing was run. Do not retry this server's tools in this session until the user has approved the change."
+        )
+    );
+    // The project's own server is served as before.
+    let call = pre_tool_use(
+        "s-41",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
+}
+
+#[test]
+fn a_local_scope_server_takes_the_place_of_the_projects_server_of_that_name() {
+    // The project pins fx at revision a; the user's local-scope fx (revision b) is
+    // what Claude Code starts, so it is judged against the user's lock.
+    let project = pinned_project("a");
+    claude_json(
+        &project,
+        json!({}),
+        json!({ "fx": fixture_entry(&["--revision", "b"]) }),
+    );
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-42", &project));
+    let rollback = pre_tool_use(
+        "s-42",
+        &project,
+        "mcp__fx__rollback",
+        json!({"branch": "main"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &rollback);
+    assert!(
+        out.contains("`mcp-lock --user claude-code update fx`"),
+        "the local fx is refused as unpinned, not the project's: {out}"
+    );
+    project
+        .run(&["--user", "claude-code", "update", "--yes"])
+        .expect(0);
+    hook(&project, cache.path(), &session_start("s-42", &project));
+    let (_, out, err) = hook(&project, cache.path(), &rollback);
+    assert_eq!(
+        out,
+        no_decision(),
+        "revision b's rollback is pinned in the user's lock: {err}"
+    );
+    // A user-scope fx is shadowed by the project's: revision a's pins apply.
+    claude_json(
+        &project,
+        json!({ "fx": fixture_entry(&["--revision", "b"]) }),
+        json!({}),
+    );
+    hook(&project, cache.path(), &session_start("s-42", &project));
+    let (_, out, _) = hook(&project, cache.path(), &rollback);
+    assert!(
+        out.contains("\"deny\"") && out.contains("pinned in mcp.lock"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_second_session_start_reuses_an_unchanged_servers_verification_and_verifies_again_when_its_binary_or_entry_changes()
+ {
+    let project = Project::empty();
+    let binary = project.path().join("fixture-copy");
+    std::fs::copy(common::fixture(), &binary).unwrap();
+    let revision = project.path().join("revision");
+    std::fs::write(&revision, "a").unwrap();
+    let entry = json!({"command": binary, "args": ["--revision-file", revision]});
+    project.set_servers(json!({ "fx": entry }));
+    project.run(&["update", "--yes"]).expect(0);
+    approve(&project, json!({"enabledMcpjsonServers": ["fx"]}));
+    let cache = tempfile::tempdir().unwrap();
+    let deploy = |session: &str| {
+        pre_tool_use(
+            session,
+            &project,
+            "mcp__fx__deploy_preview",
+            json!({"branch": "main"}),
+        )
+    };
+    hook(&project, cache.path(), &session_start("s-50", &project));
+    assert_eq!(
+        hook(&project, cache.path(), &deploy("s-50")).1,
+        no_decision()
+    );
+    let reuse = project.path().join(".mcp-lock/hook-reuse.json");
+    assert!(reuse.is_file(), "the verification is kept in the project");
+
+    // What the server serves changes, but nothing the reuse is keyed on does (the
+    // revision file is not part of the entry): the server is not started again.
+    std::fs::write(&revision, "b").unwrap();
+    hook(&project, cache.path(), &session_start("s-51", &project));
+    assert_eq!(
+        hook(&project, cache.path(), &deploy("s-51")).1,
+        no_decision(),
+        "a changed server was started again although nothing keyed changed"
+    );
+
+    // The entry changes (an environment variable): verified again, the drift found.
+    project.set_servers(json!({ "fx": {"command": binary, "args": ["--revision-file", revision], "env": {"X": "1"}} }));
+    hook(&project, cache.path(), &session_start("s-52", &project));
+    let (_, out, _) = hook(&project, cache.path(), &deploy("s-52"));
+    assert!(out.contains("deploy_preview changed (authority)"), "{out}");
+
+    // Back to revision a and the first entry: reused again once verified ...
+    std::fs::write(&revision, "a").unwrap();
+    project.set_servers(json!({ "fx": entry }));
+    hook(&project, cache.path(), &session_start("s-53", &project));
+    assert_eq!(
+        hook(&project, cache.path(), &deploy("s-53")).1,
+        no_decision()
+    );
+    // ... until the binary's bytes change: verified again.
+    std::fs::write(&revision, "b").unwrap();
+    let mut bytes = std::fs::read(&binary).unwrap();
+    bytes.push(0);
+    std::fs::write(&binary, bytes).unwrap();
+    hook(&project, cache.path(), &session_start("s-54", &project));
+    let (_, out, _) = hook(&project, cache.path(), &deploy("s-54"));
+    assert_eq!(decision(&out), "deny", "{out}");
+
+    // A reuse file someone else wrote (committed, edited) is not trusted.
+    std::fs::write(&binary, std::fs::read(common::fixture()).unwrap()).unwrap();
+    std::fs::write(&revision, "a").unwrap();
+    hook(&project, cache.path(), &session_start("s-55", &project));
+    std::fs::write(&revision, "b").unwrap();
+    let other_cache = tempfile::tempdir().unwrap();
+    hook(
+        &project,
+        other_cache.path(),
+        &session_start("s-56", &project),
+    );
+    let (_, out, _) = hook(&project, other_cache.path(), &deploy("s-56"));
+    assert_eq!(
+        decision(&out),
+        "deny",
+        "another user's key reused the file: {out}"
+    );
 }

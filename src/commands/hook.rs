@@ -9,9 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_lock::exit_codes::ExitCode;
+use std::collections::BTreeMap;
+
+use mcp_lock::hook::reuse::{Material, Reuse};
 use mcp_lock::hook::{
-    HookInput, LockStamp, MAX_INPUT_BYTES, PROFILE, SessionRecord, decide, failure_output, glance,
-    pre_tool_use_output, record_path, session_start_output,
+    HookInput, LockStamp, MAX_INPUT_BYTES, PROFILE, ServerRecord, SessionRecord, decide,
+    failure_output, glance, pre_tool_use_output, record_path, session_start_output,
 };
 use mcp_lock::startup::Verifier;
 use serde_json::Value;
@@ -228,18 +231,13 @@ impl Place {
     /// Whether the lock is there: `Ok(false)` when nothing is at its path, an error for
     /// a link to nothing or anything that cannot be looked at.
     fn lock_present(&self) -> Result<bool, String> {
-        match std::fs::symlink_metadata(&self.lock) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("cannot look at {}: {e}", self.lock.display())),
-            Ok(_) => match std::fs::metadata(&self.lock) {
-                Ok(_) => Ok(true),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-                    "{} is a link to nothing; a person must restore the lock",
-                    self.lock.display()
-                )),
-                Err(e) => Err(format!("cannot look at {}: {e}", self.lock.display())),
-            },
-        }
+        present(&self.lock)
+    }
+
+    /// Whether the project has a server config of its own to read (`--config`, or one
+    /// found in it).
+    fn project_config_present(&self, ws: &Setting) -> bool {
+        ws.config.is_some() || !mcp_lock::config::discover(&self.project).is_empty()
     }
 }
 
@@ -261,55 +259,141 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
     }
     let place = Place::of(ws)?;
     let path = record_path(&place.records, &input.session_id);
+    let user_lock = super::user_lock_path(&place.project).ok();
+    let user_lock_here = match &user_lock {
+        Some(lock) => present(lock)?,
+        None => false,
+    };
     match input.hook_event_name.as_str() {
         "SessionStart" => {
-            if !place.lock_present()? {
-                // A project with no lock is left alone; a record of an earlier start
-                // of this session (resumed) is no longer the lock's.
+            let project_lock_here = place.lock_present()?;
+            if !project_lock_here && !user_lock_here {
+                // A project with no lock (nor a lock of the user's own for it) is left
+                // alone; a record of an earlier start of this session (resumed) is no
+                // longer a lock's.
                 let _ = std::fs::remove_file(&path);
                 return Ok(None);
             }
+            let project_stamp = if project_lock_here {
+                Some(stamp_of(&place.lock)?)
+            } else {
+                None
+            };
+            let user_stamp = match (&user_lock, user_lock_here) {
+                (Some(lock), true) => Some(stamp_of(lock)?),
+                _ => None,
+            };
             // Kept first: until the verification below finishes (or if it runs out of
             // time), the session's MCP calls are refused.
             keep(
                 &place,
                 &path,
                 &SessionRecord::pending(
-                    stamp(&place)?,
+                    project_stamp.clone(),
+                    user_stamp.clone(),
                     "the verification of this project's MCP servers at session start did not finish".to_string(),
                 ),
             )?;
-            // Only what Claude Code itself starts unasked: a server it would ask about
-            // first is refused until a session start at which it is approved.
-            let project = ws_config(ws, &place)?;
-            let approval =
-                mcp_lock::config::ClaudeApproval::read(&place.project, &|v| std::env::var(v).ok());
-            let (now, deferred): (Vec<String>, Vec<String>) = project
-                .servers
+            let lookup = |v: &str| std::env::var(v).ok();
+            // The user's own servers, by Claude Code's scope: local > project > user
+            // for a name defined twice.
+            let (user_scope, local_scope) =
+                mcp_lock::config::claude_user_server_scopes(&place.project, &lookup)
+                    .map_err(|e| e.to_string())?;
+            let project = if project_lock_here || place.project_config_present(ws) {
+                Some(ws_config(ws, &place)?)
+            } else {
+                None
+            };
+            let project_names: Vec<String> = project
                 .iter()
+                .flat_map(|p| p.servers.iter())
                 .filter(|s| s.hosts.contains(&mcp_lock::config::Host::ClaudeCode))
                 .map(|s| s.name.clone())
-                .partition(|name| approval.approves(name));
-            let mut record = if now.is_empty() {
-                SessionRecord::empty(stamp(&place)?)
-            } else {
-                verify(ws, &place, &now).await?
-            };
-            let lock = mcp_lock::lock::read_lock(&place.lock)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("{} disappeared while it was read", place.lock.display()))?;
-            // The servers Claude Code has from the user's own ~/.claude.json too: a
-            // tool name one of them shares with a pinned server is refused.
-            let personal = mcp_lock::config::claude_user_server_names(&place.project, &|v| {
-                std::env::var(v).ok()
-            })
-            .map_err(|e| e.to_string())?;
-            record.names = lock
-                .servers
-                .keys()
+                .collect();
+            // Only what Claude Code itself starts unasked: a project server it would
+            // ask about first is refused until a session start at which it is
+            // approved. The user's own servers are never asked about.
+            let approval = mcp_lock::config::ClaudeApproval::read(&place.project, &lookup);
+            let (now, deferred): (Vec<String>, Vec<String>) = project_names
+                .iter()
+                .filter(|n| !local_scope.contains(n))
                 .cloned()
-                .chain(project.servers.iter().map(|s| s.name.clone()))
-                .chain(personal)
+                .partition(|name| approval.approves(name));
+            let mut personal: Vec<String> = local_scope
+                .iter()
+                .chain(
+                    user_scope
+                        .iter()
+                        .filter(|n| !project_names.contains(n) && !local_scope.contains(n)),
+                )
+                .cloned()
+                .collect();
+            personal.sort();
+            personal.dedup();
+            let mut reuse = Reuse::open(&place.project, &place.records);
+            let mut record = SessionRecord::empty(project_stamp.clone());
+            let mut lock_names = Vec::new();
+            record.user_lock = user_stamp.clone();
+            if !now.is_empty() {
+                let group = Group {
+                    personal: false,
+                    lock: place.lock.clone(),
+                    stamp: project_stamp.clone(),
+                    config: ws.config.clone(),
+                    policy: ws.policy_path.clone(),
+                };
+                record
+                    .servers
+                    .extend(verify(&group, &place, &now, reuse.as_mut(), &mut lock_names).await?);
+            }
+            if !personal.is_empty() {
+                let group = Group {
+                    personal: true,
+                    lock: user_lock.clone().unwrap_or_default(),
+                    stamp: user_stamp.clone(),
+                    config: Some(claude_json(&lookup).ok_or(
+                        "HOME is not set: the user's own Claude Code servers cannot be read",
+                    )?),
+                    // The project's own mcp-lock.toml applies to its personal servers,
+                    // as it does for `mcp-lock --user claude-code verify`.
+                    policy: ws.policy_path.clone().or_else(|| {
+                        let policy = place.project.join(mcp_lock::policy::POLICY_FILE);
+                        policy.is_file().then_some(policy)
+                    }),
+                };
+                record.servers.extend(
+                    verify(&group, &place, &personal, reuse.as_mut(), &mut Vec::new()).await?,
+                );
+            }
+            if let Some(mut reuse) = reuse {
+                let ids: Vec<String> = now
+                    .iter()
+                    .map(|n| reuse_id(false, n))
+                    .chain(personal.iter().map(|n| reuse_id(true, n)))
+                    .chain([false, true].map(|p| format!("lock:{}", reuse_id(p, ""))))
+                    .collect();
+                reuse.retain(&ids);
+                if let Err(e) = reuse.save() {
+                    super::warning(&format!("{e}; the next session start verifies again"));
+                }
+            }
+            let lock = match (project_lock_here, now.is_empty()) {
+                // Read by the verification already.
+                (true, false) => lock_names,
+                (true, true) => mcp_lock::lock::read_lock(&place.lock)
+                    .map_err(|e| e.to_string())?
+                    .map(|l| l.servers.keys().cloned().collect::<Vec<_>>())
+                    .unwrap_or_default(),
+                (false, _) => Vec::new(),
+            };
+            // The servers Claude Code has from the user's own ~/.claude.json too: a
+            // tool name one of them shares with another server is refused.
+            record.names = lock
+                .into_iter()
+                .chain(project_names.iter().cloned())
+                .chain(user_scope)
+                .chain(local_scope)
                 .collect();
             record.names.sort();
             record.names.dedup();
@@ -321,33 +405,31 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             let tool = input.tool_name.as_deref().unwrap_or_default();
             let arguments = input.tool_input.clone().unwrap_or(Value::Null);
             let record = read_record(&path);
-            if !place.lock_present()? {
-                return match record {
-                    // Verified against a lock that is gone now: what was allowed a
-                    // moment ago is not known to be allowed any more.
-                    Some(_) => Err(format!(
-                        "{} was removed during this session; a person must restore it",
-                        place.lock.display()
-                    )),
-                    // A project with no lock is left alone.
-                    None => Ok(Some(pre_tool_use_output(
-                        &mcp_lock::hook::Decision::PassThrough,
-                    ))),
-                };
-            }
-            // PreToolUse never verifies (that can take minutes: a server's start, a
-            // closure's install): it judges from what SessionStart found.
+            let project_lock_here = place.lock_present()?;
             let Some(record) = record else {
+                if !project_lock_here && !user_lock_here {
+                    // A project with no lock is left alone.
+                    return Ok(Some(pre_tool_use_output(
+                        &mcp_lock::hook::Decision::PassThrough,
+                    )));
+                }
+                // PreToolUse never verifies (that can take minutes: a server's start, a
+                // closure's install): it judges from what SessionStart found.
                 return Err("this session's MCP servers were not verified when it started (the hook did not run at its start, or its record is gone); restart Claude Code, or run /compact or /clear, so they are verified".to_string());
             };
-            if !record.lock.holds(&place.lock) {
-                return Err(format!(
-                    "{} changed since this session's MCP servers were verified; restart Claude Code, or run /compact or /clear, so they are verified against it",
-                    place.lock.display()
-                ));
+            still_holds(record.lock.as_ref(), project_lock_here, &place.lock)?;
+            if let Some(user_lock) = &user_lock {
+                still_holds(record.user_lock.as_ref(), user_lock_here, user_lock)?;
             }
-            let project = ws_config(ws, &place)?;
-            let configured: Vec<String> = project.servers.iter().map(|s| s.name.clone()).collect();
+            let configured: Vec<String> = if project_lock_here || place.project_config_present(ws) {
+                ws_config(ws, &place)?
+                    .servers
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             Ok(Some(pre_tool_use_output(&decide(
                 &record,
                 &configured,
@@ -363,37 +445,297 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
     }
 }
 
+/// Whether a lock the record was made against still holds the same bytes: one
+/// removed, changed or newly made since the session started is an error (its calls
+/// are refused until a session start verifies against it).
+fn still_holds(stamp: Option<&LockStamp>, here: bool, lock: &Path) -> Result<(), String> {
+    match (stamp, here) {
+        (Some(_), false) => Err(format!(
+            "{} was removed during this session; a person must restore it",
+            lock.display()
+        )),
+        (Some(stamp), true) if !stamp.holds(lock) => Err(format!(
+            "{} changed since this session's MCP servers were verified; restart Claude Code, or run /compact or /clear, so they are verified against it",
+            lock.display()
+        )),
+        (None, true) => Err(format!(
+            "{} was made since this session's MCP servers were verified; restart Claude Code, or run /compact or /clear, so they are verified against it",
+            lock.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a path is there: `Ok(false)` when nothing is at it, an error for a link to
+/// nothing or anything that cannot be looked at.
+fn present(path: &Path) -> Result<bool, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(format!("cannot look at {}: {e}", path.display())),
+        Ok(_) => match std::fs::metadata(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+                "{} is a link to nothing; a person must restore the lock",
+                path.display()
+            )),
+            Err(e) => Err(format!("cannot look at {}: {e}", path.display())),
+        },
+    }
+}
+
+fn claude_json(lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    lookup("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".claude.json"))
+}
+
 fn ws_config(ws: &Setting, place: &Place) -> Result<mcp_lock::config::ProjectConfig, String> {
     mcp_lock::config::ProjectConfig::load(&place.project, ws.config.as_deref())
         .map_err(|e| e.to_string())
 }
 
-fn stamp(place: &Place) -> Result<LockStamp, String> {
-    LockStamp::of(&place.lock).map_err(|e| format!("cannot read {}: {e}", place.lock.display()))
+fn stamp_of(lock: &Path) -> Result<LockStamp, String> {
+    LockStamp::of(lock).map_err(|e| format!("cannot read {}: {e}", lock.display()))
 }
 
-/// Verifies `servers` (at least one) as Claude Code's profile sees them.
-async fn verify(ws: &Setting, place: &Place, servers: &[String]) -> Result<SessionRecord, String> {
-    let stamp = stamp(place)?;
+/// One lock's servers: the project's, or the user's own.
+struct Group {
+    personal: bool,
+    lock: PathBuf,
+    /// The lock as it was when the session started; `None`: there is none.
+    stamp: Option<LockStamp>,
+    config: Option<PathBuf>,
+    policy: Option<PathBuf>,
+}
+
+fn reuse_id(personal: bool, name: &str) -> String {
+    format!("{}:{name}", if personal { "personal" } else { "project" })
+}
+
+fn read_pinned(group: &Group) -> Result<mcp_lock::lock::Lockfile, String> {
+    mcp_lock::lock::read_lock(&group.lock)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))
+}
+
+/// What one server's verification depends on (see [`mcp_lock::hook::reuse`]), or
+/// `None` when it must be verified at every start (what runs is not pinned by its
+/// entry: a remote server, a package by tag or range, a launch not recognised).
+fn material(
+    group: &Group,
+    stamp: &LockStamp,
+    config: &mcp_lock::config::ProjectConfig,
+    spec: &mcp_lock::config::ServerSpec,
+    place: &Place,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Option<Material> {
+    use mcp_lock::config::Resolved;
+    let resolved = spec.resolve_to_contact(&place.project, lookup).ok()?;
+    let identity = match &resolved {
+        Resolved::Stdio(stdio) => {
+            mcp_lock::hook::reuse::launch_identity(&stdio.command, &stdio.args, &stdio.cwd)?
+        }
+        Resolved::Remote(_) => return None,
+    };
+    let mut m = Material::new();
+    m.part(reuse_id(group.personal, &spec.name).as_bytes())
+        .part(PROFILE.as_bytes())
+        .part(stamp.sha256.as_bytes())
+        .file(&mcp_lock::lock::closures::companion_path(&group.lock));
+    match &group.policy {
+        Some(policy) => m.file(policy),
+        None => {
+            m.file(&mcp_lock::files::parent_of(&group.lock).join(mcp_lock::policy::POLICY_FILE))
+        }
+    };
+    for file in &config.files {
+        // ~/.claude.json holds much more than servers (history, costs): only its
+        // servers part is keyed.
+        if group.personal || file.file_name().is_some_and(|n| n == ".claude.json") {
+            continue;
+        }
+        m.part(file.display().to_string().as_bytes()).file(file);
+    }
+    m.part(&claude_json_servers_part(&place.project, lookup));
+    // Claude Code's settings files, which turn servers off and approve them.
+    for settings in [
+        place.project.join(".claude/settings.json"),
+        place.project.join(".claude/settings.local.json"),
+    ]
+    .into_iter()
+    .chain(lookup("HOME").map(|h| PathBuf::from(h).join(".claude/settings.json")))
+    {
+        m.file(&settings);
+    }
+    // The entry as it resolves (variables expanded: the seal keeps them unreadable).
+    m.part(format!("{resolved:?}").as_bytes())
+        .part(identity.as_bytes());
+    Some(m)
+}
+
+/// The parts of `~/.claude.json` that define or turn off this project's servers:
+/// its top-level `mcpServers`, and of this project's entry the servers and the lists
+/// that disable or approve them.
+fn claude_json_servers_part(project: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<u8> {
+    const MAX: u64 = 64 * 1024 * 1024;
+    let Some(path) = claude_json(lookup) else {
+        return b"no home".to_vec();
+    };
+    let text = match mcp_lock::files::read_regular_text(&path, MAX) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return b"absent".to_vec(),
+        Err(_) => return b"unreadable".to_vec(),
+    };
+    let Ok(root) = serde_json::from_str::<Value>(&text) else {
+        return mcp_lock::hash::sha256_hex(text.as_bytes()).into_bytes();
+    };
+    let key = mcp_lock::config::project_key(project);
+    let given = project.display().to_string();
+    let entry = root
+        .get("projects")
+        .and_then(|p| p.get(&key).or_else(|| p.get(&given)));
+    let pick = |name: &str| entry.and_then(|e| e.get(name)).cloned();
+    serde_json::json!({
+        "mcpServers": root.get("mcpServers"),
+        "local": pick("mcpServers"),
+        "disabledMcpServers": pick("disabledMcpServers"),
+        "disabledMcpjsonServers": pick("disabledMcpjsonServers"),
+        "enabledMcpjsonServers": pick("enabledMcpjsonServers"),
+        "enableAllProjectMcpServers": pick("enableAllProjectMcpServers"),
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// Each of `servers` (at least one) of `group`, as Claude Code's profile sees them:
+/// taken from the last start when nothing it depends on changed, verified otherwise.
+/// No lock: each is refused as not pinned, saying how to pin it.
+async fn verify(
+    group: &Group,
+    place: &Place,
+    servers: &[String],
+    mut reuse: Option<&mut Reuse>,
+    lock_names: &mut Vec<String>,
+) -> Result<BTreeMap<String, ServerRecord>, String> {
+    let Some(stamp) = &group.stamp else {
+        return Ok(servers
+            .iter()
+            .map(|n| (n.clone(), ServerRecord::unpinned(n, group.personal)))
+            .collect());
+    };
+    let lookup = |v: &str| std::env::var(v).ok();
+    let config = mcp_lock::config::ProjectConfig::load(&place.project, group.config.as_deref())
+        .map_err(|e| e.to_string())?;
+    let mut found = BTreeMap::new();
+    let mut todo = Vec::new();
+    let mut materials = BTreeMap::new();
+    // The lock's server names: kept with the reuse under the lock's bytes, so a start
+    // that reuses every server does not parse the lock.
+    let names_id = format!("lock:{}", reuse_id(group.personal, ""));
+    let mut names_material = Material::new();
+    names_material
+        .part(b"the lock's server names")
+        .part(stamp.sha256.as_bytes());
+    let mut pinned = None;
+    let names: Vec<String> = match reuse
+        .as_deref()
+        .and_then(|r| r.get::<Vec<String>>(&names_id, &names_material))
+    {
+        Some(names) => names,
+        None => {
+            let lock = read_pinned(group)?;
+            let names: Vec<String> = lock.servers.keys().cloned().collect();
+            if let Some(reuse) = reuse.as_deref_mut() {
+                reuse.put(&names_id, &names_material, &names);
+            }
+            pinned = Some(lock);
+            names
+        }
+    };
+    lock_names.extend(names.iter().cloned());
+    for name in servers {
+        // Turned off in the user's settings (`/mcp disable`): Claude Code does not
+        // start it, and its calls are refused as not verified this session.
+        if !config.servers.iter().any(|s| &s.name == name) {
+            continue;
+        }
+        // Not pinned: refused without being started (nothing it serves is approved).
+        if !names.contains(name) {
+            found.insert(name.clone(), ServerRecord::unpinned(name, group.personal));
+            continue;
+        }
+        let material = config
+            .servers
+            .iter()
+            .find(|s| &s.name == name)
+            .and_then(|spec| material(group, stamp, &config, spec, place, &lookup));
+        let id = reuse_id(group.personal, name);
+        if let (Some(m), Some(r)) = (&material, reuse.as_deref())
+            && let Some(kept) = r.get(&id, m)
+        {
+            found.insert(name.clone(), kept);
+            continue;
+        }
+        if let Some(m) = material {
+            materials.insert(name.clone(), m);
+        }
+        todo.push(name.clone());
+    }
+    if todo.is_empty() {
+        return Ok(found);
+    }
     let mut verifier = Verifier::new(&place.project)
-        .lock(&place.lock)
+        .lock(&group.lock)
         .client(PROFILE)
-        .servers(servers.iter().cloned());
-    if let Some(config) = &ws.config {
+        .servers(todo.iter().cloned());
+    if group.personal {
+        verifier = verifier.personal();
+    }
+    if let Some(config) = &group.config {
         verifier = verifier.config(config);
     }
-    if let Some(policy) = &ws.policy_path {
+    if let Some(policy) = &group.policy {
         verifier = verifier.policy(policy);
     }
     let verification = verifier.verify().await.map_err(|e| e.to_string())?;
-    let lock = mcp_lock::lock::read_lock(&place.lock)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{} disappeared while it was read", place.lock.display()))?;
-    Ok(SessionRecord::from_reports(
-        &verification.reports,
-        &lock,
-        stamp,
-    ))
+    let lock = match pinned {
+        Some(lock) => lock,
+        None => read_pinned(group)?,
+    };
+    // The verifier read it too: still the bytes the session started with.
+    if !stamp.holds(&group.lock) {
+        return Err(format!(
+            "{} changed while the servers were verified against it",
+            group.lock.display()
+        ));
+    }
+    for report in &verification.reports {
+        let standing = ServerRecord::of(report, &lock, group.personal);
+        let listed = matches!(
+            report.verdict,
+            mcp_lock::drift::Verdict::Converged | mcp_lock::drift::Verdict::Stale
+        );
+        if let Some(reuse) = reuse.as_deref_mut() {
+            let id = reuse_id(group.personal, &report.name);
+            match materials.get(&report.name) {
+                // Only a server listed whole: one unreachable now may answer later.
+                Some(m) if listed => reuse.put(&id, m, &standing),
+                _ => reuse.forget(&id),
+            }
+        }
+        found.insert(report.name.clone(), standing);
+    }
+    // Asked for and not reported: not verified, so refused.
+    for name in todo {
+        found.entry(name.clone()).or_insert_with(|| ServerRecord {
+            refused: Some(format!(
+                "MCP server {} was not verified at session start",
+                mcp_lock::text::escape_for_terminal(&name)
+            )),
+            ..ServerRecord::unpinned(&name, group.personal)
+        });
+    }
+    Ok(found)
 }
 
 fn read_record(path: &Path) -> Option<SessionRecord> {

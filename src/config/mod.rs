@@ -24,7 +24,8 @@ mod wrapped;
 
 pub use expand::{Expanded, expand, expand_with, match_expansion, match_expansion_with};
 pub use settings::{
-    ClaudeApproval, MAX_SETTINGS_BYTES, NameRule, claude_user_server_names, tool_name_part,
+    ClaudeApproval, MAX_SETTINGS_BYTES, NameRule, claude_user_server_names,
+    claude_user_server_scopes, tool_name_part,
 };
 pub use shape::{Format, Scope, Shape};
 pub use user::{Platform, USER_CLIENTS, UserConfig, is_user_file, user_config, user_config_path};

@@ -502,13 +502,24 @@ pub fn claude_user_server_names(
     project_dir: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<String>, ConfigError> {
+    let (user, local) = claude_user_server_scopes(project_dir, lookup)?;
+    Ok(user.into_iter().chain(local).collect())
+}
+
+/// The names of the user's own Claude Code servers for `project_dir` in
+/// `~/.claude.json`: user scope (its top-level `mcpServers`), then local scope (its
+/// `projects["<dir>"].mcpServers`).
+pub fn claude_user_server_scopes(
+    project_dir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Vec<String>, Vec<String>), ConfigError> {
     let Some(home) = lookup("HOME").filter(|h| !h.is_empty()).map(PathBuf::from) else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let path = home.join(".claude.json");
     let shown = path.display().to_string();
     let Some(text) = read_capped(&path, &shown, super::MAX_DISCOVERED_BYTES)? else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let root = shape::parse(&text, Format::Json, &shown)?;
     let key = super::project_key(project_dir);
@@ -517,13 +528,13 @@ pub fn claude_user_server_names(
         .get("projects")
         .and_then(|p| p.get(&key).or_else(|| p.get(&given)))
         .and_then(|entry| entry.get("mcpServers"));
-    let mut found = Vec::new();
-    for servers in [root.get("mcpServers"), local].into_iter().flatten() {
-        if let Some(map) = servers.as_object() {
-            found.extend(map.keys().cloned());
-        }
-    }
-    Ok(found)
+    let names = |servers: Option<&Value>| -> Vec<String> {
+        servers
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    Ok((names(root.get("mcpServers")), names(local)))
 }
 
 /// Why Gemini CLI does not start `name` under these settings files, if it does not:
