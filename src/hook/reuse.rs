@@ -238,10 +238,11 @@ fn user_key(records: &Path) -> Option<Vec<u8>> {
 }
 
 /// What runs when `command args` is launched, when that pins what runs: an npm or
-/// PyPI package at an exact version, an OCI image by digest, or a script or binary by
-/// the sha256 of its bytes (`cwd` for a relative path). `None`: what runs can change
-/// without the entry changing (a tag, a range, no version, a launch not recognised):
-/// the server is verified at every start.
+/// PyPI package at an exact version, or an OCI image by digest. `None`: what runs can
+/// change without the entry changing (a tag, a range, no version, a launch not
+/// recognised, or a script: the files it imports are not in any key, so a tool
+/// defined in a sibling module could change under a reused verdict): the server is
+/// verified at every start.
 pub fn launch_identity(command: &str, args: &[String], cwd: &Path) -> Option<String> {
     use crate::package::Target;
     let full = |p: &str| {
@@ -266,9 +267,6 @@ pub fn launch_identity(command: &str, args: &[String], cwd: &Path) -> Option<Str
         Target::Oci { reference } => {
             crate::package::oci_digest(&reference).map(|d| format!("oci {d}"))
         }
-        Target::Script { path } => crate::package::sha256_file(&full(&path))
-            .ok()
-            .map(|sha| format!("script {sha}")),
         _ => None,
     }
 }
@@ -363,11 +361,12 @@ mod tests {
                 "{floating}"
             );
         }
-        std::fs::write(dir.path().join("server.js"), "one").unwrap();
-        let one = launch_identity("node", &args(&["server.js"]), dir.path()).unwrap();
-        std::fs::write(dir.path().join("server.js"), "two").unwrap();
-        let two = launch_identity("node", &args(&["server.js"]), dir.path()).unwrap();
-        assert_ne!(one, two, "a script is known by its bytes");
+        // A script imports what it likes from beside it: never reused.
+        std::fs::write(dir.path().join("server.js"), "require('./tools')").unwrap();
+        assert_eq!(
+            launch_identity("node", &args(&["server.js"]), dir.path()),
+            None
+        );
         assert_eq!(
             launch_identity("some-binary-on-path", &[], dir.path()),
             None
