@@ -2,7 +2,9 @@
 """What `mcp-lock hook claude-code` costs Claude Code per PreToolUse call, in one run.
 
 A temporary project pins the fixture server (release build; with `--many N`, N more
-tools), approves it in `.claude/settings.local.json`, and sends the hook one
+tools), launched as `npx -y bench-mcp@1.0.0` by a stand-in npx (an exact registry
+version: what SessionStart may reuse; a script or binary run from a path is verified
+at every start), approves it in `.claude/settings.local.json`, and sends the hook one
 SessionStart (which verifies and keeps the session's record). Then each PreToolUse
 payload is sent as Claude Code sends it, a new process per call, timed from spawn to
 exit:
@@ -35,17 +37,21 @@ Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R] [--star
 """
 
 import argparse
+import http.server
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target/release/mcp-lock")
 FIXTURE = os.path.join(ROOT, "target/release/examples/fixture_server")
+REGISTRY_PORT = 9
 
 
 def build(debug):
@@ -64,20 +70,64 @@ def project(many, home):
     args = ["--revision", "a", "--page-size", "500"]
     if many:
         args += ["--many", str(many)]
+    # Launched as a registry package at an exact version (`npx -y bench-mcp@1.0.0`),
+    # the kind of launch whose verification a later SessionStart may reuse; a stand-in
+    # npx on PATH starts the fixture, and npm's registry is a packument on loopback.
+    bin_dir = os.path.join(home, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    npx = os.path.join(bin_dir, "npx")
+    with open(npx, "w") as f:
+        f.write("#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in [FIXTURE] + args) + "\n")
+    os.chmod(npx, 0o755)
     with open(os.path.join(dir, ".mcp.json"), "w") as f:
-        json.dump({"mcpServers": {"bench": {"command": FIXTURE, "args": args}}}, f)
+        json.dump({"mcpServers": {"bench": {"command": "npx", "args": ["-y", "bench-mcp@1.0.0"]}}}, f)
     os.makedirs(os.path.join(dir, ".claude"))
     with open(os.path.join(dir, ".claude/settings.local.json"), "w") as f:
         json.dump({"enabledMcpjsonServers": ["bench"]}, f)
     env = environment(dir, home)
-    subprocess.run([BIN, "update", "--yes", "--quiet"], cwd=dir, env=env, check=True,
-                   stdin=subprocess.DEVNULL)
+    done = subprocess.run([BIN, "update", "--yes", "--quiet"], cwd=dir, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True)
+    if done.returncode != 0:
+        sys.exit(f"update exited {done.returncode}: {done.stderr.decode()}")
     return dir
+
+
+def registry():
+    """A registry on loopback that knows one package, bench-mcp 1.0.0 (its packument
+    only: the stand-in npx never downloads it). Returns its port."""
+    day = 86400
+    created = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 400 * day))
+    released = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 100 * day))
+    body = json.dumps({
+        "name": "bench-mcp", "dist-tags": {"latest": "1.0.0"},
+        "time": {"created": created, "1.0.0": released},
+        "versions": {"1.0.0": {"name": "bench-mcp", "version": "1.0.0", "dist": {
+            "integrity": "sha512-" + "Q" * 86 + "==",
+            "tarball": "http://127.0.0.1:9/bench-mcp-1.0.0.tgz"}}},
+    }).encode()
+
+    class Packument(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            found = self.path.rstrip("/") == "/bench-mcp"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body) if found else 2))
+            self.end_headers()
+            self.wfile.write(body if found else b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Packument)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1]
 
 
 def environment(dir, home):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE_"))}
-    env.update(HOME=home, XDG_CACHE_HOME=os.path.join(home, "cache"), CLAUDE_PROJECT_DIR=dir)
+    env.update(HOME=home, XDG_CACHE_HOME=os.path.join(home, "cache"), CLAUDE_PROJECT_DIR=dir,
+               PATH=os.path.join(home, "bin") + os.pathsep + os.environ.get("PATH", ""),
+               npm_config_registry=f"http://127.0.0.1:{REGISTRY_PORT}/")
     return env
 
 
@@ -106,6 +156,8 @@ def main():
     parser.add_argument("--debug", action="store_true")
     opts = parser.parse_args()
     build(opts.debug)
+    global REGISTRY_PORT
+    REGISTRY_PORT = registry()
     home = tempfile.mkdtemp(prefix="mcp-lock-hook-bench-home-")
     cases = {
         "pass": payload("PreToolUse", tool_name="mcp__bench__read_ticket", tool_input={"id": "T-1"}),

@@ -369,7 +369,8 @@ under the claude-code client profile: the project's against mcp.lock, the user's
 (user and local scope in ~/.claude.json) against the lock `mcp-lock --user
 claude-code update` keeps. It keeps what it found for the session, reuses the last
 start's verification of a server whose lock, config, settings and launched package
-or script did not change (.mcp-lock/hook-reuse.json), and tells the model and the
+(an exact registry version or image digest) did not change
+(.mcp-lock/hook-reuse.json), and tells the model and the
 user which servers and tools did not verify. At PreToolUse a call to
 mcp__<server>__<tool> is refused when no lock pins the tool, when the lock refuses
 the tool (as the guard would: a drifted tool is refused, its unchanged siblings
