@@ -215,10 +215,12 @@ fn a_corrupt_oversized_or_symlinked_state_file_is_one_note_and_never_written_thr
     std::os::unix::fs::symlink(&victim, &state).unwrap();
     let mut agent = McpPipe::guard(&project, &["deploy"]);
     connect(&mut agent, &json!({"sampling": {}}), "2025-11-25", "1");
+    // The note follows the handshake's answer: wait for it.
+    let noted = agent.stderr_shows("not recorded");
     let stderr = agent.stderr();
     drop(agent);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
-    assert!(stderr.contains("not recorded"), "{stderr}");
+    assert!(noted, "{stderr}");
     let run = project.run(&["verify"]);
     run.expect(0);
     assert!(run.stderr().contains("symlink"), "{}", run.stderr());
