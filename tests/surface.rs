@@ -87,7 +87,7 @@ fn server_everything_pins_its_four_prompts_and_two_templates_and_relocks_byte_id
             &server["prompts"],
             &server["resource_templates"]
         ),
-        (&json!(15), &json!(4), &json!(2))
+        (&json!(16), &json!(4), &json!(2))
     );
     p.run(&["update", "--yes"]).expect(0);
     assert_eq!(
