@@ -327,9 +327,15 @@ fn a_declared_kind_that_cannot_be_listed_makes_the_server_incomplete() {
             "templates-fail",
             "resources/templates/list page 1: error -32603: templates unavailable",
         ),
+        // -32601 is "none to list" on the first page only: after one, the list was
+        // there and did not finish.
+        (
+            "templates-gone-page-2",
+            "resources/templates/list page 2: error -32601: Method not found",
+        ),
     ] {
         let p = Project::new(json!({
-            "fixture": fixture_entry(&["--surface", "--misbehave", misbehave])
+            "fixture": fixture_entry(&["--surface", "--page-size", "1", "--misbehave", misbehave])
         }));
         let run = p.run(&["update", "--yes"]);
         run.expect(3);
@@ -385,4 +391,111 @@ fn a_lock_from_before_prompts_were_pinned_verifies_with_a_notice_and_update_pins
     let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
     assert_eq!(doc["servers"][0]["verdict"], "converged");
     assert!(doc["servers"][0].get("not_pinned_yet").is_none());
+}
+
+#[test]
+fn declared_templates_answered_with_method_not_found_are_pinned_as_none_and_noted() {
+    let (p, rev) = surface_project(&[]);
+    std::fs::write(rev.path(), "templates-unimplemented").unwrap();
+    let note = "declares resources but answers resources/templates/list with -32601 (method not found): no templates to pin";
+
+    let run = p.run(&["update", "--yes"]);
+    run.expect(0);
+    assert!(run.stderr().contains(note), "{}", run.stderr());
+    let lock = p.lock_text().unwrap();
+    assert_eq!(lock.matches("\n[[server.tool]]\n").count(), 3, "{lock}");
+    assert_eq!(lock.matches("\n[[server.prompt]]\n").count(), 3, "{lock}");
+    assert!(!lock.contains("[[server.resource_template]]"), "{lock}");
+    assert!(lock.contains("resource_templates_set_hash"), "{lock}");
+
+    let run = p.run(&["verify"]);
+    run.expect(0);
+    assert!(run.stdout().contains("converged"), "{}", run.stdout());
+    assert!(
+        run.stdout().contains(&format!("note: {note}")),
+        "{}",
+        run.stdout()
+    );
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    let server = &doc["servers"][0];
+    assert_eq!(server["verdict"], "converged");
+    assert_eq!(server["resource_templates"], 0);
+    assert_eq!(server["not_implemented"], json!(["resource_template"]));
+    let md = p.run(&["verify", "--format", "markdown"]);
+    md.expect(0);
+    assert!(
+        md.stdout().contains("Note: declares resources"),
+        "{}",
+        md.stdout()
+    );
+
+    // The server starts serving templates: each is an addition against the empty pin,
+    // judged by the policy like any other.
+    std::fs::write(rev.path(), "a").unwrap();
+    let run = p.run(&["verify", "--format", "json"]);
+    run.expect(1);
+    let doc = run.json();
+    assert_eq!(doc["servers"][0]["verdict"], "stale");
+    assert!(doc["servers"][0].get("not_implemented").is_none());
+    let mut added = changes(&doc);
+    added.sort();
+    assert_eq!(
+        added,
+        [
+            ("resource_template", "added", "fixture://docs/{path}"),
+            ("resource_template", "added", "fixture://tickets/{id}"),
+        ]
+        .map(|(k, c, t)| (k.to_string(), c.to_string(), t.to_string()))
+    );
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[verify]\nresource-template-added = \"warn\"\n",
+    )
+    .unwrap();
+    p.run(&["verify"]).expect(0);
+}
+
+#[test]
+fn declared_prompts_answered_with_method_not_found_are_pinned_as_none() {
+    let (p, rev) = surface_project(&[]);
+    std::fs::write(rev.path(), "prompts-unimplemented").unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(!lock.contains("[[server.prompt]]"), "{lock}");
+    assert_eq!(lock.matches("\n[[server.resource_template]]\n").count(), 2);
+    let doc = p.run(&["verify", "--format", "json"]).expect(0).json();
+    assert_eq!(doc["servers"][0]["not_implemented"], json!(["prompt"]));
+    assert_eq!(doc["servers"][0]["prompts"], 0);
+}
+
+/// @modelcontextprotocol/server-postgres 0.6.2, as installed by
+/// scripts/install-test-servers.sh: it declares `resources` and answers
+/// resources/templates/list with -32601, and lists its tool without a database.
+#[test]
+fn server_postgres_which_has_no_template_list_is_pinned_out_of_the_box() {
+    let main = common::test_servers_dir()
+        .join("npm/node_modules/@modelcontextprotocol/server-postgres/dist/index.js");
+    assert!(
+        main.is_file(),
+        "@modelcontextprotocol/server-postgres is not installed at {}; run scripts/install-test-servers.sh (bash .ci/run does)",
+        main.display()
+    );
+    // Nothing listens there: the tool listing needs no connection.
+    let p = Project::new(json!({"postgres": {
+        "command": "node",
+        "args": [main.display().to_string(), "postgresql://127.0.0.1:9/none"],
+    }}));
+    let run = p.run(&["update", "--yes"]);
+    run.expect(0);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("name = \"query\""), "{lock}");
+    let run = p.run(&["verify"]);
+    run.expect(0);
+    assert!(
+        run.stdout().contains(
+            "note: declares resources but answers resources/templates/list with -32601 (method not found): no templates to pin"
+        ),
+        "{}",
+        run.stdout()
+    );
 }

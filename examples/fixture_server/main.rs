@@ -47,7 +47,11 @@ Options:
                           fixture://{tenant}/tickets/{id}),
                           template-mime (the docs template's mimeType becomes text/plain),
                           template-renamed (the tickets template's name becomes issue),
-                          resource-mime (fixture://config.json's mimeType becomes text/plain)
+                          resource-mime (fixture://config.json's mimeType becomes text/plain),
+                          templates-unimplemented (resources still declared, but
+                          resources/templates/list answers -32601 \"Method not found\",
+                          as several popular servers do),
+                          prompts-unimplemented (the same for prompts/list)
   --gated                 list tools only for clients that declare a capability:
                           summarize (sampling), confirm_deploy (elicitation), and
                           project_files (roots, and only when roots/list names one)
@@ -95,7 +99,10 @@ Options:
                           prompts-cursor-loop (with --surface: prompts/list always
                           answers nextCursor \"page-1\") |
                           templates-fail (with --surface: resources/templates/list
-                          answers JSON-RPC error -32603 \"templates unavailable\")
+                          answers JSON-RPC error -32603 \"templates unavailable\") |
+                          templates-gone-page-2 (with --surface and --page-size:
+                          resources/templates/list answers its first page, then
+                          -32601 \"Method not found\")
   --tag TEXT              ignored; lets tests find this process in the process table
   --era legacy|modern|dual  protocol eras spoken (default legacy: initialize only)
 
@@ -555,6 +562,17 @@ fn answer(o: &Options, method: &str, params: &Value) -> Result<Value, Value> {
                 return Err(json!({"code": -32603, "message": "templates unavailable"}));
             }
             let cursor = params["cursor"].as_str();
+            let unimplemented = match revision(o).as_str() {
+                "templates-unimplemented" => "resources/templates/list",
+                "prompts-unimplemented" => "prompts/list",
+                _ if o.misbehave == "templates-gone-page-2" && cursor.is_some() => {
+                    "resources/templates/list"
+                }
+                _ => "",
+            };
+            if method == unimplemented {
+                return Err(json!({"code": -32601, "message": "Method not found"}));
+            }
             let mut page =
                 list_page(o, method, cursor).map_err(|e| json!({"code": -32602, "message": e}))?;
             if !requested.is_null() {

@@ -183,6 +183,9 @@ pub struct Listing {
     /// Tools left out, with why: over Streamable HTTP in the 2026-07-28 era, a tool
     /// whose `x-mcp-header` marks are invalid is not offered to an agent.
     pub rejected: Vec<(String, String)>,
+    /// Kinds the server declares (`prompts`, `resources`) whose list method answered
+    /// -32601 (method not found) on its first page: listed as none, with a note.
+    pub not_implemented: Vec<Kind>,
 }
 
 impl Listing {

@@ -397,7 +397,9 @@ async fn list_all<T: Transport>(
         }
     };
     // Then every other kind the surface covers. One the server declares but cannot
-    // list makes the whole listing incomplete: never a silent "nothing there".
+    // list makes the whole listing incomplete: never a silent "nothing there". Only a
+    // list method it declares but answers with -32601 (method not found) on the first
+    // page is none, said in a note: that server has none to offer.
     for kind in options.surface.extra_kinds() {
         let declared = capabilities
             .as_ref()
@@ -405,7 +407,10 @@ async fn list_all<T: Transport>(
             .is_some_and(|c| !matches!(c, Json::Null));
         let items = if declared {
             match list_kind(conn, options, deadline, kind, true, meta.as_ref()).await {
-                Ok(other) => other.tools,
+                Ok(other) => {
+                    listing.not_implemented.extend(other.not_implemented);
+                    other.tools
+                }
                 Err((_, error)) => {
                     return Outcome::Incomplete {
                         session,
@@ -554,6 +559,15 @@ async fn list_once<T: Transport>(
             Ok(page) => page,
             Err(RpcError::Remote { code: -32601, .. }) if !declares_tools && listing.pages == 0 => {
                 // No capability and no list method: a server with none of this kind.
+                return Pass::Done(listing);
+            }
+            Err(RpcError::Remote { code: -32601, .. })
+                if kind != Kind::Tool && listing.pages == 0 =>
+            {
+                // The capability declared, its list method not there: the server has
+                // none of this kind to offer. Tools keep their meaning (a server that
+                // says it has tools and cannot list them is not verified).
+                listing.not_implemented.push(kind);
                 return Pass::Done(listing);
             }
             Err(e) => {

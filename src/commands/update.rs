@@ -108,6 +108,17 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }
+    // A kind declared but not listed is pinned as none: said, so the empty pin is no
+    // surprise.
+    for c in &checked {
+        for kind in &c.report.not_implemented {
+            super::notice(&format!(
+                "{}: {}",
+                server_label(&c.spec.name, &c.profile.name),
+                mcp_lock::drift::not_implemented_note(*kind)
+            ));
+        }
+    }
     // Why a package did not resolve goes in the lock: never with a secret in it.
     for (server, pin) in &mut packages {
         if let mcp_lock::package::Package::Unresolved { reason } = &mut pin.package

@@ -30,6 +30,7 @@ pub fn compare(
         elapsed_ms: fetched.elapsed.as_millis() as u64,
         instructions: None,
         not_pinned_yet: Vec::new(),
+        not_implemented: Vec::new(),
         pending: Vec::new(),
         filtered: Vec::new(),
         rejected: Vec::new(),
@@ -64,6 +65,7 @@ pub fn compare(
             reason: reason.clone(),
         })
         .collect();
+    report.not_implemented = listing.not_implemented.clone();
     report.prompts = listing.prompts.as_ref().map(Vec::len);
     report.resource_templates = listing.resource_templates.as_ref().map(Vec::len);
     report.resources = listing.resources.as_ref().map(Vec::len);

@@ -243,6 +243,11 @@ pub struct ServerReport {
     /// before they were pinned): a notice, never a failure, until `update` pins them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_pinned_yet: Vec<Kind>,
+    /// Kinds the server declares but whose list method it answered with -32601
+    /// (method not found): listed, and pinned, as none; a note, never a failure by
+    /// itself (items appearing later are drift like any other).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_implemented: Vec<Kind>,
     /// Their definitions, as additions, for `update` to show.
     #[serde(skip)]
     pub pending: Vec<ToolChange>,
@@ -272,6 +277,18 @@ pub struct ServerReport {
 pub struct Rejected {
     pub name: String,
     pub reason: String,
+}
+
+/// The note for a kind the server declares but does not list: "declares resources
+/// but answers resources/templates/list with -32601 (method not found): no templates
+/// to pin".
+pub fn not_implemented_note(kind: Kind) -> String {
+    format!(
+        "declares {} but answers {} with -32601 (method not found): no {} to pin",
+        kind.capability(),
+        kind.list_method().0,
+        kind.plural()
+    )
 }
 
 impl ServerReport {
@@ -367,6 +384,7 @@ impl ServerReport {
             elapsed_ms: 0,
             instructions: None,
             not_pinned_yet: Vec::new(),
+            not_implemented: Vec::new(),
             pending: Vec::new(),
             filtered: Vec::new(),
             rejected: Vec::new(),

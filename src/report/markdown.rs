@@ -122,7 +122,7 @@ fn server_section(r: &ServerReport) -> String {
         && r.error.is_none()
         && r.pinned
         && !package_notable;
-    if quiet && r.not_pinned_yet.is_empty() {
+    if quiet && r.not_pinned_yet.is_empty() && r.not_implemented.is_empty() {
         return String::new();
     }
     // Blocks, a blank line between each.
@@ -161,6 +161,12 @@ fn server_section(r: &ServerReport) -> String {
     }
     if !r.not_pinned_yet.is_empty() {
         blocks.push(not_pinned_yet(r));
+    }
+    for kind in &r.not_implemented {
+        blocks.push(format!(
+            "Note: {}.\n",
+            cell(&crate::drift::not_implemented_note(*kind))
+        ));
     }
     if let Some(p) = r.package.as_ref().filter(|_| package_notable) {
         let rule = match p.status {

@@ -310,6 +310,13 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
                 esc(&r.name)
             );
         }
+        for kind in &r.not_implemented {
+            let _ = writeln!(
+                out,
+                "    {dim}note: {}{dim:#}",
+                crate::drift::not_implemented_note(*kind)
+            );
+        }
         if full && !r.pinned && r.instructions.is_some() {
             out.push_str(&instructions_block(r.instructions.as_deref(), "    "));
         }

@@ -334,3 +334,47 @@ fn a_prompt_served_as_pinned_is_logged_once_however_often_the_agent_lists_it() {
     assert_eq!(served.len(), 1, "{served:#?}");
     assert_eq!(served[0]["prompt"], "release_notes");
 }
+
+#[test]
+fn templates_a_server_declares_but_does_not_list_are_served_as_verify_judged_them() {
+    // Pinned as none: the server declares resources and answers
+    // resources/templates/list with -32601.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rev"), "templates-unimplemented").unwrap();
+    let project = Project::at(dir);
+    project.set_servers(json!({"deploy": fixture_entry(&[
+        "--surface", "--revision-file", "rev", "--notify-on-change", "--action-log", "actions.jsonl",
+    ])}));
+    project.run(&["update", "--yes"]).expect(0);
+    project.run(&["verify"]).expect(0);
+
+    let mut agent = McpPipe::guard(&project, &["deploy"]);
+    agent.initialize();
+    assert_eq!(agent.list_tools().len(), 3);
+    // The server's answer goes through as it is: the client sees no templates either.
+    let answer = agent.request("resources/templates/list", json!({}));
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let prompts = agent.list_items("prompts/list", "prompts");
+    assert_eq!(prompts.len(), 3);
+    let answer = read(&mut agent, "fixture://tickets/7");
+    assert_eq!(
+        answer["result"]["contents"][0]["uri"],
+        "fixture://tickets/7"
+    );
+
+    // The server starts listing templates: additions to the empty pin, which verify
+    // fails, so the guard hides them and refuses a read only they match.
+    std::fs::write(project.path().join("rev"), "a").unwrap();
+    agent.notification("notifications/resources/list_changed");
+    let templates = agent.list_items("resources/templates/list", "resourceTemplates");
+    assert_eq!(templates, Vec::<Value>::new());
+    let answer = read(&mut agent, "fixture://tickets/7");
+    let r = item_refusal(&answer);
+    assert_eq!(r["error_code"], "UNPINNED_RESOURCE_TEMPLATE");
+    assert_eq!(r["side_effect_started"], false);
+    assert_eq!(
+        actions(&project),
+        [json!({"resource": "fixture://tickets/7"})]
+    );
+    project.run(&["verify"]).expect(1);
+}
