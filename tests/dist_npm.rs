@@ -481,6 +481,14 @@ fn sdk_session_whose_first_page_of_a_kind_fails_is_incomplete() {
 }
 
 #[test]
+fn sdk_session_whose_declared_templates_are_not_found_converges_with_none() {
+    node_test(
+        "sdk.test.mjs",
+        "a declared kind whose list method is not found is none, as verify pins it",
+    );
+}
+
+#[test]
 fn sdk_session_of_an_unknown_server_is_an_mcp_lock_error() {
     node_test("sdk.test.mjs", "an unknown server is an McpLockError");
 }

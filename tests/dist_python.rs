@@ -525,6 +525,20 @@ fn an_sdk_session_of_a_pinned_server_converges_over_every_page_of_tools_prompts_
     assert_eq!(typed["listing_errors"], json!([]));
 }
 
+#[test]
+fn an_sdk_session_whose_declared_templates_are_not_found_converges_with_none_as_verify_pins_them() {
+    let args = ["--revision", "templates-unimplemented", "--surface"];
+    let project = pinned_fixture(&args);
+    let path = project.path().display().to_string();
+    let result = driver(&["session", "fx", &path], &strs(&fixture_command(&args)));
+    let typed = &result["typed"];
+    assert_eq!(typed["exit_code"], 0, "{result}");
+    let server = only_server(typed);
+    assert_eq!(server["verdict"], "converged", "{result}");
+    assert_eq!(server["resource_templates"], 0, "{result}");
+    assert_eq!(typed["listing_errors"], json!([]));
+}
+
 /// server-everything (which lists tools by the capabilities a client declares) pinned
 /// under two profiles defined in mcp-lock.toml: `plain` declares nothing, `py-agent`
 /// what an SDK session with roots and elicitation callbacks declares.

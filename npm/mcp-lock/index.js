@@ -426,7 +426,8 @@ function boundedSignal(signals, seconds) {
  * Lists every page of one kind; a page that fails (or times out, or a cursor seen
  * before, or more than maxPages) ends it with the last page's nextCursor kept, so
  * the kind is judged incomplete. A kind whose first page fails gets an empty page
- * naming the cursor "" (a page is missing).
+ * naming the cursor "" (a page is missing), except a declared kind whose first page
+ * is answered -32601 (method not found): that is an empty listing, as verify reads it.
  */
 async function listAll(client, kind, requestOptions, maxPages, problems) {
   const pages = [];
@@ -450,6 +451,12 @@ async function listAll(client, kind, requestOptions, maxPages, problems) {
         throw new Error(`the answer has no ${kind.member} array`);
       }
     } catch (error) {
+      // A kind the server declares but has no list method for (-32601 on the first
+      // page): none of it, as verify reads it. Tools keep their meaning.
+      if (error && error.code === -32601 && pages.length === 0 && kind.capability !== null && !(signal && signal.aborted)) {
+        pages.push({ [kind.member]: [] });
+        return pages;
+      }
       // Aborted (the timeout, or a signal): the reason says why, not the SDK's wrapper.
       const why = signal && signal.aborted ? message(signal.reason) : message(error);
       problems.push(`${kind.method}${cursor === undefined ? '' : ` (cursor ${JSON.stringify(cursor)})`}: ${why}`);

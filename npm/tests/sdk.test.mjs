@@ -146,6 +146,17 @@ test('a kind whose first page fails is incomplete', async (t) => {
   assert.deepEqual(report.listingErrors, ['resources/templates/list: MCP error -32603: templates unavailable']);
 });
 
+test('a declared kind whose list method is not found is none, as verify pins it', async (t) => {
+  const args = ['--revision', 'templates-unimplemented', '--surface'];
+  const dir = project(t, args);
+  const client = await connect(t, { command: fixture, args });
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.exitCode, 0, JSON.stringify(report.raw));
+  assert.equal(report.servers[0].verdict, 'converged');
+  assert.equal(report.raw.servers[0].resource_templates, 0);
+  assert.deepEqual(report.listingErrors, []);
+});
+
 test('an unknown server is an McpLockError', async (t) => {
   const dir = project(t, ['--revision', 'a']);
   const client = await connect(t, { command: fixture, args: ['--revision', 'a'] });

@@ -275,7 +275,8 @@ async def session_listing(
     cursor, more than ``max_pages`` pages, ``timeout`` passed) ends with a page
     naming a ``nextCursor``, so mcp-lock judges it incomplete: the last page
     received, or, when not even the first arrived, an empty page naming the cursor
-    ``""``. Why each stopped is appended to ``problems``, and so is a session whose
+    ``""``. A declared kind whose first page is answered -32601 (method not found)
+    is an empty listing instead, as verify reads it. Why each stopped is appended to ``problems``, and so is a session whose
     instructions and serverInfo cannot be known.
 
     The documents are ``check-listing``'s input format; write them to a file to check
@@ -343,6 +344,11 @@ class _Listing:
                 else:
                     result = await session.send_request(request, _AsReceived, request_read_timeout_seconds=read_timeout)
             except Exception as e:  # the SDK's error, a read timeout, a closed connection
+                if not self.pages and method != "tools/list" and _error_code(e) == -32601:
+                    # Declared, but no such list (method not found on the first
+                    # page): none of this kind, as verify reads it.
+                    self.pages.append({member: []})
+                    return None
                 return stop(str(e) or type(e).__name__)
             received = dict(result.model_extra or {})
             items = received.get(member)
@@ -371,6 +377,12 @@ class _Listing:
                 return None
             cursors.add(next_cursor)
             self.cursor = next_cursor
+
+
+def _error_code(error: BaseException) -> Optional[int]:
+    """The JSON-RPC error code of the SDK's McpError, else None."""
+    code = getattr(getattr(error, "error", None), "code", None)
+    return code if isinstance(code, int) else None
 
 
 def _request(method: str, cursor: Optional[str]) -> Any:

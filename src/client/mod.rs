@@ -176,7 +176,7 @@ pub struct Listing {
     /// Pages of the tools listing.
     pub pages: usize,
     /// Each other kind: `None` when not listed (the surface leaves it out), empty when
-    /// the server declares no such capability.
+    /// the server declares no such capability (or has no such list: `not_implemented`).
     pub prompts: Option<Vec<HashedTool>>,
     pub resource_templates: Option<Vec<HashedTool>>,
     pub resources: Option<Vec<HashedTool>>,
