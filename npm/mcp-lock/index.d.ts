@@ -137,6 +137,8 @@ export interface ServerResult {
   resourceTemplates: number | null;
   resources: number | null;
   notPinnedYet: string[];
+  /** Kinds the server declares but answers -32601 (method not found) for: pinned as none. */
+  notImplemented: string[];
   changes: Change[];
   serverChanges: ServerChange[];
   rejected: Array<{ name: string; reason: string }>;

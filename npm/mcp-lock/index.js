@@ -133,6 +133,7 @@ function toServer(s) {
     resourceTemplates: s.resource_templates ?? null,
     resources: s.resources ?? null,
     notPinnedYet: s.not_pinned_yet ?? [],
+    notImplemented: s.not_implemented ?? [],
     changes: (s.changes || []).map(toChange),
     serverChanges: (s.server_changes || []).map(toServerChange),
     rejected: s.rejected ?? [],

@@ -155,6 +155,10 @@ test('a declared kind whose list method is not found is none, as verify pins it'
   assert.equal(report.servers[0].verdict, 'converged');
   assert.equal(report.raw.servers[0].resource_templates, 0);
   assert.deepEqual(report.listingErrors, []);
+  // verify says why there are none.
+  const verified = await api.verify({ cwd: dir, offline: true });
+  assert.equal(verified.exitCode, 0, JSON.stringify(verified.raw));
+  assert.deepEqual(verified.servers[0].notImplemented, ['resource_template']);
 });
 
 test('an unknown server is an McpLockError', async (t) => {

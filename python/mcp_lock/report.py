@@ -238,6 +238,9 @@ class ServerResult:
     resources: Optional[int] = None
     not_pinned_yet: List[str] = dataclasses.field(default_factory=list)
     """Kinds the server lists that the lock does not pin yet (a notice)."""
+    not_implemented: List[str] = dataclasses.field(default_factory=list)
+    """Kinds the server declares but whose list it answered with -32601 (method not
+    found): listed, and pinned, as none (a notice)."""
     package: Optional[PackageCheck] = None
     missing_profile: Optional[MissingProfile] = None
     """The declared handshake matches no pinned profile (``check_session``, ``check_listing(handshake=...)``)."""
@@ -276,6 +279,7 @@ class ServerResult:
             resource_templates=_int(data.get("resource_templates")),
             resources=_int(data.get("resources")),
             not_pinned_yet=[str(k) for k in _list(data.get("not_pinned_yet"))],
+            not_implemented=[str(k) for k in _list(data.get("not_implemented"))],
             package=PackageCheck.from_json(package) if isinstance(package, dict) else None,
             missing_profile=MissingProfile.from_json(missing) if isinstance(missing, dict) else None,
             stderr=[str(line) for line in _list(data.get("stderr"))],
