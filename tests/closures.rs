@@ -310,7 +310,7 @@ fn a_cached_file_rewritten_between_two_launches_with_its_size_and_mtime_kept_is_
 }
 
 #[test]
-fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
+fn a_version_4_lock_keeps_verifying_with_its_closure_unpinned_as_a_warning_update_can_fix() {
     let registry = Registry::start();
     let (p, env, _cache) = deps_project(&registry);
     let lock = p.lock_text().unwrap();
@@ -326,11 +326,13 @@ fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
     let verify = run(&p, &["verify", "--format", "json"], &env);
     verify.expect(0);
     let doc = verify.json();
+    let package = &report(&doc, "tiny")["package"];
+    assert_eq!(package["status"], "closure_unpinned", "{doc}");
+    assert_eq!(package["action"], "warn", "{doc}");
     assert!(
-        report(&doc, "tiny")["package"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("its dependency closure is not pinned yet"),
+        package["message"].as_str().unwrap().ends_with(
+            "its dependency closure is not pinned: the launcher resolves its dependencies afresh at every launch; it resolves now: `mcp-lock update` pins it"
+        ),
         "{doc}"
     );
     // Update pins the closures, asking first: the pin moves.

@@ -182,6 +182,10 @@ pub enum PackageStatus {
     /// resolves now is not the pinned closure (`dependency-changed`): an entry the
     /// host launches itself, not through the guard.
     DependencyChanged,
+    /// An npm or PyPI package whose dependency closure the lock does not pin (it could
+    /// not be resolved, or the lock is from before closures were pinned): its launcher
+    /// resolves the dependencies afresh at every launch (`closure-unpinned`).
+    ClosureUnpinned,
     /// The lock has no package pin for the server (a lock from before they were
     /// pinned): a notice until `update` pins it.
     NotPinnedYet,
@@ -200,6 +204,7 @@ impl PackageStatus {
             PackageStatus::Changed => Some("package-changed"),
             PackageStatus::Floating => Some("package-floating"),
             PackageStatus::DependencyChanged => Some("dependency-changed"),
+            PackageStatus::ClosureUnpinned => Some("closure-unpinned"),
             _ => None,
         }
     }
@@ -218,6 +223,7 @@ impl PackageStatus {
             PackageStatus::Changed => "changed",
             PackageStatus::Floating => "floating",
             PackageStatus::DependencyChanged => "dependency_changed",
+            PackageStatus::ClosureUnpinned => "closure_unpinned",
             PackageStatus::NotPinnedYet => "not_pinned_yet",
             PackageStatus::Unrecognised => "unrecognised",
             PackageStatus::Skipped => "skipped",
@@ -245,7 +251,7 @@ pub struct PackageCheck {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<closure::DependencyChange>,
     /// What the policy does with it (`package-changed`, `package-floating`,
-    /// `dependency-changed`).
+    /// `dependency-changed`, `closure-unpinned`).
     pub action: Action,
     /// How long the check took (registry look-ups, hashing).
     pub elapsed_ms: u64,
@@ -680,22 +686,27 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
     })
 }
 
-/// The version uv or pip installs for a spec: the exact one asked for, or the newest.
+/// The version uv or pip installs for a spec: the exact one asked for, or the newest
+/// (no spec, or uv's `@latest`). `spec` is as written after the name (`==1.2`, `@1.2`,
+/// `@latest`, `>=1`), and every message quotes it so.
 fn pypi_target(
     files: &[pypi::IndexFile],
     name: &str,
     spec: Option<&str>,
 ) -> Result<String, String> {
+    let written = format!("{name}{}", spec.unwrap_or_default());
     match spec {
         None => pypi::newest(files).ok_or_else(|| format!("the index lists no files for {name}")),
+        Some(spec) if pypi::is_latest(spec) => pypi::newest(files)
+            .ok_or_else(|| format!("{written}: the index lists no files for {name}")),
         Some(spec) => match pypi::exact_version(spec) {
             Some(v) => files
                 .iter()
                 .find(|f| pypi::same_version(&f.version, v))
                 .map(|f| f.version.clone())
-                .ok_or_else(|| format!("{name}=={v} is not on the index")),
+                .ok_or_else(|| format!("{written} is not on the index")),
             None => Err(format!(
-                "{name}{spec}: version ranges are not resolved; write an exact version (=={name} 1.2.3)"
+                "{written}: version ranges are not resolved; write an exact version ({name}==1.2.3) or {name}@latest"
             )),
         },
     }

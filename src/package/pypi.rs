@@ -520,11 +520,21 @@ impl Cursor<'_> {
     }
 }
 
-/// Whether a spec is one exact version (`1.2`, `2026.10.19`).
+/// Whether a spec is one exact version (`1.2`, `==2026.10.19`, uv's `@1.2`): the
+/// version.
 pub fn exact_version(spec: &str) -> Option<&str> {
-    let spec = spec.strip_prefix("==").unwrap_or(spec).trim();
+    let spec = spec
+        .strip_prefix("==")
+        .or_else(|| spec.strip_prefix('@'))
+        .unwrap_or(spec)
+        .trim();
     (spec.chars().next().is_some_and(|c| c.is_ascii_digit()) && Version::parse(spec).is_some())
         .then_some(spec)
+}
+
+/// Whether a spec is uv's `@latest`: the newest release, as with no spec at all.
+pub fn is_latest(spec: &str) -> bool {
+    spec == "@latest"
 }
 
 #[cfg(test)]
@@ -628,6 +638,8 @@ mod tests {
             Some("2026.10.19")
         );
         assert_eq!(exact_version("==1.2"), Some("1.2"));
+        assert_eq!(exact_version("@1.2"), Some("1.2"));
+        assert_eq!(exact_version("@latest"), None);
         assert_eq!(exact_version(">=1.2"), None);
     }
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Closure, Dependency, Ecosystem, run_tool};
+use super::{Closure, Dependency, Ecosystem, run_tool_stderr};
 use crate::package::pypi::normalize;
 
 /// The closure uv resolves for `name==version` from `index`, for the Python uv finds
@@ -33,13 +33,72 @@ pub async fn resolve(uv: &Path, name: &str, version: &str, index: &str) -> Resul
         .arg("--index-url")
         .arg(index);
     super::cache::only_the_index(&mut command);
-    let text = run_tool(
-        command,
-        &format!("uv resolving {name}=={version}"),
-        Some(format!("{name}=={version}\n")),
-    )
-    .await?;
+    let what = format!("uv resolving {name}=={version}");
+    let text = run_tool_stderr(command, &what, Some(format!("{name}=={version}\n")))
+        .await
+        .map_err(|(message, stderr)| explain_failure(&what, message, &stderr))?;
     from_requirements(&text, name, version)
+}
+
+/// Why uv could not resolve, whole: a package published only as a source distribution
+/// named with what that means and what the user can do; any other failure with every
+/// line uv printed (its causes and hints), not only the first.
+pub fn explain_failure(what: &str, message: String, stderr: &str) -> String {
+    let sdists = source_only(stderr);
+    if !sdists.is_empty() {
+        let (these, is, its) = match sdists.len() {
+            1 => (sdists[0].clone(), "is", "its"),
+            _ => (sdists.join(", "), "are", "their"),
+        };
+        return format!(
+            "{these} {is} published only as a source distribution (no wheel uv can use), and reading {its} dependencies would run {its} build backend, which mcp-lock never does; so the closure cannot be pinned, and the launcher resolves it afresh and builds {these} at every launch (`closure-unpinned`, which verify and the guard report). To pin it, {these} needs a wheel on the index (ask its maintainers), or run the server from an image pinned by digest; `closure-unpinned = \"allow\"` under [verify] in mcp-lock.toml accepts it as it is"
+        );
+    }
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        message
+    } else {
+        format!("{what} failed: {}", lines.join(" "))
+    }
+}
+
+/// The packages uv says have no usable wheel while building is off, with the version
+/// it tried when it names one (`proxy-tools 0.1.0`), in the order first named.
+fn source_only(stderr: &str) -> Vec<String> {
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let mut names: Vec<String> = Vec::new();
+    // "hint: Wheels are required for `proxy-tools` because building from source is disabled"
+    for part in stderr.split("Wheels are required for `").skip(1) {
+        if let Some((name, _)) = part.split_once('`')
+            && word(name)
+            && !names.iter().any(|n| normalize(n) == normalize(name))
+        {
+            names.push(name.to_string());
+        }
+    }
+    // "Because proxy-tools==0.1.0 has no usable wheels": the version tried.
+    names
+        .into_iter()
+        .map(|name| {
+            let version = stderr.split(" has no usable wheels").find_map(|before| {
+                let last = before.split_whitespace().next_back()?;
+                let (n, v) = last.split_once("==")?;
+                (normalize(n) == normalize(&name) && word(v)).then(|| v.to_string())
+            });
+            match version {
+                Some(v) => format!("{name} {v}"),
+                None => name,
+            }
+        })
+        .collect()
 }
 
 /// The closure in a requirements file with hashes (`name==version \ --hash=…`).
@@ -156,6 +215,32 @@ tzdata==2025.2 ; sys_platform == 'win32' \\
             from_requirements(&text, "mcp-server-time", "0.6.2").unwrap(),
             closure
         );
+    }
+
+    #[test]
+    fn a_dependency_published_only_as_an_sdist_is_named_with_what_the_user_can_do() {
+        let stderr = "\
+error: No solution found when resolving dependencies:
+  cause: Because proxy-tools==0.1.0 has no usable wheels and only proxy-tools==0.1.0 is available, we can conclude that all versions of proxy-tools cannot be used.
+         And because pywebview==5.4 depends on proxy-tools, we can conclude that your requirements are unsatisfiable.
+
+hint: Wheels are required for `proxy-tools` because building from source is disabled for all packages (i.e., with `--no-build`)
+";
+        let why = explain_failure("uv resolving serena-agent==1.0", "short".into(), stderr);
+        assert!(
+            why.starts_with(
+                "proxy-tools 0.1.0 is published only as a source distribution (no wheel uv can use)"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("closure-unpinned"), "{why}");
+        assert!(!why.contains("mcp-lock update"), "{why}");
+        let other = "error: No solution found\n  cause: Because six>=9 is not on the index\n";
+        assert_eq!(
+            explain_failure("uv resolving x==1", "short".into(), other),
+            "uv resolving x==1 failed: error: No solution found cause: Because six>=9 is not on the index"
+        );
+        assert_eq!(explain_failure("uv", "short".into(), ""), "short");
     }
 
     #[test]
