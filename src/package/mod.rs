@@ -391,7 +391,7 @@ pub async fn resolve_closure(
                 .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k)));
             let tool = closure::tool_beside(entry.command, "uv", entry.project_dir)
                 .ok_or("uv is not on PATH; the dependency closure cannot be resolved")?;
-            closure::pypi::resolve(&tool, name, version, &index)
+            closure::pypi::resolve(&tool, name, version, &index, &entry.fetcher)
                 .await
                 .map(Some)
         }
@@ -458,7 +458,13 @@ impl Fetcher {
     /// The whole answer for a request to a registry, or why there is none, within
     /// one deadline for every hop and the whole body.
     pub async fn get(&self, url: &str, accept: &str) -> Result<String, String> {
-        tokio::time::timeout(REGISTRY_DEADLINE, self.get_unbounded(url, accept))
+        let body = self.get_bytes(url, accept, MAX_REGISTRY_BODY).await?;
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// [`Fetcher::get`] for a file of at most `max` bytes (an sdist), as it was sent.
+    pub async fn get_bytes(&self, url: &str, accept: &str, max: usize) -> Result<Vec<u8>, String> {
+        tokio::time::timeout(REGISTRY_DEADLINE, self.get_unbounded(url, accept, max))
             .await
             .unwrap_or_else(|_| {
                 Err(format!(
@@ -468,7 +474,7 @@ impl Fetcher {
             })
     }
 
-    async fn get_unbounded(&self, url: &str, accept: &str) -> Result<String, String> {
+    async fn get_unbounded(&self, url: &str, accept: &str, max: usize) -> Result<Vec<u8>, String> {
         static PROVIDER: std::sync::Once = std::sync::Once::new();
         PROVIDER.call_once(|| {
             // Fails only if another provider was installed first, which is as good.
@@ -528,14 +534,11 @@ impl Fetcher {
         }
         let too_large = || {
             format!(
-                "{at} answered with more than {} MiB; refusing to read more (not a packument or index page mcp-lock accepts)",
-                MAX_REGISTRY_BODY / (1024 * 1024)
+                "{at} answered with more than {} MiB; refusing to read more (not a packument, index page or file mcp-lock accepts)",
+                max / (1024 * 1024)
             )
         };
-        if response
-            .content_length()
-            .is_some_and(|n| n > MAX_REGISTRY_BODY as u64)
-        {
+        if response.content_length().is_some_and(|n| n > max as u64) {
             return Err(too_large());
         }
         let mut body = Vec::new();
@@ -545,12 +548,12 @@ impl Fetcher {
                 crate::net::error_chain(&e)
             )
         })? {
-            if body.len() + chunk.len() > MAX_REGISTRY_BODY {
+            if body.len() + chunk.len() > max {
                 return Err(too_large());
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(String::from_utf8_lossy(&body).into_owned())
+        Ok(body)
     }
 }
 
