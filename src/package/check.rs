@@ -34,8 +34,12 @@ async fn check_closure(
     lookups: Lookups,
     out: &mut PackageCheck,
 ) {
-    if !matches!(out.status, PackageStatus::Pinned | PackageStatus::Floating)
-        || !matches!(pin.package, Package::Npm { .. } | Package::Pypi { .. })
+    // `--offline` (and the guard, which never asks a registry) skips the registry,
+    // not what the lock itself says is unpinned.
+    if !matches!(
+        out.status,
+        PackageStatus::Pinned | PackageStatus::Floating | PackageStatus::Skipped
+    ) || !matches!(pin.package, Package::Npm { .. } | Package::Pypi { .. })
     {
         return;
     }
@@ -110,7 +114,7 @@ async fn closure_unpinned(
     lookups: Lookups,
     out: &mut PackageCheck,
 ) {
-    let floating = (out.status == PackageStatus::Floating).then(|| out.message.clone());
+    let before = std::mem::take(&mut out.message);
     out.status = PackageStatus::ClosureUnpinned;
     let launcher = if entry.guarded {
         "the guard"
@@ -129,9 +133,10 @@ async fn closure_unpinned(
             }
         },
     }
-    out.message = match floating {
-        Some(floating) => format!("{floating}; {message}"),
-        None => message,
+    out.message = if before.is_empty() {
+        message
+    } else {
+        format!("{before}; {message}")
     };
 }
 

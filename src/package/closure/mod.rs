@@ -299,7 +299,12 @@ pub async fn run_tool_stderr(
                 String::new(),
             )
         })?;
-    read.map_err(|e| (format!("cannot read what {what} printed: {e}"), String::new()))?;
+    read.map_err(|e| {
+        (
+            format!("cannot read what {what} printed: {e}"),
+            String::new(),
+        )
+    })?;
     let status = status.map_err(|e| (format!("{what} failed: {e}"), String::new()))?;
     if !status.success() {
         let stderr = String::from_utf8_lossy(&stderr).into_owned();

@@ -149,7 +149,8 @@ pub fn pkg_info(gz: &[u8]) -> Result<String, String> {
                 let mut data = vec![0u8; size as usize];
                 tar.read_exact(&mut data)
                     .map_err(|e| format!("is cut short ({e})"))?;
-                return String::from_utf8(data).map_err(|_| "has a PKG-INFO that is not UTF-8".into());
+                return String::from_utf8(data)
+                    .map_err(|_| "has a PKG-INFO that is not UTF-8".into());
             }
             _ => {
                 let skipped = std::io::copy(&mut (&mut tar).take(padded), &mut std::io::sink())
@@ -160,7 +161,9 @@ pub fn pkg_info(gz: &[u8]) -> Result<String, String> {
             }
         }
     }
-    Err(format!("has more than {MAX_ENTRIES} entries before any PKG-INFO"))
+    Err(format!(
+        "has more than {MAX_ENTRIES} entries before any PKG-INFO"
+    ))
 }
 
 /// `<dir>/PKG-INFO`, one level down, the directory a plain name (never `..`, never
@@ -269,11 +272,13 @@ pub fn static_requires(text: &str, name: &str, version: &str) -> Result<Vec<Stri
 /// direct reference (`@ url`), no option (`-r`, `--index-url`), no comment, nothing
 /// that could start another line of the requirements file uv reads.
 fn plain_requirement(text: &str) -> bool {
-    text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    text.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
         && !text.contains("--")
-        && text.chars().all(|c| {
-            c.is_ascii_alphanumeric() || " ._-[],<>=!~;'\"()*+".contains(c)
-        })
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " ._-[],<>=!~;'\"()*+".contains(c))
 }
 
 #[cfg(test)]
@@ -316,7 +321,11 @@ mod tests {
         ]);
         assert_eq!(pkg_info(&gz).unwrap(), STATIC);
         let none = targz(&[("../PKG-INFO", b"outside"), ("/PKG-INFO", b"absolute")]);
-        assert!(pkg_info(&none).unwrap_err().contains("no top-level PKG-INFO"));
+        assert!(
+            pkg_info(&none)
+                .unwrap_err()
+                .contains("no top-level PKG-INFO")
+        );
         assert!(pkg_info(b"not gzip").is_err());
     }
 
