@@ -845,6 +845,26 @@ fn an_sdist_only_dependency_with_static_metadata_is_pinned_by_its_hash_and_no_bu
         "the host's uvx builds it: the marker works"
     );
     assert!(runs.iter().all(|r| r.ends_with(" launch")), "{runs:?}");
+
+    // The guard installs the pinned closure: the sdist is built then (the server's own
+    // install, as uvx's), only where scripts are allowed.
+    p.set_servers(json!({
+        "on": {"command": "mcp-lock", "args": ["guard", "on", "--", "uvx", "tiny-user==1.0.0"]},
+    }));
+    let policy = p.path().join("mcp-lock.toml");
+    std::fs::write(&policy, "[closure]\nallow-scripts = [\"on\"]\n").unwrap();
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let (version, _) = ask_guard_for_version(&p, "on", &["uvx", "tiny-user==1.0.0"], &env);
+    assert_eq!(version, "1.0.0");
+    std::fs::remove_dir_all(p.home().join(".cache/mcp-lock/closures")).unwrap();
+    std::fs::remove_file(&policy).unwrap();
+    let env_str: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let refusal = p.guard_refuses(&["on", "--", "uvx", "tiny-user==1.0.0"], &env_str);
+    assert!(
+        refusal
+            .contains("static-dep is pinned as a source distribution, and installing it builds it"),
+        "{refusal}"
+    );
 }
 
 #[test]
