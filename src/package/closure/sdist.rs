@@ -230,9 +230,9 @@ pub fn static_requires(text: &str, name: &str, version: &str) -> Result<Vec<Stri
             "the PKG-INFO of {what}'s source distribution is Metadata-Version {metadata_version}, older than 2.2, so it does not say whether its dependencies are static: only its build backend can tell"
         ));
     }
-    if !get("name").is_some_and(|n| normalize(n) == normalize(name))
-        || !get("version").is_some_and(|v| pypi::same_version(v, version))
-    {
+    let same_name = get("name").is_some_and(|n| normalize(n) == normalize(name));
+    let same_version = get("version").is_some_and(|v| pypi::same_version(v, version));
+    if !(same_name && same_version) {
         return Err(format!(
             "the PKG-INFO of {what}'s source distribution names another project or version ({} {})",
             get("name").unwrap_or("none"),
