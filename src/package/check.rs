@@ -653,8 +653,26 @@ mod tests {
             "{}",
             online.message
         );
+        // Offline, the registry is skipped; what the lock itself says is not.
+        let unpinned = check(&entry, Some(&npm), Lookups::Offline).await;
+        assert_eq!(unpinned.status, PackageStatus::ClosureUnpinned);
+        assert!(
+            unpinned.message.starts_with(
+                "registry look-up skipped (--offline); its dependency closure is not pinned"
+            ),
+            "{}",
+            unpinned.message
+        );
+        let mut with_closure = npm.clone();
+        with_closure.closure = Some(closure::ClosurePin {
+            hash: format!("sha256:{}", "a".repeat(64)),
+            count: 1,
+            closure: None,
+        });
         assert_eq!(
-            check(&entry, Some(&npm), Lookups::Offline).await.status,
+            check(&entry, Some(&with_closure), Lookups::Offline)
+                .await
+                .status,
             PackageStatus::Skipped
         );
         assert!(resolve_pin(&entry).await.is_err());
