@@ -905,13 +905,17 @@ fn an_sdist_only_dependency_with_dynamic_metadata_is_closure_unpinned_said_plain
             "never advice that cannot succeed: {message}"
         );
     }
-    let human = run(&p, &["verify"], &env);
-    assert!(
-        human.stdout().contains("closure-unpinned") || human.stderr().contains("closure-unpinned"),
-        "{}{}",
-        human.stdout(),
-        human.stderr()
-    );
+    for format in ["human", "github", "sarif", "junit", "markdown"] {
+        let shown = run(&p, &["verify", "--format", format], &env);
+        shown.expect(0);
+        assert!(
+            shown.stdout().contains("closure-unpinned")
+                || shown.stderr().contains("closure-unpinned"),
+            "{format}: {}{}",
+            shown.stdout(),
+            shown.stderr()
+        );
+    }
 
     // The guard launches the floating closure only with a warning, audited.
     let guard = run(&p, &["guard", "user-wrapped"], &env);
