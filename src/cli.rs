@@ -112,6 +112,10 @@ Verdicts: converged (matches the lock), stale (differs), incomplete (listing did
 not finish), unverifiable (could not connect). Each change is classed authority,
 breaking, semantic, additive or cosmetic (or tool-added, tool-removed), and the
 policy (mcp-lock.toml, then --fail/--warn/--allow) says whether it fails the run.
+What a stdio entry launches is checked too: package-changed and dependency-changed
+fail by default; package-floating (a wrapped entry's spec floats) and
+closure-unpinned (an npm/PyPI entry whose dependency closure could not be pinned, so
+it is resolved afresh at every launch) warn.
 With --no-connect no server is started and no request made: the lock is read, every
 configured server must be pinned with the launch (command, args, env names, URL,
 header names) the config has, and the lock must pin no server the config dropped.

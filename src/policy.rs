@@ -38,6 +38,10 @@ pub enum Rule {
     /// The package is the pinned one, but the dependency closure an entry's own
     /// launcher installs now is not the pinned closure (fail by default).
     DependencyChanged,
+    /// An npm or PyPI entry whose dependency closure is not pinned (it could not be
+    /// resolved without running a build backend, say): its launcher resolves the
+    /// dependencies afresh at every launch (warn by default).
+    ClosureUnpinned,
     /// The entry may reach another server than the one pinned: a remote origin
     /// (scheme, host, port), or an unrecognised launch's command or module, changed
     /// (fail by default).
@@ -45,7 +49,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 18] = [
+    pub const ALL: [Rule; 19] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -63,6 +67,7 @@ impl Rule {
         Rule::PackageChanged,
         Rule::PackageFloating,
         Rule::DependencyChanged,
+        Rule::ClosureUnpinned,
         Rule::LaunchChanged,
     ];
 
@@ -86,6 +91,7 @@ impl Rule {
             Rule::PackageChanged => "package-changed",
             Rule::PackageFloating => "package-floating",
             Rule::DependencyChanged => "dependency-changed",
+            Rule::ClosureUnpinned => "closure-unpinned",
             Rule::LaunchChanged => crate::drift::LAUNCH_CHANGED,
         }
     }
@@ -188,7 +194,7 @@ impl Default for Policy {
                 let action = match rule {
                     Rule::Class(Class::Additive) => Action::Warn,
                     Rule::Class(Class::Cosmetic) => Action::Allow,
-                    Rule::PackageFloating => Action::Warn,
+                    Rule::PackageFloating | Rule::ClosureUnpinned => Action::Warn,
                     _ => Action::Fail,
                 };
                 (rule, action)
@@ -584,6 +590,12 @@ impl Policy {
                 .get(&Rule::PackageFloating)
                 .copied()
                 .unwrap_or(Action::Warn),
+            // Nothing moved from a pin either: what is not pinned is reported.
+            PackageStatus::ClosureUnpinned => self
+                .verify
+                .get(&Rule::ClosureUnpinned)
+                .copied()
+                .unwrap_or(Action::Warn),
             _ => Action::Allow,
         }
     }
@@ -710,6 +722,7 @@ mod tests {
             ]
         );
         assert_eq!(p.action(Rule::PackageFloating), Action::Warn);
+        assert_eq!(p.action(Rule::ClosureUnpinned), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Additive)), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Allow);
         assert!(p.accept.is_empty());

@@ -310,7 +310,7 @@ fn a_cached_file_rewritten_between_two_launches_with_its_size_and_mtime_kept_is_
 }
 
 #[test]
-fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
+fn a_version_4_lock_keeps_verifying_with_its_closure_unpinned_as_a_warning_update_can_fix() {
     let registry = Registry::start();
     let (p, env, _cache) = deps_project(&registry);
     let lock = p.lock_text().unwrap();
@@ -326,11 +326,13 @@ fn a_version_4_lock_keeps_verifying_with_its_closure_not_pinned_yet() {
     let verify = run(&p, &["verify", "--format", "json"], &env);
     verify.expect(0);
     let doc = verify.json();
+    let package = &report(&doc, "tiny")["package"];
+    assert_eq!(package["status"], "closure_unpinned", "{doc}");
+    assert_eq!(package["action"], "warn", "{doc}");
     assert!(
-        report(&doc, "tiny")["package"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("its dependency closure is not pinned yet"),
+        package["message"].as_str().unwrap().ends_with(
+            "its dependency closure is not pinned: the launcher resolves its dependencies afresh at every launch; it resolves now: `mcp-lock update` pins it"
+        ),
         "{doc}"
     );
     // Update pins the closures, asking first: the pin moves.
@@ -788,4 +790,170 @@ fn a_pypi_companion_name_that_adds_a_requirement_line_is_refused_and_nothing_run
         );
         assert!(cached(&p).is_empty(), "nothing installed: {:?}", cached(&p));
     }
+}
+
+/// What the sdist's build backend wrote: one line per run, `<hook> <who>`, where a
+/// launch of the server says `launch` and anything else (a resolution) `resolver`.
+fn backend_runs(marker: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(marker)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn an_sdist_only_dependency_with_static_metadata_is_pinned_by_its_hash_and_no_build_backend_runs_to_resolve_it()
+ {
+    let index = Index::start();
+    let marks = tempfile::tempdir().unwrap();
+    let marker = marks.path().join("built");
+    let sdist = index.publish_sdist("static-dep", "1.0", &marker, true, &[]);
+    index.publish_tiny_requiring("tiny-user", &["static-dep"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = Project::bare(json!({
+        "user": {"command": "uvx", "args": ["tiny-user==1.0.0"], "env": {"BUILT_BY": "launch"}},
+    }));
+    let update = run(&p, &["update", "--yes"], &env);
+    update.expect(0);
+    assert!(
+        !update.stderr().contains("closure not pinned"),
+        "{}",
+        update.stderr()
+    );
+    let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
+    let sha = mcp_lock::package::sha256_file(&sdist).unwrap();
+    assert!(
+        companion.contains(&format!(
+            "path = \"static-dep\"\nname = \"static-dep\"\nversion = \"1.0\"\nintegrity = [\"sha256:{sha}\"]"
+        )),
+        "{companion}"
+    );
+    // verify resolves the unwrapped entry's closure again: the same, still unbuilt.
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(0);
+    assert_eq!(
+        report(&verify.json(), "user")["package"]["status"],
+        "pinned"
+    );
+    let runs = backend_runs(&marker);
+    // uvx built it to launch the server (the server's own install, as a host does);
+    // neither update nor verify ran its backend to read its dependencies.
+    assert!(
+        !runs.is_empty(),
+        "the host's uvx builds it: the marker works"
+    );
+    assert!(runs.iter().all(|r| r.ends_with(" launch")), "{runs:?}");
+
+    // The guard installs the pinned closure: the sdist is built then (the server's own
+    // install, as uvx's), only where scripts are allowed.
+    p.set_servers(json!({
+        "on": {"command": "mcp-lock", "args": ["guard", "on", "--", "uvx", "tiny-user==1.0.0"]},
+    }));
+    let policy = p.path().join("mcp-lock.toml");
+    std::fs::write(&policy, "[closure]\nallow-scripts = [\"on\"]\n").unwrap();
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let (version, _) = ask_guard_for_version(&p, "on", &["uvx", "tiny-user==1.0.0"], &env);
+    assert_eq!(version, "1.0.0");
+    std::fs::remove_dir_all(p.home().join(".cache/mcp-lock/closures")).unwrap();
+    std::fs::remove_file(&policy).unwrap();
+    let env_str: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let refusal = p.guard_refuses(&["on", "--", "uvx", "tiny-user==1.0.0"], &env_str);
+    assert!(
+        refusal
+            .contains("static-dep is pinned as a source distribution, and installing it builds it"),
+        "{refusal}"
+    );
+}
+
+#[test]
+fn an_sdist_only_dependency_with_dynamic_metadata_is_closure_unpinned_said_plainly_in_verify_and_the_guard()
+ {
+    let index = Index::start();
+    let marks = tempfile::tempdir().unwrap();
+    let marker = marks.path().join("built");
+    index.publish_sdist("dyn-dep", "1.0", &marker, false, &[]);
+    index.publish_tiny_requiring("tiny-user", &["dyn-dep"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = Project::bare(json!({
+        "user": {"command": "uvx", "args": ["tiny-user==1.0.0"], "env": {"BUILT_BY": "launch"}},
+        "user-wrapped": {"command": "mcp-lock", "args": ["guard", "user-wrapped", "--", "uvx", "tiny-user==1.0.0"], "env": {"BUILT_BY": "launch"}},
+    }));
+    let update = run(&p, &["update", "--yes"], &env);
+    update.expect(0);
+    let cause = "dyn-dep 1.0 is published only as a source distribution (no wheel uv can use), and the PKG-INFO of dyn-dep 1.0's source distribution marks Requires-Dist dynamic";
+    assert!(
+        update
+            .stderr()
+            .contains(&format!("user: dependency closure not pinned: {cause}")),
+        "{}",
+        update.stderr()
+    );
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(0);
+    let doc = verify.json();
+    for server in ["user", "user-wrapped"] {
+        let package = &report(&doc, server)["package"];
+        assert_eq!(package["status"], "closure_unpinned", "{package}");
+        assert_eq!(package["action"], "warn", "{package}");
+        let message = package["message"].as_str().unwrap();
+        assert!(message.contains(cause), "{message}");
+        assert!(
+            !message.contains("mcp-lock update"),
+            "never advice that cannot succeed: {message}"
+        );
+    }
+    for format in ["human", "github", "sarif", "junit", "markdown"] {
+        let shown = run(&p, &["verify", "--format", format], &env);
+        shown.expect(0);
+        assert!(
+            shown.stdout().contains("closure-unpinned")
+                || shown.stderr().contains("closure-unpinned"),
+            "{format}: {}{}",
+            shown.stdout(),
+            shown.stderr()
+        );
+    }
+
+    // The guard launches the floating closure only with a warning, audited.
+    let guard = run(&p, &["guard", "user-wrapped"], &env);
+    let warning = guard
+        .stderr()
+        .lines()
+        .find(|l| l.starts_with("mcp-lock guard: warning: "))
+        .map(String::from)
+        .unwrap_or_else(|| panic!("no warning: {}", guard.stderr()));
+    assert!(
+        warning.contains("its dependency closure is not pinned: the guard resolves its dependencies afresh at every launch")
+            && warning.ends_with("(closure-unpinned, warn)"),
+        "{warning}"
+    );
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("\"launch_disagrees\"") && l.contains("closure-unpinned")),
+        "{audit}"
+    );
+    assert!(
+        backend_runs(&marker).iter().all(|r| r.ends_with(" launch")),
+        "{:?}",
+        backend_runs(&marker)
+    );
+
+    // A policy that fails it: verify fails, the guard refuses.
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[verify]\nclosure-unpinned = \"fail\"\n",
+    )
+    .unwrap();
+    run(&p, &["verify"], &env).expect(1);
+    let env_str: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let refusal = p.guard_refuses(&["user-wrapped"], &env_str);
+    assert!(
+        refusal.contains("(closure-unpinned, which `mcp-lock verify` fails)"),
+        "{refusal}"
+    );
 }

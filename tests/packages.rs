@@ -424,6 +424,84 @@ fn a_pypi_package_pinned_through_uvx_is_changed_by_a_new_release_while_the_guard
     );
 }
 
+#[test]
+fn uvs_at_latest_pins_the_newest_release_exactly_and_a_newer_one_is_met_as_npx_at_latest_is() {
+    let index = Index::start();
+    index.publish_tiny("1.0.0");
+    let wheel = index.publish_tiny("1.1.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = bare_project(json!({
+        "latest": {"command": "uvx", "args": ["tiny-py@latest"]},
+        "from-latest": {"command": "uvx", "args": ["--from", "tiny-py@latest", "tiny-py"]},
+        "latest-wrapped": {"command": "mcp-lock", "args": ["guard", "latest-wrapped", "--", "uvx", "tiny-py@latest"]},
+        "at-version": {"command": "uvx", "args": ["tiny-py@1.0.0"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let newest = Package::Pypi {
+        name: "tiny-py".into(),
+        version: "1.1.0".into(),
+        files: [(
+            "tiny_py-1.1.0-py3-none-any.whl".to_string(),
+            sha256_of(&wheel),
+        )]
+        .into(),
+    };
+    for server in ["latest", "from-latest", "latest-wrapped"] {
+        assert_eq!(package_of(&p, server), newest, "{server}");
+    }
+    match package_of(&p, "at-version") {
+        Package::Pypi { version, .. } => assert_eq!(version, "1.0.0", "`@1.0.0` is `==1.0.0`"),
+        other => panic!("{other:?}"),
+    }
+    run(&p, &["verify"], &env).expect(0);
+
+    // A newer release: the host's own uvx now launches it (package-changed), the
+    // guard keeps launching the pin (package-floating), as with npx's @latest.
+    index.publish_tiny("1.2.0");
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(1);
+    let doc = verify.json();
+    for server in ["latest", "from-latest"] {
+        let r = report(&doc, server);
+        assert_eq!(r["package"]["status"], "changed", "{r}");
+        assert_eq!(r["package"]["live"], "pypi tiny-py==1.2.0", "{r}");
+    }
+    let wrapped = report(&doc, "latest-wrapped");
+    assert_eq!(wrapped["package"]["status"], "floating", "{wrapped}");
+    assert_eq!(report(&doc, "at-version")["package"]["status"], "pinned");
+    run(&p, &["verify", "latest-wrapped", "at-version"], &env).expect(0);
+    let (server_version, _) =
+        ask_guard_for_version(&p, "latest-wrapped", &["uvx", "tiny-py@latest"], &env);
+    assert_eq!(server_version, "1.1.0", "the guard launches the pin");
+}
+
+#[test]
+fn a_pypi_spec_that_does_not_resolve_is_quoted_as_written() {
+    let index = Index::start();
+    index.publish_tiny("1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = index.client_env(cache.path());
+    let p = bare_project(json!({
+        "missing": {"command": "uvx", "args": ["tiny-py@9.9.9"]},
+        "range": {"command": "uvx", "args": ["tiny-py>=1"]},
+    }));
+    let update = run(&p, &["update", "--yes", "--timeout", "60"], &env);
+    update.expect(3);
+    assert!(
+        package_error(&update, "missing").contains("package: tiny-py@9.9.9 is not on the index"),
+        "{}",
+        update.stderr()
+    );
+    assert!(
+        package_error(&update, "range").contains(
+            "tiny-py>=1: version ranges are not resolved; write an exact version (tiny-py==1.2.3) or tiny-py@latest"
+        ),
+        "{}",
+        update.stderr()
+    );
+}
+
 fn script_project() -> Project {
     let p = bare_project(json!({"script": {"command": "node", "args": ["server.js"]}}));
     std::fs::copy(data("tiny-mcp/server.js"), p.path().join("server.js")).unwrap();

@@ -329,6 +329,7 @@ async fn launch_check(
     let rule = match check.status {
         PackageStatus::Unverifiable => "unverifiable",
         PackageStatus::Changed => "package-changed",
+        PackageStatus::ClosureUnpinned => "closure-unpinned",
         _ => "package-floating",
     };
     let action = match check.status {
@@ -336,6 +337,11 @@ async fn launch_check(
         status => policy.package_action(status),
     };
     match action {
+        // What `update` cannot fix is not sent to `update`: the message says what can.
+        Action::Fail if check.status == PackageStatus::ClosureUnpinned => Err(format!(
+            "{} ({rule}, which `mcp-lock verify` fails)",
+            check.message
+        )),
         Action::Fail => Err(format!(
             "{} ({rule}, which `mcp-lock verify` fails); review it and run `mcp-lock update`",
             check.message

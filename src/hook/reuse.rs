@@ -263,7 +263,14 @@ pub fn launch_identity(command: &str, args: &[String], cwd: &Path) -> Option<Str
         Target::Pypi {
             name,
             spec: Some(spec),
-        } if exact_version(&spec, 1) => Some(format!("pypi {name}=={spec}")),
+        } => {
+            // The spec as written after the name: `==1.2` or uv's `@1.2`.
+            let version = spec
+                .strip_prefix("==")
+                .or_else(|| spec.strip_prefix('@'))
+                .unwrap_or(&spec);
+            exact_version(version, 1).then(|| format!("pypi {name}=={version}"))
+        }
         Target::Oci { reference } => {
             crate::package::oci_digest(&reference).map(|d| format!("oci {d}"))
         }

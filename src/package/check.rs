@@ -34,16 +34,22 @@ async fn check_closure(
     lookups: Lookups,
     out: &mut PackageCheck,
 ) {
-    if out.status != PackageStatus::Pinned
-        || !matches!(pin.package, Package::Npm { .. } | Package::Pypi { .. })
+    // `--offline` (and the guard, which never asks a registry) skips the registry,
+    // not what the lock itself says is unpinned.
+    if !matches!(
+        out.status,
+        PackageStatus::Pinned | PackageStatus::Floating | PackageStatus::Skipped
+    ) || !matches!(pin.package, Package::Npm { .. } | Package::Pypi { .. })
     {
         return;
     }
     let Some(pinned) = &pin.closure else {
-        out.message
-            .push_str("; its dependency closure is not pinned yet (`mcp-lock update` pins it)");
+        closure_unpinned(entry, pin, lookups, out).await;
         return;
     };
+    if out.status != PackageStatus::Pinned {
+        return;
+    }
     if entry.guarded {
         let _ = write!(
             out.message,
@@ -94,6 +100,43 @@ async fn check_closure(
             "the launcher now installs other dependencies than pinned: {}; wrap the entry (`mcp-lock wrap`) to run the pinned closure, or review and `mcp-lock update`",
             listed.join(", ")
         )
+    };
+}
+
+/// A package the lock pins without its dependency closure: whatever launches it
+/// (the host's launcher, or the guard) resolves the dependencies afresh each time, so
+/// it is a finding (`closure-unpinned`), never silent. Online, the closure is resolved
+/// again to say why it is not pinned, and whether `update` can pin it now: advice that
+/// cannot succeed is never given.
+async fn closure_unpinned(
+    entry: &Entry<'_>,
+    pin: &PackagePin,
+    lookups: Lookups,
+    out: &mut PackageCheck,
+) {
+    let before = std::mem::take(&mut out.message);
+    out.status = PackageStatus::ClosureUnpinned;
+    let launcher = if entry.guarded {
+        "the guard"
+    } else {
+        "the launcher"
+    };
+    let mut message = format!(
+        "its dependency closure is not pinned: {launcher} resolves its dependencies afresh at every launch"
+    );
+    match lookups {
+        Lookups::Offline => message.push_str(" (`mcp-lock verify` online says why)"),
+        Lookups::Online => match resolve_closure(entry, pin).await {
+            Ok(_) => message.push_str("; it resolves now: `mcp-lock update` pins it"),
+            Err(why) => {
+                let _ = write!(message, "; it cannot be pinned: {why}");
+            }
+        },
+    }
+    out.message = if before.is_empty() {
+        message
+    } else {
+        format!("{before}; {message}")
     };
 }
 
@@ -423,7 +466,8 @@ async fn check_pypi(
         out.status = PackageStatus::Changed;
         out.live = Some(format!("pypi {name}=={written}"));
         out.message = format!(
-            "the config asks for {name}=={written}; the lock pins {version} ({version} -> {written})"
+            "the config asks for {name}{}; the lock pins {version} ({version} -> {written})",
+            spec.unwrap_or_default()
         );
         return;
     }
@@ -609,8 +653,26 @@ mod tests {
             "{}",
             online.message
         );
+        // Offline, the registry is skipped; what the lock itself says is not.
+        let unpinned = check(&entry, Some(&npm), Lookups::Offline).await;
+        assert_eq!(unpinned.status, PackageStatus::ClosureUnpinned);
+        assert!(
+            unpinned.message.starts_with(
+                "registry look-up skipped (--offline); its dependency closure is not pinned"
+            ),
+            "{}",
+            unpinned.message
+        );
+        let mut with_closure = npm.clone();
+        with_closure.closure = Some(closure::ClosurePin {
+            hash: format!("sha256:{}", "a".repeat(64)),
+            count: 1,
+            closure: None,
+        });
         assert_eq!(
-            check(&entry, Some(&npm), Lookups::Offline).await.status,
+            check(&entry, Some(&with_closure), Lookups::Offline)
+                .await
+                .status,
             PackageStatus::Skipped
         );
         assert!(resolve_pin(&entry).await.is_err());

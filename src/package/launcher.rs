@@ -355,8 +355,10 @@ fn python_runner(
     })
 }
 
-/// `name[extras]==1.2`, `name@1.2`, `name>=1` or `name` into name and spec. Paths,
-/// URLs and `name @ url` references are not recognised.
+/// `name[extras]==1.2`, `name@1.2`, `name@latest`, `name>=1` or `name` into name and
+/// spec, the spec as written after the name and its extras (`==1.2`, `@1.2`,
+/// `@latest`, `>=1`), so messages quote it as the user wrote it. Paths, URLs and
+/// `name @ url` references are not recognised.
 pub fn split_pypi_spec(written: &str) -> Option<(String, Option<String>)> {
     if written.is_empty() || written.starts_with(['.', '/', '~']) || written.contains("://") {
         return None;
@@ -376,12 +378,20 @@ pub fn split_pypi_spec(written: &str) -> Option<(String, Option<String>)> {
     let rest = rest.trim();
     let spec = if rest.is_empty() {
         None
-    } else if let Some(v) = rest.strip_prefix("==").or_else(|| rest.strip_prefix('@')) {
+    } else if let Some(v) = rest.strip_prefix("==") {
         let v = v.trim();
         if v.is_empty() || v.contains(['/', ':', ' ']) {
             return None;
         }
-        Some(v.to_string())
+        Some(format!("=={v}"))
+    } else if let Some(v) = rest.strip_prefix('@') {
+        // uv's own `name@version` and `name@latest`; any other `@` is a PEP 508
+        // direct reference (`name @ ./path`), which uv reads as a path or URL.
+        let v = v.trim();
+        if v != "latest" && super::pypi::exact_version(v).is_none() {
+            return None;
+        }
+        Some(format!("@{v}"))
     } else if rest.starts_with(['>', '<', '~', '!', '=']) {
         Some(rest.to_string())
     } else {
@@ -523,16 +533,26 @@ mod tests {
         assert_eq!((r.target, r.arg), (pypi("mcp-server-git", None), Some(0)));
         assert_eq!(
             of("uvx mcp-server-git==2026.10.19").target,
-            pypi("mcp-server-git", Some("2026.10.19"))
+            pypi("mcp-server-git", Some("==2026.10.19"))
         );
         assert_eq!(
             of("uvx mcp-server-git@2026.10.19").target,
-            pypi("mcp-server-git", Some("2026.10.19"))
+            pypi("mcp-server-git", Some("@2026.10.19"))
+        );
+        // uv's own `@latest`, also as the value of `--from`.
+        assert_eq!(
+            of("uvx awslabs.aws-documentation-mcp-server@latest").target,
+            pypi("awslabs.aws-documentation-mcp-server", Some("@latest"))
+        );
+        let r = of("uvx --from mcp-server-time@latest mcp-server-time");
+        assert_eq!(
+            (r.target, r.arg),
+            (pypi("mcp-server-time", Some("@latest")), Some(1))
         );
         let r = of("uvx --from mcp-server-time==1.0 mcp-server-time --local-timezone UTC");
         assert_eq!(
             (r.target, r.arg),
-            (pypi("mcp-server-time", Some("1.0")), Some(1))
+            (pypi("mcp-server-time", Some("==1.0")), Some(1))
         );
         let r = of("uv tool run --python 3.12 pkg[cli]>=2");
         assert_eq!(
@@ -542,7 +562,7 @@ mod tests {
         let r = of("pipx run --spec tiny-py==1.0.0 tiny");
         assert_eq!(
             (r.launcher.as_str(), r.target),
-            ("pipx run", pypi("tiny-py", Some("1.0.0")))
+            ("pipx run", pypi("tiny-py", Some("==1.0.0")))
         );
         assert_eq!(of("pipx run tiny-py").target, pypi("tiny-py", None));
     }
@@ -628,12 +648,18 @@ mod tests {
     fn pypi_spec_splitting() {
         assert_eq!(
             split_pypi_spec("Mcp_Server.x==1.2"),
-            Some(("Mcp_Server.x".into(), Some("1.2".into())))
+            Some(("Mcp_Server.x".into(), Some("==1.2".into())))
         );
         assert_eq!(
             split_pypi_spec("pkg[a,b]@3"),
-            Some(("pkg".into(), Some("3".into())))
+            Some(("pkg".into(), Some("@3".into())))
         );
+        assert_eq!(
+            split_pypi_spec("pkg@latest"),
+            Some(("pkg".into(), Some("@latest".into())))
+        );
+        // Any other `@` is a direct reference uv reads as a path: not a registry spec.
+        assert_eq!(split_pypi_spec("pkg@next"), None);
         assert_eq!(
             split_pypi_spec("pkg~=1.0"),
             Some(("pkg".into(), Some("~=1.0".into())))

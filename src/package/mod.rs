@@ -182,6 +182,10 @@ pub enum PackageStatus {
     /// resolves now is not the pinned closure (`dependency-changed`): an entry the
     /// host launches itself, not through the guard.
     DependencyChanged,
+    /// An npm or PyPI package whose dependency closure the lock does not pin (it could
+    /// not be resolved, or the lock is from before closures were pinned): its launcher
+    /// resolves the dependencies afresh at every launch (`closure-unpinned`).
+    ClosureUnpinned,
     /// The lock has no package pin for the server (a lock from before they were
     /// pinned): a notice until `update` pins it.
     NotPinnedYet,
@@ -200,6 +204,7 @@ impl PackageStatus {
             PackageStatus::Changed => Some("package-changed"),
             PackageStatus::Floating => Some("package-floating"),
             PackageStatus::DependencyChanged => Some("dependency-changed"),
+            PackageStatus::ClosureUnpinned => Some("closure-unpinned"),
             _ => None,
         }
     }
@@ -218,6 +223,7 @@ impl PackageStatus {
             PackageStatus::Changed => "changed",
             PackageStatus::Floating => "floating",
             PackageStatus::DependencyChanged => "dependency_changed",
+            PackageStatus::ClosureUnpinned => "closure_unpinned",
             PackageStatus::NotPinnedYet => "not_pinned_yet",
             PackageStatus::Unrecognised => "unrecognised",
             PackageStatus::Skipped => "skipped",
@@ -245,7 +251,7 @@ pub struct PackageCheck {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<closure::DependencyChange>,
     /// What the policy does with it (`package-changed`, `package-floating`,
-    /// `dependency-changed`).
+    /// `dependency-changed`, `closure-unpinned`).
     pub action: Action,
     /// How long the check took (registry look-ups, hashing).
     pub elapsed_ms: u64,
@@ -385,7 +391,7 @@ pub async fn resolve_closure(
                 .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k)));
             let tool = closure::tool_beside(entry.command, "uv", entry.project_dir)
                 .ok_or("uv is not on PATH; the dependency closure cannot be resolved")?;
-            closure::pypi::resolve(&tool, name, version, &index)
+            closure::pypi::resolve(&tool, name, version, &index, &entry.fetcher)
                 .await
                 .map(Some)
         }
@@ -452,7 +458,13 @@ impl Fetcher {
     /// The whole answer for a request to a registry, or why there is none, within
     /// one deadline for every hop and the whole body.
     pub async fn get(&self, url: &str, accept: &str) -> Result<String, String> {
-        tokio::time::timeout(REGISTRY_DEADLINE, self.get_unbounded(url, accept))
+        let body = self.get_bytes(url, accept, MAX_REGISTRY_BODY).await?;
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// [`Fetcher::get`] for a file of at most `max` bytes (an sdist), as it was sent.
+    pub async fn get_bytes(&self, url: &str, accept: &str, max: usize) -> Result<Vec<u8>, String> {
+        tokio::time::timeout(REGISTRY_DEADLINE, self.get_unbounded(url, accept, max))
             .await
             .unwrap_or_else(|_| {
                 Err(format!(
@@ -462,7 +474,7 @@ impl Fetcher {
             })
     }
 
-    async fn get_unbounded(&self, url: &str, accept: &str) -> Result<String, String> {
+    async fn get_unbounded(&self, url: &str, accept: &str, max: usize) -> Result<Vec<u8>, String> {
         static PROVIDER: std::sync::Once = std::sync::Once::new();
         PROVIDER.call_once(|| {
             // Fails only if another provider was installed first, which is as good.
@@ -522,14 +534,11 @@ impl Fetcher {
         }
         let too_large = || {
             format!(
-                "{at} answered with more than {} MiB; refusing to read more (not a packument or index page mcp-lock accepts)",
-                MAX_REGISTRY_BODY / (1024 * 1024)
+                "{at} answered with more than {} MiB; refusing to read more (not a packument, index page or file mcp-lock accepts)",
+                max / (1024 * 1024)
             )
         };
-        if response
-            .content_length()
-            .is_some_and(|n| n > MAX_REGISTRY_BODY as u64)
-        {
+        if response.content_length().is_some_and(|n| n > max as u64) {
             return Err(too_large());
         }
         let mut body = Vec::new();
@@ -539,12 +548,12 @@ impl Fetcher {
                 crate::net::error_chain(&e)
             )
         })? {
-            if body.len() + chunk.len() > MAX_REGISTRY_BODY {
+            if body.len() + chunk.len() > max {
                 return Err(too_large());
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(String::from_utf8_lossy(&body).into_owned())
+        Ok(body)
     }
 }
 
@@ -680,22 +689,27 @@ pub async fn resolve_pin(entry: &Entry<'_>) -> Result<PackagePin, String> {
     })
 }
 
-/// The version uv or pip installs for a spec: the exact one asked for, or the newest.
+/// The version uv or pip installs for a spec: the exact one asked for, or the newest
+/// (no spec, or uv's `@latest`). `spec` is as written after the name (`==1.2`, `@1.2`,
+/// `@latest`, `>=1`), and every message quotes it so.
 fn pypi_target(
     files: &[pypi::IndexFile],
     name: &str,
     spec: Option<&str>,
 ) -> Result<String, String> {
+    let written = format!("{name}{}", spec.unwrap_or_default());
     match spec {
         None => pypi::newest(files).ok_or_else(|| format!("the index lists no files for {name}")),
+        Some(spec) if pypi::is_latest(spec) => pypi::newest(files)
+            .ok_or_else(|| format!("{written}: the index lists no files for {name}")),
         Some(spec) => match pypi::exact_version(spec) {
             Some(v) => files
                 .iter()
                 .find(|f| pypi::same_version(&f.version, v))
                 .map(|f| f.version.clone())
-                .ok_or_else(|| format!("{name}=={v} is not on the index")),
+                .ok_or_else(|| format!("{written} is not on the index")),
             None => Err(format!(
-                "{name}{spec}: version ranges are not resolved; write an exact version (=={name} 1.2.3)"
+                "{written}: version ranges are not resolved; write an exact version ({name}==1.2.3) or {name}@latest"
             )),
         },
     }

@@ -357,7 +357,8 @@ fn resolve_unchecked(
         return if packument.versions.contains_key(version) {
             Ok(version.to_string())
         } else {
-            Err(format!("{name}@{version} is not published on the registry"))
+            // As written (`=1.2.3`, `v1.2.3`), not as read.
+            Err(format!("{name}@{spec} is not published on the registry"))
         };
     }
     if is_tag(spec) {

@@ -58,6 +58,9 @@ pub struct IndexFile {
     pub upload_time: Option<String>,
     /// Yanked (PEP 592): the reason given, `Some("")` when none was.
     pub yanked: Option<String>,
+    /// Where the file is, absolute (resolved against the project page), without its
+    /// `#sha256=` fragment; `None` when the page gave no usable link.
+    pub url: Option<String>,
 }
 
 /// Every file the index lists for a project, with the version its name carries.
@@ -66,8 +69,19 @@ pub async fn fetch(index: &str, name: &str, get: &Fetcher) -> Result<Vec<IndexFi
     let body = get
         .get(&url, "application/vnd.pypi.simple.v1+json, text/html;q=0.2")
         .await?;
-    parse_project_page(&body, name)
-        .map_err(|e| format!("the index at {index} answered for {name} with {e}"))
+    let mut files = parse_project_page(&body, name)
+        .map_err(|e| format!("the index at {index} answered for {name} with {e}"))?;
+    let page = url::Url::parse(&url).ok();
+    for f in &mut files {
+        f.url = match (&page, f.url.take()) {
+            (Some(page), Some(href)) => page.join(&href).ok().map(|mut u| {
+                u.set_fragment(None);
+                u.to_string()
+            }),
+            _ => None,
+        };
+    }
+    Ok(files)
 }
 
 /// Reads a simple-API project page: JSON (PEP 691) when it parses as such, else the
@@ -89,6 +103,7 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
                     .pointer("/hashes/sha256")
                     .and_then(|h| h.as_str())
                     .map(String::from);
+                let url = f.get("url").and_then(|u| u.as_str()).map(String::from);
                 let upload_time = f
                     .get("upload-time")
                     .and_then(|t| t.as_str())
@@ -104,6 +119,7 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
                     sha256,
                     upload_time,
                     yanked,
+                    url,
                 })
             })
             .collect()
@@ -119,6 +135,7 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
         sha256,
         upload_time,
         yanked,
+        url,
     } in listed
     {
         if let Some(written) = version_of(&filename, name) {
@@ -140,6 +157,7 @@ pub fn parse_project_page(body: &str, name: &str) -> Result<Vec<IndexFile>, Stri
                 sha256,
                 upload_time,
                 yanked,
+                url,
             });
         }
     }
@@ -152,6 +170,7 @@ struct Listed {
     sha256: Option<String>,
     upload_time: Option<String>,
     yanked: Option<String>,
+    url: Option<String>,
 }
 
 /// Each `<a href="…#sha256=…" data-yanked="…">filename</a>`: its file name, sha256
@@ -179,6 +198,7 @@ fn html_anchors(body: &str) -> Vec<Listed> {
             sha256,
             upload_time: None,
             yanked: attribute(tag, "data-yanked").map(|v| unescape_html(&v)),
+            url: attribute(tag, "href").map(|v| unescape_html(&v)),
         });
         rest = &rest[end + 4..];
     }
@@ -520,11 +540,21 @@ impl Cursor<'_> {
     }
 }
 
-/// Whether a spec is one exact version (`1.2`, `2026.10.19`).
+/// Whether a spec is one exact version (`1.2`, `==2026.10.19`, uv's `@1.2`): the
+/// version.
 pub fn exact_version(spec: &str) -> Option<&str> {
-    let spec = spec.strip_prefix("==").unwrap_or(spec).trim();
+    let spec = spec
+        .strip_prefix("==")
+        .or_else(|| spec.strip_prefix('@'))
+        .unwrap_or(spec)
+        .trim();
     (spec.chars().next().is_some_and(|c| c.is_ascii_digit()) && Version::parse(spec).is_some())
         .then_some(spec)
+}
+
+/// Whether a spec is uv's `@latest`: the newest release, as with no spec at all.
+pub fn is_latest(spec: &str) -> bool {
+    spec == "@latest"
 }
 
 #[cfg(test)]
@@ -628,6 +658,8 @@ mod tests {
             Some("2026.10.19")
         );
         assert_eq!(exact_version("==1.2"), Some("1.2"));
+        assert_eq!(exact_version("@1.2"), Some("1.2"));
+        assert_eq!(exact_version("@latest"), None);
         assert_eq!(exact_version(">=1.2"), None);
     }
 

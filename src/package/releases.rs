@@ -883,6 +883,7 @@ mod tests {
             sha256: None,
             upload_time: time.map(String::from),
             yanked: yanked.map(String::from),
+            url: None,
         };
         let files = [
             file(

@@ -175,6 +175,12 @@ fn rule_description(rule: &str) -> &'static str {
         "package-floating" => {
             "The entry's package spec floats (the guard launches the pin), or its image has no digest."
         }
+        "dependency-changed" => {
+            "The entry's launcher now installs another dependency closure than the lock pins."
+        }
+        "closure-unpinned" => {
+            "The entry's dependency closure is not pinned: its launcher resolves the dependencies afresh at every launch."
+        }
         "launch-changed" => {
             "The entry may reach another server: its remote origin, or its unrecognised command or module, changed."
         }

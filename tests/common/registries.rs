@@ -332,6 +332,51 @@ impl Index {
         PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
     }
 
+    /// A wheel of the tiny server named `name` at 1.0.0 that requires each of
+    /// `requires`, put on the index.
+    pub fn publish_tiny_requiring(&self, name: &str, requires: &[&str]) {
+        let out = super::command(servers_dir().join("venv/bin/python"))
+            .arg(data("make_wheel.py"))
+            .arg(self.pkgs())
+            .args(["1.0.0", name])
+            .args(requires)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A hand-written sdist (tests/data/packages/make_sdist.py) put on the index, its
+    /// PKG-INFO `static` or dynamic; its build backend appends to `marker` whenever it
+    /// runs. Its path.
+    pub fn publish_sdist(
+        &self,
+        name: &str,
+        version: &str,
+        marker: &Path,
+        static_metadata: bool,
+        requires: &[&str],
+    ) -> PathBuf {
+        let out = super::command(servers_dir().join("venv/bin/python"))
+            .arg(data("make_sdist.py"))
+            .arg(self.pkgs())
+            .args([name, version])
+            .arg(marker)
+            .arg(if static_metadata { "static" } else { "dynamic" })
+            .args(requires)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    }
+
     /// The environment a host gives uvx: this index only, caches of the test's own,
     /// the venv's Python (nothing downloaded), uv on PATH.
     pub fn client_env(&self, cache: &Path) -> Vec<(String, String)> {

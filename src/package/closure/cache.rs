@@ -236,11 +236,20 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
     if !install.scripts {
         command.args(["--only-binary", ":all:"]);
     }
-    run(
-        command,
-        &format!("uv installing {}=={}", install.name, install.version),
-    )
-    .await
+    let what = format!("uv installing {}=={}", install.name, install.version);
+    match super::run_tool_stderr(command, &what, None).await {
+        Ok(_) => Ok(()),
+        Err((e, _)) if is_integrity_error(&e) => Err(InstallError::Integrity(e)),
+        Err((e, stderr)) => match pypi::source_only(&stderr).first() {
+            // A dependency pinned by its sdist (static metadata, read without building
+            // it) is built when installed, as uvx would: its build backend runs then,
+            // and only where scripts are allowed.
+            Some((package, _)) if !install.scripts => Err(InstallError::Failed(format!(
+                "{package} is pinned as a source distribution, and installing it builds it (runs its build backend, as uvx would): allow that for this server with `mcp-lock guard --allow-scripts` or `[closure] allow-scripts` in mcp-lock.toml"
+            ))),
+            _ => Err(InstallError::Failed(e)),
+        },
+    }
 }
 
 /// The variables that would give uv another source of packages than the one index

@@ -11,6 +11,7 @@
 pub mod cache;
 pub mod npm;
 pub mod pypi;
+pub mod sdist;
 pub mod valid;
 
 use std::fmt::Write as _;
@@ -242,10 +243,22 @@ pub fn tool_beside(command: &str, tool: &str, project_dir: &Path) -> Option<Path
 /// process is killed if the deadline passes or the caller goes away. `Err`: one line
 /// saying what failed, with the tool's own last error line.
 pub async fn run_tool(
-    mut command: tokio::process::Command,
+    command: tokio::process::Command,
     what: &str,
     stdin: Option<String>,
 ) -> Result<String, String> {
+    run_tool_stderr(command, what, stdin)
+        .await
+        .map_err(|(message, _)| message)
+}
+
+/// [`run_tool`], with what the tool printed on stderr beside the one-line error when
+/// it failed (empty when it never ran), for a caller that reads more of it.
+pub async fn run_tool_stderr(
+    mut command: tokio::process::Command,
+    what: &str,
+    stdin: Option<String>,
+) -> Result<String, (String, String)> {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     command
         .stdin(if stdin.is_some() {
@@ -258,7 +271,7 @@ pub async fn run_tool(
         .kill_on_drop(true);
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot start {what}: {e}"))?;
+        .map_err(|e| (format!("cannot start {what}: {e}"), String::new()))?;
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         tokio::spawn(async move {
             let _ = pipe.write_all(input.as_bytes()).await;
@@ -278,18 +291,26 @@ pub async fn run_tool(
     let (read, status, stdout, stderr) = tokio::time::timeout(INSTALL_DEADLINE, work)
         .await
         .map_err(|_| {
-            format!(
-                "{what} did not finish within {} s; stopped",
-                INSTALL_DEADLINE.as_secs()
+            (
+                format!(
+                    "{what} did not finish within {} s; stopped",
+                    INSTALL_DEADLINE.as_secs()
+                ),
+                String::new(),
             )
         })?;
-    read.map_err(|e| format!("cannot read what {what} printed: {e}"))?;
-    let status = status.map_err(|e| format!("{what} failed: {e}"))?;
+    read.map_err(|e| {
+        (
+            format!("cannot read what {what} printed: {e}"),
+            String::new(),
+        )
+    })?;
+    let status = status.map_err(|e| (format!("{what} failed: {e}"), String::new()))?;
     if !status.success() {
-        let stderr = String::from_utf8_lossy(&stderr);
-        return Err(format!(
-            "{what} failed ({status}): {}",
-            last_error_line(&stderr)
+        let stderr = String::from_utf8_lossy(&stderr).into_owned();
+        return Err((
+            format!("{what} failed ({status}): {}", last_error_line(&stderr)),
+            stderr,
         ));
     }
     Ok(String::from_utf8_lossy(&stdout).into_owned())

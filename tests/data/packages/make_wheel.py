@@ -1,6 +1,7 @@
 """Builds a pure-Python wheel of tiny_py_server.py, version given, with no build
-backend (nothing is fetched): python3 make_wheel.py OUT_DIR VERSION [NAME]
-(NAME defaults to tiny-py; its console script has the same name)."""
+backend (nothing is fetched): python3 make_wheel.py OUT_DIR VERSION [NAME [REQUIRES...]]
+(NAME defaults to tiny-py; its console script has the same name; each REQUIRES is a
+Requires-Dist line)."""
 
 import base64
 import hashlib
@@ -10,6 +11,7 @@ import zipfile
 
 out_dir, version = sys.argv[1], sys.argv[2]
 name = sys.argv[3] if len(sys.argv) > 3 else "tiny-py"
+requires = "".join("Requires-Dist: %s\n" % r for r in sys.argv[4:])
 dist = name.replace("-", "_")
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "tiny_py_server.py"), "rb") as f:
@@ -18,7 +20,7 @@ info = "%s-%s.dist-info" % (dist, version)
 files = {
     dist + "/__init__.py": server,
     info + "/METADATA": ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n"
-                         "Summary: A tiny stdio MCP server for tests\n" % (name, version)).encode(),
+                         "Summary: A tiny stdio MCP server for tests\n%s" % (name, version, requires)).encode(),
     info + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: make_wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     info + "/entry_points.txt": ("[console_scripts]\n%s = %s:main\n" % (name, dist)).encode(),
 }
