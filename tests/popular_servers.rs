@@ -305,7 +305,11 @@ fn pinned_and_verified_converged_twice(p: &Project, servers: &[Popular]) {
     update.expect(0);
     for s in servers {
         let line = format!("Pinning {} [claude-code] ({})", s.name, s.counts());
-        assert!(update.stderr().contains(&line), "{line}\n{}", update.stderr());
+        assert!(
+            update.stderr().contains(&line),
+            "{line}\n{}",
+            update.stderr()
+        );
     }
     let mut expected: Vec<(String, &str, u64)> = servers
         .iter()
@@ -332,8 +336,7 @@ fn pinned_and_verified_converged_twice(p: &Project, servers: &[Popular]) {
 }
 
 #[test]
-fn popular_servers_are_pinned_with_the_sdk_counts_and_verified_converged_twice_without_a_policy()
-{
+fn popular_servers_are_pinned_with_the_sdk_counts_and_verified_converged_twice_without_a_policy() {
     let p = Project::new(json!({}));
     let servers = listable(p.path());
     pinned_and_verified_converged_twice(&p, &servers);
@@ -341,8 +344,7 @@ fn popular_servers_are_pinned_with_the_sdk_counts_and_verified_converged_twice_w
 
 #[test]
 #[ignore = "needs issue 42 part A"]
-fn servers_answering_resource_templates_with_method_not_found_are_pinned_and_verified_converged()
-{
+fn servers_answering_resource_templates_with_method_not_found_are_pinned_and_verified_converged() {
     let p = Project::new(json!({}));
     pinned_and_verified_converged_twice(&p, &templates_not_implemented());
 }
