@@ -129,7 +129,12 @@ popular_npm=(
 popular_pip=("mcp-server-fetch==2026.10.24" "mcp-server-git==2026.10.19" "duckduckgo-mcp-server==0.7.0")
 popular_aws="awslabs.aws-documentation-mcp-server==1.2.3"
 popular_serena="serena-agent==2.1.0"
-popular_stamp="$dir/.popular-$(printf '%s\n' "${popular_npm[@]}" "${popular_pip[@]}" "$popular_aws" "$popular_serena" | sha256sum | cut -c1-16)"
+# Run as their READMEs say (`uvx PKG@latest`, `uvx --from serena-agent serena`), the
+# two PyPI ones resolve from a loopback index of these files: their closures (serena's
+# holds proxy-tools, published only as a source distribution) and setuptools, which
+# uv needs to build it.
+popular_wheels=("$popular_aws" "$popular_serena" "setuptools==84.2.1")
+popular_stamp="$dir/.popular-$(printf '%s\n' "${popular_npm[@]}" "${popular_pip[@]}" "$popular_aws" "$popular_serena" "${popular_wheels[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$popular_stamp" ]; then
   echo "installing the popular servers into $dir/popular" >&2
   rm -rf "$dir/popular"
@@ -143,6 +148,10 @@ if [ ! -f "$popular_stamp" ]; then
     python3 -m venv "$dir/popular/${venv%%:*}"
     # shellcheck disable=SC2086
     "$dir/popular/${venv%%:*}/bin/pip" install --quiet --disable-pip-version-check ${venv#*:} >&2
+  done
+  for pkg in "${popular_wheels[@]}"; do
+    "$dir/popular/venv/bin/pip" download --quiet --disable-pip-version-check \
+      -d "$dir/popular/wheels" "$pkg" >&2
   done
   wait "$popular_npm_pid"
   touch "$popular_stamp"

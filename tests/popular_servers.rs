@@ -14,6 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::Project;
+use common::registries::Index;
 use serde_json::{Value, json};
 
 fn popular_dir() -> PathBuf {
@@ -294,14 +295,14 @@ const PATIENT: [&str; 4] = ["--timeout", "600", "--request-timeout", "300"];
 
 /// `update --yes` with no mcp-lock.toml pins every server with the SDK's counts; then
 /// `verify` twice in a row finds every one converged with those tools.
-fn pinned_and_verified_converged_twice(p: &Project, servers: &[Popular]) {
+fn pinned_and_verified_converged_twice(p: &Project, servers: &[Popular], env: &[(&str, &str)]) {
     assert!(!p.path().join("mcp-lock.toml").exists());
     let config: serde_json::Map<String, Value> = servers
         .iter()
         .map(|s| (s.name.to_string(), s.entry.clone()))
         .collect();
     p.set_servers(Value::Object(config));
-    let update = p.run(&[&["update", "--yes"][..], &PATIENT].concat());
+    let update = p.run_env(&[&["update", "--yes"][..], &PATIENT].concat(), env);
     update.expect(0);
     for s in servers {
         let line = format!("Pinning {} [claude-code] ({})", s.name, s.counts());
@@ -317,7 +318,10 @@ fn pinned_and_verified_converged_twice(p: &Project, servers: &[Popular]) {
         .collect();
     expected.sort();
     for round in ["first", "second"] {
-        let run = p.run(&[&["verify", "--format", "json"][..], &PATIENT].concat());
+        let run = p.run_env(
+            &[&["verify", "--format", "json"][..], &PATIENT].concat(),
+            env,
+        );
         let doc = run.expect(0).json();
         let verdicts: Vec<(String, &str, u64)> = doc["servers"]
             .as_array()
@@ -339,12 +343,95 @@ fn pinned_and_verified_converged_twice(p: &Project, servers: &[Popular]) {
 fn popular_servers_are_pinned_with_the_sdk_counts_and_verified_converged_twice_without_a_policy() {
     let p = Project::new(json!({}));
     let servers = listable(p.path());
-    pinned_and_verified_converged_twice(&p, &servers);
+    pinned_and_verified_converged_twice(&p, &servers, &[]);
 }
 
 #[test]
 #[ignore = "needs issue 42 part A"]
 fn servers_answering_resource_templates_with_method_not_found_are_pinned_and_verified_converged() {
     let p = Project::new(json!({}));
-    pinned_and_verified_converged_twice(&p, &templates_not_implemented());
+    pinned_and_verified_converged_twice(&p, &templates_not_implemented(), &[]);
+}
+
+/// A pypiserver on loopback holding the AWS documentation server's and serena's
+/// closures, as downloaded by the install script, and the environment that sends uvx
+/// (and mcp-lock's own resolution) there with caches of the test's own.
+fn pypi_index_of_the_closures(p: &Project) -> (Index, Vec<(String, String)>) {
+    let wheels = popular_dir().join("wheels");
+    let index = Index::start();
+    for file in std::fs::read_dir(&wheels).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, index.pkgs().join(file.file_name().unwrap())).unwrap();
+    }
+    let env = index.client_env(p.home());
+    (index, env)
+}
+
+fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+#[test]
+#[ignore = "needs issue 42 part B"]
+fn aws_documentation_server_run_by_uvx_at_latest_is_pinned_exactly_and_verified_converged() {
+    let p = Project::new(json!({}));
+    let (_index, env) = pypi_index_of_the_closures(&p);
+    // As the AWS Labs README says: `uvx PKG@latest`.
+    let aws = server(
+        "aws-documentation",
+        json!({
+            "command": "uvx",
+            "args": ["awslabs.aws-documentation-mcp-server@latest"],
+            "env": {"FASTMCP_LOG_LEVEL": "ERROR", "AWS_DOCUMENTATION_PARTITION": "aws"},
+        }),
+        (5, 0, 0),
+    );
+    pinned_and_verified_converged_twice(&p, &[aws], &pairs(&env));
+    let lock = p.lock_text().unwrap();
+    assert!(
+        lock.contains("awslabs.aws-documentation-mcp-server==1.2.3"),
+        "the newest release on the index is pinned exactly: {lock}"
+    );
+}
+
+#[test]
+#[ignore = "needs issue 42 part B"]
+fn serena_whose_closure_needs_a_source_distribution_is_pinned_and_verify_says_why_its_closure_is_not()
+ {
+    let p = Project::new(json!({}));
+    let (_index, env) = pypi_index_of_the_closures(&p);
+    let project = p.path().display().to_string();
+    let serena = json!({
+        "command": "uvx",
+        "args": [
+            "--from", "serena-agent", "serena", "start-mcp-server",
+            "--context", "claude-code", "--project", project,
+            "--enable-web-dashboard", "false", "--open-web-dashboard", "false",
+        ],
+        // Its check for a newer release goes to a refusing port; uv reaches the index.
+        "env": {"HTTPS_PROXY": REFUSING_PROXY, "HTTP_PROXY": REFUSING_PROXY, "NO_PROXY": "127.0.0.1"},
+    });
+    p.set_servers(json!({ "serena": serena }));
+    let env = pairs(&env);
+    let update = p.run_env(&[&["update", "--yes"][..], &PATIENT].concat(), &env);
+    update.expect(0);
+    assert!(
+        update
+            .stderr()
+            .contains("Pinning serena [claude-code] (2 tools)"),
+        "{}",
+        update.stderr()
+    );
+    // proxy-tools (via pywebview) is published only as a source distribution whose
+    // PKG-INFO is Metadata-Version 1.1: its dependencies cannot be read without a
+    // build. verify names that cause and advises nothing that cannot succeed.
+    for round in ["first", "second"] {
+        let verify = p.run_env(&[&["verify"][..], &PATIENT].concat(), &env);
+        let out = format!("{}{}", verify.stdout(), verify.stderr());
+        assert!(out.contains("proxy-tools"), "{round} verify: {out}");
+        assert!(
+            !out.contains("`mcp-lock update` pins it"),
+            "{round} verify: {out}"
+        );
+    }
 }
