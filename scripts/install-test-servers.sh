@@ -76,7 +76,8 @@ fi
 # dependencies above; their own stamp, so a cache with the servers gains them without
 # reinstalling those. No install script runs and no browser is downloaded: none is
 # needed to list (--ignore-scripts also skips desktop-commander's install telemetry and
-# @vscode/ripgrep's download).
+# @vscode/ripgrep's download). From empty npm and pip caches it took 5 to 8 minutes on a
+# loaded two-core machine, and takes 1.4 GB (the npm packages 1 GB of it).
 #
 #   server              package (registry)                           tools  listed by the SDK
 #   sequential-thinking @modelcontextprotocol/server-sequential-thinking   1  yes
