@@ -69,6 +69,95 @@ if [ ! -f "$dist_stamp" ]; then
   touch "$dist_stamp"
 fi
 
+# The popular servers of the issue-42 list (tests/popular_servers.rs), each listed by a
+# bare Python SDK client (mcp 2.3.0) with dummy keys in a network namespace holding
+# only loopback. In folders of their own (popular/npm, popular/venv, and a venv each
+# for the AWS documentation server and serena), so they never move the test servers'
+# dependencies above; their own stamp, so a cache with the servers gains them without
+# reinstalling those. No install script runs and no browser is downloaded: none is
+# needed to list (--ignore-scripts also skips desktop-commander's install telemetry and
+# @vscode/ripgrep's download). From empty npm and pip caches it took 5 to 8 minutes on a
+# loaded two-core machine, and takes 1.4 GB (the npm packages 1 GB of it).
+#
+#   server              package (registry)                           tools  listed by the SDK
+#   sequential-thinking @modelcontextprotocol/server-sequential-thinking   1  yes
+#   fetch               mcp-server-fetch (PyPI)                          1  yes (+1 prompt)
+#   git                 mcp-server-git (PyPI)                           12  yes
+#   github              @modelcontextprotocol/server-github             26  yes
+#   slack               @modelcontextprotocol/server-slack               8  yes
+#   brave-search        @brave/brave-search-mcp-server                   8  yes
+#   playwright          @playwright/mcp                                 25  yes
+#   chrome-devtools     chrome-devtools-mcp                             32  yes
+#   context7            @upstash/context7-mcp                            2  yes
+#   notion              @notionhq/notion-mcp-server                     24  yes
+#   tavily              tavily-mcp                                       5  yes
+#   firecrawl           firecrawl-mcp (declares Node >= 22; lists on 20) 29  yes
+#   exa                 exa-mcp-server                                   2  yes (+1 prompt)
+#   desktop-commander   @wonderwhy-er/desktop-commander                 26  yes
+#   duckduckgo          duckduckgo-mcp-server (PyPI)                     3  yes
+#   aws-documentation   awslabs.aws-documentation-mcp-server (PyPI)      5  yes
+#   serena              serena-agent (PyPI)                              2  yes (REPL tools)
+#   postgres            @modelcontextprotocol/server-postgres            1  templates -32601
+#   puppeteer           @modelcontextprotocol/server-puppeteer           7  templates -32601
+#   playwright (EA)     @executeautomation/playwright-mcp-server        33  templates -32601
+#   browsermcp          @browsermcp/mcp                                 12  templates -32601
+#   kubernetes          mcp-server-kubernetes                           23  templates -32601
+#                                                                            (+1 prompt)
+# (filesystem, memory, everything and time are the test servers above.) At list time,
+# with no network, chrome-devtools looks for updates and sends usage statistics,
+# desktop-commander fetches feature flags and starts a Chrome download, and serena
+# asks PyPI for a newer release: the tests turn those off (their documented variables,
+# or a proxy on a loopback port that refuses).
+popular_npm=(
+  "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
+  "@modelcontextprotocol/server-github@2025.4.8"
+  "@modelcontextprotocol/server-slack@2025.4.25"
+  "@brave/brave-search-mcp-server@2.1.4"
+  "@playwright/mcp@0.0.86"
+  "chrome-devtools-mcp@1.11.0"
+  "@upstash/context7-mcp@4.1.1"
+  "@notionhq/notion-mcp-server@2.5.2"
+  "tavily-mcp@0.2.22"
+  "firecrawl-mcp@3.26.0"
+  "exa-mcp-server@3.4.1"
+  "@wonderwhy-er/desktop-commander@0.2.52"
+  "@modelcontextprotocol/server-postgres@0.6.2"
+  "@modelcontextprotocol/server-puppeteer@2025.5.12"
+  "@executeautomation/playwright-mcp-server@1.0.12"
+  "@browsermcp/mcp@0.1.3"
+  "mcp-server-kubernetes@4.1.7"
+)
+popular_pip=("mcp-server-fetch==2026.10.24" "mcp-server-git==2026.10.19" "duckduckgo-mcp-server==0.7.0")
+popular_aws="awslabs.aws-documentation-mcp-server==1.2.3"
+popular_serena="serena-agent==2.1.0"
+# Run as their READMEs say (`uvx PKG@latest`, `uvx --from serena-agent serena`), the
+# two PyPI ones resolve from a loopback index of these files: their closures (serena's
+# holds proxy-tools, published only as a source distribution) and setuptools, which
+# uv needs to build it.
+popular_wheels=("$popular_aws" "$popular_serena" "setuptools==84.2.1")
+popular_stamp="$dir/.popular-$(printf '%s\n' "${popular_npm[@]}" "${popular_pip[@]}" "$popular_aws" "$popular_serena" "${popular_wheels[@]}" | sha256sum | cut -c1-16)"
+if [ ! -f "$popular_stamp" ]; then
+  echo "installing the popular servers into $dir/popular" >&2
+  rm -rf "$dir/popular"
+  mkdir -p "$dir/popular/npm"
+  # The npm download runs beside the three venvs.
+  PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+    npm install --silent --no-audit --no-fund --ignore-scripts \
+    --prefix "$dir/popular/npm" "${popular_npm[@]}" >&2 &
+  popular_npm_pid=$!
+  for venv in venv:"${popular_pip[*]}" venv-aws:"$popular_aws" venv-serena:"$popular_serena"; do
+    python3 -m venv "$dir/popular/${venv%%:*}"
+    # shellcheck disable=SC2086
+    "$dir/popular/${venv%%:*}/bin/pip" install --quiet --disable-pip-version-check ${venv#*:} >&2
+  done
+  for pkg in "${popular_wheels[@]}"; do
+    "$dir/popular/venv/bin/pip" download --quiet --disable-pip-version-check \
+      -d "$dir/popular/wheels" "$pkg" >&2
+  done
+  wait "$popular_npm_pid"
+  touch "$popular_stamp"
+fi
+
 if [ -f "$stamp" ]; then
   echo "test servers already installed in $dir" >&2
   echo "$dir"
