@@ -474,7 +474,7 @@ fn declared_prompts_answered_with_method_not_found_are_pinned_as_none() {
 #[test]
 fn server_postgres_which_has_no_template_list_is_pinned_out_of_the_box() {
     let main = common::test_servers_dir()
-        .join("npm/node_modules/@modelcontextprotocol/server-postgres/dist/index.js");
+        .join("popular/npm/node_modules/@modelcontextprotocol/server-postgres/dist/index.js");
     assert!(
         main.is_file(),
         "@modelcontextprotocol/server-postgres is not installed at {}; run scripts/install-test-servers.sh (bash .ci/run does)",
