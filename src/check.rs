@@ -47,11 +47,20 @@ pub struct CheckOptions {
     pub contact_new_origins: bool,
 }
 
+/// How many servers are contacted at once by default: twice the cores this process
+/// may use, at least 4. A server start (node, Python) is mostly CPU for its first
+/// seconds: more at once than the machine can run only makes every start, and so its
+/// handshake, slower (benches/real_project.py measures it).
+pub fn default_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (2 * cores).max(4)
+}
+
 impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
             client: ClientOptions::default(),
-            jobs: 16,
+            jobs: default_jobs(),
             identity_from_lock: true,
             project_dir: std::path::PathBuf::from("."),
             protocol: None,

@@ -44,6 +44,7 @@ pub async fn resolve(
             "--no-update-notifier",
         ])
         .arg(format!("--registry={registry}"));
+    super::reuse::lower_priority(&mut command);
     run_tool(command, &format!("npm resolving {name}@{version}"), None).await?;
     let lock = read_bounded(&scratch.path().join("package-lock.json"))
         .map_err(|e| format!("npm wrote no readable package-lock.json: {e}"))?;

@@ -33,6 +33,7 @@ pub async fn resolve(uv: &Path, name: &str, version: &str, index: &str) -> Resul
         .arg("--index-url")
         .arg(index);
     super::cache::only_the_index(&mut command);
+    super::reuse::lower_priority(&mut command);
     let text = run_tool(
         command,
         &format!("uv resolving {name}=={version}"),
