@@ -10,9 +10,9 @@
 //! running npm or uv. Any changed, new or unreadable document, another resolver
 //! binary, PATH or resolver setting, and the resolution runs again.
 //!
-//! A resolution that does run takes a turn ([`turn`]): at most one per two cores at
-//! once, at a lower CPU priority, so it never starves the servers being listed beside
-//! it; its deadline runs from its turn.
+//! A resolution that does run takes a turn ([`turn`]): at most one per core at once,
+//! at a lower CPU priority, so it never starves the servers being listed beside it;
+//! its deadline runs from its turn.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -144,13 +144,14 @@ impl Plan {
     }
 }
 
-/// A turn to run a resolver: at most one per two cores at once (one on a two-core
-/// machine), so resolutions beside the servers being listed never take every core.
+/// A turn to run a resolver: at most one per core at once, each at a lower CPU
+/// priority ([`lower_priority`]), so resolutions beside the servers being listed
+/// take the cores only when the servers leave them idle.
 pub async fn turn() -> tokio::sync::SemaphorePermit<'static> {
     static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
     let turns = TURNS.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        tokio::sync::Semaphore::new((cores / 2).max(1))
+        tokio::sync::Semaphore::new(cores)
     });
     turns.acquire().await.expect("never closed")
 }
