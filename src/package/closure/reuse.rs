@@ -92,8 +92,9 @@ impl Plan {
     }
 
     /// What else a resolution depends on: the resolver binary (its real path, size
-    /// and modification time), PATH (where uv finds Python), the resolver's settings
-    /// in the environment and npm's user configuration. sha256, hex.
+    /// and modification time), where uv finds Python (PATH, a virtualenv), the
+    /// resolver's settings in the environment and the bytes of npm's user and global
+    /// configuration. sha256, hex.
     fn key(&self) -> Option<String> {
         let real = self.tool.canonicalize().ok()?;
         let meta = std::fs::metadata(&real).ok()?;
@@ -116,12 +117,19 @@ impl Plan {
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .filter(|(k, _)| {
                 let lower = k.to_ascii_lowercase();
-                k == "PATH"
-                    || k == "HOME"
+                // Where npm and uv read settings and find Python (a virtualenv's
+                // first, then uv's own under the data folder, then PATH).
+                [
+                    "PATH",
+                    "HOME",
+                    "XDG_DATA_HOME",
+                    "VIRTUAL_ENV",
+                    "CONDA_PREFIX",
+                ]
+                .contains(&k.as_str())
                     || lower.starts_with("npm_config_")
                     || k.starts_with("UV_")
                     || k.starts_with("PYTHON")
-                    || k.starts_with("XDG_")
             })
             .collect();
         vars.sort();
