@@ -9,7 +9,13 @@ use crate::package::pypi::normalize;
 /// The closure uv resolves for `name==version` from `index`, for the Python uv finds
 /// (as `uvx` would). It runs in a scratch directory with `--no-config`, so no
 /// project's uv settings redirect it.
-pub async fn resolve(uv: &Path, name: &str, version: &str, index: &str) -> Result<Closure, String> {
+pub async fn resolve(
+    uv: &Path,
+    name: &str,
+    version: &str,
+    index: &str,
+    lower: bool,
+) -> Result<Closure, String> {
     let scratch = tempfile::Builder::new()
         .prefix("mcp-lock-resolve-")
         .tempdir()
@@ -33,7 +39,9 @@ pub async fn resolve(uv: &Path, name: &str, version: &str, index: &str) -> Resul
         .arg("--index-url")
         .arg(index);
     super::cache::only_the_index(&mut command);
-    super::reuse::lower_priority(&mut command);
+    if lower {
+        super::reuse::lower_priority(&mut command);
+    }
     let text = run_tool(
         command,
         &format!("uv resolving {name}=={version}"),

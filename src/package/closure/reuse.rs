@@ -47,16 +47,24 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Runs the resolver, in its turn.
+    /// Runs the resolver (`update`: at once, at the normal priority).
     pub async fn resolve(&self) -> Result<Closure, String> {
+        self.run(false).await
+    }
+
+    /// Runs the resolver in its turn, at a lower priority (`verify`, beside the
+    /// servers being listed).
+    pub async fn resolve_in_turn(&self) -> Result<Closure, String> {
         let _turn = turn().await;
+        self.run(true).await
+    }
+
+    async fn run(&self, lower: bool) -> Result<Closure, String> {
+        let (tool, name, version, registry) =
+            (&self.tool, &self.name, &self.version, &self.registry);
         match self.ecosystem {
-            Ecosystem::Npm => {
-                super::npm::resolve(&self.tool, &self.name, &self.version, &self.registry).await
-            }
-            Ecosystem::Pypi => {
-                super::pypi::resolve(&self.tool, &self.name, &self.version, &self.registry).await
-            }
+            Ecosystem::Npm => super::npm::resolve(tool, name, version, registry, lower).await,
+            Ecosystem::Pypi => super::pypi::resolve(tool, name, version, registry, lower).await,
         }
     }
 
@@ -207,7 +215,7 @@ pub async fn resolve(
         Some(urls) if key.is_some() && root.is_some() => fetch_hashes(&urls, fetcher).await,
         _ => None,
     };
-    let live = plan.resolve().await?;
+    let live = plan.resolve_in_turn().await?;
     if let (Some(before), Some(key), Some(root)) = (before, key, root)
         && let Some(urls) = plan.documents(&live, registry_for)
         && let Some(after) = fetch_hashes(&urls, fetcher).await
