@@ -10,7 +10,7 @@
 //! running npm or uv. Any changed, new or unreadable document, another resolver
 //! binary, PATH or resolver setting, and the resolution runs again.
 //!
-//! A resolution that does run takes a turn ([`turn`]): at most one per core at once,
+//! A resolution that does run takes a turn ([`turn`]): at most two per core at once,
 //! at a lower CPU priority, so it never starves the servers being listed beside it;
 //! its deadline runs from its turn.
 
@@ -160,14 +160,15 @@ impl Plan {
     }
 }
 
-/// A turn to run a resolver: at most one per core at once, each at a lower CPU
-/// priority ([`lower_priority`]), so resolutions beside the servers being listed
-/// take the cores only when the servers leave them idle.
+/// A turn to run a resolver: at most two per core at once (a resolution waits on
+/// the registry part of its time), each at a lower CPU priority
+/// ([`lower_priority`]), so resolutions beside the servers being listed take the
+/// cores only when the servers leave them idle.
 pub async fn turn() -> tokio::sync::SemaphorePermit<'static> {
     static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
     let turns = TURNS.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        tokio::sync::Semaphore::new(cores)
+        tokio::sync::Semaphore::new(2 * cores)
     });
     turns.acquire().await.expect("never closed")
 }
