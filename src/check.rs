@@ -21,7 +21,7 @@ use crate::surface::Surface;
 #[derive(Debug, Clone)]
 pub struct CheckOptions {
     pub client: ClientOptions,
-    /// Servers contacted at once.
+    /// Servers started at once (each until it answered the handshake).
     pub jobs: usize,
     /// Send the clientInfo and capabilities the lock recorded and ask for the protocol
     /// version and transport it pinned (verify), rather than this build's defaults and
@@ -47,11 +47,20 @@ pub struct CheckOptions {
     pub contact_new_origins: bool,
 }
 
+/// How many servers are contacted at once by default: twice the cores this process
+/// may use, at least 4. A server start (node, Python) is mostly CPU for its first
+/// seconds: more at once than the machine can run only makes every start, and so its
+/// handshake, slower (benches/real_project.py measures it).
+pub fn default_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (2 * cores).max(4)
+}
+
 impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
             client: ClientOptions::default(),
-            jobs: 16,
+            jobs: default_jobs(),
             identity_from_lock: true,
             project_dir: std::path::PathBuf::from("."),
             protocol: None,
@@ -252,8 +261,9 @@ fn drop_elsewhere<T: Send + 'static>(value: T) {
         .spawn(move || drop(value));
 }
 
-/// Fetches and compares every target, at most `options.jobs` at a time. Results come
-/// back in the order given.
+/// Fetches and compares every target, at most `options.jobs` starting at a time (a
+/// server's turn ends once it answered the handshake and is being listed; its
+/// timeouts run from its own start). Results come back in the order given.
 pub async fn check_servers(
     targets: Vec<Target>,
     pins: Pins<'_>,
@@ -361,12 +371,22 @@ pub async fn check_servers(
         let project_dir = options.project_dir.clone();
         let status = progress.clone();
         let name = format!("{} [{}]", spec.name, profile.name);
-        client.status = StatusSink::new(move |state| status.state(&name, state));
+        // A server's turn ends when it has answered the handshake and is being
+        // listed: starting is what takes the cores, so the next server starts then.
+        let turn: Arc<std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>> = Arc::default();
+        let held = turn.clone();
+        client.status = StatusSink::new(move |state| {
+            if state.starts_with("listing") {
+                held.lock().unwrap_or_else(|e| e.into_inner()).take();
+            }
+            status.state(&name, state)
+        });
         let permits = permits.clone();
         let progress = progress.clone();
         let arriving = pins.arriving();
         handles.push(tokio::spawn(async move {
-            let _permit = permits.acquire_owned().await.expect("never closed");
+            let permit = permits.acquire_owned().await.expect("never closed");
+            *turn.lock().unwrap_or_else(|e| e.into_inner()) = Some(permit);
             let mut resolved = resolved;
             let mut install_error = None;
             if let (Some(pin), Resolved::Stdio(stdio)) = (&closure_pin, &mut resolved) {

@@ -442,9 +442,13 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub request_timeout: f64,
 
-    /// Servers contacted at once
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 16, value_parser = at_least::<1>)]
-    pub jobs: usize,
+    /// Servers contacted at once [default: twice the machine's cores, at least 4]
+    ///
+    /// Started in waves this size: each server's timeouts run from its own start, so
+    /// a server waiting for a turn is not timed out. More servers at once than the
+    /// cores can start only makes each start slower.
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least::<1>)]
+    pub jobs: Option<usize>,
 
     /// A listing with more pages than this stops as incomplete
     #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least::<1>)]

@@ -156,6 +156,117 @@ fn a_transitive_dependency_republished_in_range_is_dependency_changed_while_the_
     run(&p, &["verify", "tiny"], &env).expect(0);
 }
 
+/// A folder holding an `npm` that logs its arguments to `log` and runs the real npm,
+/// first on the PATH it returns: how many closure resolutions ran is the number of
+/// `--package-lock-only` lines in the log.
+fn counting_npm() -> (tempfile::TempDir, PathBuf, String) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("npm"))
+        .find(|npm| npm.is_file())
+        .expect("npm on PATH");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("npm.log");
+    let shim = dir.path().join("npm");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    (dir, log, path)
+}
+
+fn resolutions(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("--package-lock-only"))
+        .count()
+}
+
+#[test]
+fn verify_resolves_a_closure_again_only_when_a_registry_document_changed_and_still_finds_the_drift()
+{
+    let registry = Registry::start();
+    let (p, mut env, _cache) = deps_project(&registry);
+    let (_shim, log, path) = counting_npm();
+    env.push(("PATH".into(), path));
+    let closure_message = |run: &common::Run| {
+        let doc = run.json();
+        report(&doc, "tiny")["package"].clone()
+    };
+    // Nothing recorded yet: resolved once, and recorded.
+    run(&p, &["verify", "tiny"], &env).expect(0);
+    assert_eq!(resolutions(&log), 1);
+    let records = p.home().join(".cache/mcp-lock/resolutions");
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 1);
+    assert!(
+        std::fs::read_dir(p.home().join(".cache/mcp-lock/registry"))
+            .unwrap()
+            .count()
+            >= 2,
+        "both packuments kept for conditional requests"
+    );
+    // Every packument unchanged: the recorded resolution is taken, npm is not run.
+    let again = run(&p, &["verify", "tiny", "--format", "json"], &env);
+    again.expect(0);
+    assert_eq!(
+        resolutions(&log),
+        1,
+        "no resolution for an unchanged registry"
+    );
+    let package = closure_message(&again);
+    assert_eq!(package["status"], "pinned", "{package}");
+    assert!(
+        package["message"]
+            .as_str()
+            .unwrap()
+            .contains("its dependency closure is the pinned one (2 packages)"),
+        "{package}"
+    );
+    // A record edited in the cache is not believed: resolved again.
+    let record = std::fs::read_dir(&records)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, text.replace("1.0.0", "1.0.9")).unwrap();
+    run(&p, &["verify", "tiny"], &env).expect(0);
+    assert_eq!(resolutions(&log), 2, "a tampered record is resolved again");
+
+    // The dependency's packument changes: resolved again, and the move is found.
+    publish(&registry, "tiny-dep", "1.0.1");
+    let moved = run(&p, &["verify", "tiny", "--format", "json"], &env);
+    moved.expect(1);
+    assert_eq!(resolutions(&log), 3);
+    let package = closure_message(&moved);
+    assert_eq!(package["status"], "dependency_changed", "{package}");
+    assert_eq!(
+        package["dependencies"],
+        json!([{"name": "tiny-dep", "path": "node_modules/tiny-dep", "from": "1.0.0", "to": "1.0.1"}])
+    );
+    // Unchanged since: the drift stays found, from the record.
+    let still = run(&p, &["verify", "tiny", "--format", "json"], &env);
+    still.expect(1);
+    assert_eq!(resolutions(&log), 3);
+    assert_eq!(closure_message(&still)["status"], "dependency_changed");
+    // --offline asks no registry and resolves nothing.
+    run(&p, &["verify", "tiny", "--offline"], &env).expect(0);
+    assert_eq!(resolutions(&log), 3);
+}
+
 #[test]
 fn a_tampered_closure_cache_is_installed_again_and_an_integrity_mismatch_starts_nothing() {
     let registry = Registry::start();

@@ -820,10 +820,26 @@ fn servers_are_checked_concurrently() {
         })
         .collect();
     let p = Project::new(serde_json::Value::Object(servers));
-    let run = p.run(&["update", "--yes", "--timeout", "1"]);
+    let run = p.run(&["update", "--yes", "--timeout", "1", "-j", "6"]);
     run.expect(3);
     // Six one-second timeouts in parallel, not one after another.
     assert!(run.elapsed.as_secs_f64() < 4.0, "took {:?}", run.elapsed);
+}
+
+#[test]
+fn a_server_waiting_for_its_turn_gets_its_whole_timeout_from_its_own_start() {
+    // One at a time: the second starts only when the first has timed out. Were its
+    // deadline counted from the run's start, nothing of it would be left by then.
+    let p = Project::new(json!({
+        "a-hangs": fixture_entry(&["--misbehave", "hang-initialize"]),
+        "b-lists": fixture_entry(&[]),
+    }));
+    let run = p.run(&["update", "--yes", "--timeout", "2", "-j", "1"]);
+    run.expect(3);
+    assert!(run.elapsed.as_secs_f64() >= 2.0, "took {:?}", run.elapsed);
+    let lock = p.lock_text().unwrap();
+    assert!(lock.contains("name = \"b-lists\""), "{lock}");
+    assert!(!lock.contains("name = \"a-hangs\""), "{lock}");
 }
 
 #[test]

@@ -1273,3 +1273,83 @@ fn assert_recorded_unresolved(p: &Project, server: &str) {
 fn str_env(env: &[(String, String)]) -> Vec<(&str, &str)> {
     env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
+
+#[test]
+fn a_packument_the_registry_says_is_unchanged_is_read_from_the_cache_and_a_changed_one_is_read_whole()
+ {
+    use std::sync::{Arc, Mutex};
+    let (_runners, path) = stand_in_runners();
+    // The registry's document, its ETag, and what each request was answered with.
+    let state = Arc::new(Mutex::new((
+        packument("1.0.0", &sha512_sri()),
+        "\"v1\"".to_string(),
+        Vec::<String>::new(),
+    )));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let shared = state.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let mut asked = None;
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("if-none-match")
+                {
+                    asked = Some(value.trim().to_string());
+                }
+                line.clear();
+            }
+            let mut state = shared.lock().unwrap();
+            let (body, etag, log) = &mut *state;
+            if path != "/tiny-mcp" {
+                respond(&mut stream, "404 Not Found", "", "{}");
+            } else if asked.as_ref() == Some(etag) {
+                log.push("304".into());
+                respond(
+                    &mut stream,
+                    "304 Not Modified",
+                    &format!("ETag: {etag}\r\n"),
+                    "",
+                );
+            } else {
+                log.push("200".into());
+                respond(&mut stream, "200 OK", &format!("ETag: {etag}\r\n"), body);
+            }
+        }
+    });
+    let answers = || state.lock().unwrap().2.clone();
+    let p = bare_project(json!({"tiny": {"command": "npx", "args": ["-y", "tiny-mcp@1.0.0"]}}));
+    let env = npm_env(port, &path);
+    run(&p, &["update", "--yes"], &env).expect(0);
+    let fetched = answers().len();
+    assert!(
+        fetched >= 1 && answers().iter().all(|a| a == "200"),
+        "{:?}",
+        answers()
+    );
+    // Unchanged: asked for with its ETag, answered 304, checked from the cache.
+    run(&p, &["verify"], &env).expect(0);
+    let after = answers();
+    assert!(after.len() > fetched, "{after:?}");
+    assert!(after[fetched..].iter().all(|a| a == "304"), "{after:?}");
+    // The registry now gives another integrity: the new document is read whole and
+    // the move is found.
+    {
+        let mut state = state.lock().unwrap();
+        state.0 = packument("1.0.0", &format!("sha512-{}==", "R".repeat(86)));
+        state.1 = "\"v2\"".into();
+    }
+    let seen = answers().len();
+    let verify = run(&p, &["verify", "--format", "json"], &env);
+    verify.expect(1);
+    assert_eq!(answers()[seen], "200", "{:?}", answers());
+    assert_eq!(
+        report(&verify.json(), "tiny")["package"]["status"],
+        "changed"
+    );
+}

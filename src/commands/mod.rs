@@ -532,7 +532,7 @@ fn check_options(
             allow_cross_origin_redirects: args.allow_redirects,
             ..ClientOptions::default()
         },
-        jobs: args.jobs,
+        jobs: args.jobs.unwrap_or_else(mcp_lock::check::default_jobs),
         identity_from_lock,
         project_dir: self_dir.to_path_buf(),
         protocol: None,

@@ -61,7 +61,7 @@ async fn check_closure(
     if lookups == Lookups::Offline {
         return;
     }
-    let live = match resolve_closure(entry, pin).await {
+    let live = match resolve_closure_reusing(entry, pin, pinned.closure.as_deref()).await {
         Ok(Some(live)) => live,
         Ok(None) => return,
         Err(why) => {

@@ -15,6 +15,7 @@ mod local;
 pub mod npm;
 mod options;
 pub mod pypi;
+pub mod registry_cache;
 pub mod releases;
 
 pub use check::check;
@@ -371,7 +372,27 @@ pub async fn resolve_closure(
     entry: &Entry<'_>,
     pin: &PackagePin,
 ) -> Result<Option<closure::Closure>, String> {
+    match closure_plan(entry, pin)? {
+        Some(plan) => plan.resolve().await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// What resolving `pin`'s closure takes: the resolver and the registry it asks;
+/// `None` for packages without a closure.
+fn closure_plan(
+    entry: &Entry<'_>,
+    pin: &PackagePin,
+) -> Result<Option<closure::reuse::Plan>, String> {
     let rec = entry.recognised();
+    let plan = |ecosystem, tool, name: &str, version: &str, registry| closure::reuse::Plan {
+        ecosystem,
+        tool,
+        name: name.to_string(),
+        version: version.to_string(),
+        registry,
+        fetcher: entry.fetcher,
+    };
     match &pin.package {
         Package::Npm { name, version, .. } => {
             let registry =
@@ -380,9 +401,7 @@ pub async fn resolve_closure(
                 })?;
             let tool = closure::tool_beside(entry.command, "npm", entry.project_dir)
                 .ok_or("npm is not on PATH; the dependency closure cannot be resolved")?;
-            closure::npm::resolve(&tool, name, version, &registry)
-                .await
-                .map(Some)
+            Ok(Some(plan(Ecosystem::Npm, tool, name, version, registry)))
         }
         Package::Pypi { name, version, .. } => {
             let index = rec
@@ -391,12 +410,33 @@ pub async fn resolve_closure(
                 .unwrap_or_else(|| pypi::index_for(&rec.launcher, &|k| entry.lookup(k)));
             let tool = closure::tool_beside(entry.command, "uv", entry.project_dir)
                 .ok_or("uv is not on PATH; the dependency closure cannot be resolved")?;
-            closure::pypi::resolve(&tool, name, version, &index, &entry.fetcher)
-                .await
-                .map(Some)
+            Ok(Some(plan(Ecosystem::Pypi, tool, name, version, index)))
         }
         _ => Ok(None),
     }
+}
+
+/// [`resolve_closure`] for `verify`: the closure recorded at the last resolution when
+/// none of the registry documents it was resolved from changed since
+/// ([`closure::reuse`]), else resolved again. `pinned`: the closure the lock pins.
+pub async fn resolve_closure_reusing(
+    entry: &Entry<'_>,
+    pin: &PackagePin,
+    pinned: Option<&closure::Closure>,
+) -> Result<Option<closure::Closure>, String> {
+    let Some(plan) = closure_plan(entry, pin)? else {
+        return Ok(None);
+    };
+    let rec = entry.recognised();
+    let registry_for = |name: &str| {
+        npm::registry_given(name, rec.registry.as_deref(), entry.project_dir, &|k| {
+            entry.lookup(k)
+        })
+        .ok()
+    };
+    closure::reuse::resolve(&plan, pinned, &entry.fetcher, &registry_for)
+        .await
+        .map(Some)
 }
 
 /// `work` for every item at once, one task each, its results by server name. A task
@@ -457,47 +497,97 @@ const REGISTRY_DEADLINE: Duration = Duration::from_secs(30);
 impl Fetcher {
     /// The whole answer for a request to a registry, or why there is none, within
     /// one deadline for every hop and the whole body.
+    /// Documents are kept in the registry cache and asked for again only if changed.
     pub async fn get(&self, url: &str, accept: &str) -> Result<String, String> {
-        let body = self.get_bytes(url, accept, MAX_REGISTRY_BODY).await?;
+        let body = self
+            .get_within(url, accept, MAX_REGISTRY_BODY, true)
+            .await?;
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// [`Fetcher::get`] for a file of at most `max` bytes (an sdist), as it was sent.
+    /// [`Fetcher::get`] for a file of at most `max` bytes (an sdist), as it was sent,
+    /// never kept in the registry cache.
     pub async fn get_bytes(&self, url: &str, accept: &str, max: usize) -> Result<Vec<u8>, String> {
-        tokio::time::timeout(REGISTRY_DEADLINE, self.get_unbounded(url, accept, max))
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "{url} did not answer whole within {} s",
-                    REGISTRY_DEADLINE.as_secs()
-                ))
-            })
+        self.get_within(url, accept, max, false).await
     }
 
-    async fn get_unbounded(&self, url: &str, accept: &str, max: usize) -> Result<Vec<u8>, String> {
-        static PROVIDER: std::sync::Once = std::sync::Once::new();
-        PROVIDER.call_once(|| {
-            // Fails only if another provider was installed first, which is as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
-            // Redirects are followed below, where their origin is checked.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    async fn get_within(
+        &self,
+        url: &str,
+        accept: &str,
+        max: usize,
+        keep: bool,
+    ) -> Result<Vec<u8>, String> {
+        tokio::time::timeout(
+            REGISTRY_DEADLINE,
+            self.get_unbounded(url, accept, max, keep),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "{url} did not answer whole within {} s",
+                REGISTRY_DEADLINE.as_secs()
+            ))
+        })
+    }
+
+    /// The HTTP client registry look-ups share (connections are kept and reused
+    /// across look-ups: a verify asks for hundreds of documents).
+    fn client() -> Result<reqwest::Client, String> {
+        static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+            std::sync::OnceLock::new();
+        CLIENT
+            .get_or_init(|| {
+                // Fails only if another provider was installed first, which is as good.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                reqwest::Client::builder()
+                    .user_agent(concat!("mcp-lock/", env!("CARGO_PKG_VERSION")))
+                    .connect_timeout(Duration::from_secs(10))
+                    // Redirects are followed below, where their origin is checked.
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| format!("cannot build an HTTP client: {e}"))
+            })
+            .clone()
+    }
+
+    async fn get_unbounded(
+        &self,
+        url: &str,
+        accept: &str,
+        max: usize,
+        keep: bool,
+    ) -> Result<Vec<u8>, String> {
+        let client = Self::client()?;
+        // A document kept from an earlier look-up is asked for only if it changed.
+        let cached = if keep {
+            registry_cache::read(url, accept, max)
+        } else {
+            None
+        };
         let first = url::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
         let mut at = first.clone();
         let mut response;
         let mut hops = 0;
         loop {
-            response = client
-                .get(at.clone())
-                .header("Accept", accept)
+            let mut request = client.get(at.clone()).header("Accept", accept);
+            if let Some(entry) = &cached {
+                if let Some(etag) = &entry.etag {
+                    request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+                }
+                if let Some(lm) = &entry.last_modified {
+                    request = request.header(reqwest::header::IF_MODIFIED_SINCE, lm);
+                }
+            }
+            response = request
                 .send()
                 .await
                 .map_err(|e| format!("cannot reach {at}: {}", crate::net::error_chain(&e)))?;
+            if response.status() == reqwest::StatusCode::NOT_MODIFIED
+                && let Some(entry) = cached
+            {
+                return Ok(entry.body.into_bytes());
+            }
             if !response.status().is_redirection() {
                 break;
             }
@@ -552,6 +642,22 @@ impl Fetcher {
                 return Err(too_large());
             }
             body.extend_from_slice(&chunk);
+        }
+        let (etag, last_modified) = registry_cache::validators(response.headers());
+        if keep && (etag.is_some() || last_modified.is_some()) {
+            let kept = String::from_utf8_lossy(&body).into_owned();
+            let (url, accept) = (url.to_string(), accept.to_string());
+            // Written whole and synced, off the async workers.
+            let _ = tokio::task::spawn_blocking(move || {
+                registry_cache::write(
+                    &url,
+                    &accept,
+                    etag.as_deref(),
+                    last_modified.as_deref(),
+                    &kept,
+                )
+            })
+            .await;
         }
         Ok(body)
     }

@@ -304,7 +304,11 @@ fn prompts_a_lock_does_not_pin_yet_pass_through_unenforced_with_one_audit_entry(
     assert_eq!(unenforced.len(), 1, "{log:?}");
     assert_eq!(unenforced[0]["event"], "prompts/list");
     assert_eq!(unenforced[0]["kind"], "prompt");
-    assert!(agent.stderr_shows("does not pin the prompts"), "{}", agent.stderr());
+    assert!(
+        agent.stderr_shows("does not pin the prompts"),
+        "{}",
+        agent.stderr()
+    );
     let get = log.iter().find(|e| e["event"] == "prompts/get").unwrap();
     assert_eq!(get["decision"], "forwarded");
     assert_eq!(get["reason"], "prompts not pinned yet");

@@ -325,7 +325,7 @@ enum Fit {
 /// `$XDG_CONFIG_HOME/mcp-lock/` (else `~/.config/mcp-lock/`), made on first use with
 /// mode 0600. Never one inside the cache (`cache_root`): the cache is what it checks.
 /// `Err`: why there is none, one line.
-fn cache_key(cache_root: &Path) -> Result<ring::hmac::Key, String> {
+pub(super) fn cache_key(cache_root: &Path) -> Result<ring::hmac::Key, String> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)

@@ -11,6 +11,7 @@
 pub mod cache;
 pub mod npm;
 pub mod pypi;
+pub mod reuse;
 pub mod sdist;
 pub mod valid;
 

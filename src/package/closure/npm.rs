@@ -20,6 +20,7 @@ pub async fn resolve(
     name: &str,
     version: &str,
     registry: &str,
+    lower: bool,
 ) -> Result<Closure, String> {
     let scratch = tempfile::Builder::new()
         .prefix("mcp-lock-resolve-")
@@ -44,6 +45,9 @@ pub async fn resolve(
             "--no-update-notifier",
         ])
         .arg(format!("--registry={registry}"));
+    if lower {
+        super::reuse::lower_priority(&mut command);
+    }
     run_tool(command, &format!("npm resolving {name}@{version}"), None).await?;
     let lock = read_bounded(&scratch.path().join("package-lock.json"))
         .map_err(|e| format!("npm wrote no readable package-lock.json: {e}"))?;

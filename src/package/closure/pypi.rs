@@ -20,11 +20,12 @@ pub async fn resolve(
     version: &str,
     index: &str,
     fetcher: &crate::package::Fetcher,
+    lower: bool,
 ) -> Result<Closure, String> {
     let mut sdists: Vec<super::sdist::StaticSdist> = Vec::new();
     // Each round adds one source-only package at least; a closure has few.
     for _ in 0..MAX_SOURCE_ONLY {
-        let failed = match compile(uv, name, version, index, &sdists).await? {
+        let failed = match compile(uv, name, version, index, &sdists, lower).await? {
             Ok(text) => return with_sdists(from_requirements(&text, name, version)?, &sdists),
             Err(failed) => failed,
         };
@@ -63,6 +64,7 @@ async fn compile(
     version: &str,
     index: &str,
     sdists: &[super::sdist::StaticSdist],
+    lower: bool,
 ) -> Result<Result<String, Failed>, String> {
     let scratch = tempfile::Builder::new()
         .prefix("mcp-lock-resolve-")
@@ -101,6 +103,9 @@ async fn compile(
         }
     }
     super::cache::only_the_index(&mut command);
+    if lower {
+        super::reuse::lower_priority(&mut command);
+    }
     let what = format!("uv resolving {name}=={version}");
     Ok(run_tool_stderr(command, &what, Some(input))
         .await
