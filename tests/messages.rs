@@ -19,7 +19,8 @@ fn nothing_is_printed_after_the_interrupt_message() {
         .collect();
     let p = Project::new(serde_json::Value::Object(servers));
     for _ in 0..3 {
-        let child = p.spawn(&["update", "--yes"]);
+        // All ten at once (the default is sized to the cores), so all hang together.
+        let child = p.spawn(&["update", "--yes", "--jobs", "10"]);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while processes_with(&tag).len() < 10 {
             assert!(

@@ -317,36 +317,13 @@ impl Index {
 
     /// A wheel of tiny-py at `version`, put on the index; its path.
     pub fn publish_tiny(&self, version: &str) -> PathBuf {
-        let python = servers_dir().join("venv/bin/python");
-        let out = super::command(python)
-            .arg(data("make_wheel.py"))
-            .arg(self.pkgs())
-            .arg(version)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        self.make("make_wheel.py", &[version])
     }
 
     /// A wheel of the tiny server named `name` at 1.0.0 that requires each of
     /// `requires`, put on the index.
     pub fn publish_tiny_requiring(&self, name: &str, requires: &[&str]) {
-        let out = super::command(servers_dir().join("venv/bin/python"))
-            .arg(data("make_wheel.py"))
-            .arg(self.pkgs())
-            .args(["1.0.0", name])
-            .args(requires)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.make("make_wheel.py", &[&["1.0.0", name][..], requires].concat());
     }
 
     /// A hand-written sdist (tests/data/packages/make_sdist.py) put on the index, its
@@ -360,13 +337,19 @@ impl Index {
         static_metadata: bool,
         requires: &[&str],
     ) -> PathBuf {
+        let marker = marker.display().to_string();
+        let kind = if static_metadata { "static" } else { "dynamic" };
+        let args = [&[name, version, marker.as_str(), kind][..], requires].concat();
+        self.make("make_sdist.py", &args)
+    }
+
+    /// Runs one of tests/data/packages' makers into the index's folder: the path it
+    /// printed.
+    fn make(&self, script: &str, args: &[&str]) -> PathBuf {
         let out = super::command(servers_dir().join("venv/bin/python"))
-            .arg(data("make_sdist.py"))
+            .arg(data(script))
             .arg(self.pkgs())
-            .args([name, version])
-            .arg(marker)
-            .arg(if static_metadata { "static" } else { "dynamic" })
-            .args(requires)
+            .args(args)
             .output()
             .unwrap();
         assert!(
