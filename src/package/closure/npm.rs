@@ -112,7 +112,18 @@ pub fn from_lockfile(text: &str, name: &str, version: &str) -> Result<Closure, S
                 .to_string()
         });
         let mut rest = entry.clone();
-        for key in ["version", "integrity", "resolved"] {
+        // Besides what the pin holds apart: npm copies a dependency's own `workspaces`
+        // (which mean something only at a project's root) and marks `extraneous` a
+        // package nothing in the tree asks for. Neither changes what is installed, the
+        // registry's tarball checked against its integrity, so neither is pinned (a
+        // pinned entry that carries one is refused: a companion never needs them).
+        for key in [
+            "version",
+            "integrity",
+            "resolved",
+            "workspaces",
+            "extraneous",
+        ] {
             rest.remove(key);
         }
         let scripts = rest.get("hasInstallScript").and_then(Value::as_bool) == Some(true);
@@ -258,6 +269,26 @@ mod tests {
         let rebuilt = lockfile(&closure, "debug", "4.3.4").unwrap();
         assert!(!rebuilt.contains("resolved"));
         assert_eq!(from_lockfile(&rebuilt, "debug", "4.3.4").unwrap(), closure);
+    }
+
+    #[test]
+    fn a_dependencys_own_workspaces_and_the_extraneous_mark_are_not_pinned() {
+        // As npm writes them for redis (workspaces) and jose (extraneous).
+        let lock = LOCK
+            .replace(
+                r#""license": "MIT","#,
+                r#""license": "MIT", "workspaces": ["./packages/*"],"#,
+            )
+            .replace(
+                r#""hasInstallScript": true"#,
+                r#""hasInstallScript": true, "extraneous": true"#,
+            );
+        let closure = from_lockfile(&lock, "debug", "4.3.4").unwrap();
+        assert_eq!(closure, from_lockfile(LOCK, "debug", "4.3.4").unwrap());
+        // A pinned entry carrying either is still refused.
+        let mut carried = closure.clone();
+        carried.packages[1].entry = r#"{"extraneous":true}"#.into();
+        assert!(super::super::valid::check(&carried).is_err());
     }
 
     #[test]
