@@ -46,10 +46,13 @@ pub enum Rule {
     /// (scheme, host, port), or an unrecognised launch's command or module, changed
     /// (fail by default).
     LaunchChanged,
+    /// A pinned definition the tool rules deny to the host ([`crate::rules`]): it is
+    /// still pinned, so its drift is seen, but never served (a note by default).
+    ToolDenied,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 20] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -69,6 +72,7 @@ impl Rule {
         Rule::DependencyChanged,
         Rule::ClosureUnpinned,
         Rule::LaunchChanged,
+        Rule::ToolDenied,
     ];
 
     /// A tool appearing: the rule named `tool-added`.
@@ -93,6 +97,7 @@ impl Rule {
             Rule::DependencyChanged => "dependency-changed",
             Rule::ClosureUnpinned => "closure-unpinned",
             Rule::LaunchChanged => crate::drift::LAUNCH_CHANGED,
+            Rule::ToolDenied => "tool-denied",
         }
     }
 
@@ -165,6 +170,9 @@ pub struct Policy {
     /// they are ignored, and the guard says so in one line. Only the user's own
     /// settings give them ([`crate::audit::signing`]).
     pub ignored: Vec<&'static str>,
+    /// `[tools]`, `[prompts]`, `[resource-templates]` and their `[profile.NAME.*]`
+    /// sections, of the user's own file and the project's: who may use what.
+    pub rules: crate::rules::ToolRules,
 }
 
 /// `[upgrade]` of the policy file.
@@ -195,6 +203,7 @@ impl Default for Policy {
                     Rule::Class(Class::Additive) => Action::Warn,
                     Rule::Class(Class::Cosmetic) => Action::Allow,
                     Rule::PackageFloating | Rule::ClosureUnpinned => Action::Warn,
+                    Rule::ToolDenied => Action::Allow,
                     _ => Action::Fail,
                 };
                 (rule, action)
@@ -217,6 +226,7 @@ impl Default for Policy {
             allow_scripts: BTreeSet::new(),
             upgrade: UpgradeSettings::default(),
             ignored: Vec::new(),
+            rules: crate::rules::ToolRules::default(),
         }
     }
 }
@@ -235,6 +245,9 @@ pub enum PolicyError {
         line: usize,
         message: String,
     },
+    /// The user's own settings file cannot be read or understood ([`crate::rules`]).
+    #[error("{0}")]
+    User(String),
 }
 
 #[derive(Deserialize)]
@@ -264,6 +277,10 @@ struct RawPolicy {
     closure: RawClosure,
     #[serde(default)]
     upgrade: RawUpgrade,
+    tools: Option<crate::rules::RawToolRules>,
+    prompts: Option<crate::rules::RawKindRules>,
+    #[serde(rename = "resource-templates")]
+    resource_templates: Option<crate::rules::RawKindRules>,
 }
 
 #[derive(Deserialize, Default)]
@@ -330,10 +347,14 @@ struct RawProfiles {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawProfile {
-    protocol_version: toml::Spanned<String>,
-    #[serde(default)]
-    capabilities: toml::Table,
+    protocol_version: Option<toml::Spanned<String>>,
+    capabilities: Option<toml::Table>,
     client_info: Option<toml::Table>,
+    /// The host's own rules (`[profile.NAME.tools]` and friends): the only thing a
+    /// section of a built-in profile may hold.
+    tools: Option<crate::rules::RawToolRules>,
+    prompts: Option<crate::rules::RawKindRules>,
+    resource_templates: Option<crate::rules::RawKindRules>,
 }
 
 #[derive(Deserialize, Default)]
@@ -404,19 +425,45 @@ impl Policy {
             policy.target_fields = fields;
         }
         policy.exact = raw.exact;
+        let mut hosts = BTreeMap::new();
         for (name, p) in raw.profile {
             let at_name = name.span().start;
             let name = name.into_inner();
-            if Profile::builtin(&name).is_some() {
-                return Err(at(
-                    at_name,
-                    format!("profile {name:?} is built in; give your own profile another name"),
-                ));
+            let sections = crate::rules::RawHostRules {
+                tools: p.tools,
+                prompts: p.prompts,
+                resource_templates: p.resource_templates,
+            };
+            if !sections.is_empty() {
+                hosts.insert(name.clone(), (at_name, sections));
             }
-            let version = p.protocol_version.get_ref();
+            let defines =
+                p.protocol_version.is_some() || p.capabilities.is_some() || p.client_info.is_some();
+            if Profile::builtin(&name).is_some() {
+                if defines {
+                    return Err(at(
+                        at_name,
+                        format!(
+                            "profile {name:?} is built in; give your own profile another name (its section may hold only tools, prompts and resource-templates rules)"
+                        ),
+                    ));
+                }
+                continue;
+            }
+            let Some(version) = p.protocol_version else {
+                if defines {
+                    return Err(at(
+                        at_name,
+                        format!("profile {name:?}: protocol-version is missing"),
+                    ));
+                }
+                continue;
+            };
+            let version_at = version.span().start;
+            let version = version.into_inner();
             if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
                 return Err(at(
-                    p.protocol_version.span().start,
+                    version_at,
                     format!(
                         "profile {name:?}: protocol-version {version:?} is not one mcp-lock speaks ({})",
                         PROTOCOL_VERSIONS.join(", ")
@@ -431,12 +478,31 @@ impl Policy {
                 name.clone(),
                 Profile {
                     name,
-                    protocol_version: version.clone(),
-                    capabilities: json(p.capabilities),
+                    protocol_version: version,
+                    capabilities: json(p.capabilities.unwrap_or_default()),
                     client_info,
                 },
             );
         }
+        let mut layer = crate::rules::Layer {
+            source: path.to_string(),
+            user: false,
+            ..Default::default()
+        };
+        let base = crate::rules::RawHostRules {
+            tools: raw.tools,
+            prompts: raw.prompts,
+            resource_templates: raw.resource_templates,
+        };
+        layer.base = base.read().map_err(|(o, m)| at(o, m))?;
+        for (name, (at_name, sections)) in hosts {
+            if let Err(e) = policy.profiles.get(&name) {
+                return Err(at(at_name, e.to_string()));
+            }
+            let set = sections.read().map_err(|(o, m)| at(o, m))?;
+            layer.hosts.insert(name, set);
+        }
+        policy.rules.layers.push(layer);
         let mut names = |list: Vec<toml::Spanned<String>>| -> Result<Vec<String>, PolicyError> {
             list.into_iter()
                 .map(|n| {
@@ -512,6 +578,18 @@ impl Policy {
             policy.surface_per_server.insert(server, each);
         }
         Ok(policy)
+    }
+
+    /// Adds the rules of the user's own settings file (looked up with `lookup`) before
+    /// the project's.
+    pub fn with_user_rules(
+        mut self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Policy, PolicyError> {
+        if let Some(layer) = crate::rules::load_user_layer(lookup).map_err(PolicyError::User)? {
+            self.rules.add_user_layer(layer);
+        }
+        Ok(self)
     }
 
     /// Sets every named rule to `action` (from a `--fail`/`--warn`/`--allow` flag).

@@ -161,6 +161,7 @@ impl Verifier {
             )?
             .unwrap_or_default(),
         };
+        let policy = policy.with_user_rules(&|v| std::env::var(v).ok())?;
         let (selected, gone) = select_with_lock(&project, &lock, &self.servers)?;
         let resolved = resolve_all(&project, &selected, &|v| std::env::var(v).ok())?;
         let using = match &self.client {

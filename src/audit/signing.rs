@@ -33,6 +33,19 @@ pub fn user_settings_path(lookup: &dyn Fn(&str) -> Option<String>) -> Option<Pat
 struct RawUserSettings {
     #[serde(default)]
     audit: RawUserAudit,
+    // Tool rules, read by crate::rules.
+    #[serde(default)]
+    #[allow(dead_code)]
+    tools: Option<toml::Value>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    prompts: Option<toml::Value>,
+    #[serde(default, rename = "resource-templates")]
+    #[allow(dead_code)]
+    resource_templates: Option<toml::Value>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    profile: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -64,7 +77,7 @@ fn parse_signer(text: &str, path: &Path, home: Option<&Path>) -> Result<Option<S
     let raw: RawUserSettings =
         toml::from_str(crate::config::shape::without_bom(text)).map_err(|e| {
             format!(
-                "{shown}: {}; it may hold only [audit] signing-key or sign-command",
+                "{shown}: {}; it may hold only [audit] signing-key or sign-command, and tool rules",
                 e.message().trim()
             )
         })?;

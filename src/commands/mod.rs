@@ -343,7 +343,7 @@ impl Workspace {
     /// file named with --policy must exist.
     fn policy(&self, flags: Option<&PolicyArgs>) -> anyhow::Result<Policy> {
         let path = self.policy_file();
-        let mut policy = match Policy::load(&path)? {
+        let policy = match Policy::load(&path)? {
             Some(policy) => policy,
             None if self.policy_path.is_some() => anyhow::bail!(
                 "policy file {} not found",
@@ -351,6 +351,7 @@ impl Workspace {
             ),
             None => Policy::default(),
         };
+        let mut policy = policy.with_user_rules(&env_lookup)?;
         if let Some(flags) = flags {
             let lists = [
                 ("--fail", &flags.fail),
