@@ -254,6 +254,28 @@ impl ToolRules {
             .find_map(|layer| layer.decide(profile, subject))
     }
 
+    /// The decision for a host the caller cannot name (a guard session whose handshake
+    /// matches no pinned profile): denied when the rules deny it to any host, so an
+    /// unrecognised client is never given what one host's section took away.
+    pub fn decide_unknown_host(&self, subject: &Subject) -> Option<Denial> {
+        std::iter::once("")
+            .chain(self.host_names())
+            .find_map(|host| self.decide(host, subject))
+    }
+
+    /// [`ToolRules::check_arguments`] for a host the caller cannot name: every host
+    /// section's argument rules apply.
+    pub fn check_arguments_unknown_host(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Option<Denial> {
+        std::iter::once("")
+            .chain(self.host_names())
+            .find_map(|host| self.check_arguments(host, server, tool, arguments))
+    }
+
     /// Whether a call of `server/tool` by the host `profile` with `arguments` keeps
     /// every argument rule; the first broken one says why.
     pub fn check_arguments(

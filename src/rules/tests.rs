@@ -269,3 +269,22 @@ fn a_builtin_profiles_section_may_hold_rules_and_a_defined_profile_both() {
     assert!(!policy.rules.is_empty());
     assert!(Policy::default().rules.is_empty());
 }
+
+#[test]
+fn a_host_the_caller_cannot_name_gets_what_every_host_is_allowed() {
+    let rules = project(concat!(
+        "[tools]\ndeny = [\"github/merge_pull_request\"]\n",
+        "[profile.claude-code.tools]\nallow = [\"github/merge_pull_request\"]\n",
+        "[profile.codex.tools]\ndeny = [\"github/create_*\"]\n",
+        "[profile.codex.tools.arguments.\"github/*\"]\nowner = { values = [\"acme\"] }\n",
+    ));
+    let unknown = |name: &str| rules.decide_unknown_host(&tool("github", name, None));
+    assert!(unknown("merge_pull_request").is_some());
+    assert!(unknown("create_issue").is_some());
+    assert_eq!(unknown("get_issue"), None);
+    assert!(
+        rules
+            .check_arguments_unknown_host("github", "get_issue", &json!({"owner": "x"}))
+            .is_some()
+    );
+}
