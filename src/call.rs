@@ -184,6 +184,9 @@ pub enum CallVerdict {
     InvalidArguments,
     /// The server could not be listed completely.
     Unverified,
+    /// The tool rules deny the tool to the host, or the arguments break an argument
+    /// rule: nothing is sent, whatever the contract says.
+    Denied,
 }
 
 /// The arguments against one side's schema.
@@ -221,6 +224,9 @@ pub struct CallReport {
     /// Why the server could not be checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The rule that denies the call (verdict `denied`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied: Option<crate::rules::Denial>,
 }
 
 impl CallReport {
@@ -245,6 +251,7 @@ impl CallReport {
             CallVerdict::ContractChanged => ExitCode::Drift,
             CallVerdict::InvalidArguments => ExitCode::InvalidArguments,
             CallVerdict::Unverified => ExitCode::Unverified,
+            CallVerdict::Denied => ExitCode::Denied,
         }
     }
 }
@@ -282,14 +289,17 @@ fn side(
 }
 
 /// Judges a planned call. `report` is the server's comparison with its pin, already
-/// evaluated by the policy; `listing` is what the server listed (when it could);
-/// `arguments` as [`checkable_arguments`] decided.
+/// evaluated by the policy, with the definitions the tool rules deny marked
+/// ([`crate::check::mark_denied`]); `listing` is what the server listed (when it
+/// could); `arguments` as [`checkable_arguments`] decided; `rules` judge the
+/// arguments. A denial outranks every other verdict: such a call is never sent.
 pub fn check_call(
     report: &ServerReport,
     pinned: Option<&LockedServer>,
     listing: Option<&Listing>,
     tool: &str,
     arguments: &Result<Value, Violation>,
+    rules: &crate::rules::ToolRules,
 ) -> CallReport {
     let pin = pinned.and_then(|s| s.tools.get(tool));
     let live = listing.and_then(|l| l.tools.iter().find(|t| t.name.as_deref() == Some(tool)));
@@ -316,7 +326,22 @@ pub fn check_call(
         None => pin.is_none(),
     };
     let fits = |s: &SideCheck| s.valid != Some(false);
-    let verdict = if !complete {
+    let host = (report.profile != crate::check::UNMATCHED).then_some(report.profile.as_str());
+    let denied = report
+        .denied
+        .iter()
+        .find(|d| d.kind == crate::surface::Kind::Tool && d.name == tool)
+        .map(|d| d.denial.clone())
+        .or_else(|| {
+            let arguments = arguments.as_ref().ok()?;
+            match host {
+                Some(p) => rules.check_arguments(p, &report.name, tool, arguments),
+                None => rules.check_arguments_unknown_host(&report.name, tool, arguments),
+            }
+        });
+    let verdict = if denied.is_some() {
+        CallVerdict::Denied
+    } else if !complete {
         CallVerdict::Unverified
     } else if changed || !server_changes.is_empty() || !live_side.present {
         CallVerdict::ContractChanged
@@ -335,6 +360,7 @@ pub fn check_call(
         change,
         server_changes,
         error: if complete { None } else { report.error.clone() },
+        denied,
     }
 }
 
@@ -404,6 +430,9 @@ pub fn render_call(report: &CallReport) -> String {
             "  server:         {} changed since the pin",
             report.server_changes.join(", ")
         );
+    }
+    if let Some(denial) = &report.denied {
+        let _ = writeln!(out, "  denied:         {}", esc(&denial.to_string()));
     }
     out
 }
@@ -503,6 +532,7 @@ mod tests {
             Some(&listing),
             "deploy",
             &Ok(json!({"branch": "main"})),
+            &crate::rules::ToolRules::default(),
         );
         assert_eq!(report.verdict, CallVerdict::Valid);
         assert_eq!(report.exit_code(), ExitCode::Success);
@@ -512,6 +542,7 @@ mod tests {
             Some(&listing),
             "deploy",
             &Ok(json!({})),
+            &crate::rules::ToolRules::default(),
         );
         assert_eq!(report.verdict, CallVerdict::InvalidArguments);
         assert_eq!(report.exit_code(), ExitCode::InvalidArguments);
@@ -547,6 +578,7 @@ mod tests {
             None,
             "deploy",
             &Ok(json!({"branch": "main"})),
+            &crate::rules::ToolRules::default(),
         );
         assert_eq!(report.verdict, CallVerdict::Unverified);
         assert_eq!(report.exit_code(), ExitCode::Unverified);

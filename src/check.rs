@@ -553,6 +553,74 @@ pub fn judge(
     report
 }
 
+/// Marks on `report` the definitions the tool rules deny to its host, of those the
+/// server offers: its listing when one was read, else what the lock pins. A denied
+/// definition is judged by its pinned form when there is one (what the agent is
+/// served), else its live one. A report under [`UNMATCHED`] is judged for a host
+/// that cannot be named: the most restrictive answer.
+pub fn mark_denied(
+    report: &mut ServerReport,
+    rules: &crate::rules::ToolRules,
+    fetched: &Fetched,
+    pins: Option<&PinnedServer>,
+) {
+    use crate::surface::Kind;
+    if rules.is_empty() {
+        return;
+    }
+    let listing = match &fetched.outcome {
+        crate::client::Outcome::Complete { listing, .. } => Some(listing),
+        _ => None,
+    };
+    let union;
+    let pinned = match pins {
+        Some(p) => match p.profiles.get(&report.profile) {
+            Some(exact) => Some(exact),
+            None => {
+                union = p.union(&report.profile);
+                Some(&union)
+            }
+        },
+        None => None,
+    };
+    let profile = (report.profile != UNMATCHED).then_some(report.profile.as_str());
+    let mut denied = Vec::new();
+    for kind in [Kind::Tool, Kind::Prompt, Kind::ResourceTemplate] {
+        let pinned_items = pinned.and_then(|p| p.items(kind));
+        let mut keys: std::collections::BTreeSet<&str> = listing
+            .and_then(|l| l.kind(kind))
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.name.as_deref())
+            .collect();
+        if listing.is_none() {
+            keys.extend(pinned_items.into_iter().flatten().map(|(k, _)| k.as_str()));
+        }
+        for key in keys {
+            let definition = pinned_items
+                .and_then(|items| items.get(key))
+                .map(|t| &*t.definition)
+                .or_else(|| {
+                    listing
+                        .and_then(|l| l.kind(kind))
+                        .and_then(|ts| ts.iter().find(|t| t.name.as_deref() == Some(key)))
+                        .map(|t| &*t.definition)
+                });
+            if let Some(denial) =
+                rules.decide_definition(profile, kind, &report.name, key, definition)
+            {
+                denied.push(crate::rules::Denied {
+                    kind,
+                    name: key.to_string(),
+                    denial,
+                    action: Default::default(),
+                });
+            }
+        }
+    }
+    report.denied = denied;
+}
+
 /// The `profile` of a report judged for a client whose declared handshake matches no
 /// pinned profile: it is judged against every definition approved for the server.
 pub const UNMATCHED: &str = "(unmatched)";
@@ -762,9 +830,22 @@ pub async fn verify_servers(
             check.redact(secrets);
         }
     }
+    // A server gone from the config is reported with its definitions, and the tool
+    // rules judge what is pinned: both need the definitions.
+    let arrived = match pins.arriving() {
+        Some(whole) if !gone.is_empty() || !policy.rules.is_empty() => whole.get().await,
+        _ => None,
+    };
+    let whole = arrived.as_deref().unwrap_or(lock);
     let mut reports = Vec::with_capacity(checked.len());
     let mut listings = Vec::with_capacity(checked.len());
-    for c in checked {
+    for mut c in checked {
+        mark_denied(
+            &mut c.report,
+            &policy.rules,
+            &c.fetched,
+            whole.servers.get(&c.spec.name),
+        );
         reports.push(c.report);
         listings.push(c.fetched);
     }
@@ -772,12 +853,6 @@ pub async fn verify_servers(
     for report in &mut reports {
         attach_package(report, &packages);
     }
-    // A server gone from the config is reported with its definitions.
-    let arrived = match pins.arriving() {
-        Some(whole) if !gone.is_empty() => whole.get().await,
-        _ => None,
-    };
-    let whole = arrived.as_deref().unwrap_or(lock);
     for name in gone {
         if let Some(pinned) = whole.servers.get(name) {
             for profile in pinned.profiles.values() {

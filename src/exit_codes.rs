@@ -17,6 +17,9 @@ pub enum ExitCode {
     InvalidArguments,
     /// `guard`: the server ended the session before the client did.
     ServerExited,
+    /// `check-call`: the tool rules deny the tool to the host, or the call's
+    /// arguments break an argument rule.
+    Denied,
     /// Interrupted (Ctrl-C); nothing was written.
     Interrupted,
 }
@@ -31,6 +34,7 @@ impl From<ExitCode> for i32 {
             ExitCode::ApprovalNeeded => 4,
             ExitCode::InvalidArguments => 5,
             ExitCode::ServerExited => 1,
+            ExitCode::Denied => 6,
             ExitCode::Interrupted => 130,
         }
     }
@@ -76,12 +80,13 @@ mod tests {
             ExitCode::ApprovalNeeded,
             ExitCode::InvalidArguments,
             ExitCode::ServerExited,
+            ExitCode::Denied,
             ExitCode::Interrupted,
         ]
         .into_iter()
         .map(i32::from)
         .collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 1, 130]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 1, 6, 130]);
     }
 
     fn report(verdict: Verdict, action: Action) -> ServerReport {

@@ -639,12 +639,22 @@ impl Policy {
         if let Some(package) = &mut report.package {
             package.action = self.package_action(package.status);
         }
+        // Denial is no difference from the pins: exact mode leaves it alone.
+        let denied = self
+            .verify
+            .get(&Rule::ToolDenied)
+            .copied()
+            .unwrap_or_default();
+        for d in &mut report.denied {
+            d.action = denied;
+        }
         let worst_change = report
             .changes
             .iter()
             .map(|c| c.action)
             .chain(report.server_changes.iter().filter_map(|c| c.action))
             .chain(report.package.iter().map(|p| p.action))
+            .chain(report.denied.iter().map(|d| d.action))
             .max()
             .unwrap_or_default();
         // A server checked completely that the lock does not pin fails; one that could

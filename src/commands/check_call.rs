@@ -36,6 +36,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let options = check_options(&args.connect, true, ws, &policy)?;
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     let mut checked = checked.remove(0);
+    mcp_lock::check::mark_denied(&mut checked.report, &policy.rules, &checked.fetched, pins);
     policy.evaluate(&mut checked.report);
     let listing = match &checked.fetched.outcome {
         Outcome::Complete { listing, .. } => Some(listing),
@@ -47,6 +48,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
         listing,
         &args.tool,
         &arguments,
+        &policy.rules,
     );
     report.redact(&checked.secrets);
     match args.format {
@@ -70,6 +72,12 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
                 CallVerdict::Unverified => {
                     super::error(&format!("server {} could not be checked", args.server))
                 }
+                CallVerdict::Denied => super::error(&format!(
+                    "the tool rules deny this call to {tool}: {}; nothing may send it",
+                    mcp_lock::text::escape_for_terminal(
+                        &report.denied.as_ref().map(|d| d.to_string()).unwrap_or_default()
+                    )
+                )),
             }
         }
     }

@@ -60,6 +60,7 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
         );
         mark_unmatched(&mut report, missing);
     }
+    mcp_lock::check::mark_denied(&mut report, &policy.rules, &fetched, pins);
     policy.evaluate(&mut report);
     let reports = vec![report];
     let code = ExitCode::for_reports(&reports);

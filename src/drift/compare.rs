@@ -36,6 +36,7 @@ pub fn compare(
         rejected: Vec::new(),
         package: None,
         missing_profile: None,
+        denied: Vec::new(),
     };
     let (session, listing) = match &fetched.outcome {
         Outcome::Unverifiable { error } => {

@@ -270,6 +270,10 @@ pub struct ServerReport {
     /// guard judges such a client: a notice, the verdict unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_profile: Option<MissingProfile>,
+    /// Definitions the server offers that the tool rules deny to this host
+    /// ([`crate::rules`]): pinned, never served.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub denied: Vec<crate::rules::Denied>,
 }
 
 /// A tool the client left out, and why.
@@ -390,6 +394,7 @@ impl ServerReport {
             rejected: Vec::new(),
             package: None,
             missing_profile: None,
+            denied: Vec::new(),
         }
     }
 

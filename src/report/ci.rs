@@ -92,6 +92,24 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
         for c in &r.changes {
             out.push(tool_item(r, c));
         }
+        for d in &r.denied {
+            out.push(Item {
+                rule: Rule::ToolDenied.as_str(),
+                action: d.action,
+                server: r.name.clone(),
+                profile: r.profile.clone(),
+                kind: d.kind,
+                tool: Some(d.name.clone()),
+                title: format!(
+                    "{}/{} [{}] denied ({})",
+                    esc(&r.name),
+                    esc(&d.name),
+                    esc(&r.profile),
+                    Rule::ToolDenied.as_str()
+                ),
+                detail: format!("{}\n", esc(&d.denial.to_string())),
+            });
+        }
         for c in &r.server_changes {
             if let (Some(rule), Some(action)) = (c.rule_name(), c.action) {
                 out.push(Item {
@@ -169,6 +187,9 @@ fn rule_description(rule: &str) -> &'static str {
         "cosmetic" => "Title, icons, _meta or layout: nothing a caller acts on.",
         "tool-added" => "The server lists a tool the lock does not pin.",
         "tool-removed" => "A tool the lock pins is no longer listed.",
+        "tool-denied" => {
+            "The project's or the user's tool rules deny the definition to this host: pinned, never served."
+        }
         "package-changed" => {
             "What the entry launches is not the package version, integrity, image or script the lock pins."
         }

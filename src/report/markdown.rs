@@ -122,7 +122,8 @@ fn server_section(r: &ServerReport) -> String {
         && r.error.is_none()
         && r.pinned
         && !package_notable;
-    if quiet && r.not_pinned_yet.is_empty() && r.not_implemented.is_empty() {
+    if quiet && r.not_pinned_yet.is_empty() && r.not_implemented.is_empty() && r.denied.is_empty()
+    {
         return String::new();
     }
     // Blocks, a blank line between each.
@@ -167,6 +168,23 @@ fn server_section(r: &ServerReport) -> String {
             "Note: {}.\n",
             cell(&crate::drift::not_implemented_note(*kind))
         ));
+    }
+    if !r.denied.is_empty() {
+        let mut table = format!(
+            "Denied to {} by the tool rules (pinned, never served):\n\n| Kind | Key | Action | Rule |\n| --- | --- | --- | --- |\n",
+            cell(&r.profile)
+        );
+        for d in &r.denied {
+            let _ = writeln!(
+                table,
+                "| {} | {} | {} | {} |",
+                d.kind.noun(),
+                cell(&d.name),
+                d.action.as_str(),
+                cell(&d.denial.to_string())
+            );
+        }
+        blocks.push(table);
     }
     if let Some(p) = r.package.as_ref().filter(|_| package_notable) {
         let rule = match p.status {

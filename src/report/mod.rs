@@ -29,6 +29,28 @@ use crate::text::{
     Folded, count, escape_cut, escape_for_terminal as esc, left_out, split_at_chars,
 };
 
+/// One definition the tool rules deny: `note: denied: tool delete_repo to codex:
+/// [tools] deny "github/delete_*" in mcp-lock.toml (pinned, never served)`, styled by
+/// what the policy does with it.
+pub fn denied_line(d: &crate::rules::Denied, profile: &str, indent: &str) -> String {
+    let style = match d.action {
+        Action::Allow => Style::new().dimmed(),
+        action => action_style(action),
+    };
+    let label = match d.action {
+        Action::Fail => "denied",
+        Action::Warn => "warning: denied",
+        Action::Allow => "note: denied",
+    };
+    format!(
+        "{indent}{style}{label}: {} {} to {}: {} (pinned, never served){style:#}\n",
+        d.kind.noun(),
+        esc(&d.name),
+        esc(profile),
+        esc(&d.denial.to_string())
+    )
+}
+
 /// What the CI formats need besides the reports: the lock's path as the user wrote
 /// it, where each pin is in it, and which tools it pins.
 #[derive(Debug, Clone, Default)]
@@ -316,6 +338,9 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
                 "    {dim}note: {}{dim:#}",
                 crate::drift::not_implemented_note(*kind)
             );
+        }
+        for d in &r.denied {
+            out.push_str(&denied_line(d, &r.profile, "    "));
         }
         if full && !r.pinned && r.instructions.is_some() {
             out.push_str(&instructions_block(r.instructions.as_deref(), "    "));

@@ -219,6 +219,20 @@ impl fmt::Display for Denial {
     }
 }
 
+/// A definition a server offers that the rules deny to the report's host: still
+/// pinned (so its drift is seen), never served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Denied {
+    pub kind: Kind,
+    /// Its key, as the lock keys it (a template's `uriTemplate`).
+    pub name: String,
+    #[serde(flatten)]
+    pub denial: Denial,
+    /// What the policy's `tool-denied` rule does with it (set as the report is
+    /// evaluated).
+    pub action: crate::action::Action,
+}
+
 /// Every rule that applies: the user's layer first, then the project's.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolRules {
@@ -244,6 +258,44 @@ impl ToolRules {
         self.layers
             .iter()
             .flat_map(|l| l.hosts.keys().map(String::as_str))
+    }
+
+    /// [`ToolRules::decide`], or [`ToolRules::decide_unknown_host`] for `None`.
+    pub fn decide_for(&self, profile: Option<&str>, subject: &Subject) -> Option<Denial> {
+        match profile {
+            Some(p) => self.decide(p, subject),
+            None => self.decide_unknown_host(subject),
+        }
+    }
+
+    /// [`ToolRules::decide_for`] a definition as listed or pinned, keyed `key` as the
+    /// lock keys it: its annotations and (a template's) name read from it.
+    pub fn decide_definition(
+        &self,
+        profile: Option<&str>,
+        kind: Kind,
+        server: &str,
+        key: &str,
+        definition: Option<&crate::json::Json>,
+    ) -> Option<Denial> {
+        use crate::json::Json;
+        let annotations = definition
+            .and_then(|d| d.get("annotations"))
+            .map(Json::to_value);
+        let name = match kind {
+            Kind::ResourceTemplate => definition
+                .and_then(|d| d.get("name"))
+                .and_then(Json::as_text),
+            _ => None,
+        };
+        let subject = Subject {
+            kind,
+            server,
+            name: name.unwrap_or(key),
+            other: name.map(|_| key),
+            annotations: annotations.as_ref().and_then(Value::as_object),
+        };
+        self.decide_for(profile, &subject)
     }
 
     /// Whether the host `profile` may use `subject`; the first layer that denies it
