@@ -634,3 +634,21 @@ fn a_handshake_that_is_not_one_is_a_one_line_error_with_exit_2() {
         assert!(stderr.contains(said), "{hello}: {stderr}");
     }
 }
+
+#[test]
+fn the_tools_the_rules_deny_are_named_in_what_a_client_received() {
+    let project = Project::new(json!({"fx": fixture_entry(&[])}));
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        "[tools]\ndeny = [\"fx/read_ticket\"]\n",
+    )
+    .unwrap();
+    project.run(&["update", "--yes"]).expect(0);
+    let documents = capture(&project, &[]);
+    let run = check_listing(&project, &documents);
+    run.expect(0);
+    let denied = &run.json()["servers"][0]["denied"];
+    assert_eq!(denied[0]["name"], "read_ticket", "{denied}");
+    assert_eq!(denied[0]["rule"], "[tools] deny \"fx/read_ticket\"");
+    assert_eq!(denied.as_array().unwrap().len(), 1);
+}

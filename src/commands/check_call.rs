@@ -75,7 +75,11 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
                 CallVerdict::Denied => super::error(&format!(
                     "the tool rules deny this call to {tool}: {}; nothing may send it",
                     mcp_lock::text::escape_for_terminal(
-                        &report.denied.as_ref().map(|d| d.to_string()).unwrap_or_default()
+                        &report
+                            .denied
+                            .as_ref()
+                            .map(|d| d.to_string())
+                            .unwrap_or_default()
                     )
                 )),
             }

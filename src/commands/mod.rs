@@ -351,6 +351,11 @@ impl Workspace {
             ),
             None => Policy::default(),
         };
+        let mut policy = policy;
+        // Rules name their file as the user would write it.
+        for layer in &mut policy.rules.layers {
+            layer.source = self.policy_shown();
+        }
         let mut policy = policy.with_user_rules(&env_lookup)?;
         if let Some(flags) = flags {
             let lists = [

@@ -47,6 +47,68 @@ struct Row {
     /// their profile (`.mcp-lock/handshakes.json`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     observed_handshakes: Vec<mcp_lock::observed::Observed>,
+    /// Under each pinned profile, what the tool rules let its host use of the pinned
+    /// definitions; empty when no rule is given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    effective: Vec<Effective>,
+}
+
+/// The pinned definitions one host may use, and those the tool rules deny it.
+#[derive(Debug, Serialize)]
+struct Effective {
+    profile: String,
+    /// Pinned tools the host is served (before drift), by name.
+    tools: Vec<String>,
+    prompts: Vec<String>,
+    resource_templates: Vec<String>,
+    denied: Vec<mcp_lock::rules::Denied>,
+}
+
+/// What the rules leave each pinned profile's host of `pins`.
+fn effective(
+    rules: &mcp_lock::rules::ToolRules,
+    pins: &mcp_lock::lock::PinnedServer,
+) -> Vec<Effective> {
+    use mcp_lock::surface::Kind;
+    if rules.is_empty() {
+        return Vec::new();
+    }
+    pins.profiles
+        .iter()
+        .map(|(profile, pinned)| {
+            let mut e = Effective {
+                profile: profile.clone(),
+                tools: Vec::new(),
+                prompts: Vec::new(),
+                resource_templates: Vec::new(),
+                denied: Vec::new(),
+            };
+            for kind in [Kind::Tool, Kind::Prompt, Kind::ResourceTemplate] {
+                for (key, item) in pinned.items(kind).into_iter().flatten() {
+                    match rules.decide_definition(
+                        Some(profile),
+                        kind,
+                        &pinned.name,
+                        key,
+                        Some(&item.definition),
+                    ) {
+                        Some(denial) => e.denied.push(mcp_lock::rules::Denied {
+                            kind,
+                            name: key.clone(),
+                            denial,
+                            action: Default::default(),
+                        }),
+                        None => match kind {
+                            Kind::Tool => e.tools.push(key.clone()),
+                            Kind::Prompt => e.prompts.push(key.clone()),
+                            _ => e.resource_templates.push(key.clone()),
+                        },
+                    }
+                }
+            }
+            e
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -319,6 +381,12 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
                 .filter(|o| o.server == found.name && spec.is_some())
                 .cloned()
                 .collect(),
+            effective: lock
+                .servers
+                .get(&found.name)
+                .filter(|_| spec.is_some())
+                .map(|p| effective(&policy.rules, p))
+                .unwrap_or_default(),
         })
     };
     let rows: Vec<Row> = project
@@ -402,6 +470,27 @@ fn table(rows: &[Row], project_dir: &Path) -> String {
         for o in &r.observed_handshakes {
             // Escaped when it was made.
             out.push_str(&format!("    {:<8} {}\n", "observed", o.message));
+        }
+        for e in &r.effective {
+            let served = e.tools.len() + e.prompts.len() + e.resource_templates.len();
+            let total = served + e.denied.len();
+            let mut line = format!("for {}: {served} of {total} served", esc(&e.profile));
+            if !e.denied.is_empty() {
+                let denied: Vec<String> = e
+                    .denied
+                    .iter()
+                    .map(|d| match d.kind {
+                        mcp_lock::surface::Kind::Tool => {
+                            format!("{} ({})", esc(&d.name), esc(&d.denial.rule))
+                        }
+                        kind => {
+                            format!("{} {} ({})", kind.noun(), esc(&d.name), esc(&d.denial.rule))
+                        }
+                    })
+                    .collect();
+                line.push_str(&format!("; denied: {}", denied.join(", ")));
+            }
+            out.push_str(&format!("    {:<8} {line}\n", "rules"));
         }
     }
     if rows.is_empty() {

@@ -106,11 +106,28 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         packages.insert(server, pin);
     }
     for c in &mut checked {
+        mcp_lock::check::mark_denied(
+            &mut c.report,
+            &policy.rules,
+            &c.fetched,
+            lock.servers.get(&c.spec.name),
+        );
         policy.evaluate(&mut c.report);
     }
     // A kind declared but not listed is pinned as none: said, so the empty pin is no
-    // surprise.
+    // surprise. A denied definition is pinned, so its drift is seen: said, so no one
+    // takes the pin for leave to use it.
     for c in &checked {
+        for d in &c.report.denied {
+            super::notice(&format!(
+                "{}: {} {} is pinned but denied to {}: {}",
+                server_label(&c.spec.name, &c.profile.name),
+                d.kind.noun(),
+                d.name,
+                c.profile.name,
+                d.denial
+            ));
+        }
         for kind in &c.report.not_implemented {
             super::notice(&format!(
                 "{}: {}",

@@ -122,8 +122,7 @@ fn server_section(r: &ServerReport) -> String {
         && r.error.is_none()
         && r.pinned
         && !package_notable;
-    if quiet && r.not_pinned_yet.is_empty() && r.not_implemented.is_empty() && r.denied.is_empty()
-    {
+    if quiet && r.not_pinned_yet.is_empty() && r.not_implemented.is_empty() && r.denied.is_empty() {
         return String::new();
     }
     // Blocks, a blank line between each.
