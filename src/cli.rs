@@ -21,7 +21,8 @@ Examples:
 
 Exit codes: 0 converged (or drift the policy allows), 1 drift the policy fails,
 2 usage/config/lock error, 3 a server could not be verified, 4 changes need approval
-(no terminal), 5 check-call: arguments do not fit, 130 interrupted.";
+(no terminal), 5 check-call: arguments do not fit, 6 check-call: the tool rules
+deny the call, 130 interrupted.";
 
 #[derive(Debug, Parser)]
 #[command(name = "mcp-lock", version, about = ABOUT, after_help = EXAMPLES)]
@@ -115,7 +116,8 @@ policy (mcp-lock.toml, then --fail/--warn/--allow) says whether it fails the run
 What a stdio entry launches is checked too: package-changed and dependency-changed
 fail by default; package-floating (a wrapped entry's spec floats) and
 closure-unpinned (an npm/PyPI entry whose dependency closure could not be pinned, so
-it is resolved afresh at every launch) warn.
+it is resolved afresh at every launch) warn. Definitions the tool rules deny to a
+host are listed (tool-denied, a note by default; docs/tool-rules.md).
 With --no-connect no server is started and no request made: the lock is read, every
 configured server must be pinned with the launch (command, args, env names, URL,
 header names) the config has, and the lock must pin no server the config dropped.
@@ -252,11 +254,14 @@ Examples:
   mcp-lock check-call deploy deploy_preview --args @call.json --format json
 
 Checks the arguments against the pinned and the live input schema, and compares
-the live definition with its pin (classified, with the policy's verdict).
+the live definition with its pin (classified, with the policy's verdict). The tool
+rules (docs/tool-rules.md) are applied first: a tool denied to the host, or an
+argument rule broken, is refused whatever the contract says.
 Exit codes: 0 valid under both and the contract unchanged (or changed only in ways
 the policy allows), 1 the contract changed in a way the policy fails (or the tool
 is gone or not pinned), 5 the contract holds but the arguments do not fit it,
-3 the server could not be checked, 2 usage, config or lock error."
+6 the tool rules deny the call, 3 the server could not be checked, 2 usage, config
+or lock error."
     )]
     CheckCall(CheckCallArgs),
 
