@@ -465,6 +465,14 @@ fn sdk_session_that_drifted_is_caught_from_what_it_received() {
 }
 
 #[test]
+fn sdk_session_plans_without_the_tools_the_rules_deny_to_its_host() {
+    node_test(
+        "sdk.test.mjs",
+        "a session plans without the tools the rules deny to its host",
+    );
+}
+
+#[test]
 fn sdk_session_with_its_last_page_missing_is_incomplete() {
     node_test(
         "sdk.test.mjs",

@@ -526,6 +526,32 @@ fn an_sdk_session_of_a_pinned_server_converges_over_every_page_of_tools_prompts_
 }
 
 #[test]
+fn an_sdk_session_plans_without_the_tools_the_rules_deny_to_its_host() {
+    wheel();
+    let args = ["--revision", "a"];
+    let project = Project::bare(json!({"fx": fixture_entry(&args)}));
+    std::fs::write(
+        project.path().join("mcp-lock.toml"),
+        "[profiles]\npin = [\"bare\"]\n[tools]\ndeny = [\"fx/deploy_preview\"]\n",
+    )
+    .unwrap();
+    project.run(&["update", "--yes"]).expect(0);
+    let path = project.path().display().to_string();
+    let result = driver(&["session", "fx", &path], &strs(&fixture_command(&args)));
+    assert_eq!(result["typed"]["exit_code"], 0, "{result}");
+    assert_eq!(
+        result["judged"],
+        json!(["read_ticket", "search_docs"]),
+        "{result}"
+    );
+    let denied = &only_server(&result["typed"])["denied"];
+    assert_eq!(
+        denied,
+        &json!([{"kind": "tool", "name": "deploy_preview", "rule": "[tools] deny \"fx/deploy_preview\""}])
+    );
+}
+
+#[test]
 fn an_sdk_session_whose_declared_templates_are_not_found_converges_with_none_as_verify_pins_them() {
     let args = ["--revision", "templates-unimplemented", "--surface"];
     let project = pinned_fixture(&args);

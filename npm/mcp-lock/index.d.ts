@@ -122,6 +122,19 @@ export interface Handshake {
 }
 
 /** One server under one client profile. */
+/** A definition the tool rules (docs/tool-rules.md) deny to the report's host. */
+export interface Denied {
+  kind: 'tool' | 'prompt' | 'resource_template';
+  /** Its key, as the lock keys it (a template's uriTemplate). */
+  name: string;
+  /** The rule as its file says it, e.g. `[tools] deny "github/delete_*"`. */
+  rule: string;
+  /** The file that holds the rule. */
+  source: string;
+  /** What the policy's tool-denied rule does with it (allow: a note). */
+  action: Action;
+}
+
 export interface ServerResult {
   name: string;
   profile: string;
@@ -149,6 +162,8 @@ export interface ServerResult {
    * approved definition and the server is stale (exit 1).
    */
   missingProfile: MissingProfile | null;
+  /** Definitions the tool rules deny to this host: pinned, never to be used. */
+  denied: Denied[];
   stderr: string[];
   elapsedMs: number | null;
   /** This server's entry as mcp-lock wrote it. */
@@ -167,6 +182,12 @@ export interface Report {
   /** The JSON report as mcp-lock wrote it. */
   raw: Record<string, unknown>;
 }
+
+/**
+ * The tools checkSession judged, as the session received them, without those the tool
+ * rules deny to this host: what the agent should plan with once `report.passed`.
+ */
+export function judgedTools(report: SessionReport): Array<Record<string, unknown>>;
 
 /** What checkSession sent to check-listing, and what went wrong while listing. */
 export interface SessionReport extends Report {

@@ -139,6 +139,13 @@ function toServer(s) {
     rejected: s.rejected ?? [],
     package: s.package ? toPackage(s.package) : null,
     missingProfile: s.missing_profile ? toMissingProfile(s.missing_profile) : null,
+    denied: (s.denied || []).map((d) => ({
+      kind: d.kind,
+      name: d.name,
+      rule: d.rule,
+      source: d.source,
+      action: d.action ?? 'allow',
+    })),
     stderr: s.stderr ?? [],
     elapsedMs: s.elapsed_ms ?? null,
     raw: s,
@@ -556,8 +563,27 @@ function guarded(params, server, options = {}) {
   return { ...params, command: findBinary(options.binary), args, cwd };
 }
 
+/**
+ * The tools checkSession judged, as the session received them: what the agent should
+ * plan with once `report.passed`. Tools the tool rules deny to this host are left
+ * out, as the guard hides them.
+ */
+function judgedTools(report) {
+  const denied = new Set();
+  for (const server of report.servers) {
+    for (const d of server.denied) if (d.kind === 'tool') denied.add(d.name);
+  }
+  const tools = [];
+  for (const document of report.listing || []) {
+    if (!Array.isArray(document.tools)) continue;
+    for (const tool of document.tools) if (!denied.has(tool && tool.name)) tools.push(tool);
+  }
+  return tools;
+}
+
 module.exports = {
   McpLockError,
+  judgedTools,
   MissingBinaryError,
   verify,
   checkListing,

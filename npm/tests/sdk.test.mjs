@@ -461,3 +461,18 @@ test('a session that declares roots and elicitation is judged under the profile 
   assert.equal(named.servers[0].missingProfile, null);
   assert.ok(named.servers[0].changes.some((c) => c.change === 'added'), JSON.stringify(named.raw));
 });
+
+test('a session plans without the tools the rules deny to its host', async (t) => {
+  const args = ['--revision', 'a'];
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-lock-npm-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command: fixture, args } } }));
+  writeFileSync(join(dir, 'mcp-lock.toml'), '[profiles]\npin = ["bare"]\n[tools]\ndeny = ["fx/deploy_preview"]\n');
+  execFileSync(binary, ['update', '--yes', '--quiet'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  const client = await connect(t, { command: fixture, args });
+  const report = await api.checkSession(client, 'fx', { cwd: dir });
+  assert.equal(report.exitCode, 0, JSON.stringify(report.raw));
+  const [server] = report.servers;
+  assert.deepEqual(server.denied.map((d) => [d.kind, d.name, d.rule]), [['tool', 'deploy_preview', '[tools] deny "fx/deploy_preview"']]);
+  assert.deepEqual(api.judgedTools(report).map((tool) => tool.name), ['read_ticket', 'search_docs']);
+});

@@ -18,10 +18,11 @@ from importlib.metadata import version as _distribution_version
 from .binary import find_binary
 from .commands import check_listing, verify
 from .errors import McpLockError
-from .report import Change, Finding, MissingProfile, PackageCheck, Report, ServerChange, ServerResult, Summary
+from .report import Change, Denied, Finding, MissingProfile, PackageCheck, Report, ServerChange, ServerResult, Summary
 
 __all__ = [
     "Change",
+    "Denied",
     "Finding",
     "McpLockError",
     "MissingProfile",

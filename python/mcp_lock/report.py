@@ -41,6 +41,32 @@ def _list(value: Any) -> List[Any]:
 
 
 @dataclass(frozen=True)
+class Denied:
+    """A definition the tool rules deny to the report's host: pinned, never served."""
+
+    kind: str
+    """``tool``, ``prompt`` or ``resource_template``."""
+    name: str
+    """Its key, as the lock keys it (a template's ``uriTemplate``)."""
+    rule: str
+    """The rule as its file says it, e.g. ``[tools] deny "github/delete_*"``."""
+    source: str
+    """The file that holds the rule."""
+    action: str
+    """What the policy's ``tool-denied`` rule does with it (``allow``: a note)."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Denied:
+        return cls(
+            kind=str(data.get("kind", "")),
+            name=str(data.get("name", "")),
+            rule=str(data.get("rule", "")),
+            source=str(data.get("source", "")),
+            action=str(data.get("action") or "allow"),
+        )
+
+
+@dataclass(frozen=True)
 class Finding:
     """One reason a definition changed: a class, where, the values there, and why."""
 
@@ -244,6 +270,8 @@ class ServerResult:
     package: Optional[PackageCheck] = None
     missing_profile: Optional[MissingProfile] = None
     """The declared handshake matches no pinned profile (``check_session``, ``check_listing(handshake=...)``)."""
+    denied: List[Denied] = dataclasses.field(default_factory=list)
+    """Definitions the tool rules deny to this host (still pinned, never to be used)."""
     stderr: List[str] = dataclasses.field(default_factory=list)
     """The server's last stderr lines when it failed."""
     elapsed_ms: Optional[int] = None
@@ -282,6 +310,7 @@ class ServerResult:
             not_implemented=[str(k) for k in _list(data.get("not_implemented"))],
             package=PackageCheck.from_json(package) if isinstance(package, dict) else None,
             missing_profile=MissingProfile.from_json(missing) if isinstance(missing, dict) else None,
+            denied=[Denied.from_json(d) for d in _list(data.get("denied")) if isinstance(d, dict)],
             stderr=[str(line) for line in _list(data.get("stderr"))],
             elapsed_ms=_int(data.get("elapsed_ms")),
             raw=data,

@@ -246,13 +246,16 @@ def judged_tools(report: Report) -> List[Any]:
 
     Built from ``report.listing``, the definitions this session received and
     mcp-lock judged. Calling ``list_tools()`` again instead would ask the server a
-    second time, and it may answer otherwise.
+    second time, and it may answer otherwise. Tools the project's (or the user's) tool
+    rules deny to this host are left out, as the guard hides them.
     """
+    denied = {d.name for server in report.servers for d in server.denied if d.kind == "tool"}
     return [
         _types.Tool.model_validate(tool)
         for document in report.listing
         if isinstance(document.get("tools"), list)
         for tool in document["tools"]
+        if not (isinstance(tool, dict) and tool.get("name") in denied)
     ]
 
 

@@ -89,6 +89,7 @@ def typed(report: mcp_lock.Report) -> Dict[str, Any]:
                 "prompts": s.prompts,
                 "resource_templates": s.resource_templates,
                 "missing_profile": dataclasses.asdict(s.missing_profile) if s.missing_profile else None,
+                "denied": [{"kind": d.kind, "name": d.name, "rule": d.rule} for d in s.denied],
                 "changes": [
                     {
                         "kind": c.kind,
