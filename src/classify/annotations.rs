@@ -9,15 +9,15 @@ use crate::json::escape_pointer;
 /// Effective annotation hints: what a client must assume, with the spec's defaults.
 /// A read-only tool is, in effect, neither destructive nor non-idempotent.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Hints {
-    read_only: bool,
-    destructive: bool,
-    idempotent: bool,
-    open_world: bool,
+pub(crate) struct Hints {
+    pub(crate) read_only: bool,
+    pub(crate) destructive: bool,
+    pub(crate) idempotent: bool,
+    pub(crate) open_world: bool,
 }
 
 impl Hints {
-    pub(super) fn of(annotations: Option<&Map<String, Value>>) -> Hints {
+    pub(crate) fn of(annotations: Option<&Map<String, Value>>) -> Hints {
         let flag = |name: &str, default: bool| {
             annotations
                 .and_then(|a| a.get(name))

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::json::{Json, escape_pointer};
-use annotations::{Hints, annotations, execution};
+pub(crate) use annotations::Hints;
+use annotations::{annotations, execution};
 use prune::readable_pair;
 
 pub use surface::{canonical_except_key, is_template_rename, same_except_key};

@@ -736,32 +736,7 @@ fn wildcard(name: &str, pattern: &str) -> bool {
 
 /// `*` any run of characters, `?` any one, the rest literally.
 fn glob(name: &str, pattern: &str) -> bool {
-    let name: Vec<char> = name.chars().collect();
-    let pattern: Vec<char> = pattern.chars().collect();
-    let (mut n, mut p) = (0, 0);
-    // The last `*` seen, and where in the name it was tried up to.
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c == name[n] => {
-                n += 1;
-                p += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    p = sp + 1;
-                    n = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == '*')
+    crate::text::wildcard(name, pattern)
 }
 
 #[cfg(test)]

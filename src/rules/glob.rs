@@ -27,8 +27,7 @@ impl Glob {
 
     /// Whether `server/name` matches.
     pub fn matches(&self, server: &str, name: &str) -> bool {
-        let subject: Vec<char> = server.chars().chain(['/']).chain(name.chars()).collect();
-        wildcard(&self.0.chars().collect::<Vec<_>>(), &subject)
+        crate::text::wildcard(&format!("{server}/{name}"), &self.0)
     }
 }
 
@@ -36,34 +35,6 @@ impl fmt::Display for Glob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// Wildcard matching with backtracking to the last `*` only: linear in practice, and
-/// never worse than the product of the lengths.
-fn wildcard(pattern: &[char], text: &[char]) -> bool {
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, t));
-                p += 1;
-            }
-            Some(c) if *c == '?' || *c == text[t] => {
-                p += 1;
-                t += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|c| *c == '*')
 }
 
 #[cfg(test)]

@@ -78,18 +78,12 @@ impl Hint {
 
     /// Whether a tool with these `annotations` has the hint, by effective value.
     pub fn holds(self, annotations: Option<&Map<String, Value>>) -> bool {
-        let flag = |name: &str, default: bool| {
-            annotations
-                .and_then(|a| a.get(name))
-                .and_then(Value::as_bool)
-                .unwrap_or(default)
-        };
-        let read_only = flag("readOnlyHint", false);
+        let hints = crate::classify::Hints::of(annotations);
         match self {
-            Hint::Destructive => !read_only && flag("destructiveHint", true),
-            Hint::NotReadOnly => !read_only,
-            Hint::OpenWorld => flag("openWorldHint", true),
-            Hint::NotIdempotent => !read_only && !flag("idempotentHint", false),
+            Hint::Destructive => hints.destructive,
+            Hint::NotReadOnly => !hints.read_only,
+            Hint::OpenWorld => hints.open_world,
+            Hint::NotIdempotent => !hints.idempotent,
         }
     }
 }
