@@ -47,6 +47,11 @@ fn claude_code_wrapped_shows_the_same_tools_gets_call_results_and_the_guard_matc
 }
 
 #[test]
+fn claude_code_wrapped_is_shown_a_tool_only_its_own_rules_section_allows() {
+    support::denied_unless_its_host_section_allows(&CLAUDE_CODE, &ClaudeCode);
+}
+
+#[test]
 fn claude_code_wrapped_is_not_shown_a_tool_that_drifted_since_it_was_pinned() {
     support::drifted(&CLAUDE_CODE, &ClaudeCode);
 }

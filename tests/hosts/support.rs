@@ -913,6 +913,58 @@ pub fn drifted(host: &'static Host, view: &dyn View) {
     assert_guard_matched(&setup, &[SERVER, LOCAL]);
 }
 
+/// (e): wrapped, with `[tools] deny` taking `greet` from every host and
+/// `[profile.claude-code.tools] allow` giving it back to Claude Code alone: Claude Code
+/// is shown `greet`, any other host is not (the guard hid it, naming the rule), and
+/// both are shown the rest as pinned.
+pub fn denied_unless_its_host_section_allows(host: &'static Host, view: &dyn View) {
+    let setup = Setup::new(host);
+    std::fs::write(
+        setup.project.path().join("mcp-lock.toml"),
+        format!(
+            "[profiles]\npin = [\"{}\"]\n[tools]\ndeny = [\"{LOCAL}/greet\"]\n\
+             [profile.claude-code.tools]\nallow = [\"{LOCAL}/greet\"]\n",
+            host.profile
+        ),
+    )
+    .unwrap();
+    setup.wrap();
+    script_call(&setup, view, LOCAL, "add", json!({"a": 2, "b": 3}));
+    let output = setup.run_host();
+    let requests = setup.standin.take_requests();
+    assert_final(&setup, &output, &requests);
+    let served = host.profile == "claude-code";
+    let leave_out: &[&str] = if served { &[] } else { &["greet"] };
+    let presented = first_offer(&requests, |b| view.present(b, LOCAL));
+    assert_same_tools(
+        host.profile,
+        &expected_tools(&setup, view, LOCAL, leave_out),
+        &presented,
+    );
+    let audit = setup.audit();
+    let denied = audit.iter().any(|e| {
+        e["server"] == LOCAL
+            && e["event"] == "tools/list"
+            && e["hidden"].as_array().is_some_and(|h| {
+                h.iter()
+                    .any(|t| t["tool"] == "greet" && t["error_code"] == "TOOL_DENIED")
+            })
+    });
+    assert_eq!(
+        denied,
+        !served,
+        "{}: the guard's audit log {} say greet was denied:\n{}",
+        host.profile,
+        if served { "must not" } else { "does not" },
+        audit
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_guard_matched(&setup, &[SERVER, LOCAL]);
+}
+
 /// Every tool name in a request's `tools`, whatever the API's shape, for messages.
 fn tool_names(tools: &Value) -> Vec<String> {
     let mut out = Vec::new();
