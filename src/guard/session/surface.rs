@@ -19,6 +19,7 @@ use crate::drift::{ChangeKind, Part, ToolChange, item_change};
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::policy::{Action, Rule, Serve};
+use crate::rules::Denial;
 use crate::surface::Kind;
 
 #[cfg(test)]
@@ -70,6 +71,9 @@ pub struct ItemHidden {
     pub class: Option<Class>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<Action>,
+    /// The rule that denies it and its file (PROMPT_DENIED, RESOURCE_TEMPLATE_DENIED).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_by: Option<Denial>,
 }
 
 /// An item given to the client although its live definition is not approved.
@@ -117,6 +121,8 @@ pub struct ItemRefusal {
     pub required_action: RequiredAction,
     pub pinned_hash: Option<String>,
     pub live_hash: Option<String>,
+    /// The rule that denies it and its file (PROMPT_DENIED, RESOURCE_TEMPLATE_DENIED).
+    pub denied_by: Option<Denial>,
 }
 
 /// What becomes of a `prompts/get` or `resources/read`.
@@ -191,7 +197,8 @@ fn rank(code: ErrorCode) -> u8 {
         ErrorCode::ResourceTemplatesNotVerified => 0,
         ErrorCode::StaleResourceTemplate => 1,
         ErrorCode::UnpinnedResourceTemplate => 2,
-        _ => 3,
+        ErrorCode::ResourceTemplateDenied => 3,
+        _ => 4,
     }
 }
 
@@ -312,7 +319,8 @@ impl Session {
         }
         let pinned = self.pinned();
         let Some(mut change) = item_change(kind, pinned, key, item, problem) else {
-            return (Served::Approved, None);
+            let denied = self.denial(kind, key, Some(&item.definition));
+            return (denied.map_or(Served::Approved, Served::Denied), None);
         };
         if pinned.is_some_and(|p| p.exact) || kind == Kind::ResourceTemplate {
             self.pair_rename(&mut change, listed);
@@ -326,6 +334,16 @@ impl Session {
                 pinned_hash: change.pinned_hash.clone().unwrap_or_default(),
             },
             (true, Serve::Live) => Served::Live,
+        };
+        // Judged on the definition the client is served, as tools are.
+        let served_definition = match &served {
+            Served::Pinned { pinned_hash } => self.approved_item(kind, key, pinned_hash),
+            _ => None,
+        };
+        let definition = served_definition.as_deref().unwrap_or(&item.definition);
+        let served = match self.denial(kind, key, Some(definition)) {
+            Some(denial) => Served::Denied(denial),
+            None => served,
         };
         (served, Some(change))
     }
@@ -456,6 +474,7 @@ impl Session {
                     live_hash: None,
                     class: None,
                     action: None,
+                    denied_by: None,
                 });
                 continue;
             };
@@ -478,9 +497,10 @@ impl Session {
                     keep.push((*approved).clone());
                 }
                 Served::Live => keep.push((*item.definition).clone()),
-                Served::Hidden(code) => hidden.push(ItemHidden {
+                Served::Hidden(_) | Served::Denied(_) => hidden.push(ItemHidden {
                     key: key.clone(),
-                    error_code: *code,
+                    error_code: decision.left_out(kind).0,
+                    denied_by: decision.left_out(kind).1,
                     change: change.as_ref().map(|c| c.change),
                     renamed_from: change.as_ref().and_then(|c| c.renamed_from.clone()),
                     pinned_hash: change.as_ref().and_then(|c| c.pinned_hash.clone()),
@@ -522,7 +542,8 @@ impl Session {
             state.partial = Some(partial);
         }
         self.items.insert(kind, state);
-        if !hidden.is_empty() && self.on_drift == super::OnDrift::Fail {
+        let drifted = hidden.iter().any(|h| !h.error_code.is_denial());
+        if drifted && self.on_drift == super::OnDrift::Fail {
             let mut refused = self.refuse_items(
                 kind,
                 &id,

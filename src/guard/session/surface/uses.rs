@@ -57,6 +57,7 @@ impl Session {
                 required_action,
                 pinned_hash,
                 live_hash,
+                denied_by: None,
             })
         };
         if self.identity_refused() {
@@ -116,6 +117,16 @@ impl Session {
             Some(Some(seen)) => {
                 let live = seen.hash.clone();
                 match &seen.served {
+                    Served::Denied(denial) => ItemDecision::Refuse(ItemRefusal {
+                        kind,
+                        error_code: super::super::denied_code(kind),
+                        key: key.to_string(),
+                        uri: None,
+                        required_action: RequiredAction::ChangeRules,
+                        pinned_hash: self.judged_pin(kind, key).or(view_pin),
+                        live_hash: live,
+                        denied_by: Some(denial.clone()),
+                    }),
                     Served::Hidden(code) => refuse(
                         *code,
                         RequiredAction::ApproveUpdate,
@@ -155,6 +166,7 @@ impl Session {
                 required_action: RequiredAction::ApproveUpdate,
                 pinned_hash: view_pin.clone(),
                 live_hash: None,
+                denied_by: None,
             })
         };
         let removed = ItemDecision::Forward {
@@ -192,6 +204,17 @@ impl Session {
                 self.policy.judge(&mut change);
                 if change.action == Action::Fail {
                     refuse(stale_code(kind))
+                } else if let Some(denial) = self.denial(kind, key, Some(&pin.definition)) {
+                    ItemDecision::Refuse(ItemRefusal {
+                        kind,
+                        error_code: super::super::denied_code(kind),
+                        key: key.to_string(),
+                        uri: None,
+                        required_action: RequiredAction::ChangeRules,
+                        pinned_hash: view_pin.clone(),
+                        live_hash: None,
+                        denied_by: Some(denial),
+                    })
                 } else {
                     removed
                 }
@@ -279,6 +302,14 @@ impl Session {
 }
 
 impl ItemRefusal {
+    /// The rule that denies it, escaped.
+    fn rule_quoted(&self) -> String {
+        self.denied_by
+            .as_ref()
+            .map(|d| crate::text::escape_for_terminal(&d.to_string()))
+            .unwrap_or_default()
+    }
+
     /// The JSON-RPC error the client gets for its request `id`: a short message that
     /// never repeats the server's new wording, and the facts in `data`.
     pub fn to_error(&self, id: &Value) -> Value {
@@ -303,6 +334,8 @@ impl ItemRefusal {
             ErrorCode::UnpinnedResource => "no resource of that URI is approved in mcp.lock".to_string(),
             ErrorCode::ResourcesNotVerified => "the server's resource list changed (or was not listed yet) and has not been checked since; list the resources again (resources/list)".to_string(),
             ErrorCode::ServerIdentityChanged => "the server answered under another name than the one approved in mcp.lock".to_string(),
+            ErrorCode::PromptDenied => format!("the project's rules do not allow this agent to use it ({}); ask the user to change the rule if it is needed", self.rule_quoted()),
+            ErrorCode::ResourceTemplateDenied => format!("it matches only the resource template `{key}`, which the project's rules do not allow this agent to use ({}); ask the user to change the rule if it is needed", self.rule_quoted()),
             other => other.as_str().to_string(),
         };
         let mut data = json!({
@@ -315,6 +348,9 @@ impl ItemRefusal {
         });
         if let Some(uri) = &self.uri {
             data["uri"] = json!(uri);
+        }
+        if let Some(denial) = &self.denied_by {
+            data["denied_by"] = json!(denial);
         }
         json!({
             "jsonrpc": "2.0",
