@@ -261,7 +261,11 @@ impl Session {
             state.generation == 0 && state.complete.is_none() && state.partial.is_none()
         });
         if never_listed {
-            return ItemDecision::unenforced(kind);
+            // The rules still hold: a URI that only templates the rules deny to this
+            // host match is refused, listed or not.
+            return self
+                .denied_read(uri)
+                .map_or(ItemDecision::unenforced(kind), ItemDecision::Refuse);
         }
         let mut templates: Vec<&String> = self
             .view
@@ -298,6 +302,33 @@ impl Session {
                 unenforced: false,
             },
         }
+    }
+}
+
+impl Session {
+    /// The refusal of a read of `uri` when pinned templates of the client's view match
+    /// it and the rules deny every one of them to the client's host.
+    fn denied_read(&self, uri: &str) -> Option<ItemRefusal> {
+        let kind = Kind::ResourceTemplate;
+        let pins = self.view.as_ref()?.items(kind)?;
+        let mut denied = None;
+        for (template, pin) in pins.iter().filter(|(t, _)| template_matches(t, uri)) {
+            match self.denial(kind, template, Some(&pin.definition)) {
+                Some(denial) => denied = denied.or(Some((template, pin, denial))),
+                None => return None,
+            }
+        }
+        let (template, pin, denial) = denied?;
+        Some(ItemRefusal {
+            kind,
+            error_code: ErrorCode::ResourceTemplateDenied,
+            key: template.clone(),
+            uri: Some(uri.to_string()),
+            required_action: RequiredAction::ChangeRules,
+            pinned_hash: Some(pin.hash.clone()),
+            live_hash: None,
+            denied_by: Some(denial),
+        })
     }
 }
 
