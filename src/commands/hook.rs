@@ -445,7 +445,8 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             // start, so rules that read otherwise now refuse every call until a start
             // judges under them (a rule removed mid-session widens nothing).
             let rules = session_rules(ws, &place)?;
-            if record.rules.as_deref() != Some(rules.stamp.as_str()) {
+            // (A record still pending refuses every call of its own accord.)
+            if record.pending.is_none() && record.rules.as_deref() != Some(rules.stamp.as_str()) {
                 return Err("the tool rules (mcp-lock.toml, or your own mcp-lock settings file) changed since this session's MCP servers were verified; restart Claude Code, or run /compact or /clear, so its tools are judged under them".to_string());
             }
             let configured: Vec<String> = if project_lock_here || place.project_config_present(ws) {

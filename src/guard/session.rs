@@ -885,7 +885,7 @@ impl Session {
             live_hash,
             violations: Vec::new(),
             missing_profile: None,
-            denied_by: Some(denial),
+            denied_by: Some(Box::new(denial)),
         }
     }
 

@@ -156,7 +156,7 @@ pub struct Refusal {
     pub missing_profile: Option<Box<MissingProfile>>,
     /// The rule that refused it and its file (TOOL_DENIED, ARGUMENT_DENIED).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub denied_by: Option<Denial>,
+    pub denied_by: Option<Box<Denial>>,
 }
 
 /// How a forwarded call's tool was served to the client.
@@ -251,7 +251,7 @@ impl Contract {
                 pinned_hash: self.pinned_hash.clone(),
                 violations: Vec::new(),
                 missing_profile: None,
-                denied_by: Some(denial),
+                denied_by: Some(Box::new(denial)),
             });
         }
         forward(unvalidated)
