@@ -1223,19 +1223,26 @@ fn a_users_own_deny_stays_denied_in_the_hook_when_the_projects_claude_code_secti
     let project = pinned_project("a");
     rules(
         &project,
-        "[tools]\nallow = [\"fx/*\"]\n[profile.claude-code.tools]\nallow = [\"fx/read_ticket\"]\n",
+        "[tools]\ndeny = [\"fx/read_ticket\"]\n[profile.claude-code.tools]\nallow = [\"fx/read_ticket\"]\n",
     );
-    let user = user_rules(&project, "[tools]\ndeny = [\"fx/read_ticket\"]\n");
     let cache = tempfile::tempdir().unwrap();
+    let call = |session: &str| {
+        pre_tool_use(
+            session,
+            &project,
+            "mcp__fx__read_ticket",
+            json!({"id": "T-1"}),
+        )
+    };
+    // Claude Code's own section allows what `[tools]` denies: served to Claude Code.
     let (code, _, err) = hook(&project, cache.path(), &session_start("s-r2", &project));
     assert_eq!(code, 0, "{err}");
-    let call = pre_tool_use(
-        "s-r2",
-        &project,
-        "mcp__fx__read_ticket",
-        json!({"id": "T-1"}),
-    );
-    let why = reason(&hook(&project, cache.path(), &call).1);
+    assert_eq!(hook(&project, cache.path(), &call("s-r2")).1, no_decision());
+    // The user's own file denies it: the project's allow does not widen that.
+    let user = user_rules(&project, "[tools]\ndeny = [\"fx/read_ticket\"]\n");
+    let (code, _, err) = hook(&project, cache.path(), &session_start("s-r2b", &project));
+    assert_eq!(code, 0, "{err}");
+    let why = reason(&hook(&project, cache.path(), &call("s-r2b")).1);
     assert!(why.contains("TOOL_DENIED"), "{why}");
     assert!(
         why.contains(&format!(

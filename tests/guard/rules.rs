@@ -340,3 +340,39 @@ fn an_argument_rule_refuses_a_call_with_another_value_before_anything_is_sent_an
     assert_eq!(refused["error_code"], "ARGUMENT_DENIED");
     assert_eq!(refused["arguments"]["branch"], "fix-login");
 }
+
+#[test]
+fn a_prompt_the_rules_deny_is_hidden_and_refused_even_where_the_lock_does_not_pin_prompts() {
+    let project = everything_bare();
+    add_rules(
+        &project,
+        "[surface]\nprompts = false\n[prompts]\ndeny = [\"everything/simple-prompt\"]\n",
+    );
+    project.run(&["update", "--yes"]).expect(0);
+    assert!(!project.lock_text().unwrap().contains("simple-prompt"));
+    let mut agent = McpPipe::guard(&project, &["everything"]);
+    agent.initialize();
+    // Asked for by name before any listing, it is refused all the same.
+    let got = agent.request("prompts/get", json!({"name": "simple-prompt"}));
+    assert_eq!(got["error"]["data"]["error_code"], "PROMPT_DENIED", "{got}");
+    let prompts = agent.list_items("prompts/list", "prompts");
+    assert!(
+        !names(&prompts).contains(&"simple-prompt") && names(&prompts).contains(&"args-prompt"),
+        "{:?}",
+        names(&prompts)
+    );
+    let got = agent.request(
+        "prompts/get",
+        json!({"name": "args-prompt", "arguments": {"city": "Oslo"}}),
+    );
+    assert!(got["result"].is_object(), "{got}");
+    drop(agent);
+    let listing = audit(&project)
+        .into_iter()
+        .find(|e| e["event"] == "prompts/list" && e["decision"] == "filtered")
+        .unwrap();
+    assert_eq!(
+        listing["hidden"][0]["error_code"], "PROMPT_DENIED",
+        "{listing}"
+    );
+}

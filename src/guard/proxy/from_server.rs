@@ -407,7 +407,10 @@ pub(super) fn check_item_listing(
             ];
             notes.audit(method, members);
         }
-        return Out::Text(page.message);
+        // What the tool rules left out is recorded as any other page's hidden items.
+        if page.hidden.is_empty() {
+            return Out::Text(page.message);
+        }
     }
     let decision = match (page.refused, page.hidden.is_empty()) {
         (true, _) => "refused",

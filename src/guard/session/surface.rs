@@ -40,6 +40,9 @@ pub(super) struct ItemState {
     partial: Option<ItemListing>,
     /// The "not pinned yet" entry was made.
     told_unenforced: bool,
+    /// Items seen on pages passed on unenforced, and the rule that denies each to the
+    /// client's host (the tool rules hold whether or not the lock pins the kind).
+    unenforced_seen: HashMap<String, Option<Denial>>,
 }
 
 /// One listing of a kind as the client received it.
@@ -424,7 +427,10 @@ impl Session {
                 .get("result")
                 .and_then(|r| r.get("nextCursor"))
                 .is_none_or(|c| matches!(c, Json::Null));
-            return page(self.canonical_or_error(&message), complete, true);
+            if self.rules.is_empty() {
+                return page(self.canonical_or_error(&message), complete, true);
+            }
+            return self.unenforced_page(kind, message, complete);
         }
         let mut result = message.take("result").unwrap_or(Json::Null);
         let listed_items = match result.take(member) {
@@ -575,6 +581,68 @@ impl Session {
                 hidden,
             ),
         }
+    }
+
+    /// A page of a kind the lock does not pin yet, under tool rules: passed on but for
+    /// what the rules deny to the client's host.
+    fn unenforced_page(&mut self, kind: Kind, mut message: Json, complete: bool) -> CheckedItems {
+        let member = kind.list_method().1;
+        let mut result = message.take("result").unwrap_or(Json::Null);
+        let mut hidden = Vec::new();
+        let mut shown = 0;
+        if let Some(Json::Array(items)) = result.take(member) {
+            let mut keep = Vec::new();
+            let state = self.items.entry(kind).or_default();
+            let mut seen = std::mem::take(&mut state.unenforced_seen);
+            for item in items {
+                let Some(key) = item.get(kind.key_member()).and_then(Json::as_str) else {
+                    keep.push(item);
+                    continue;
+                };
+                let denial = self.denial(kind, &key, Some(&item));
+                seen.insert(key.clone(), denial.clone());
+                match denial {
+                    Some(denial) => hidden.push(ItemHidden {
+                        key,
+                        error_code: super::denied_code(kind),
+                        change: None,
+                        renamed_from: None,
+                        pinned_hash: None,
+                        live_hash: None,
+                        class: None,
+                        action: None,
+                        denied_by: Some(denial),
+                    }),
+                    None => keep.push(item),
+                }
+            }
+            self.items.entry(kind).or_default().unenforced_seen = seen;
+            shown = keep.len();
+            set_member(&mut result, member, Json::Array(keep));
+        }
+        set_member(&mut message, "result", result);
+        CheckedItems {
+            kind,
+            message: self.canonical_or_error(&message),
+            hidden,
+            served: Vec::new(),
+            shown,
+            refused: false,
+            complete,
+            unenforced: true,
+        }
+    }
+
+    /// The rule that denies an item of a kind the lock does not pin yet: by its key,
+    /// or as a page passed on unenforced showed it.
+    pub(super) fn unenforced_denial(&self, kind: Kind, key: &str) -> Option<Denial> {
+        let seen = self
+            .items
+            .get(&kind)
+            .and_then(|s| s.unenforced_seen.get(key))
+            .cloned()
+            .flatten();
+        seen.or_else(|| self.denial(kind, key, None))
     }
 
     fn refuse_items(

@@ -77,6 +77,18 @@ impl Session {
             );
         };
         if !self.kind_pinned(kind) {
+            if let Some(denial) = self.unenforced_denial(kind, key) {
+                return ItemDecision::Refuse(ItemRefusal {
+                    kind,
+                    error_code: super::super::denied_code(kind),
+                    key: key.to_string(),
+                    uri: None,
+                    required_action: RequiredAction::ChangeRules,
+                    pinned_hash: None,
+                    live_hash: None,
+                    denied_by: Some(denial),
+                });
+            }
             return ItemDecision::Forward {
                 kind,
                 key: Some(key.to_string()),
@@ -251,6 +263,28 @@ impl Session {
             return with_uri(self.decide_item(kind, ""));
         }
         if !self.kind_pinned(kind) {
+            // Templates shown on pages passed on unenforced: a URI only denied ones
+            // match is refused.
+            let seen = self.items.get(&kind).map(|s| &s.unenforced_seen);
+            let matching: Vec<(&String, &Option<Denial>)> = seen
+                .into_iter()
+                .flatten()
+                .filter(|(template, _)| template_matches(template, uri))
+                .collect();
+            if let Some((template, Some(denial))) = matching.first()
+                && matching.iter().all(|(_, d)| d.is_some())
+            {
+                return ItemDecision::Refuse(ItemRefusal {
+                    kind,
+                    error_code: ErrorCode::ResourceTemplateDenied,
+                    key: (*template).clone(),
+                    uri: Some(uri.to_string()),
+                    required_action: RequiredAction::ChangeRules,
+                    pinned_hash: None,
+                    live_hash: None,
+                    denied_by: Some(denial.clone()),
+                });
+            }
             return ItemDecision::unenforced(kind);
         }
         // A client that never listed templates in this session was shown none: the
