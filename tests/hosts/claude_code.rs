@@ -117,3 +117,9 @@ fn tool_results(requests: &[Value]) -> Vec<String> {
     out.dedup();
     out
 }
+
+#[test]
+fn claude_code_wrapped_is_shown_a_tool_its_own_rules_section_allows_where_the_projects_rules_deny_it()
+ {
+    support::tool_rules(&CLAUDE_CODE, &ClaudeCode);
+}
