@@ -445,6 +445,11 @@ impl ServerRecord {
             let key = normalize(&change.tool);
             match policy.serve(change) {
                 crate::policy::Serve::Hide => {
+                    // Denied on the live definition approving it would serve, as the
+                    // guard judges a hidden tool.
+                    if let Some(live) = &change.live {
+                        denied.insert(change.tool.clone(), denial(&change.tool, live));
+                    }
                     record.tools.remove(&key);
                     let part = change_part(change);
                     refused_parts.push(part.clone());
@@ -487,9 +492,8 @@ impl ServerRecord {
                 continue;
             };
             let key = normalize(&name);
-            if record.tools.remove(&key).is_some() {
-                record.denied.insert(key, why);
-            }
+            record.tools.remove(&key);
+            record.denied.insert(key, why);
         }
         if !refused_parts.is_empty() {
             record.notice = Some(format!(
