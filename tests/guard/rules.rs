@@ -158,10 +158,20 @@ fn a_tool_prompt_and_template_the_rules_deny_are_hidden_and_refused_naming_the_r
         read["error"]["data"]["error_code"], "RESOURCE_TEMPLATE_DENIED",
         "{read}"
     );
-    let read = agent.request(
-        "resources/read",
-        json!({"uri": "demo://resource/dynamic/text/1"}),
-    );
+    // A URI an allowed template matches is read (once a templates listing stands:
+    // server-everything may announce list_changed as it starts).
+    let mut read = Value::Null;
+    for _ in 0..20 {
+        read = agent.request(
+            "resources/read",
+            json!({"uri": "demo://resource/dynamic/text/1"}),
+        );
+        if read["error"]["data"]["error_code"] != "RESOURCE_TEMPLATES_NOT_VERIFIED" {
+            break;
+        }
+        agent.list_items("resources/templates/list", "resourceTemplates");
+        std::thread::sleep(Duration::from_millis(250));
+    }
     assert!(read["result"].is_object(), "{read}");
     drop(agent);
 
