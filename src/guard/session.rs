@@ -770,6 +770,13 @@ impl Session {
         let seen = match self.latest(tool) {
             // No checked listing of this generation says anything about the tool.
             None => {
+                // The rules need no listing to deny what the client's view pins.
+                let pin = self.view.as_ref().and_then(|v| v.tools.get(tool));
+                if let Some(pin) = pin
+                    && let Some(denial) = self.denial(Kind::Tool, tool, Some(&pin.definition))
+                {
+                    return Err(self.denied(tool, denial, view_pin, None));
+                }
                 let could_serve = pinned_anywhere
                     || (self.pins.is_some()
                         && self.policy.action(Rule::TOOL_ADDED) != Action::Fail);

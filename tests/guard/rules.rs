@@ -84,7 +84,9 @@ fn a_tool_prompt_and_template_the_rules_deny_are_hidden_and_refused_naming_the_r
     assert!(project.lock_text().unwrap().contains("name = \"get-sum\""));
     let mut agent = McpPipe::guard(&project, &["everything"]);
     agent.initialize();
-    // A read before any template listing is held to the rules too.
+    // A call and a read before any listing are held to the rules too.
+    let early = agent.call("get-sum", json!({"a": 1, "b": 2}));
+    assert_eq!(refusal(&early)["error_code"], "TOOL_DENIED", "{early}");
     let read = agent.request(
         "resources/read",
         json!({"uri": "demo://resource/dynamic/blob/1"}),

@@ -112,6 +112,26 @@ impl Session {
         };
         match self.latest_item(kind, key) {
             None => {
+                // The rules need no listing to deny what the client's view pins.
+                let pin = self
+                    .view
+                    .as_ref()
+                    .and_then(|v| v.items(kind))
+                    .and_then(|items| items.get(key));
+                if let Some(pin) = pin
+                    && let Some(denial) = self.denial(kind, key, Some(&pin.definition))
+                {
+                    return ItemDecision::Refuse(ItemRefusal {
+                        kind,
+                        error_code: super::super::denied_code(kind),
+                        key: key.to_string(),
+                        uri: None,
+                        required_action: RequiredAction::ChangeRules,
+                        pinned_hash: Some(pin.hash.clone()),
+                        live_hash: None,
+                        denied_by: Some(denial),
+                    });
+                }
                 let could_serve =
                     pinned_anywhere || self.policy.action(Rule::Added(kind)) != Action::Fail;
                 if could_serve {
