@@ -26,7 +26,13 @@ SessionStart itself is timed too, interleaved, `--starts` times each way:
 with the baseline of the same run. Goal (informational): every PreToolUse case within
 tens of milliseconds (p95 under 50 ms) at 1,000 pinned tools.
 
-Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R] [--starts S]
+With `--rules N`, the project's mcp-lock.toml holds tool rules, which PreToolUse reads
+again on every MCP call (to check the argument rules, and that the rules are the ones
+the session started with): N `[tools] deny` globs that match none of the calls, and an
+argument rule on read_ticket's `id` (`pattern = "^T-"`) that `pass` keeps; `unknown`
+is then denied by a deny glob.
+
+Usage: python3 benches/hook_speed.py [CALLS] [--many N,...] [--rounds R] [--starts S] [--rules N]
   CALLS   calls per case per size (default 200)
   --many  extra pinned tools, one project per size (default 0,1000,9997: 10,000 tools,
           the most a listing may hold by default)
@@ -65,8 +71,13 @@ def build(debug):
         cwd=ROOT, check=True)
 
 
-def project(many, home):
+def project(many, home, rules):
     dir = tempfile.mkdtemp(prefix="mcp-lock-hook-bench-")
+    if rules:
+        globs = ", ".join(json.dumps(f"bench/never_{i}_*") for i in range(rules))
+        with open(os.path.join(dir, "mcp-lock.toml"), "w") as f:
+            f.write(f'[tools]\ndeny = [{globs}, "bench/nope"]\n'
+                    '[tools.arguments."bench/read_ticket"]\nid = { pattern = "^T-" }\n')
     args = ["--revision", "a", "--page-size", "500"]
     if many:
         args += ["--many", str(many)]
@@ -154,6 +165,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--starts", type=int, default=10)
     parser.add_argument("--debug", action="store_true")
+    parser.add_argument("--rules", type=int, default=0)
     opts = parser.parse_args()
     build(opts.debug)
     global REGISTRY_PORT
@@ -170,7 +182,7 @@ def main():
     expect = {"pass": no_decision, "deny": b'"deny"', "unknown": b'"deny"', "other": no_decision}
     print(f"{'tools':>6} {'case':<9} {'p50 ms':>8} {'p95 ms':>8} {'vs --version p50':>17}")
     for many in [int(n) for n in opts.many.split(",")]:
-        dir = project(many, home)
+        dir = project(many, home, opts.rules)
         env = environment(dir, home)
         ms, out = timed([BIN, "hook", "claude-code"], payload("SessionStart", source="startup"), dir, env)
         if b"1 of 1 match" not in out:

@@ -211,7 +211,10 @@ hidden tool, a call before a checked listing, or a call whose arguments do not f
 the input schema the agent was given is answered by the guard with a tool error
 (error_code STALE_TOOL_SCHEMA, UNPINNED_TOOL, SERVER_IDENTITY_CHANGED,
 INVALID_ARGUMENTS or LISTING_NOT_VERIFIED; side_effect_started: false) and never
-reaches the server.
+reaches the server. What the tool rules of mcp-lock.toml (and the user's own file)
+deny to the agent's host is hidden too, and its call refused with TOOL_DENIED
+(PROMPT_DENIED, RESOURCE_TEMPLATE_DENIED), naming the rule and its file; a call that
+breaks an argument rule is refused with ARGUMENT_DENIED.
 After notifications/tools/list_changed, calls wait for the next complete listing.
 Every decision is appended to the audit log (JSON lines). When the lock changes on
 disk (mcp-lock update), the new pins apply at once.
@@ -384,11 +387,14 @@ user which servers and tools did not verify. At PreToolUse a call to
 mcp__<server>__<tool> is refused when no lock pins the tool, when the lock refuses
 the tool (as the guard would: a drifted tool is refused, its unchanged siblings
 served), when its server could not be verified, when the arguments do not fit the
-pinned input schema, or when the name could be another server's too; any other call gets an answer with no decision,
+pinned input schema, when the tool rules (mcp-lock.toml and the user's own file, read
+at SessionStart) deny the tool to claude-code or its arguments break an argument
+rule, or when the name could be another server's too; any other call gets an answer
+with no decision,
 so Claude Code's own permissions still decide. PreToolUse never verifies: a server or
 lock not verified at session start is refused until the next one. Whatever the hook
-cannot judge (unreadable input, a lock gone mid-session, 20 s passed; 120 s at
-SessionStart) refuses an MCP call. A project with no mcp.lock (nor a lock of the
+cannot judge (unreadable input, a lock gone mid-session, rule files changed or
+unreadable mid-session, 20 s passed; 120 s at SessionStart) refuses an MCP call. A project with no mcp.lock (nor a lock of the
 user's own for it) is left alone. It judges calls, not what Claude Code listed: use `mcp-lock
 wrap` (the guard) to enforce the listing too.
 Exit code: 0, with Claude Code's hook JSON on standard output when it has something

@@ -9,11 +9,18 @@
 //! that record in milliseconds: refused when no lock pins the tool, when the lock
 //! refuses the tool (the guard's rule, [`ServerRecord::of`]: a drifted tool is
 //! refused, its unchanged siblings served), when its server could not be judged, or
-//! when its arguments do not fit the pinned input schema. Allowed calls get an answer with no decision in it, so Claude
-//! Code's own permission rules still apply: the hook only ever takes permission away.
+//! when its arguments do not fit the pinned input schema. The project's tool rules
+//! (`[tools]` and `[profile.claude-code.tools]` of `mcp-lock.toml`, and the user's own
+//! file, [`crate::rules`]) are read at `SessionStart`: a tool they deny to Claude Code
+//! is marked in the record and its calls refused naming the rule, and a call that
+//! breaks an argument rule is refused. `PreToolUse` reads the two rule files again
+//! (bounded) for the argument rules, and refuses every MCP call when their bytes are
+//! no longer the ones the session started with. Allowed calls get an answer with no
+//! decision in it, so Claude Code's own permission rules still apply: the hook only
+//! ever takes permission away.
 //!
 //! It fails closed. A payload that cannot be read, a lock that went missing, changed
-//! or appeared, a server of the user's that no lock pins, a server that could not be
+//! or appeared, rule files that cannot be read or changed, a server of the user's that no lock pins, a server that could not be
 //! listed, a session with no finished verification, a tool name that could belong to two
 //! servers, or a deadline passed: an MCP call is denied with the reason. PreToolUse
 //! never starts, installs or verifies anything: that is SessionStart's work.
@@ -247,6 +254,11 @@ pub struct SessionRecord {
     /// ran out of time): why calls are refused meanwhile.
     #[serde(default)]
     pub pending: Option<String>,
+    /// The stamp of the tool rules the session was judged under
+    /// ([`SessionRules::stamp`]): rule files that read otherwise now refuse every MCP
+    /// call.
+    #[serde(default)]
+    pub rules: Option<String>,
 }
 
 /// One server's standing for the session.
@@ -268,6 +280,10 @@ pub struct ServerRecord {
     /// The user's own server (user or local scope), pinned in the user's lock.
     #[serde(default)]
     pub personal: bool,
+    /// Its tools the tool rules deny to Claude Code, by the name Claude Code gives
+    /// them, with the rule and its file.
+    #[serde(default)]
+    pub denied: BTreeMap<String, String>,
 }
 
 /// A pinned tool as a call is checked against it. The schema is kept as text, parsed
@@ -292,15 +308,23 @@ impl PartialEq for PinnedTool {
 }
 
 impl SessionRecord {
-    pub const VERSION: u32 = 3;
+    pub const VERSION: u32 = 4;
 
-    /// The record of a verification of the project's servers against its lock.
-    pub fn from_reports(reports: &[ServerReport], lock: &Lockfile, stamp: LockStamp) -> Self {
+    /// The record of a verification of the project's servers against its lock, under
+    /// `rules`.
+    pub fn from_reports(
+        reports: &[ServerReport],
+        lock: &Lockfile,
+        stamp: LockStamp,
+        rules: &SessionRules,
+    ) -> Self {
         let mut record = SessionRecord::empty(Some(stamp));
+        record.rules = Some(rules.stamp.clone());
         for report in reports {
-            record
-                .servers
-                .insert(report.name.clone(), ServerRecord::of(report, lock, false));
+            record.servers.insert(
+                report.name.clone(),
+                ServerRecord::of(report, lock, false, &rules.policy),
+            );
         }
         record
     }
@@ -314,6 +338,7 @@ impl SessionRecord {
             servers: BTreeMap::new(),
             names: Vec::new(),
             pending: None,
+            rules: None,
         }
     }
 
@@ -342,13 +367,23 @@ impl ServerRecord {
     /// under it, under any profile), each checked against its pinned input schema; a
     /// change the policy lets through as the live definition is checked against the
     /// live schema, as the guard serves it.
-    pub fn of(report: &ServerReport, lock: &Lockfile, personal: bool) -> ServerRecord {
+    ///
+    /// A tool the policy's tool rules deny to Claude Code ([`PROFILE`]) is marked
+    /// `denied` with the rule, judged on the definition it would be served in (the
+    /// pinned one, or the live one the policy lets through).
+    pub fn of(
+        report: &ServerReport,
+        lock: &Lockfile,
+        personal: bool,
+        policy: &crate::policy::Policy,
+    ) -> ServerRecord {
         let mut record = ServerRecord {
             refused: whole_refusal(report, personal),
             tools: BTreeMap::new(),
             drifted: BTreeMap::new(),
             notice: None,
             personal,
+            denied: BTreeMap::new(),
         };
         if record.refused.is_some() {
             return record;
@@ -367,7 +402,30 @@ impl ServerRecord {
                 .unwrap_or_else(|| "{}".into());
             serde_json::value::RawValue::from_string(text).expect("a canonical form is JSON")
         };
+        let rules = &policy.rules;
+        let denial = |name: &str, definition: &Json| {
+            if rules.is_empty() {
+                return None;
+            }
+            let definition = definition.to_value();
+            let subject = crate::rules::Subject::of(
+                crate::surface::Kind::Tool,
+                &report.name,
+                name,
+                Some(&definition),
+            );
+            rules.decide(PROFILE, &subject).map(|d| {
+                format!(
+                    "the project's tool rules do not allow Claude Code to use tool {} of MCP server {} ({}); only a person changing that rule makes it usable",
+                    esc(name),
+                    esc(&report.name),
+                    esc(&d.to_string())
+                )
+            })
+        };
+        let mut denied: BTreeMap<String, Option<String>> = BTreeMap::new();
         for (name, tool) in &view.tools {
+            denied.insert(name.clone(), denial(name, &tool.definition));
             record
                 .tools
                 .entry(normalize(name))
@@ -378,7 +436,6 @@ impl ServerRecord {
                     ambiguous: false,
                 });
         }
-        let policy = crate::policy::Policy::default();
         let mut refused_parts = Vec::new();
         for change in report
             .changes
@@ -388,6 +445,11 @@ impl ServerRecord {
             let key = normalize(&change.tool);
             match policy.serve(change) {
                 crate::policy::Serve::Hide => {
+                    // Denied on the live definition approving it would serve, as the
+                    // guard judges a hidden tool.
+                    if let Some(live) = &change.live {
+                        denied.insert(change.tool.clone(), denial(&change.tool, live));
+                    }
                     record.tools.remove(&key);
                     let part = change_part(change);
                     refused_parts.push(part.clone());
@@ -404,6 +466,7 @@ impl ServerRecord {
                 crate::policy::Serve::Pinned => {}
                 crate::policy::Serve::Live => {
                     if let Some(live) = &change.live {
+                        denied.insert(change.tool.clone(), denial(&change.tool, live));
                         let served = PinnedTool {
                             name: change.tool.clone(),
                             input_schema: schema_of(live),
@@ -423,6 +486,14 @@ impl ServerRecord {
                     }
                 }
             }
+        }
+        for (name, why) in denied {
+            let Some(why) = why else {
+                continue;
+            };
+            let key = normalize(&name);
+            record.tools.remove(&key);
+            record.denied.insert(key, why);
         }
         if !refused_parts.is_empty() {
             record.notice = Some(format!(
@@ -456,7 +527,74 @@ impl ServerRecord {
             drifted: BTreeMap::new(),
             notice: None,
             personal,
+            denied: BTreeMap::new(),
         }
+    }
+}
+
+/// The tool rules a session is held to: the project's policy file and the user's own
+/// file, each read once (bounded) and parsed from the very bytes stamped.
+#[derive(Debug, Clone)]
+pub struct SessionRules {
+    /// The policy of the project's file (the defaults when it has none) with the
+    /// user's own rules added.
+    pub policy: crate::policy::Policy,
+    /// A SHA-256 over both files' bytes (or their absence): the same stamp, the same
+    /// rules.
+    pub stamp: String,
+}
+
+/// The most of the user's own file read for its rules.
+const MAX_USER_FILE_BYTES: u64 = 1 << 20;
+
+impl SessionRules {
+    /// Reads the project's policy file at `policy_file` (shown as `shown`; a missing
+    /// file is the defaults unless `required`) and the user's own file, looked up with
+    /// `lookup`. An error says which file cannot be used: the caller refuses MCP calls.
+    pub fn read(
+        policy_file: &Path,
+        shown: &str,
+        required: bool,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<SessionRules, String> {
+        let read = |path: &Path, limit: u64| match crate::files::read_regular_text(path, limit) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let project = read(policy_file, crate::policy::MAX_POLICY_BYTES)?;
+        if project.is_none() && required {
+            return Err(format!("policy file {shown} not found"));
+        }
+        let user_path = crate::audit::signing::user_settings_path(lookup);
+        let user = match &user_path {
+            Some(path) => read(path, MAX_USER_FILE_BYTES)?,
+            None => None,
+        };
+        let mut hasher = Sha256::new();
+        for text in [&project, &user] {
+            match text {
+                Some(text) => {
+                    hasher.update(format!("{}:", text.len()));
+                    hasher.update(text);
+                }
+                None => hasher.update("absent:"),
+            }
+        }
+        let mut policy = match &project {
+            Some(text) => crate::policy::Policy::parse(text, shown).map_err(|e| e.to_string())?,
+            None => crate::policy::Policy::default(),
+        };
+        if let (Some(text), Some(path)) = (&user, &user_path)
+            && let Some(layer) =
+                crate::rules::user_layer_from_text(text, &path.display().to_string())?
+        {
+            policy.rules.add_user_layer(layer);
+        }
+        Ok(SessionRules {
+            policy,
+            stamp: hex(&hasher.finalize()),
+        })
     }
 }
 
@@ -611,11 +749,16 @@ const NOTHING_RAN: &str = "The call was not made; nothing was run.";
 /// Judges one `PreToolUse` call from the session's record; `configured` are the
 /// project's server names now (a name Claude Code gives two servers' tools alike is
 /// refused whichever of them is pinned).
+///
+/// `rules` are the tool rules read now, the ones the record was made under (the
+/// caller compares their stamps): a call that breaks an argument rule of Claude
+/// Code's is refused naming the rule.
 pub fn decide(
     record: &SessionRecord,
     configured: &[String],
     tool_name: &str,
     arguments: &Value,
+    rules: &crate::rules::ToolRules,
 ) -> Decision {
     if !tool_name.starts_with("mcp__") {
         return Decision::PassThrough;
@@ -665,6 +808,12 @@ pub fn decide(
             esc(tool_name)
         ));
     }
+    if let Some(why) = standing.denied.get(tool) {
+        return Decision::Deny(format!(
+            "mcp-lock refused {} (TOOL_DENIED): {why}. {NOTHING_RAN} Do not retry it: use another tool, or ask the user to change the rule if this tool is needed.",
+            esc(tool_name)
+        ));
+    }
     if let Some(why) = standing.drifted.get(tool) {
         return Decision::Deny(format!(
             "mcp-lock refused {}: {why}. {NOTHING_RAN} Its other pinned tools may still be used; do not retry this tool in this session until the user has approved the change.",
@@ -685,7 +834,14 @@ pub fn decide(
     let name = &pinned.name;
     let schema = Json::parse(pinned.input_schema.get()).unwrap_or(Json::Null);
     match ArgumentSchema::compile(&schema).check(arguments) {
-        ArgumentCheck::Valid => Decision::PassThrough,
+        ArgumentCheck::Valid => match rules.check_arguments(PROFILE, &server, name, arguments) {
+            None => Decision::PassThrough,
+            Some(denial) => Decision::Deny(format!(
+                "mcp-lock refused {} (ARGUMENT_DENIED): its arguments break the project's argument rule {}. {NOTHING_RAN} Call it again with a value the rule allows, or ask the user to change the rule.",
+                esc(tool_name),
+                esc(&denial.to_string())
+            )),
+        },
         ArgumentCheck::Invalid(violations) => {
             let listed: Vec<String> = violations
                 .iter()
@@ -712,6 +868,14 @@ pub fn decide(
             esc(&why),
             esc(&server)
         )),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -779,6 +943,19 @@ pub fn session_start_output(record: &SessionRecord, deferred: &[String]) -> Valu
     }
     if !partly.is_empty() {
         context.push_str(" Calls to those changed tools will be refused this session; tell the user rather than working around it.");
+    }
+    let denied: Vec<&String> = record
+        .servers
+        .values()
+        .flat_map(|s| s.denied.values())
+        .collect();
+    for why in &denied {
+        context.push(' ');
+        context.push_str(&capitalized(why));
+        context.push('.');
+    }
+    if !denied.is_empty() {
+        context.push_str(" Calls to those tools will be refused this session; do not try to reach them another way.");
     }
     if !deferred.is_empty() {
         let names: Vec<String> = deferred.iter().map(|n| esc(n)).collect();
@@ -900,6 +1077,10 @@ mod tests {
                 )]),
                 notice: None,
                 personal: false,
+                denied: BTreeMap::from([(
+                    "merge".to_string(),
+                    "the project's tool rules do not allow Claude Code to use tool merge of MCP server fx ([tools] deny \"fx/merge\" in mcp-lock.toml)".to_string(),
+                )]),
             },
         );
         servers.insert(
@@ -910,6 +1091,7 @@ mod tests {
                 drifted: BTreeMap::new(),
                 notice: None,
                 personal: false,
+                denied: BTreeMap::new(),
             },
         );
         SessionRecord {
@@ -923,6 +1105,7 @@ mod tests {
             servers,
             names: Vec::new(),
             pending: None,
+            rules: None,
         }
     }
 
@@ -962,6 +1145,35 @@ mod tests {
     }
 
     #[test]
+    fn a_denied_tool_and_a_broken_argument_rule_are_refused_naming_the_rule() {
+        let r = record();
+        let policy = crate::policy::Policy::parse(
+            "[tools.arguments.\"fx/read_ticket\"]\nid = { pattern = \"^T-\" }\n",
+            "mcp-lock.toml",
+        )
+        .unwrap();
+        let decide =
+            |tool: &str, arguments: &Value| decide(&r, &[], tool, arguments, &policy.rules);
+        let Decision::Deny(why) = decide("mcp__fx__merge", &json!({})) else {
+            panic!("a denied tool passes")
+        };
+        assert!(why.contains("TOOL_DENIED"), "{why}");
+        assert!(why.contains("[tools] deny \"fx/merge\""), "{why}");
+        assert_eq!(
+            decide("mcp__fx__read_ticket", &json!({"id": "T-1"})),
+            Decision::PassThrough
+        );
+        let Decision::Deny(why) = decide("mcp__fx__read_ticket", &json!({"id": "X-1"})) else {
+            panic!("an argument the rule does not allow passes")
+        };
+        assert!(why.contains("ARGUMENT_DENIED"), "{why}");
+        assert!(
+            why.contains("[tools.arguments.\"fx/read_ticket\"] id: \"X-1\" does not match /^T-/"),
+            "{why}"
+        );
+    }
+
+    #[test]
     fn the_raw_glance_tells_an_mcp_call_from_another_tool_or_cannot() {
         let seen = glance(br#"{"hook_event_name":"PreToolUse","tool_name":"mcp__fx__x","tool_input":{"a":"\ud800"}}"#);
         assert_eq!(seen.event.as_deref(), Some("PreToolUse"));
@@ -991,7 +1203,8 @@ mod tests {
     #[test]
     fn calls_are_passed_refused_or_checked_against_the_pinned_schema() {
         let r = record();
-        let decide = |tool: &str, arguments: &Value| decide(&r, &[], tool, arguments);
+        let none = crate::rules::ToolRules::default();
+        let decide = |tool: &str, arguments: &Value| decide(&r, &[], tool, arguments, &none);
         assert_eq!(decide("Bash", &json!({})), Decision::PassThrough);
         assert_eq!(
             decide("mcp__fx__read_ticket", &json!({"id": "T-1"})),
@@ -1028,6 +1241,7 @@ mod tests {
             &["my_server".to_string()],
             "mcp__my_server__x",
             &json!({}),
+            &none,
         ) else {
             panic!("an ambiguous name passes")
         };

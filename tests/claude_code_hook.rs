@@ -1154,3 +1154,169 @@ fn a_server_run_from_a_path_is_verified_again_at_every_session_start_never_reuse
         no_decision()
     );
 }
+
+/// Writes the project's `mcp-lock.toml`.
+fn rules(project: &Project, text: &str) {
+    std::fs::write(project.path().join("mcp-lock.toml"), text).unwrap();
+}
+
+/// Writes the user's own settings file, in the project's user-config folder (the
+/// `XDG_CONFIG_HOME` every command of the test runs with).
+fn user_rules(project: &Project, text: &str) -> std::path::PathBuf {
+    let dir = project.path().join(".user-config/mcp-lock");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mcp-lock.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn reason(out: &str) -> String {
+    let answer: Value = serde_json::from_str(out).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{out}"
+    );
+    answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_tool_the_rules_deny_to_claude_code_is_named_at_session_start_and_its_call_denied_naming_the_rule()
+ {
+    let project = pinned_project("a");
+    rules(&project, "[tools]\ndeny = [\"fx/read_ticket\"]\n");
+    let cache = tempfile::tempdir().unwrap();
+    let (code, out, err) = hook(&project, cache.path(), &session_start("s-r1", &project));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("The project's tool rules do not allow Claude Code to use tool read_ticket of MCP server fx ([tools] deny \\\"fx/read_ticket\\\" in mcp-lock.toml)"),
+        "{out}"
+    );
+    let call = pre_tool_use(
+        "s-r1",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let (_, out, _) = hook(&project, cache.path(), &call);
+    assert_eq!(
+        out,
+        deny(
+            "mcp-lock refused mcp__fx__read_ticket (TOOL_DENIED): the project's tool rules do not allow Claude Code to use tool read_ticket of MCP server fx ([tools] deny \"fx/read_ticket\" in mcp-lock.toml); only a person changing that rule makes it usable. The call was not made; nothing was run. Do not retry it: use another tool, or ask the user to change the rule if this tool is needed."
+        )
+    );
+    // Its sibling is served.
+    let call = pre_tool_use(
+        "s-r1",
+        &project,
+        "mcp__fx__deploy_preview",
+        json!({"branch": "main"}),
+    );
+    assert_eq!(hook(&project, cache.path(), &call).1, no_decision());
+}
+
+#[test]
+fn a_users_own_deny_stays_denied_in_the_hook_when_the_projects_claude_code_section_allows_the_tool()
+{
+    let project = pinned_project("a");
+    rules(
+        &project,
+        "[tools]\ndeny = [\"fx/read_ticket\"]\n[profile.claude-code.tools]\nallow = [\"fx/read_ticket\"]\n",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let call = |session: &str| {
+        pre_tool_use(
+            session,
+            &project,
+            "mcp__fx__read_ticket",
+            json!({"id": "T-1"}),
+        )
+    };
+    // Claude Code's own section allows what `[tools]` denies: served to Claude Code.
+    let (code, _, err) = hook(&project, cache.path(), &session_start("s-r2", &project));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(hook(&project, cache.path(), &call("s-r2")).1, no_decision());
+    // The user's own file denies it: the project's allow does not widen that.
+    let user = user_rules(&project, "[tools]\ndeny = [\"fx/read_ticket\"]\n");
+    let (code, _, err) = hook(&project, cache.path(), &session_start("s-r2b", &project));
+    assert_eq!(code, 0, "{err}");
+    let why = reason(&hook(&project, cache.path(), &call("s-r2b")).1);
+    assert!(why.contains("TOOL_DENIED"), "{why}");
+    assert!(
+        why.contains(&format!(
+            "[tools] deny \"fx/read_ticket\" in {}",
+            user.display()
+        )),
+        "{why}"
+    );
+}
+
+#[test]
+fn an_argument_rule_refuses_a_tool_input_with_another_value_and_lets_the_allowed_one_through() {
+    let project = pinned_project("a");
+    rules(
+        &project,
+        "[tools.arguments.\"fx/deploy_preview\"]\nbranch = { pattern = \"^main$\" }\n",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-r3", &project));
+    let call = |branch: &str| {
+        pre_tool_use(
+            "s-r3",
+            &project,
+            "mcp__fx__deploy_preview",
+            json!({ "branch": branch }),
+        )
+    };
+    let (_, out, _) = hook(&project, cache.path(), &call("fix-login"));
+    assert_eq!(
+        out,
+        deny(
+            "mcp-lock refused mcp__fx__deploy_preview (ARGUMENT_DENIED): its arguments break the project's argument rule [tools.arguments.\"fx/deploy_preview\"] branch: \"fix-login\" does not match /^main$/ in mcp-lock.toml. The call was not made; nothing was run. Call it again with a value the rule allows, or ask the user to change the rule."
+        )
+    );
+    assert_eq!(hook(&project, cache.path(), &call("main")).1, no_decision());
+}
+
+#[test]
+fn rules_changed_or_broken_mid_session_refuse_every_mcp_call_until_a_session_start_judges_under_them()
+ {
+    let project = pinned_project("a");
+    rules(&project, "[tools]\ndeny = [\"fx/read_ticket\"]\n");
+    let cache = tempfile::tempdir().unwrap();
+    hook(&project, cache.path(), &session_start("s-r4", &project));
+    let read = pre_tool_use(
+        "s-r4",
+        &project,
+        "mcp__fx__read_ticket",
+        json!({"id": "T-1"}),
+    );
+    let deploy = pre_tool_use(
+        "s-r4",
+        &project,
+        "mcp__fx__deploy_preview",
+        json!({"branch": "main"}),
+    );
+    // Taking the deny out mid-session widens nothing: every call waits for a start.
+    rules(&project, "");
+    for call in [&read, &deploy] {
+        let why = reason(&hook(&project, cache.path(), call).1);
+        assert!(why.contains("tool rules"), "{why}");
+        assert!(why.contains("changed since"), "{why}");
+    }
+    // A user file that cannot be read as rules refuses them too, saying where.
+    user_rules(&project, "[tools]\ndeny = \"not a list\"\n");
+    let why = reason(&hook(&project, cache.path(), &deploy).1);
+    assert!(why.contains("mcp-lock/mcp-lock.toml:2"), "{why}");
+    // ...also at a session start, which then leaves every call refused.
+    let (_, _, err) = hook(&project, cache.path(), &session_start("s-r4", &project));
+    assert!(err.contains("mcp-lock/mcp-lock.toml:2"), "{err}");
+    let why = reason(&hook(&project, cache.path(), &deploy).1);
+    assert!(why.contains("mcp-lock/mcp-lock.toml:2"), "{why}");
+    // Fixed, a new start judges under the rules as they are: the deny is gone.
+    std::fs::remove_file(project.path().join(".user-config/mcp-lock/mcp-lock.toml")).unwrap();
+    hook(&project, cache.path(), &session_start("s-r4", &project));
+    assert_eq!(hook(&project, cache.path(), &read).1, no_decision());
+}

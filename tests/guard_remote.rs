@@ -1111,3 +1111,49 @@ fn a_40_mb_answer_reaches_the_agent_whole_with_the_guard_and_the_bridge_each_und
 fn start_of(message: &Value) -> String {
     message.to_string().chars().take(500).collect()
 }
+
+#[test]
+fn a_tool_the_rules_deny_is_hidden_and_its_call_refused_with_tool_denied_in_front_of_a_remote_server()
+ {
+    let server = everything_over_http();
+    let p = Project::bare(json!({"everything": {"type": "http", "url": server.url("/mcp")}}));
+    let policy = p.path().join("mcp-lock.toml");
+    let before = std::fs::read_to_string(&policy).unwrap();
+    std::fs::write(
+        &policy,
+        format!("{before}[tools]\ndeny = [\"everything/get-sum\"]\n"),
+    )
+    .unwrap();
+    p.run(&["update", "--yes"]).expect(0);
+    let mut agent = McpPipe::guard(&p, &["everything"]);
+    agent.initialize();
+    let tools = agent.list_tools();
+    assert!(!names(&tools).contains(&"get-sum"), "{:?}", names(&tools));
+    assert!(names(&tools).contains(&"echo"), "{:?}", names(&tools));
+    // server-everything announces list_changed as it registers tools: list again
+    // until a checked listing stands.
+    let mut answer = Value::Null;
+    for _ in 0..20 {
+        agent.list_tools();
+        answer = agent.call("get-sum", json!({"a": 1, "b": 2}));
+        if answer["result"]["structuredContent"]["error_code"] != "LISTING_NOT_VERIFIED" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    let r = refusal(&answer);
+    assert_eq!(r["error_code"], "TOOL_DENIED", "{answer}");
+    assert_eq!(r["required_action"], "change_rules");
+    assert_eq!(
+        r["denied_by"]["rule"],
+        "[tools] deny \"everything/get-sum\""
+    );
+    let audit = std::fs::read_to_string(p.path().join(".mcp-lock/audit.jsonl")).unwrap();
+    let denied = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "tools/call" && e["tool"] == "get-sum")
+        .unwrap();
+    assert_eq!(denied["decision"], "denied", "{denied}");
+    assert_eq!(denied["rule"], "[tools] deny \"everything/get-sum\"");
+}

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use mcp_lock::hook::reuse::{Material, Reuse};
 use mcp_lock::hook::{
-    HookInput, LockStamp, MAX_INPUT_BYTES, PROFILE, ServerRecord, SessionRecord, decide,
-    failure_output, glance, pre_tool_use_output, record_path, session_start_output,
+    HookInput, LockStamp, MAX_INPUT_BYTES, PROFILE, ServerRecord, SessionRecord, SessionRules,
+    decide, failure_output, glance, pre_tool_use_output, record_path, session_start_output,
 };
 use mcp_lock::startup::Verifier;
 use serde_json::Value;
@@ -295,6 +295,9 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                 ),
             )?;
             let lookup = |v: &str| std::env::var(v).ok();
+            // The tool rules, read once for the whole start: every record below is
+            // judged under them, and calls are refused once they read otherwise.
+            let rules = session_rules(ws, &place)?;
             // The user's own servers, by Claude Code's scope: local > project > user
             // for a name defined twice.
             let (user_scope, local_scope) =
@@ -333,6 +336,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             personal.dedup();
             let mut reuse = Reuse::open(&place.project, &place.records);
             let mut record = SessionRecord::empty(project_stamp.clone());
+            record.rules = Some(rules.stamp.clone());
             let mut lock_names = Vec::new();
             record.user_lock = user_stamp.clone();
             if !now.is_empty() {
@@ -343,9 +347,17 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                     config: ws.config.clone(),
                     policy: ws.policy_path.clone(),
                 };
-                record
-                    .servers
-                    .extend(verify(&group, &place, &now, reuse.as_mut(), &mut lock_names).await?);
+                record.servers.extend(
+                    verify(
+                        &group,
+                        &place,
+                        &rules,
+                        &now,
+                        reuse.as_mut(),
+                        &mut lock_names,
+                    )
+                    .await?,
+                );
             }
             if !personal.is_empty() {
                 let group = Group {
@@ -363,7 +375,15 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                     }),
                 };
                 record.servers.extend(
-                    verify(&group, &place, &personal, reuse.as_mut(), &mut Vec::new()).await?,
+                    verify(
+                        &group,
+                        &place,
+                        &rules,
+                        &personal,
+                        reuse.as_mut(),
+                        &mut Vec::new(),
+                    )
+                    .await?,
                 );
             }
             if let Some(mut reuse) = reuse {
@@ -421,6 +441,14 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             if let Some(user_lock) = &user_lock {
                 still_holds(record.user_lock.as_ref(), user_lock_here, user_lock)?;
             }
+            // Read again for the argument rules; the tools they deny were marked at the
+            // start, so rules that read otherwise now refuse every call until a start
+            // judges under them (a rule removed mid-session widens nothing).
+            let rules = session_rules(ws, &place)?;
+            // (A record still pending refuses every call of its own accord.)
+            if record.pending.is_none() && record.rules.as_deref() != Some(rules.stamp.as_str()) {
+                return Err("the tool rules (mcp-lock.toml, or your own mcp-lock settings file) changed since this session's MCP servers were verified; restart Claude Code, or run /compact or /clear, so its tools are judged under them".to_string());
+            }
             let configured: Vec<String> = if project_lock_here || place.project_config_present(ws) {
                 ws_config(ws, &place)?
                     .servers
@@ -435,6 +463,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                 &configured,
                 tool,
                 &arguments,
+                &rules.policy.rules,
             ))))
         }
         "SessionEnd" => {
@@ -443,6 +472,22 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
         }
         _ => Ok(None),
     }
+}
+
+/// The tool rules of the session: the policy file (`--policy`, else beside the lock)
+/// and the user's own file.
+fn session_rules(ws: &Setting, place: &Place) -> Result<SessionRules, String> {
+    let path = ws.policy_path.clone().unwrap_or_else(|| {
+        mcp_lock::files::parent_of(&place.lock).join(mcp_lock::policy::POLICY_FILE)
+    });
+    let shown = path
+        .strip_prefix(&place.project)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    SessionRules::read(&path, &shown, ws.policy_path.is_some(), &|v| {
+        std::env::var(v).ok()
+    })
 }
 
 /// Whether a lock the record was made against still holds the same bytes: one
@@ -613,6 +658,7 @@ fn claude_json_servers_part(project: &Path, lookup: &dyn Fn(&str) -> Option<Stri
 async fn verify(
     group: &Group,
     place: &Place,
+    rules: &SessionRules,
     servers: &[String],
     mut reuse: Option<&mut Reuse>,
     lock_names: &mut Vec<String>,
@@ -668,7 +714,12 @@ async fn verify(
             .servers
             .iter()
             .find(|s| &s.name == name)
-            .and_then(|spec| material(group, stamp, &config, spec, place, &lookup));
+            .and_then(|spec| material(group, stamp, &config, spec, place, &lookup))
+            .map(|mut m| {
+                // The tools the rules deny are in the record kept.
+                m.part(b"rules").part(rules.stamp.as_bytes());
+                m
+            });
         let id = reuse_id(group.personal, name);
         if let (Some(m), Some(r)) = (&material, reuse.as_deref())
             && let Some(kept) = r.get(&id, m)
@@ -710,7 +761,7 @@ async fn verify(
         ));
     }
     for report in &verification.reports {
-        let standing = ServerRecord::of(report, &lock, group.personal);
+        let standing = ServerRecord::of(report, &lock, group.personal, &rules.policy);
         let listed = matches!(
             report.verdict,
             mcp_lock::drift::Verdict::Converged | mcp_lock::drift::Verdict::Stale

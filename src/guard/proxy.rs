@@ -368,7 +368,7 @@ fn say_page<'a>(
     state: &Shared,
     noun: &str,
     served: impl Iterator<Item = (&'a str, ServedAs)>,
-    hidden: impl Iterator<Item = &'a str>,
+    hidden: impl Iterator<Item = (&'a str, bool)>,
     refused: bool,
 ) {
     let served: Vec<String> = served
@@ -387,7 +387,24 @@ fn say_page<'a>(
             ),
         );
     }
-    let hidden: Vec<&str> = hidden.collect();
+    // Each is (name, whether the tool rules deny it rather than the lock).
+    let (denied, hidden): (Vec<_>, Vec<_>) = hidden.partition(|h| h.1);
+    let names = |list: &[(&str, bool)]| list.iter().map(|h| h.0).collect::<Vec<_>>().join(", ");
+    if !denied.is_empty() && !refused {
+        say(
+            state,
+            &format!(
+                "hid {} the tool rules deny to this client: {}",
+                crate::text::count(denied.len(), noun),
+                names(&denied)
+            ),
+        );
+    }
+    let hidden: Vec<(&str, bool)> = if refused {
+        denied.into_iter().chain(hidden).collect()
+    } else {
+        hidden
+    };
     if !hidden.is_empty() {
         let verb = if refused {
             "refused a listing with"
@@ -399,7 +416,7 @@ fn say_page<'a>(
             &format!(
                 "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
                 crate::text::count(hidden.len(), noun),
-                hidden.join(", "),
+                names(&hidden),
                 state.session.server()
             ),
         );

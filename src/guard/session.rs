@@ -24,6 +24,7 @@ use crate::hash::{HashedTool, instructions_hash};
 use crate::json::Json;
 use crate::lock::{LockedServer, PinnedServer};
 use crate::policy::{Action, Policy, Rule, Serve};
+use crate::rules::{Denial, Subject, ToolRules};
 use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
@@ -52,6 +53,9 @@ enum Served {
     Live,
     /// Left out; calls are refused with this code.
     Hidden(ErrorCode),
+    /// Left out because the tool rules deny it to the client's host; calls are
+    /// refused with TOOL_DENIED (PROMPT_DENIED, RESOURCE_TEMPLATE_DENIED).
+    Denied(Denial),
 }
 
 /// One tool as a listing the client received showed it.
@@ -67,9 +71,30 @@ struct Seen {
     served: Served,
 }
 
+impl Served {
+    /// Why a definition of `kind` served this way is left out, and the rule when the
+    /// rules deny it (for one served, the code is never read).
+    fn left_out(&self, kind: Kind) -> (ErrorCode, Option<Denial>) {
+        match self {
+            Served::Hidden(code) => (*code, None),
+            Served::Denied(denial) => (denied_code(kind), Some(denial.clone())),
+            _ => (ErrorCode::ListingNotVerified, None),
+        }
+    }
+}
+
+/// The code of a definition of `kind` the rules deny.
+fn denied_code(kind: Kind) -> ErrorCode {
+    match kind {
+        Kind::Prompt => ErrorCode::PromptDenied,
+        Kind::ResourceTemplate => ErrorCode::ResourceTemplateDenied,
+        _ => ErrorCode::ToolDenied,
+    }
+}
+
 impl Seen {
     fn usable(&self) -> bool {
-        !matches!(self.served, Served::Hidden(_))
+        !matches!(self.served, Served::Hidden(_) | Served::Denied(_))
     }
 }
 
@@ -123,6 +148,9 @@ pub struct Hidden {
     pub action: Option<Action>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_profile: Option<MissingProfile>,
+    /// The rule that denies it and its file (TOOL_DENIED).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_by: Option<Denial>,
 }
 
 /// A tool given to the client although its live definition is not approved: the
@@ -172,6 +200,8 @@ pub struct Session {
     /// The server's pins under every profile; None when the lock no longer pins it.
     pins: Option<PinnedServer>,
     policy: Policy,
+    /// The policy's tool rules, shared with the contracts of calls.
+    rules: Arc<ToolRules>,
     /// The pinned profile the client is (its capabilities equal the recorded ones).
     matched: Option<String>,
     /// What listings are judged against: the matched profile's pins, or (no match,
@@ -225,6 +255,7 @@ impl Session {
         let mut session = Session {
             server: server.to_string(),
             pins,
+            rules: Arc::new(policy.rules.clone()),
             policy,
             matched: None,
             view: None,
@@ -332,6 +363,30 @@ impl Session {
             server: self.pins.as_ref()?,
             exact: self.matched.is_some(),
         })
+    }
+
+    /// The rule that denies the definition of `kind` keyed `key` to the client's host
+    /// (the profile its handshake matched; when it matched none, every host's rules
+    /// apply), judged on `definition`, the one the client is served.
+    fn denial(&self, kind: Kind, key: &str, definition: Option<&Json>) -> Option<Denial> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        // Only what the rules read: a template's `name`, a tool's `annotations`.
+        let read = definition.map(|d| {
+            let mut members = serde_json::Map::new();
+            for member in ["name", "annotations"] {
+                if let Some(value) = d.get(member) {
+                    members.insert(member.to_string(), value.to_value());
+                }
+            }
+            Value::Object(members)
+        });
+        let subject = Subject::of(kind, &self.server, key, read.as_ref());
+        match &self.matched {
+            Some(host) => self.rules.decide(host, &subject),
+            None => self.rules.decide_unknown_host(&subject),
+        }
     }
 
     /// Picks the view: the profile named `keep` if still pinned, else the one the
@@ -505,8 +560,16 @@ impl Session {
             .hash
             .as_deref()
             .is_some_and(|h| self.pins.as_ref().is_some_and(|p| p.approves(name, h)));
+        let denied = || {
+            let hash = seen.hash.as_deref()?;
+            let definition = self.approved_definition(name, hash)?;
+            self.denial(Kind::Tool, name, Some(&definition))
+        };
         let served = if approved && !self.identity_refused() {
-            Served::Approved
+            match denied() {
+                Some(denial) => Served::Denied(denial),
+                None => Served::Approved,
+            }
         } else if self.identity_refused() {
             Served::Hidden(ErrorCode::ServerIdentityChanged)
         } else {
@@ -566,7 +629,8 @@ impl Session {
         }
         let pinned = self.pinned();
         let Some(mut change) = tool_change(pinned, name, tool, problem) else {
-            return (Served::Approved, None);
+            let denied = self.denial(Kind::Tool, name, Some(&tool.definition));
+            return (denied.map_or(Served::Approved, Served::Denied), None);
         };
         self.policy.judge(&mut change);
         let served = match (pinned.is_some(), self.policy.serve(&change)) {
@@ -577,6 +641,17 @@ impl Session {
                 pinned_hash: change.pinned_hash.clone().unwrap_or_default(),
             },
             (true, Serve::Live) => Served::Live,
+        };
+        // Judged on the definition the client is served: the approved one in place of
+        // the live one, else the live one (which approving the change would serve).
+        let served_definition = match &served {
+            Served::Pinned { pinned_hash } => self.approved_definition(name, pinned_hash),
+            _ => None,
+        };
+        let definition = served_definition.as_deref().unwrap_or(&tool.definition);
+        let served = match self.denial(Kind::Tool, name, Some(definition)) {
+            Some(denial) => Served::Denied(denial),
+            None => served,
         };
         (served, Some(change))
     }
@@ -678,6 +753,7 @@ impl Session {
             live_hash,
             violations: Vec::new(),
             missing_profile: None,
+            denied_by: None,
         };
         if self.identity_refused() {
             return Err(refuse(
@@ -694,6 +770,13 @@ impl Session {
         let seen = match self.latest(tool) {
             // No checked listing of this generation says anything about the tool.
             None => {
+                // The rules need no listing to deny what the client's view pins.
+                let pin = self.view.as_ref().and_then(|v| v.tools.get(tool));
+                if let Some(pin) = pin
+                    && let Some(denial) = self.denial(Kind::Tool, tool, Some(&pin.definition))
+                {
+                    return Err(self.denied(tool, denial, view_pin, None));
+                }
                 let could_serve = pinned_anywhere
                     || (self.pins.is_some()
                         && self.policy.action(Rule::TOOL_ADDED) != Action::Fail);
@@ -722,6 +805,9 @@ impl Session {
         };
         let live_hash = seen.hash.clone();
         let (definition, hash, pinned_hash, served) = match &seen.served {
+            Served::Denied(denial) => {
+                return Err(self.denied(tool, denial.clone(), view_pin, live_hash));
+            }
             Served::Hidden(code) => {
                 let unpinned = *code == ErrorCode::UnpinnedTool;
                 return Err(Refusal {
@@ -760,13 +846,54 @@ impl Session {
                 live_hash,
             ));
         };
-        Ok(Contract {
+        // The listing judged it already; judged again on the very definition the call
+        // is held to, so no path serves what the rules deny.
+        if let Some(denial) = self.denial(Kind::Tool, tool, Some(&definition)) {
+            return Err(self.denied(tool, denial, pinned_hash, live_hash));
+        }
+        Ok(self.contract_of(tool, pinned_hash, live_hash, served, &hash, &definition))
+    }
+
+    fn contract_of(
+        &mut self,
+        tool: &str,
+        pinned_hash: Option<String>,
+        live_hash: Option<String>,
+        served: ServedAs,
+        hash: &str,
+        definition: &Arc<Json>,
+    ) -> Contract {
+        Contract {
             tool: tool.to_string(),
             pinned_hash,
             live_hash,
             served,
-            schema: self.schema(&hash, &definition),
-        })
+            schema: self.schema(hash, definition),
+            rules: self.rules.clone(),
+            server: self.server.clone(),
+            host: self.matched.clone(),
+        }
+    }
+
+    /// The refusal of a call of a tool the rules deny to the client's host.
+    fn denied(
+        &self,
+        tool: &str,
+        denial: Denial,
+        pinned_hash: Option<String>,
+        live_hash: Option<String>,
+    ) -> Refusal {
+        Refusal {
+            error_code: ErrorCode::ToolDenied,
+            tool: tool.to_string(),
+            required_action: RequiredAction::ChangeRules,
+            side_effect_started: false,
+            pinned_hash,
+            live_hash,
+            violations: Vec::new(),
+            missing_profile: None,
+            denied_by: Some(Box::new(denial)),
+        }
     }
 
     /// A call to a tool a complete, fresh listing does not have. Under the client's
@@ -787,6 +914,7 @@ impl Session {
             live_hash: None,
             violations: Vec::new(),
             missing_profile: None,
+            denied_by: None,
         };
         let exact = self.matched.is_some();
         let pin = self.view.as_ref().and_then(|v| v.tools.get(tool)).cloned();
@@ -801,13 +929,17 @@ impl Session {
                 if change.action == Action::Fail {
                     return Err(refusal(ErrorCode::StaleToolSchema));
                 }
-                Ok(Contract {
-                    tool: tool.to_string(),
-                    pinned_hash: Some(pin.hash.clone()),
-                    live_hash: None,
-                    served: ServedAs::Removed,
-                    schema: self.schema(&pin.hash, &pin.definition),
-                })
+                if let Some(denial) = self.denial(Kind::Tool, tool, Some(&pin.definition)) {
+                    return Err(self.denied(tool, denial, Some(pin.hash.clone()), None));
+                }
+                Ok(self.contract_of(
+                    tool,
+                    Some(pin.hash.clone()),
+                    None,
+                    ServedAs::Removed,
+                    &pin.hash,
+                    &pin.definition,
+                ))
             }
             _ if pinned_anywhere => Err(refusal(ErrorCode::StaleToolSchema)),
             _ => Err(Refusal {

@@ -6,7 +6,7 @@ use super::*;
 /// the way as a host would: `roots/list` with the project directory, anything else
 /// (sampling, elicitation) with an error.
 #[track_caller]
-fn request_as_host(
+pub(super) fn request_as_host(
     agent: &mut McpPipe,
     id: i64,
     method: &str,
@@ -42,7 +42,7 @@ fn request_as_host(
 /// initialize with these capabilities, as a host of that profile would, then every
 /// tool of a complete listing.
 #[track_caller]
-fn connect_as(agent: &mut McpPipe, capabilities: &Value, root: &Path) -> Vec<Value> {
+pub(super) fn connect_as(agent: &mut McpPipe, capabilities: &Value, root: &Path) -> Vec<Value> {
     let init = request_as_host(
         agent,
         1001,
@@ -67,7 +67,7 @@ fn connect_as(agent: &mut McpPipe, capabilities: &Value, root: &Path) -> Vec<Val
     tools
 }
 
-fn everything_project() -> Project {
+pub(super) fn everything_project() -> Project {
     let dir = common::test_servers_dir();
     let main = dir.join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
@@ -80,7 +80,7 @@ fn everything_project() -> Project {
     )
 }
 
-fn capabilities_of(profile: &str) -> Value {
+pub(super) fn capabilities_of(profile: &str) -> Value {
     mcp_lock::profile::Profile::builtin(profile)
         .unwrap()
         .capabilities

@@ -47,11 +47,6 @@ fn claude_code_wrapped_shows_the_same_tools_gets_call_results_and_the_guard_matc
 }
 
 #[test]
-fn claude_code_wrapped_is_shown_a_tool_only_its_own_rules_section_allows() {
-    support::denied_unless_its_host_section_allows(&CLAUDE_CODE, &ClaudeCode);
-}
-
-#[test]
 fn claude_code_wrapped_is_not_shown_a_tool_that_drifted_since_it_was_pinned() {
     support::drifted(&CLAUDE_CODE, &ClaudeCode);
 }
@@ -121,4 +116,64 @@ fn tool_results(requests: &[Value]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+#[test]
+fn claude_code_wrapped_is_shown_a_tool_its_own_rules_section_allows_where_the_projects_rules_deny_it()
+ {
+    support::tool_rules(&CLAUDE_CODE, &ClaudeCode);
+}
+
+/// The plugin in a real `claude -p` session under tool rules: a tool the project's
+/// `[tools] deny` takes from Claude Code is refused by the plugin's PreToolUse hook
+/// naming the rule, and the model reads that refusal; a sibling the rules leave alone
+/// is still called.
+#[test]
+fn claude_code_with_the_plugin_is_refused_a_tool_the_rules_deny_it_naming_the_rule() {
+    let setup = support::Setup::new(&CLAUDE_CODE);
+    let policy = setup.project.path().join("mcp-lock.toml");
+    let before = std::fs::read_to_string(&policy).unwrap();
+    std::fs::write(
+        &policy,
+        format!("{before}[tools]\ndeny = [\"local/greet\"]\n"),
+    )
+    .unwrap();
+    setup.install_claude_plugin();
+    let final_text = "FINAL-ANSWER-FROM-STANDIN";
+    setup.standin.script(
+        "mcp__local__greet",
+        None,
+        serde_json::json!({"who": "Ada"}),
+        final_text,
+    );
+    let output = setup.run_host();
+    assert!(output.contains(final_text), "{output}");
+    let requests = setup.standin.take_requests();
+    assert!(
+        !support::all_text(&requests).contains("called greet"),
+        "the denied tool was called with the plugin on:\n{output}"
+    );
+    let results = tool_results(&requests);
+    assert!(
+        results.iter().any(
+            |r| r.starts_with("PreToolUse:mcp__local__greet hook error:")
+                && r.contains("TOOL_DENIED")
+                && r.contains(r#"[tools] deny "local/greet""#)
+        ),
+        "the model did not read the plugin's refusal naming the rule; tool results it was sent: {results:?}"
+    );
+
+    setup.standin.script(
+        "mcp__local__add",
+        None,
+        serde_json::json!({"a": 2, "b": 3}),
+        final_text,
+    );
+    let output = setup.run_host();
+    assert!(output.contains(final_text), "{output}");
+    let text = support::all_text(&setup.standin.take_requests());
+    assert!(
+        text.contains(r#"called add: {\"a\": 2, \"b\": 3}"#),
+        "a tool the rules allow was not called with the plugin on:\n{output}"
+    );
 }

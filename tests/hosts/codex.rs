@@ -62,11 +62,11 @@ fn codex_wrapped_shows_the_same_tools_gets_call_results_and_the_guard_matches_it
 }
 
 #[test]
-fn codex_wrapped_is_not_shown_a_tool_only_claude_codes_rules_section_allows() {
-    support::denied_unless_its_host_section_allows(&CODEX, &Codex);
+fn codex_wrapped_is_not_shown_a_tool_that_drifted_since_it_was_pinned() {
+    support::drifted(&CODEX, &Codex);
 }
 
 #[test]
-fn codex_wrapped_is_not_shown_a_tool_that_drifted_since_it_was_pinned() {
-    support::drifted(&CODEX, &Codex);
+fn codex_wrapped_is_not_shown_a_tool_the_rules_deny_it_that_claude_codes_section_allows() {
+    support::tool_rules(&CODEX, &Codex);
 }

@@ -913,51 +913,58 @@ pub fn drifted(host: &'static Host, view: &dyn View) {
     assert_guard_matched(&setup, &[SERVER, LOCAL]);
 }
 
-/// (e): wrapped, with `[tools] deny` taking `greet` from every host and
-/// `[profile.claude-code.tools] allow` giving it back to Claude Code alone: Claude Code
-/// is shown `greet`, any other host is not (the guard hid it, naming the rule), and
-/// both are shown the rest as pinned.
-pub fn denied_unless_its_host_section_allows(host: &'static Host, view: &dyn View) {
+/// (e): wrapped, under `[tools] deny = ["local/add"]` with `[profile.claude-code.tools]
+/// allow = ["local/add"]`: Claude Code is shown `add` (its own section allows it),
+/// any other host is not (the guard hid it as TOOL_DENIED); the other tools are as
+/// pinned and a call to one reaches the model.
+pub fn tool_rules(host: &'static Host, view: &dyn View) {
     let setup = Setup::new(host);
+    let policy = setup.project.path().join("mcp-lock.toml");
+    let before = std::fs::read_to_string(&policy).unwrap();
     std::fs::write(
-        setup.project.path().join("mcp-lock.toml"),
+        &policy,
         format!(
-            "[profiles]\npin = [\"{}\"]\n[tools]\ndeny = [\"{LOCAL}/greet\"]\n\
-             [profile.claude-code.tools]\nallow = [\"{LOCAL}/greet\"]\n",
-            host.profile
+            "{before}[tools]\ndeny = [\"local/add\"]\n[profile.claude-code.tools]\nallow = [\"local/add\"]\n"
         ),
     )
     .unwrap();
     setup.wrap();
-    script_call(&setup, view, LOCAL, "add", json!({"a": 2, "b": 3}));
+    let allowed = host.profile == "claude-code";
+    script_call(&setup, view, LOCAL, "greet", json!({"who": "Ada"}));
     let output = setup.run_host();
     let requests = setup.standin.take_requests();
     assert_final(&setup, &output, &requests);
-    let served = host.profile == "claude-code";
-    let leave_out: &[&str] = if served { &[] } else { &["greet"] };
     let presented = first_offer(&requests, |b| view.present(b, LOCAL));
+    let leave_out: &[&str] = if allowed { &[] } else { &["add"] };
     assert_same_tools(
         host.profile,
         &expected_tools(&setup, view, LOCAL, leave_out),
         &presented,
+    );
+    assert!(
+        all_text(&requests).contains(r#"called greet: {\"who\": \"Ada\"}"#),
+        "the allowed tool's result did not reach the model:\n{output}"
     );
     let audit = setup.audit();
     let denied = audit.iter().any(|e| {
         e["server"] == LOCAL
             && e["event"] == "tools/list"
             && e["hidden"].as_array().is_some_and(|h| {
-                h.iter()
-                    .any(|t| t["tool"] == "greet" && t["error_code"] == "TOOL_DENIED")
+                h.iter().any(|t| {
+                    t["tool"] == "add"
+                        && t["error_code"] == "TOOL_DENIED"
+                        && t["denied_by"]["rule"] == "[tools] deny \"local/add\""
+                })
             })
     });
     assert_eq!(
         denied,
-        !served,
-        "{}: the guard's audit log {} say greet was denied:\n{}",
+        !allowed,
+        "{}: the guard's audit log on add:\n{}",
         host.profile,
-        if served { "must not" } else { "does not" },
         audit
             .iter()
+            .filter(|e| e["event"] == "tools/list")
             .map(|e| e.to_string())
             .collect::<Vec<_>>()
             .join("\n")

@@ -253,6 +253,7 @@ impl Unsent {
             live_hash: self.live_hash.clone(),
             violations: Vec::new(),
             missing_profile: None,
+            denied_by: None,
         };
         json!({"jsonrpc": "2.0", "id": self.id, "result": refusal.to_result(self.modern)})
     }
@@ -491,8 +492,12 @@ pub(super) fn decide_item_use(
             Verdict::Forward
         }
         ItemDecision::Refuse(refusal) => {
-            members.push(("decision", json!("refused")));
+            members.push(("decision", json!(refusal_decision(refusal.error_code))));
             members.push(("error_code", json!(refusal.error_code)));
+            if let Some(denial) = &refusal.denied_by {
+                members.push(("rule", json!(denial.rule)));
+                members.push(("rule_source", json!(denial.source)));
+            }
             if subject == "uri" {
                 members.push(("kind", json!(refusal.kind)));
                 members.push((refusal.kind.as_str(), json!(refusal.key)));
@@ -506,6 +511,16 @@ pub(super) fn decide_item_use(
             ));
             Verdict::Answer(refusal.to_error(&id.to_value()).to_string())
         }
+    }
+}
+
+/// The audit entry's `decision` for a refusal: `denied` when the tool rules refused
+/// it, `refused` otherwise.
+fn refusal_decision(code: ErrorCode) -> &'static str {
+    if code.is_denial() {
+        "denied"
+    } else {
+        "refused"
     }
 }
 
@@ -547,6 +562,7 @@ pub(super) fn decide_call(
             live_hash: contract.live_hash,
             violations: vec![violation.clone()],
             missing_profile: None,
+            denied_by: None,
         }),
         (Ok(contract), Ok(arguments)) => contract.judge(arguments),
         (Err(refusal), _) => Decision::Refuse(refusal),
@@ -591,8 +607,12 @@ pub(super) fn decide_call(
             Verdict::ForwardCall { key, unsent }
         }
         Decision::Refuse(refusal) => {
-            members.push(("decision", json!("refused")));
+            members.push(("decision", json!(refusal_decision(refusal.error_code))));
             members.push(("error_code", json!(refusal.error_code)));
+            if let Some(denial) = &refusal.denied_by {
+                members.push(("rule", json!(denial.rule)));
+                members.push(("rule_source", json!(denial.source)));
+            }
             members.push(("pinned_hash", json!(refusal.pinned_hash)));
             members.push(("live_hash", json!(refusal.live_hash)));
             if !refusal.violations.is_empty() {

@@ -360,7 +360,10 @@ pub(super) fn check_listing(
         notes.audit(event, members);
     }
     let served = page.served.iter().map(|s| (s.tool.as_str(), s.served));
-    let hidden = page.hidden.iter().map(|h| h.tool.as_str());
+    let hidden = page
+        .hidden
+        .iter()
+        .map(|h| (h.tool.as_str(), h.error_code.is_denial()));
     say_page(state, "tool", served, hidden, page.refused);
     Out::Checked {
         text: page.message,
@@ -407,7 +410,10 @@ pub(super) fn check_item_listing(
             ];
             notes.audit(method, members);
         }
-        return Out::Text(page.message);
+        // What the tool rules left out is recorded as any other page's hidden items.
+        if page.hidden.is_empty() {
+            return Out::Text(page.message);
+        }
     }
     let decision = match (page.refused, page.hidden.is_empty()) {
         (true, _) => "refused",
@@ -450,7 +456,10 @@ pub(super) fn check_item_listing(
         notes.audit(event, members);
     }
     let served = page.served.iter().map(|s| (s.key.as_str(), s.served));
-    let hidden = page.hidden.iter().map(|h| h.key.as_str());
+    let hidden = page
+        .hidden
+        .iter()
+        .map(|h| (h.key.as_str(), h.error_code.is_denial()));
     say_page(state, kind.noun(), served, hidden, page.refused);
     Out::Checked {
         text: page.message,

@@ -2,6 +2,7 @@
 //! and the contract a forwarded call's arguments are checked against.
 
 use super::*;
+use crate::rules::{Denial, ToolRules};
 
 /// What to do with a listing that holds a drifted or unpinned tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -61,6 +62,16 @@ pub enum ErrorCode {
     /// The resource list changed (or was never listed) and no checked listing confirms
     /// the pinned resource since.
     ResourcesNotVerified,
+    /// The tool rules (`[tools]` and the host's `[profile.NAME.tools]`, of the
+    /// project's `mcp-lock.toml` or the user's own file) deny the tool to this host.
+    ToolDenied,
+    /// A call's arguments break an argument rule (`[tools.arguments."SERVER/TOOL"]`).
+    ArgumentDenied,
+    /// The `[prompts]` rules deny the prompt to this host.
+    PromptDenied,
+    /// The URI matches only resource templates the `[resource-templates]` rules deny
+    /// to this host.
+    ResourceTemplateDenied,
 }
 
 impl ErrorCode {
@@ -82,7 +93,23 @@ impl ErrorCode {
             ErrorCode::StaleResource => "STALE_RESOURCE",
             ErrorCode::UnpinnedResource => "UNPINNED_RESOURCE",
             ErrorCode::ResourcesNotVerified => "RESOURCES_NOT_VERIFIED",
+            ErrorCode::ToolDenied => "TOOL_DENIED",
+            ErrorCode::ArgumentDenied => "ARGUMENT_DENIED",
+            ErrorCode::PromptDenied => "PROMPT_DENIED",
+            ErrorCode::ResourceTemplateDenied => "RESOURCE_TEMPLATE_DENIED",
         }
+    }
+
+    /// Whether the code says the tool rules refused it (not drift): a person has to
+    /// change the rules, approving an update does not help.
+    pub fn is_denial(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::ToolDenied
+                | ErrorCode::ArgumentDenied
+                | ErrorCode::PromptDenied
+                | ErrorCode::ResourceTemplateDenied
+        )
     }
 }
 
@@ -105,6 +132,10 @@ pub enum RequiredAction {
     RefreshResourceTemplates,
     /// List the resources again (resources/list).
     RefreshResources,
+    /// The tool rules deny it: only a person changing the rules (the project's
+    /// `mcp-lock.toml` or the user's own file) makes it usable; `mcp-lock update` does
+    /// not.
+    ChangeRules,
 }
 
 /// A call the guard answers itself: it never reaches the server.
@@ -123,6 +154,9 @@ pub struct Refusal {
     /// profile: the profile that would pin it, and how.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_profile: Option<Box<MissingProfile>>,
+    /// The rule that refused it and its file (TOOL_DENIED, ARGUMENT_DENIED).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_by: Option<Box<Denial>>,
 }
 
 /// How a forwarded call's tool was served to the client.
@@ -165,6 +199,12 @@ pub struct Contract {
     pub live_hash: Option<String>,
     pub served: ServedAs,
     pub(super) schema: Arc<ArgumentSchema>,
+    /// The argument rules that apply to this server's calls, and the host they are
+    /// judged for (None: a client that matched no pinned profile, held to every
+    /// host's).
+    pub(super) rules: Arc<ToolRules>,
+    pub(super) server: String,
+    pub(super) host: Option<String>,
 }
 
 impl Contract {
@@ -176,24 +216,58 @@ impl Contract {
             served: self.served,
             unvalidated,
         };
-        match self.schema.check(arguments) {
-            ArgumentCheck::Valid => forward(None),
-            ArgumentCheck::Unusable(reason) => forward(Some(reason)),
-            ArgumentCheck::Invalid(violations) => Decision::Refuse(Refusal {
-                error_code: ErrorCode::InvalidArguments,
+        let unvalidated = match self.schema.check(arguments) {
+            ArgumentCheck::Valid => None,
+            ArgumentCheck::Unusable(reason) => Some(reason),
+            ArgumentCheck::Invalid(violations) => {
+                return Decision::Refuse(Refusal {
+                    error_code: ErrorCode::InvalidArguments,
+                    tool: self.tool.clone(),
+                    required_action: RequiredAction::FixArguments,
+                    side_effect_started: false,
+                    live_hash: self.live_hash.clone(),
+                    pinned_hash: self.pinned_hash.clone(),
+                    violations,
+                    missing_profile: None,
+                    denied_by: None,
+                });
+            }
+        };
+        let broken = match &self.host {
+            Some(host) => self
+                .rules
+                .check_arguments(host, &self.server, &self.tool, arguments),
+            None => self
+                .rules
+                .check_arguments_unknown_host(&self.server, &self.tool, arguments),
+        };
+        if let Some(denial) = broken {
+            return Decision::Refuse(Refusal {
+                error_code: ErrorCode::ArgumentDenied,
                 tool: self.tool.clone(),
                 required_action: RequiredAction::FixArguments,
                 side_effect_started: false,
                 live_hash: self.live_hash.clone(),
                 pinned_hash: self.pinned_hash.clone(),
-                violations,
+                violations: Vec::new(),
                 missing_profile: None,
-            }),
+                denied_by: Some(Box::new(denial)),
+            });
         }
+        forward(unvalidated)
     }
 }
 
 impl Refusal {
+    /// The rule that refused the call, escaped for the model (it is the team's text,
+    /// but quotes the call's own values).
+    fn rule_quoted(&self) -> String {
+        self.denied_by
+            .as_ref()
+            .map(|d| escape_for_terminal(&d.to_string()))
+            .unwrap_or_default()
+    }
+
     /// The `tools/call` result the client gets: a short text for the model (which never
     /// repeats the server's new wording) and the same facts in `structuredContent`.
     pub fn to_result(&self, modern: bool) -> Value {
@@ -224,8 +298,18 @@ impl Refusal {
             ErrorCode::FilteredByHost => format!(
                 "mcp-lock guard did not run `{tool}`: the client's own MCP config leaves this tool out of what the agent may use. The call was not sent and nothing was started. Use only the tools listed."
             ),
+            ErrorCode::ToolDenied => format!(
+                "mcp-lock guard did not run `{tool}`: the project's tool rules do not allow this agent to use it ({}). The call was not sent and nothing was started. Do not retry it: use only the tools listed, or ask the user to change the rule if this tool is needed.",
+                self.rule_quoted()
+            ),
+            ErrorCode::ArgumentDenied => format!(
+                "mcp-lock guard did not run `{tool}`: its arguments break the project's argument rule ({}). The call was not sent and nothing was started. Call it again with a value the rule allows, or ask the user to change the rule.",
+                self.rule_quoted()
+            ),
             // Codes of prompts, templates and resources never answer a tools/call.
             code @ (ErrorCode::StalePrompt
+            | ErrorCode::PromptDenied
+            | ErrorCode::ResourceTemplateDenied
             | ErrorCode::UnpinnedPrompt
             | ErrorCode::PromptsNotVerified
             | ErrorCode::StaleResourceTemplate

@@ -224,6 +224,7 @@ impl Session {
                     class: None,
                     action: None,
                     missing_profile: None,
+                    denied_by: None,
                 });
                 continue;
             };
@@ -252,10 +253,12 @@ impl Session {
                     keep.push((*tool.definition).clone());
                     keep_live = Some(tool.definition);
                 }
-                Served::Hidden(code) => {
+                Served::Hidden(_) | Served::Denied(_) => {
+                    let (code, denied_by) = decision.left_out(Kind::Tool);
                     hidden.push(Hidden {
                         tool: name.clone(),
-                        error_code: *code,
+                        error_code: code,
+                        denied_by,
                         pinned_hash: pinned_hash.clone().or_else(|| {
                             self.view
                                 .as_ref()
@@ -265,7 +268,7 @@ impl Session {
                         live_hash: live_hash.clone(),
                         class,
                         action,
-                        missing_profile: if *code == ErrorCode::UnpinnedTool {
+                        missing_profile: if code == ErrorCode::UnpinnedTool {
                             self.missing.clone()
                         } else {
                             None
@@ -308,7 +311,10 @@ impl Session {
         } else {
             self.partial = Some(partial);
         }
-        if !hidden.is_empty() && self.on_drift == OnDrift::Fail {
+        // A tool the rules deny is the team's choice, not drift: it is left out, and
+        // never fails the listing.
+        let drifted = hidden.iter().any(|h| !h.error_code.is_denial());
+        if drifted && self.on_drift == OnDrift::Fail {
             let mut page = self.refuse_page(
                 &id,
                 "the server's tool listing does not match mcp.lock",

@@ -19,6 +19,7 @@ use crate::drift::{ChangeKind, Part, ToolChange, item_change};
 use crate::hash::HashedTool;
 use crate::json::Json;
 use crate::policy::{Action, Rule, Serve};
+use crate::rules::Denial;
 use crate::surface::Kind;
 
 #[cfg(test)]
@@ -39,6 +40,9 @@ pub(super) struct ItemState {
     partial: Option<ItemListing>,
     /// The "not pinned yet" entry was made.
     told_unenforced: bool,
+    /// Items seen on pages passed on unenforced, and the rule that denies each to the
+    /// client's host (the tool rules hold whether or not the lock pins the kind).
+    unenforced_seen: HashMap<String, Option<Denial>>,
 }
 
 /// One listing of a kind as the client received it.
@@ -70,6 +74,9 @@ pub struct ItemHidden {
     pub class: Option<Class>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<Action>,
+    /// The rule that denies it and its file (PROMPT_DENIED, RESOURCE_TEMPLATE_DENIED).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_by: Option<Denial>,
 }
 
 /// An item given to the client although its live definition is not approved.
@@ -117,6 +124,8 @@ pub struct ItemRefusal {
     pub required_action: RequiredAction,
     pub pinned_hash: Option<String>,
     pub live_hash: Option<String>,
+    /// The rule that denies it and its file (PROMPT_DENIED, RESOURCE_TEMPLATE_DENIED).
+    pub denied_by: Option<Denial>,
 }
 
 /// What becomes of a `prompts/get` or `resources/read`.
@@ -191,7 +200,8 @@ fn rank(code: ErrorCode) -> u8 {
         ErrorCode::ResourceTemplatesNotVerified => 0,
         ErrorCode::StaleResourceTemplate => 1,
         ErrorCode::UnpinnedResourceTemplate => 2,
-        _ => 3,
+        ErrorCode::ResourceTemplateDenied => 3,
+        _ => 4,
     }
 }
 
@@ -312,7 +322,8 @@ impl Session {
         }
         let pinned = self.pinned();
         let Some(mut change) = item_change(kind, pinned, key, item, problem) else {
-            return (Served::Approved, None);
+            let denied = self.denial(kind, key, Some(&item.definition));
+            return (denied.map_or(Served::Approved, Served::Denied), None);
         };
         if pinned.is_some_and(|p| p.exact) || kind == Kind::ResourceTemplate {
             self.pair_rename(&mut change, listed);
@@ -326,6 +337,16 @@ impl Session {
                 pinned_hash: change.pinned_hash.clone().unwrap_or_default(),
             },
             (true, Serve::Live) => Served::Live,
+        };
+        // Judged on the definition the client is served, as tools are.
+        let served_definition = match &served {
+            Served::Pinned { pinned_hash } => self.approved_item(kind, key, pinned_hash),
+            _ => None,
+        };
+        let definition = served_definition.as_deref().unwrap_or(&item.definition);
+        let served = match self.denial(kind, key, Some(definition)) {
+            Some(denial) => Served::Denied(denial),
+            None => served,
         };
         (served, Some(change))
     }
@@ -406,7 +427,10 @@ impl Session {
                 .get("result")
                 .and_then(|r| r.get("nextCursor"))
                 .is_none_or(|c| matches!(c, Json::Null));
-            return page(self.canonical_or_error(&message), complete, true);
+            if self.rules.is_empty() {
+                return page(self.canonical_or_error(&message), complete, true);
+            }
+            return self.unenforced_page(kind, message, complete);
         }
         let mut result = message.take("result").unwrap_or(Json::Null);
         let listed_items = match result.take(member) {
@@ -456,6 +480,7 @@ impl Session {
                     live_hash: None,
                     class: None,
                     action: None,
+                    denied_by: None,
                 });
                 continue;
             };
@@ -478,9 +503,10 @@ impl Session {
                     keep.push((*approved).clone());
                 }
                 Served::Live => keep.push((*item.definition).clone()),
-                Served::Hidden(code) => hidden.push(ItemHidden {
+                Served::Hidden(_) | Served::Denied(_) => hidden.push(ItemHidden {
                     key: key.clone(),
-                    error_code: *code,
+                    error_code: decision.left_out(kind).0,
+                    denied_by: decision.left_out(kind).1,
                     change: change.as_ref().map(|c| c.change),
                     renamed_from: change.as_ref().and_then(|c| c.renamed_from.clone()),
                     pinned_hash: change.as_ref().and_then(|c| c.pinned_hash.clone()),
@@ -522,7 +548,8 @@ impl Session {
             state.partial = Some(partial);
         }
         self.items.insert(kind, state);
-        if !hidden.is_empty() && self.on_drift == super::OnDrift::Fail {
+        let drifted = hidden.iter().any(|h| !h.error_code.is_denial());
+        if drifted && self.on_drift == super::OnDrift::Fail {
             let mut refused = self.refuse_items(
                 kind,
                 &id,
@@ -554,6 +581,68 @@ impl Session {
                 hidden,
             ),
         }
+    }
+
+    /// A page of a kind the lock does not pin yet, under tool rules: passed on but for
+    /// what the rules deny to the client's host.
+    fn unenforced_page(&mut self, kind: Kind, mut message: Json, complete: bool) -> CheckedItems {
+        let member = kind.list_method().1;
+        let mut result = message.take("result").unwrap_or(Json::Null);
+        let mut hidden = Vec::new();
+        let mut shown = 0;
+        if let Some(Json::Array(items)) = result.take(member) {
+            let mut keep = Vec::new();
+            let state = self.items.entry(kind).or_default();
+            let mut seen = std::mem::take(&mut state.unenforced_seen);
+            for item in items {
+                let Some(key) = item.get(kind.key_member()).and_then(Json::as_str) else {
+                    keep.push(item);
+                    continue;
+                };
+                let denial = self.denial(kind, &key, Some(&item));
+                seen.insert(key.clone(), denial.clone());
+                match denial {
+                    Some(denial) => hidden.push(ItemHidden {
+                        key,
+                        error_code: super::denied_code(kind),
+                        change: None,
+                        renamed_from: None,
+                        pinned_hash: None,
+                        live_hash: None,
+                        class: None,
+                        action: None,
+                        denied_by: Some(denial),
+                    }),
+                    None => keep.push(item),
+                }
+            }
+            self.items.entry(kind).or_default().unenforced_seen = seen;
+            shown = keep.len();
+            set_member(&mut result, member, Json::Array(keep));
+        }
+        set_member(&mut message, "result", result);
+        CheckedItems {
+            kind,
+            message: self.canonical_or_error(&message),
+            hidden,
+            served: Vec::new(),
+            shown,
+            refused: false,
+            complete,
+            unenforced: true,
+        }
+    }
+
+    /// The rule that denies an item of a kind the lock does not pin yet: by its key,
+    /// or as a page passed on unenforced showed it.
+    pub(super) fn unenforced_denial(&self, kind: Kind, key: &str) -> Option<Denial> {
+        let seen = self
+            .items
+            .get(&kind)
+            .and_then(|s| s.unenforced_seen.get(key))
+            .cloned()
+            .flatten();
+        seen.or_else(|| self.denial(kind, key, None))
     }
 
     fn refuse_items(

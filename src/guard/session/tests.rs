@@ -259,6 +259,7 @@ fn refusal_text_never_carries_the_new_description() {
         live_hash: Some("b".into()),
         violations: vec![],
         missing_profile: None,
+        denied_by: None,
     };
     let result = r.to_result(false);
     assert_eq!(result["isError"], true);
@@ -536,4 +537,51 @@ fn another_era_with_the_pinned_capabilities_is_profile_drift_said_once_and_judge
     // Said once a session.
     let (_, again) = s.check_handshake(&discover_answer(), Some(discover_hello(caps)));
     assert!(drift_notices(&again).is_empty(), "{again:?}");
+}
+
+#[test]
+fn a_tool_the_rules_deny_to_the_host_is_hidden_and_its_call_refused_naming_the_rule() {
+    let deploy = tool("deploy", &[]);
+    let status = tool("status", &[]);
+    let policy = Policy::parse(
+        "[tools]\ndeny = [\"s/deploy\"]\n[tools.arguments.\"s/status\"]\nbranch = { pattern = \"^main$\" }\n",
+        "mcp-lock.toml",
+    )
+    .unwrap();
+    let mut s = Session::new(
+        "s",
+        Some(pins(&[deploy.clone(), status.clone()])),
+        policy,
+        OnDrift::Fail,
+    );
+    // A denial is the team's choice, not drift: the listing is served without it even
+    // with --on-drift fail.
+    let checked = s.check_page(page(1, &[deploy, status], None), true, 0);
+    assert!(!checked.refused, "{}", checked.message);
+    assert_eq!(checked.shown, 1);
+    assert_eq!(checked.hidden[0].error_code, ErrorCode::ToolDenied);
+    assert!(!checked.message.contains("deploy"), "{}", checked.message);
+    let Decision::Refuse(refusal) = s.decide_call("deploy", &json!({})) else {
+        panic!("a denied tool's call is forwarded")
+    };
+    assert_eq!(refusal.error_code, ErrorCode::ToolDenied);
+    assert_eq!(refusal.required_action, RequiredAction::ChangeRules);
+    let result = refusal.to_result(false);
+    assert_eq!(result["structuredContent"]["error_code"], "TOOL_DENIED");
+    assert_eq!(
+        result["structuredContent"]["denied_by"]["rule"],
+        "[tools] deny \"s/deploy\""
+    );
+    assert_eq!(
+        result["structuredContent"]["denied_by"]["source"],
+        "mcp-lock.toml"
+    );
+    let Decision::Refuse(refusal) = s.decide_call("status", &json!({"branch": "dev"})) else {
+        panic!("an argument the rule does not allow is forwarded")
+    };
+    assert_eq!(refusal.error_code, ErrorCode::ArgumentDenied);
+    assert!(matches!(
+        s.decide_call("status", &json!({"branch": "main"})),
+        Decision::Forward { .. }
+    ));
 }

@@ -57,6 +57,7 @@ impl Session {
                 required_action,
                 pinned_hash,
                 live_hash,
+                denied_by: None,
             })
         };
         if self.identity_refused() {
@@ -76,6 +77,18 @@ impl Session {
             );
         };
         if !self.kind_pinned(kind) {
+            if let Some(denial) = self.unenforced_denial(kind, key) {
+                return ItemDecision::Refuse(ItemRefusal {
+                    kind,
+                    error_code: super::super::denied_code(kind),
+                    key: key.to_string(),
+                    uri: None,
+                    required_action: RequiredAction::ChangeRules,
+                    pinned_hash: None,
+                    live_hash: None,
+                    denied_by: Some(denial),
+                });
+            }
             return ItemDecision::Forward {
                 kind,
                 key: Some(key.to_string()),
@@ -99,6 +112,26 @@ impl Session {
         };
         match self.latest_item(kind, key) {
             None => {
+                // The rules need no listing to deny what the client's view pins.
+                let pin = self
+                    .view
+                    .as_ref()
+                    .and_then(|v| v.items(kind))
+                    .and_then(|items| items.get(key));
+                if let Some(pin) = pin
+                    && let Some(denial) = self.denial(kind, key, Some(&pin.definition))
+                {
+                    return ItemDecision::Refuse(ItemRefusal {
+                        kind,
+                        error_code: super::super::denied_code(kind),
+                        key: key.to_string(),
+                        uri: None,
+                        required_action: RequiredAction::ChangeRules,
+                        pinned_hash: Some(pin.hash.clone()),
+                        live_hash: None,
+                        denied_by: Some(denial),
+                    });
+                }
                 let could_serve =
                     pinned_anywhere || self.policy.action(Rule::Added(kind)) != Action::Fail;
                 if could_serve {
@@ -116,6 +149,16 @@ impl Session {
             Some(Some(seen)) => {
                 let live = seen.hash.clone();
                 match &seen.served {
+                    Served::Denied(denial) => ItemDecision::Refuse(ItemRefusal {
+                        kind,
+                        error_code: super::super::denied_code(kind),
+                        key: key.to_string(),
+                        uri: None,
+                        required_action: RequiredAction::ChangeRules,
+                        pinned_hash: self.judged_pin(kind, key).or(view_pin),
+                        live_hash: live,
+                        denied_by: Some(denial.clone()),
+                    }),
                     Served::Hidden(code) => refuse(
                         *code,
                         RequiredAction::ApproveUpdate,
@@ -155,6 +198,7 @@ impl Session {
                 required_action: RequiredAction::ApproveUpdate,
                 pinned_hash: view_pin.clone(),
                 live_hash: None,
+                denied_by: None,
             })
         };
         let removed = ItemDecision::Forward {
@@ -192,6 +236,17 @@ impl Session {
                 self.policy.judge(&mut change);
                 if change.action == Action::Fail {
                     refuse(stale_code(kind))
+                } else if let Some(denial) = self.denial(kind, key, Some(&pin.definition)) {
+                    ItemDecision::Refuse(ItemRefusal {
+                        kind,
+                        error_code: super::super::denied_code(kind),
+                        key: key.to_string(),
+                        uri: None,
+                        required_action: RequiredAction::ChangeRules,
+                        pinned_hash: view_pin.clone(),
+                        live_hash: None,
+                        denied_by: Some(denial),
+                    })
                 } else {
                     removed
                 }
@@ -228,6 +283,28 @@ impl Session {
             return with_uri(self.decide_item(kind, ""));
         }
         if !self.kind_pinned(kind) {
+            // Templates shown on pages passed on unenforced: a URI only denied ones
+            // match is refused.
+            let seen = self.items.get(&kind).map(|s| &s.unenforced_seen);
+            let matching: Vec<(&String, &Option<Denial>)> = seen
+                .into_iter()
+                .flatten()
+                .filter(|(template, _)| template_matches(template, uri))
+                .collect();
+            if let Some((template, Some(denial))) = matching.first()
+                && matching.iter().all(|(_, d)| d.is_some())
+            {
+                return ItemDecision::Refuse(ItemRefusal {
+                    kind,
+                    error_code: ErrorCode::ResourceTemplateDenied,
+                    key: (*template).clone(),
+                    uri: Some(uri.to_string()),
+                    required_action: RequiredAction::ChangeRules,
+                    pinned_hash: None,
+                    live_hash: None,
+                    denied_by: Some(denial.clone()),
+                });
+            }
             return ItemDecision::unenforced(kind);
         }
         // A client that never listed templates in this session was shown none: the
@@ -238,7 +315,11 @@ impl Session {
             state.generation == 0 && state.complete.is_none() && state.partial.is_none()
         });
         if never_listed {
-            return ItemDecision::unenforced(kind);
+            // The rules still hold: a URI that only templates the rules deny to this
+            // host match is refused, listed or not.
+            return self
+                .denied_read(uri)
+                .map_or(ItemDecision::unenforced(kind), ItemDecision::Refuse);
         }
         let mut templates: Vec<&String> = self
             .view
@@ -278,7 +359,42 @@ impl Session {
     }
 }
 
+impl Session {
+    /// The refusal of a read of `uri` when pinned templates of the client's view match
+    /// it and the rules deny every one of them to the client's host.
+    fn denied_read(&self, uri: &str) -> Option<ItemRefusal> {
+        let kind = Kind::ResourceTemplate;
+        let pins = self.view.as_ref()?.items(kind)?;
+        let mut denied = None;
+        for (template, pin) in pins.iter().filter(|(t, _)| template_matches(t, uri)) {
+            match self.denial(kind, template, Some(&pin.definition)) {
+                Some(denial) => denied = denied.or(Some((template, pin, denial))),
+                None => return None,
+            }
+        }
+        let (template, pin, denial) = denied?;
+        Some(ItemRefusal {
+            kind,
+            error_code: ErrorCode::ResourceTemplateDenied,
+            key: template.clone(),
+            uri: Some(uri.to_string()),
+            required_action: RequiredAction::ChangeRules,
+            pinned_hash: Some(pin.hash.clone()),
+            live_hash: None,
+            denied_by: Some(denial),
+        })
+    }
+}
+
 impl ItemRefusal {
+    /// The rule that denies it, escaped.
+    fn rule_quoted(&self) -> String {
+        self.denied_by
+            .as_ref()
+            .map(|d| crate::text::escape_for_terminal(&d.to_string()))
+            .unwrap_or_default()
+    }
+
     /// The JSON-RPC error the client gets for its request `id`: a short message that
     /// never repeats the server's new wording, and the facts in `data`.
     pub fn to_error(&self, id: &Value) -> Value {
@@ -303,6 +419,8 @@ impl ItemRefusal {
             ErrorCode::UnpinnedResource => "no resource of that URI is approved in mcp.lock".to_string(),
             ErrorCode::ResourcesNotVerified => "the server's resource list changed (or was not listed yet) and has not been checked since; list the resources again (resources/list)".to_string(),
             ErrorCode::ServerIdentityChanged => "the server answered under another name than the one approved in mcp.lock".to_string(),
+            ErrorCode::PromptDenied => format!("the project's rules do not allow this agent to use it ({}); ask the user to change the rule if it is needed", self.rule_quoted()),
+            ErrorCode::ResourceTemplateDenied => format!("it matches only the resource template `{key}`, which the project's rules do not allow this agent to use ({}); ask the user to change the rule if it is needed", self.rule_quoted()),
             other => other.as_str().to_string(),
         };
         let mut data = json!({
@@ -315,6 +433,9 @@ impl ItemRefusal {
         });
         if let Some(uri) = &self.uri {
             data["uri"] = json!(uri);
+        }
+        if let Some(denial) = &self.denied_by {
+            data["denied_by"] = json!(denial);
         }
         json!({
             "jsonrpc": "2.0",
