@@ -544,9 +544,6 @@ pub struct SessionRules {
     pub stamp: String,
 }
 
-/// The most of the user's own file read for its rules.
-const MAX_USER_FILE_BYTES: u64 = 1 << 20;
-
 impl SessionRules {
     /// Reads the project's policy file at `policy_file` (shown as `shown`; a missing
     /// file is the defaults unless `required`) and the user's own file, looked up with
@@ -568,7 +565,7 @@ impl SessionRules {
         }
         let user_path = crate::audit::signing::user_settings_path(lookup);
         let user = match &user_path {
-            Some(path) => read(path, MAX_USER_FILE_BYTES)?,
+            Some(path) => crate::rules::read_user_file(path)?,
             None => None,
         };
         let mut hasher = Sha256::new();

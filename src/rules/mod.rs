@@ -36,7 +36,7 @@ use crate::surface::Kind;
 pub use arguments::ArgumentRule;
 pub use glob::Glob;
 pub(crate) use parse::{RawHostRules, RawKindRules, RawToolRules};
-pub use parse::{load_user_layer, user_layer_from_text};
+pub use parse::{load_user_layer, read_user_file, user_layer_from_text};
 
 /// An annotation rule's condition, on the tool's effective hints (the spec's defaults
 /// for what it leaves out: a tool that says nothing may modify, destroy, and reach

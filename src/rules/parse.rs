@@ -199,6 +199,27 @@ pub fn user_layer_from_text(text: &str, shown: &str) -> Result<Option<Layer>, St
     }))
 }
 
+/// The text of the user's own settings file at `path`, None when there is none (no
+/// file there, or a path through a file): a regular file only, opened without
+/// blocking, at most 1 MiB.
+pub fn read_user_file(path: &std::path::Path) -> Result<Option<String>, String> {
+    match crate::files::read_regular_text(path, MAX_USER_FILE_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(format!(
+            "cannot read {}: {e}; make it a regular file of your settings, or remove it",
+            path.display()
+        )),
+    }
+}
+
 /// The rules of the user's own settings file
 /// ([`crate::audit::signing::user_settings_path`]); None when there is no file or it
 /// gives no rules. A file that cannot be read or understood is an error: rules an
@@ -207,12 +228,8 @@ pub fn load_user_layer(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option
     let Some(path) = crate::audit::signing::user_settings_path(lookup) else {
         return Ok(None);
     };
-    let shown = path.display().to_string();
-    match crate::files::read_regular_text(&path, MAX_USER_FILE_BYTES) {
-        Ok(text) => user_layer_from_text(&text, &shown),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!(
-            "cannot read {shown}: {e}; make it a regular file of your settings, or remove it"
-        )),
+    match read_user_file(&path)? {
+        Some(text) => user_layer_from_text(&text, &path.display().to_string()),
+        None => Ok(None),
     }
 }

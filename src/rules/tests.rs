@@ -288,3 +288,19 @@ fn a_host_the_caller_cannot_name_gets_what_every_host_is_allowed() {
             .is_some()
     );
 }
+
+#[test]
+fn no_users_file_or_a_path_through_a_file_gives_no_rules_and_a_directory_in_its_place_is_an_error()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let xdg = dir.path().display().to_string();
+    let lookup = |name: &str| (name == "XDG_CONFIG_HOME").then(|| xdg.clone());
+    assert_eq!(load_user_layer(&lookup), Ok(None));
+    // `mcp-lock` is a file: the settings file cannot exist.
+    std::fs::write(dir.path().join("mcp-lock"), "").unwrap();
+    assert_eq!(load_user_layer(&lookup), Ok(None));
+    std::fs::remove_file(dir.path().join("mcp-lock")).unwrap();
+    std::fs::create_dir_all(dir.path().join("mcp-lock/mcp-lock.toml")).unwrap();
+    let err = load_user_layer(&lookup).unwrap_err();
+    assert!(err.starts_with("cannot read "), "{err}");
+}
