@@ -407,14 +407,15 @@ impl ServerRecord {
             if rules.is_empty() {
                 return None;
             }
-            let definition = definition.to_value();
-            let subject = crate::rules::Subject::of(
-                crate::surface::Kind::Tool,
-                &report.name,
-                name,
-                Some(&definition),
-            );
-            rules.decide(PROFILE, &subject).map(|d| {
+            rules
+                .decide_definition(
+                    Some(PROFILE),
+                    crate::surface::Kind::Tool,
+                    &report.name,
+                    name,
+                    Some(definition),
+                )
+                .map(|d| {
                 format!(
                     "the project's tool rules do not allow Claude Code to use tool {} of MCP server {} ({}); only a person changing that rule makes it usable",
                     esc(name),

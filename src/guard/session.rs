@@ -24,7 +24,7 @@ use crate::hash::{HashedTool, instructions_hash};
 use crate::json::Json;
 use crate::lock::{LockedServer, PinnedServer};
 use crate::policy::{Action, Policy, Rule, Serve};
-use crate::rules::{Denial, Subject, ToolRules};
+use crate::rules::{Denial, ToolRules};
 use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
@@ -372,21 +372,8 @@ impl Session {
         if self.rules.is_empty() {
             return None;
         }
-        // Only what the rules read: a template's `name`, a tool's `annotations`.
-        let read = definition.map(|d| {
-            let mut members = serde_json::Map::new();
-            for member in ["name", "annotations"] {
-                if let Some(value) = d.get(member) {
-                    members.insert(member.to_string(), value.to_value());
-                }
-            }
-            Value::Object(members)
-        });
-        let subject = Subject::of(kind, &self.server, key, read.as_ref());
-        match &self.matched {
-            Some(host) => self.rules.decide(host, &subject),
-            None => self.rules.decide_unknown_host(&subject),
-        }
+        self.rules
+            .decide_definition(self.matched.as_deref(), kind, &self.server, key, definition)
     }
 
     /// Picks the view: the profile named `keep` if still pinned, else the one the
