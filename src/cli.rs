@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mcp_lock::policy::{Rule, parse_rule};
+use mcp_lock::policy::{Rule, parse_accept_rule, parse_rule};
 
 const ABOUT: &str = "Pin the tool definitions of your MCP servers in mcp.lock, verify them in CI, approve every change";
 
@@ -503,7 +503,7 @@ pub struct UpdateArgs {
     /// Accept changes of these classes without asking (comma-separated: authority,
     /// breaking, semantic, additive, cosmetic, tool-added, tool-removed); adds to the
     /// policy file's `update.accept`
-    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_accept_rule)]
     pub accept: Vec<Rule>,
 
     /// Contact the named remote servers even where their URL is on another origin
@@ -538,7 +538,7 @@ pub struct UpgradeArgs {
 
     /// Accept changes of these classes without asking (as `update --accept`;
     /// `package-changed` accepts the package move)
-    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_accept_rule)]
     pub accept: Vec<Rule>,
 
     /// The cooldown: take only releases published at least this long ago (7d, 36h,

@@ -51,6 +51,7 @@ pub mod profile;
 pub mod protocol;
 pub mod received;
 pub mod report;
+pub mod screen;
 pub mod secrets;
 pub mod startup;
 pub mod surface;

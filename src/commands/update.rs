@@ -105,6 +105,8 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         packages.insert(server, pin);
     }
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }

@@ -1,0 +1,156 @@
+//! Shadowing: a definition that tells the model how to use another server's tool, or
+//! a tool name that imitates another server's.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::instructions::sentences;
+use super::normal::is_lookalike;
+use super::walk::{Field, Text};
+use super::{Context, Normal, Screened, Severity, fold_name, quote};
+
+pub const SHADOWING_INSTRUCTION: &str = "shadowing-instruction";
+pub const SHADOWING_NAME: &str = "shadowing-name";
+
+/// Words that make a mention of a tool an instruction about it.
+static CUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b(must|always|never|instead|should|make sure|ensure|before|after|whenever|when|do not",
+        r"|don't|important|only|required|require|change|set|add|send|redirect|replace|use|call)\b"
+    ))
+    .expect("a screening pattern compiles")
+});
+
+/// A name distinctive enough that a mention of it is a mention of that tool, not a
+/// word ("search", "fetch" are both).
+fn distinctive(name: &str) -> bool {
+    let chars = name.chars().count();
+    let separated = name.contains(['_', '-', '.']);
+    let camel = name
+        .chars()
+        .zip(name.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    chars >= 6 && (separated || camel) || chars >= 12
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-')
+}
+
+/// Where `name` occurs in `text` as a whole name.
+fn find_name(text: &str, name: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = text[from..].find(name) {
+        let at = from + i;
+        let end = at + name.len();
+        let before = text[..at].chars().next_back().is_none_or(|c| !is_name_char(c));
+        let after = text[end..].chars().next().is_none_or(|c| !is_name_char(c));
+        if before && after {
+            return Some(at);
+        }
+        from = at + name.len().max(1);
+    }
+    None
+}
+
+pub fn screen_text(
+    text: &Text,
+    normal: &Normal,
+    server: &str,
+    ctx: &Context,
+    out: &mut Vec<Screened>,
+) {
+    if matches!(text.field, Field::Structure | Field::Name | Field::Parameter) {
+        return;
+    }
+    for (other, tool) in ctx.others(server) {
+        if !distinctive(tool) || ctx.owns(server, tool) {
+            continue;
+        }
+        let lower = tool.to_lowercase();
+        let Some(at) = find_name(&normal.text, &lower) else {
+            continue;
+        };
+        let Some((s, e)) = sentences(&normal.text)
+            .into_iter()
+            .find(|(s, e)| *s <= at && at < *e)
+        else {
+            continue;
+        };
+        if !CUE.is_match(&normal.text[s..e]) {
+            continue;
+        }
+        let (a, b) = normal.raw_range(s, e);
+        out.push(
+            Screened::new(
+                SHADOWING_INSTRUCTION,
+                Severity::High,
+                text,
+                quote(&text.value, a, b),
+            )
+            .because(format!(
+                "tells the model how to use {tool:?}, a tool of another server ({other})"
+            )),
+        );
+        return;
+    }
+}
+
+/// Levenshtein distance, bounded: `None` past `max`.
+fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut row = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            row[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1);
+        }
+        if row.iter().min().is_some_and(|m| *m > max) {
+            return None;
+        }
+        prev = row;
+    }
+    prev.last().copied().filter(|d| *d <= max)
+}
+
+pub fn screen_name(name: &str, server: &str, ctx: &Context, out: &mut Vec<Screened>) {
+    let text = Text {
+        pointer: "/name".into(),
+        field: Field::Name,
+        value: name.to_string(),
+        parameter: None,
+    };
+    let folded = fold_name(name);
+    let disguised = name
+        .chars()
+        .any(|c| is_lookalike(c) || super::chars::is_hidden(c));
+    for (other, tool) in ctx.others(server) {
+        if tool == name || ctx.owns(server, tool) {
+            continue;
+        }
+        let theirs = fold_name(tool);
+        let (severity, how) = if theirs == folded {
+            if disguised {
+                (Severity::High, "written with lookalike or invisible characters")
+            } else {
+                (Severity::Medium, "differing only in case or separators")
+            }
+        } else if folded.chars().count() >= 8 && distance(&folded, &theirs, 1).is_some() {
+            (Severity::Medium, "one letter away")
+        } else {
+            continue;
+        };
+        out.push(
+            Screened::new(SHADOWING_NAME, severity, &text, quote(name, 0, name.len())).because(
+                format!("the name imitates {tool:?} of another server ({other}), {how}"),
+            ),
+        );
+        return;
+    }
+}
