@@ -126,6 +126,28 @@ With --no-connect: 0 all pinned as configured, 1 a server not pinned, launched
 differently or dropped from the config, 2 usage, config or lock error.")]
     Verify(VerifyArgs),
 
+    /// Screen every live definition of the project's servers for poisoning: text
+    /// that instructs the model, invisible characters, shadowing, exfiltration
+    #[command(after_help = "\
+Examples:
+  mcp-lock scan                         every server in the config
+  mcp-lock scan github slack            only these
+  mcp-lock scan --format json > scan.json
+  mcp-lock scan --format sarif > scan.sarif
+  mcp-lock scan --fail screen-medium    fail on medium findings too
+
+Lists each server as verify does (same config discovery, client profiles, --client)
+and screens every tool, prompt and resource template it lists, pinned or not, with
+the other servers' tool names (from the lock and the listings) for shadowing. Each
+finding has a rule id, a severity, the JSON pointer of the string and a quote of it
+(invisible characters escaped). screen-high fails by default, screen-medium and
+screen-low warn ([verify] in mcp-lock.toml, --fail/--warn/--allow); findings a team
+accepted are named in [screen] accept as \"SERVER/NAME:RULE-ID\" (docs/screening.md).
+Nothing is written.
+Exit codes: 0 no finding the policy fails, 1 a finding the policy fails, 2 usage,
+config, policy or lock error, 3 nothing failed but some server could not be listed.")]
+    Scan(ScanArgs),
+
     /// Show what changed, classified: between the lock and live servers, or between
     /// two lock files
     #[command(after_help = "\
@@ -576,6 +598,33 @@ pub struct VerifyArgs {
 
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Servers to scan, by config name [default: all]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ScanFormat::Text)]
+    pub format: ScanFormat,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScanFormat {
+    /// For people; colour on a terminal
+    Text,
+    /// One JSON document: the findings of every server
+    Json,
+    /// SARIF 2.1.0, one result per finding
+    Sarif,
 }
 
 /// Per-class overrides of the policy file.
