@@ -100,9 +100,56 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
     }
 }
 
-/// A parameter whose description asks for what the tool has no use for.
+/// A parameter named after what the model should keep: filled in, it is sent.
+static NAMED_ASK: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"\b(system prompt|conversation|chat history|previous messages|message history|all messages",
+        r"|tools? list|list of tools|full context|chain of thought|ssh|id (rsa|ed25519|ecdsa|dsa)",
+        r"|env file|dotenv|mcp json|passwd|private key|credentials file|aws credentials)\b"
+    ))
+});
+
+/// A name's words: `content_from_reading_ssh_id_rsa` and `systemPrompt` as "content
+/// from reading ssh id rsa" and "system prompt".
+fn words(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ' | '/') {
+            out.push(' ');
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(super::normal::fold_char(c).to_lowercase());
+    }
+    out
+}
+
+/// A parameter whose name or description asks for what the tool has no use for.
 pub fn screen_parameters(texts: &[Text], out: &mut Vec<Screened>) {
     for text in texts {
+        if text.field == Field::Parameter
+            && let Some(m) = NAMED_ASK.find(&words(&text.value))
+        {
+            out.push(
+                Screened::new(
+                    EXFIL_PARAMETER,
+                    Severity::High,
+                    text,
+                    quote(&text.value, 0, text.value.len()),
+                )
+                .because(format!(
+                    "parameter {:?} is named after {:?}: the model fills it in, and it goes to the server",
+                    text.value,
+                    m.as_str()
+                )),
+            );
+            continue;
+        }
         let Some(param) = &text.parameter else {
             continue;
         };

@@ -116,6 +116,15 @@ static RECIPIENT_RE: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
+/// Whether a negation governs the word at `at`: one of the few words before it.
+pub fn negated_before(sentence: &str, at: usize) -> bool {
+    let mut from = at.saturating_sub(24);
+    while !sentence.is_char_boundary(from) {
+        from -= 1;
+    }
+    NEGATION.is_match(&sentence[from..at])
+}
+
 /// The sentences of normalised text, as byte ranges.
 pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
@@ -158,17 +167,25 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
     }
     for (s, e) in sentences(&normal.text) {
         let sentence = &normal.text[s..e];
-        let negated = NEGATION.is_match(sentence);
-        if let Some(target) = SENSITIVE.find(sentence)
-            && !negated
-            && MOVE.is_match(sentence)
+        // A verb that moves data, not negated just before it ("never include ...").
+        let moving = MOVE
+            .find_iter(sentence)
+            .find(|m| !negated_before(sentence, m.start()));
+        if let (Some(target), Some(verb)) = (SENSITIVE.find(sentence), moving)
             && (DIRECTIVE.is_match(sentence) || IMPERATIVE.is_match(sentence))
         {
+            let (from, to) = if verb.start() < target.start() {
+                (verb.start(), target.end())
+            } else {
+                (target.start(), verb.end())
+            };
             out.push(
-                Screened::new(SENSITIVE_READ, Severity::High, text, at(s, e)).because(format!(
-                    "tells the model to read or pass on {:?}, which a tool's description has no reason to ask for",
-                    target.as_str().trim()
-                )),
+                Screened::new(SENSITIVE_READ, Severity::High, text, at(s + from, s + to)).because(
+                    format!(
+                        "tells the model to read or pass on {:?}, which a tool's description has no reason to ask for",
+                        target.as_str().trim()
+                    ),
+                ),
             );
         }
         if let Some(m) = CONCEAL.find(sentence) {
@@ -184,7 +201,7 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
             );
         }
         if let Some(m) = RECIPIENT_RE.find(sentence)
-            && (DIRECTIVE.is_match(sentence) || sentence.contains("must be") || negated)
+            && (DIRECTIVE.is_match(sentence) || sentence.contains("must be"))
         {
             out.push(
                 Screened::new(RECIPIENT, Severity::High, text, at(s + m.start(), s + m.end()))

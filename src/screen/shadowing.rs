@@ -81,7 +81,7 @@ pub fn screen_text(
         if !CUE.is_match(&normal.text[s..e]) {
             continue;
         }
-        let (a, b) = normal.raw_range(s, e);
+        let (a, b) = normal.raw_range(at, (at + lower.len() + 60).min(e));
         out.push(
             Screened::new(
                 SHADOWING_INSTRUCTION,
