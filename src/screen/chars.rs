@@ -87,21 +87,28 @@ pub fn screen(text: &Text, out: &mut Vec<Screened>) {
                 .because("a zero-width character: invisible to the user, read by the model"),
         );
     }
+    // An escape (ESC, or the one-character CSI) starts a sequence a terminal acts on.
+    let escape = s
+        .char_indices()
+        .find(|(_, c)| matches!(c, '\u{1B}' | '\u{9B}'));
     let control = |_: usize, c: char| c.is_control() && !matches!(c, '\n' | '\r' | '\t');
-    if let Some((a, b)) = first(&control) {
-        let escape = s[a..].starts_with('\u{1B}');
-        let (severity, reason) = if escape {
-            (
+    if let Some((a, c)) = escape {
+        out.push(
+            Screened::new(
+                CONTROL_CHARACTERS,
                 Severity::High,
+                text,
+                quote(s, a, a + c.len_utf8()),
+            )
+            .because(
                 "a terminal escape sequence: it can hide or rewrite what a person sees in a terminal",
-            )
-        } else {
-            (
-                Severity::Medium,
-                "a control character in text the model reads",
-            )
-        };
-        out.push(Screened::new(CONTROL_CHARACTERS, severity, text, quote(s, a, b)).because(reason));
+            ),
+        );
+    } else if let Some((a, b)) = first(&control) {
+        out.push(
+            Screened::new(CONTROL_CHARACTERS, Severity::Medium, text, quote(s, a, b))
+                .because("a control character in text the model reads"),
+        );
     }
     if matches!(text.field, Field::Name | Field::Parameter) {
         confusable(text, out);

@@ -12,6 +12,7 @@ mod launch;
 mod lifecycle;
 mod observed;
 mod profiles;
+mod screening;
 mod surface;
 
 use std::path::Path;
