@@ -425,7 +425,9 @@ impl Policy {
             if let Rule::Screen(_) = rule {
                 return Err(at(
                     name.span().start,
-                    format!("{rule} cannot be accepted by `update`; name findings a person looked at in [screen] accept"),
+                    format!(
+                        "{rule} cannot be accepted by `update`; name findings a person looked at in [screen] accept"
+                    ),
                 ));
             }
             policy.accept.insert(rule);

@@ -17,7 +17,7 @@ fn fixture_project(revision: &str) -> Project {
     p
 }
 
-fn screening_of<'a>(change: &'a Value) -> Vec<(&'a str, &'a str, &'a str)> {
+fn screening_of(change: &Value) -> Vec<(&str, &str, &str)> {
     change["screening"]
         .as_array()
         .unwrap()
@@ -77,7 +77,10 @@ fn verify_fails_a_change_screening_finds_high_though_its_class_only_warns() {
     assert_eq!(read["action"], "fail");
     // The human report shows each finding with its quote, escaped.
     let text = p.run(&["verify"]).expect(1).stdout();
-    assert!(text.contains("screen high sensitive-read /description"), "{text}");
+    assert!(
+        text.contains("screen high sensitive-read /description"),
+        "{text}"
+    );
     assert!(text.contains("\\u{202E}"), "{text}");
     assert!(!text.contains('\u{202e}'), "{text}");
 
@@ -113,7 +116,10 @@ fn update_yes_pins_a_new_server_without_the_definition_screening_fails_and_exits
         err.contains("fixture/search_docs [claude-code] not pinned: screening found "),
         "{err}"
     );
-    assert!(err.contains("sensitive-read (high) at /description"), "{err}");
+    assert!(
+        err.contains("sensitive-read (high) at /description"),
+        "{err}"
+    );
     let lock = p.lock_text().unwrap();
     assert!(lock.contains("name = \"deploy_preview\""), "{lock}");
     assert!(!lock.contains("name = \"search_docs\""), "{lock}");
@@ -136,7 +142,8 @@ fn update_yes_keeps_the_old_pin_of_a_change_screening_fails() {
     let run = p.run(&["update", "--yes"]);
     run.expect(4);
     assert!(
-        run.stderr().contains("fixture/search_docs [claude-code] not pinned"),
+        run.stderr()
+            .contains("fixture/search_docs [claude-code] not pinned"),
         "{}",
         run.stderr()
     );
@@ -149,7 +156,8 @@ fn update_accept_never_takes_a_screening_rule() {
     let run = p.run(&["update", "--accept", "screen-high"]);
     run.expect(2);
     assert!(
-        run.stderr().contains("screen-high cannot be accepted unasked"),
+        run.stderr()
+            .contains("screen-high cannot be accepted unasked"),
         "{}",
         run.stderr()
     );
@@ -207,9 +215,15 @@ fn scan_screens_every_live_definition_and_exits_1_on_a_finding_the_policy_fails(
     let run = p.run(&["scan"]);
     run.expect(1);
     let out = run.stdout();
-    assert!(out.contains("fixture [claude-code]  3 definitions screened"), "{out}");
+    assert!(
+        out.contains("fixture [claude-code]  3 definitions screened"),
+        "{out}"
+    );
     assert!(out.contains("    search_docs\n"), "{out}");
-    assert!(out.contains("screen high sensitive-read /description"), "{out}");
+    assert!(
+        out.contains("screen high sensitive-read /description"),
+        "{out}"
+    );
     assert!(p.lock_text().is_none());
     let doc = p.run(&["scan", "--format", "json"]).expect(1).json();
     assert_eq!(doc["exit_code"], 1);
@@ -221,7 +235,9 @@ fn scan_screens_every_live_definition_and_exits_1_on_a_finding_the_policy_fails(
     std::fs::write(p.path().join("revision"), "a").unwrap();
     p.run(&["scan"]).expect(0);
     // A server that cannot be listed: 3.
-    p.set_servers(json!({"gone": {"command": p.path().join("no-such-server").display().to_string()}}));
+    p.set_servers(
+        json!({"gone": {"command": p.path().join("no-such-server").display().to_string()}}),
+    );
     p.run(&["scan"]).expect(3);
 }
 
@@ -256,6 +272,11 @@ fn scan_sarif_is_valid_against_the_2_1_0_schema_with_one_result_per_finding() {
         read["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
         "fixture/search_docs#/description"
     );
-    let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules[read["ruleIndex"].as_u64().unwrap() as usize]["id"], "sensitive-read");
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        rules[read["ruleIndex"].as_u64().unwrap() as usize]["id"],
+        "sensitive-read"
+    );
 }

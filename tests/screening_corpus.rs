@@ -40,10 +40,7 @@ fn screened(doc: &Value) -> Vec<Screened> {
     let mut ctx = Context::default();
     for (name, tools) in doc["context"].as_object().unwrap() {
         let tools = tools.as_array().unwrap();
-        ctx.add(
-            name,
-            tools.iter().map(|t| t.as_str().unwrap().to_string()),
-        );
+        ctx.add(name, tools.iter().map(|t| t.as_str().unwrap().to_string()));
     }
     screen(kind, &doc["definition"], server, &ctx)
 }

@@ -753,8 +753,8 @@ fn screen_context(
         home: Some(server.to_string()),
         ..Default::default()
     };
-    let small = std::fs::metadata(&ws.lock_path)
-        .is_ok_and(|m| m.len() <= SCREEN_CONTEXT_LOCK_BYTES);
+    let small =
+        std::fs::metadata(&ws.lock_path).is_ok_and(|m| m.len() <= SCREEN_CONTEXT_LOCK_BYTES);
     if small && let Ok(Some(lock)) = read_lock(&ws.lock_path) {
         ctx.add_lock(&lock);
     }

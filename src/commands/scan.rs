@@ -30,8 +30,7 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
     super::announce(&selected);
     let options = check_options(&args.connect, true, ws, &policy)?;
     let checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
-    policy.screen.context =
-        std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
+    policy.screen.context = std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
     let mut servers = Vec::with_capacity(checked.len());
     for c in &checked {
         let mut server = ScannedServer {
@@ -106,10 +105,7 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
             super::out(&mcp_lock::report::render_scan_text(&servers));
             let screened: usize = servers.iter().map(|s| s.screened).sum();
             let counts = mcp_lock::report::screen_counts(&servers);
-            let by: Vec<String> = counts
-                .iter()
-                .map(|(s, n)| format!("{n} {s}"))
-                .collect();
+            let by: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
             let summary = format!(
                 "{} of {}: {}",
                 count(screened, "definition"),

@@ -15,9 +15,7 @@ use mcp_lock::lock::{FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::policy::{Policy, Rule};
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{
-    Proposal, add_package_proposals, apply, plan, screened_out, withhold,
-};
+use mcp_lock::update::{Proposal, add_package_proposals, apply, plan, screened_out, withhold};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
@@ -107,8 +105,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         packages.insert(server, pin);
     }
-    policy.screen.context =
-        std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
+    policy.screen.context = std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }

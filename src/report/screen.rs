@@ -37,10 +37,18 @@ pub fn render_screened(found: &[Screened], indent: &str) -> String {
             "{indent}{style}screen {}{style:#} {} {}  {}{accepted}",
             f.severity,
             f.rule,
-            esc(if f.pointer.is_empty() { "/" } else { &f.pointer }),
+            esc(if f.pointer.is_empty() {
+                "/"
+            } else {
+                &f.pointer
+            }),
             esc(&f.reason)
         );
-        let _ = writeln!(out, "{indent}    {dim}“{dim:#}{}{dim}”{dim:#}", esc(&f.quote));
+        let _ = writeln!(
+            out,
+            "{indent}    {dim}“{dim:#}{}{dim}”{dim:#}",
+            esc(&f.quote)
+        );
     }
     out
 }
@@ -106,11 +114,7 @@ pub fn render_scan_text(servers: &[ScannedServer]) -> String {
                 )
             }
         };
-        let _ = writeln!(
-            out,
-            "{}  {state}",
-            super::server_label(&s.name, &s.profile)
-        );
+        let _ = writeln!(out, "{}  {state}", super::server_label(&s.name, &s.profile));
         for item in &s.items {
             let noun = match item.kind {
                 Kind::Tool => String::new(),

@@ -29,7 +29,10 @@ pub fn is_hidden(c: char) -> bool {
     is_tag(c)
         || is_bidi(c)
         || is_zero_width(c)
-        || matches!(c, '\u{00AD}' | '\u{200E}' | '\u{200F}' | '\u{2061}'..='\u{2064}')
+        || matches!(
+            c,
+            '\u{00AD}' | '\u{200E}' | '\u{200F}' | '\u{2061}'..='\u{2064}'
+        )
 }
 
 /// A zero-width joiner between two pictographs builds one emoji (👩‍💻): not hidden text.

@@ -47,7 +47,9 @@ static URL: LazyLock<Regex> =
 
 /// A placeholder in a URL: `{data}`, `{{secret}}`, `<token>`, `$KEY`, `${KEY}`, `[DATA]`.
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\{\{?\s*([A-Za-z_ .-]{1,40})\s*\}?\}|<([A-Za-z_ .-]{1,40})>|\$\{?([A-Za-z_]{2,40})\}?|\[([A-Za-z_ ]{2,40})\]|%([A-Za-z_]{2,40})%")
+    re(
+        r"\{\{?\s*([A-Za-z_ .-]{1,40})\s*\}?\}|<([A-Za-z_ .-]{1,40})>|\$\{?([A-Za-z_]{2,40})\}?|\[([A-Za-z_ ]{2,40})\]|%([A-Za-z_]{2,40})%",
+    )
 });
 
 /// What a placeholder named like this stands for is data the model holds.
@@ -59,7 +61,10 @@ static DATA_WORD: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
-    if matches!(text.field, Field::Structure | Field::Name | Field::Parameter) {
+    if matches!(
+        text.field,
+        Field::Structure | Field::Name | Field::Parameter
+    ) {
         return;
     }
     let _ = normal;
@@ -69,12 +74,7 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
         let at = url.as_str().find("http").unwrap_or(0);
         let target = &url.as_str()[at..];
         let Some(p) = PLACEHOLDER.captures_iter(target).find(|c| {
-            let name = c
-                .iter()
-                .skip(1)
-                .flatten()
-                .next()
-                .map_or("", |m| m.as_str());
+            let name = c.iter().skip(1).flatten().next().map_or("", |m| m.as_str());
             image || DATA_WORD.is_match(name)
         }) else {
             continue;

@@ -64,7 +64,9 @@ static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\b(never|not|don't|dont|avoid|without|no|nor|exclude|excluding|redact|omit|cannot|can't)\b")
+    re(
+        r"\b(never|not|don't|dont|avoid|without|no|nor|exclude|excluding|redact|omit|cannot|can't)\b",
+    )
 });
 
 static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
@@ -190,28 +192,50 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
         }
         if let Some(m) = CONCEAL.find(sentence) {
             out.push(
-                Screened::new(CONCEALMENT, Severity::High, text, at(s + m.start(), s + m.end()))
-                    .because("tells the model to hide what it does from the user"),
+                Screened::new(
+                    CONCEALMENT,
+                    Severity::High,
+                    text,
+                    at(s + m.start(), s + m.end()),
+                )
+                .because("tells the model to hide what it does from the user"),
             );
         }
         if let Some(m) = OVERRIDE_RE.find(sentence) {
             out.push(
-                Screened::new(OVERRIDE, Severity::High, text, at(s + m.start(), s + m.end()))
-                    .because("tells the model to set aside its instructions or system prompt"),
+                Screened::new(
+                    OVERRIDE,
+                    Severity::High,
+                    text,
+                    at(s + m.start(), s + m.end()),
+                )
+                .because("tells the model to set aside its instructions or system prompt"),
             );
         }
         if let Some(m) = RECIPIENT_RE.find(sentence)
             && (DIRECTIVE.is_match(sentence) || sentence.contains("must be"))
         {
             out.push(
-                Screened::new(RECIPIENT, Severity::High, text, at(s + m.start(), s + m.end()))
-                    .because("tells the model to send everything of a kind to a fixed recipient"),
+                Screened::new(
+                    RECIPIENT,
+                    Severity::High,
+                    text,
+                    at(s + m.start(), s + m.end()),
+                )
+                .because("tells the model to send everything of a kind to a fixed recipient"),
             );
         }
         if let Some(m) = ORDER.find(sentence) {
             out.push(
-                Screened::new(OTHER_TOOL, Severity::Low, text, at(s + m.start(), s + m.end()))
-                    .because("tells the model to do something else before or after this tool; check what"),
+                Screened::new(
+                    OTHER_TOOL,
+                    Severity::Low,
+                    text,
+                    at(s + m.start(), s + m.end()),
+                )
+                .because(
+                    "tells the model to do something else before or after this tool; check what",
+                ),
             );
         }
     }

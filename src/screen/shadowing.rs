@@ -44,7 +44,10 @@ fn find_name(text: &str, name: &str) -> Option<usize> {
     while let Some(i) = text[from..].find(name) {
         let at = from + i;
         let end = at + name.len();
-        let before = text[..at].chars().next_back().is_none_or(|c| !is_name_char(c));
+        let before = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !is_name_char(c));
         let after = text[end..].chars().next().is_none_or(|c| !is_name_char(c));
         if before && after {
             return Some(at);
@@ -61,7 +64,10 @@ pub fn screen_text(
     ctx: &Context,
     out: &mut Vec<Screened>,
 ) {
-    if matches!(text.field, Field::Structure | Field::Name | Field::Parameter) {
+    if matches!(
+        text.field,
+        Field::Structure | Field::Name | Field::Parameter
+    ) {
         return;
     }
     for (other, tool) in ctx.others(server) {
@@ -137,7 +143,10 @@ pub fn screen_name(name: &str, server: &str, ctx: &Context, out: &mut Vec<Screen
         let theirs = fold_name(tool);
         let (severity, how) = if theirs == folded {
             if disguised {
-                (Severity::High, "written with lookalike or invisible characters")
+                (
+                    Severity::High,
+                    "written with lookalike or invisible characters",
+                )
             } else {
                 (Severity::Medium, "differing only in case or separators")
             }

@@ -62,7 +62,15 @@ const MAX_TEXTS: usize = 20_000;
 /// Every string in `definition`, keys of named schemas included.
 pub fn texts(kind: Kind, definition: &Value) -> Vec<Text> {
     let mut out = Vec::new();
-    walk(kind, definition, String::new(), Field::Prose, None, 0, &mut out);
+    walk(
+        kind,
+        definition,
+        String::new(),
+        Field::Prose,
+        None,
+        0,
+        &mut out,
+    );
     out
 }
 

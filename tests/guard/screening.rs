@@ -30,7 +30,10 @@ fn a_changed_tool_screening_fails_is_hidden_and_refused_though_semantic_only_war
     assert!(!answer.to_string().contains("id_rsa"), "{answer}");
     assert_eq!(actions(&project), Vec::<Value>::new());
     // verify judges it the same way: the screening finding fails the run.
-    let doc = project.run(&["verify", "--format", "json"]).expect(1).json();
+    let doc = project
+        .run(&["verify", "--format", "json"])
+        .expect(1)
+        .json();
     let change = &doc["servers"][0]["changes"][0];
     assert_eq!(change["tool"], "search_docs");
     assert_eq!(change["action"], "fail");
@@ -49,6 +52,9 @@ fn the_same_tool_with_its_findings_accepted_is_served_live() {
     );
     let (project, mut agent) = hostile_after_start(&policy);
     let tools = agent.list_tools();
-    assert_eq!(names(&tools), ["deploy_preview", "read_ticket", "search_docs"]);
+    assert_eq!(
+        names(&tools),
+        ["deploy_preview", "read_ticket", "search_docs"]
+    );
     project.run(&["verify"]).expect(0);
 }
