@@ -31,7 +31,8 @@ pub static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"|\bpasswords?\b|\b(access|auth|bearer|session|refresh|github|slack|npm)[ _-]?tokens?\b",
         r"|\bmcp\.json\b|claude_desktop_config|\.cursor/|\.aws/|\.npmrc|\.netrc|\.pypirc",
         r"|\.git-credentials|\.kube/config|\bkeychain\b|\bseed phrase|\bmnemonic\b|\bcookies\b",
-        r"|\.bash_history|\.zsh_history|\benvironment variables\b|\bconfig(uration)? files?\b)"
+        r"|\.bash_history|\.zsh_history|\benvironment variables\b|\bconfig(uration)? files?\b",
+        r"|\b(conversation|chat|message) history\b|\bsystem prompt\b|\bprevious messages\b)"
     ))
 });
 
@@ -73,12 +74,14 @@ static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
         r"(\b(do not|don't|dont|never|must not|should not|shouldn't|without)\s+(ever\s+)?",
         r"(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|alert",
-        r"|alerting|disclose|disclosing|let|letting|say|saying|show|showing|explain|explaining)\b",
+        r"|alerting|disclose|disclosing|let|letting|say|saying|show|showing|explain|explaining",
+        r"|share|sharing|bother|bothering)\b",
         r"[^.\n]{0,60}\b(the user|user|users|the human|them|anyone|that you|this|it)\b",
         r"|\b(secretly|covertly|surreptitiously|behind the user'?s back)\b",
         r"|\b(hide|hiding|conceal|concealing|keep)\b[^.\n]{0,40}\bfrom (the )?(user|human|them)\b",
         r"|\b(the )?user (must|should|will) (not|never) (know|see|notice|find out|be told|learn)\b",
-        r"|\b(user|human) (doesn't|does not|don't|do not) need to (know|see)\b",
+        r"|\b(user|human) (doesn't|does not|don't|do not) need to (know|see|be told)\b",
+        r"|\bno need to (tell|inform|notify|alert|mention|ask|bother) (the )?(user|human)\b",
         r"|\bthis is (just )?an? (internal |)implementation detail\b)"
     ))
 });
@@ -88,6 +91,8 @@ static OVERRIDE_RE: LazyLock<Regex> = LazyLock::new(|| {
         r"(\b(ignore|disregard|forget|override|bypass|overrule|supersede|replace)\b[^.\n]{0,50}",
         r"\b(previous|prior|earlier|above|preceding|all|other|any|your|system|original|existing|safety|user'?s?)\b",
         r"[^.\n]{0,30}\b(instructions?|prompts?|rules|guidelines|directions|directives|policies|guardrails|restrictions)\b",
+        r"|\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,20}\b(instructions?|guidelines|rules|prompts?|directives)\b",
+        r"[^.\n]{0,40}\b(earlier|previously|before|above|given|system|original)\b",
         r"|\byou are now\b|\bnew (system )?instructions\s*:|\bfrom now on,? you\b",
         r"|\b(these|the following) instructions (take|have) (precedence|priority)\b",
         r"|\btakes? precedence over (all |any )?(other|previous|your|system)\b)"
@@ -126,6 +131,10 @@ pub fn negated_before(sentence: &str, at: usize) -> bool {
     }
     NEGATION.is_match(&sentence[from..at])
 }
+
+/// A sentence that starts by sending something somewhere.
+static SENDING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*(send|forward|redirect|route|cc|bcc|copy|deliver)\b"));
 
 /// The sentences of normalised text, as byte ranges.
 pub fn sentences(text: &str) -> Vec<(usize, usize)> {
@@ -213,7 +222,10 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
             );
         }
         if let Some(m) = RECIPIENT_RE.find(sentence)
-            && (DIRECTIVE.is_match(sentence) || sentence.contains("must be"))
+            && (DIRECTIVE.is_match(sentence)
+                || sentence.contains("must be")
+                || sentence.contains("instead of")
+                || SENDING.is_match(sentence))
         {
             out.push(
                 Screened::new(
