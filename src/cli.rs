@@ -90,7 +90,11 @@ q rejects this and all remaining (changes already accepted, by you or by --accep
 the policy file, are still written).
 Without a terminal and without --yes, only the changes the policy accepts (--accept,
 update.accept in mcp-lock.toml) are written; the rest are shown, and if any is left
-the exit code is 4.")]
+the exit code is 4.
+Every definition to be pinned (a first pin, each added or changed one) is screened
+first (docs/screening.md) and its findings shown above it. --yes never pins one with
+a finding the policy fails (screen-high by default): it is left unpinned, or at its
+old pin, named in one line, and the exit code is 4.")]
     Update(UpdateArgs),
 
     /// Check live servers against mcp.lock; exit non-zero on drift
