@@ -723,21 +723,6 @@ pub fn attach_package(
     }
 }
 
-/// What screening compares a definition with: every tool name the lock pins, and
-/// every tool name each checked server listed now.
-pub fn screen_context(lock: &Lockfile, checked: &[Checked]) -> crate::screen::Context {
-    let mut ctx = crate::screen::Context::from_lock(lock);
-    for c in checked {
-        if let crate::client::Outcome::Complete { listing, .. } = &c.fetched.outcome {
-            ctx.add(
-                &c.spec.name,
-                listing.tools.iter().filter_map(|t| t.name.clone()),
-            );
-        }
-    }
-    ctx
-}
-
 /// Verifies selected servers against the lock and lets the policy judge every
 /// change: what `mcp-lock verify` and an agent host's start-up check both run. The
 /// pinned servers named in `gone` (see [`select_with_lock`]) have left the config and
@@ -779,7 +764,7 @@ pub async fn verify_servers(
     }
     // Shadowing is judged against the other servers' tools: pinned and listed now.
     let mut policy = policy.clone();
-    policy.screen.context = std::sync::Arc::new(screen_context(lock, &checked));
+    policy.screen.context = Arc::new(crate::screen::Context::of_run(lock, &checked));
     let policy = &policy;
     let mut reports = Vec::with_capacity(checked.len());
     let mut listings = Vec::with_capacity(checked.len());

@@ -30,7 +30,7 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
     super::announce(&selected);
     let options = check_options(&args.connect, true, ws, &policy)?;
     let checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
-    policy.screen.context = std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
     let mut servers = Vec::with_capacity(checked.len());
     for c in &checked {
         let mut server = ScannedServer {

@@ -105,7 +105,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         packages.insert(server, pin);
     }
-    policy.screen.context = std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }

@@ -278,8 +278,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     // Everything was listed: the candidates' installs go now, before any question.
     drop(scratch);
-    policy.screen.context =
-        std::sync::Arc::new(mcp_lock::check::screen_context(&lock, &checked));
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }

@@ -15,13 +15,14 @@
 //! (`screen-high`, `screen-medium`, `screen-low` in `[verify]`).
 
 mod chars;
+mod context;
 mod exfil;
 mod instructions;
 mod normal;
 mod shadowing;
 mod walk;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::Serialize;
@@ -30,6 +31,7 @@ use serde_json::Value;
 use crate::action::Action;
 use crate::surface::Kind;
 
+pub use context::Context;
 pub use normal::{Normal, fold_name};
 pub use walk::{Field, Text};
 
@@ -159,55 +161,6 @@ impl Screened {
     fn because(mut self, reason: impl Into<String>) -> Self {
         self.reason = reason.into();
         self
-    }
-}
-
-/// What screening needs to know beyond one definition: the tool names of the other
-/// servers of the project (from the lock and, where listed, the live listings).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Context {
-    /// Each server's tool names.
-    pub servers: BTreeMap<String, BTreeSet<String>>,
-    /// The server whose definitions [`crate::policy::Policy::judge`] screens when it is
-    /// not told (the guard's one server).
-    pub home: Option<String>,
-}
-
-impl Context {
-    /// The tool names the lock pins for every server it pins.
-    pub fn from_lock(lock: &crate::lock::Lockfile) -> Self {
-        let mut ctx = Context::default();
-        ctx.add_lock(lock);
-        ctx
-    }
-
-    /// Adds the tool names the lock pins (under any profile).
-    pub fn add_lock(&mut self, lock: &crate::lock::Lockfile) {
-        for (name, server) in &lock.servers {
-            let names = server.tool_names().into_iter().map(str::to_string);
-            self.servers.entry(name.clone()).or_default().extend(names);
-        }
-    }
-
-    /// Adds tool names a server listed.
-    pub fn add<I: IntoIterator<Item = String>>(&mut self, server: &str, tools: I) {
-        self.servers
-            .entry(server.to_string())
-            .or_default()
-            .extend(tools);
-    }
-
-    /// Every other server's tool names, as (server, tool).
-    fn others<'a>(&'a self, server: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        self.servers
-            .iter()
-            .filter(move |(name, _)| name.as_str() != server)
-            .flat_map(|(name, tools)| tools.iter().map(move |t| (name.as_str(), t.as_str())))
-    }
-
-    /// Whether `server` itself has a tool named `tool`.
-    fn owns(&self, server: &str, tool: &str) -> bool {
-        self.servers.get(server).is_some_and(|t| t.contains(tool))
     }
 }
 
