@@ -184,6 +184,15 @@ pub fn screen(kind: Kind, definition: &Value, server: &str, ctx: &Context) -> Ve
         shadowing::screen_name(name, server, ctx, &mut out);
     }
     exfil::screen_parameters(&texts, &mut out);
+    // An order among the server's own tools is its own workflow ("call list_x first").
+    if let Some(own) = ctx.servers.get(server) {
+        out.retain(|f| {
+            f.rule != instructions::OTHER_TOOL
+                || !own
+                    .iter()
+                    .any(|t| t.len() >= 6 && f.quote.contains(t.as_str()))
+        });
+    }
     // One finding per rule and pointer: the first (they come in text order).
     let mut seen = BTreeSet::new();
     out.retain(|f| seen.insert((f.rule, f.pointer.clone())));

@@ -42,3 +42,18 @@ fn accepted_entries_match_server_and_name_globs() {
     assert!(glob("a*/x*y", "abc/xzzy"));
     assert!(!glob("a*/x*y", "abc/xzz"));
 }
+
+#[test]
+fn an_order_among_the_servers_own_tools_is_not_a_finding_but_one_naming_an_unknown_tool_is() {
+    let def = json!({"name": "local_search", "description": "Before using this tool, call the brave_web_search tool with the query."});
+    let mut ctx = Context::default();
+    let found = |ctx: &Context| -> Vec<&'static str> {
+        screen(Kind::Tool, &def, "brave", ctx)
+            .into_iter()
+            .map(|f| f.rule)
+            .collect()
+    };
+    assert_eq!(found(&ctx), ["call-order"]);
+    ctx.add("brave", ["local_search".into(), "brave_web_search".into()]);
+    assert_eq!(found(&ctx), Vec::<&str>::new());
+}
