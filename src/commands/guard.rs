@@ -749,10 +749,8 @@ fn screen_context(
     server: &str,
     pinned: &mcp_lock::lock::PinnedServer,
 ) -> mcp_lock::screen::Context {
-    let mut ctx = mcp_lock::screen::Context {
-        home: Some(server.to_string()),
-        ..Default::default()
-    };
+    let mut ctx = mcp_lock::screen::Context::default();
+    ctx.home = Some(server.to_string());
     let small =
         std::fs::metadata(&ws.lock_path).is_ok_and(|m| m.len() <= SCREEN_CONTEXT_LOCK_BYTES);
     if small && let Ok(Some(lock)) = read_lock(&ws.lock_path) {

@@ -185,7 +185,7 @@ pub fn screen(kind: Kind, definition: &Value, server: &str, ctx: &Context) -> Ve
     }
     exfil::screen_parameters(&texts, &mut out);
     // An order among the server's own tools is its own workflow ("call list_x first").
-    if let Some(own) = ctx.servers.get(server) {
+    if let Some(own) = ctx.tools_of(server) {
         out.retain(|f| {
             f.rule != instructions::OTHER_TOOL
                 || !own

@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::context::deletions;
 use super::instructions::sentences;
 use super::normal::is_lookalike;
 use super::walk::{Field, Text};
@@ -38,25 +39,6 @@ fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-')
 }
 
-/// Where `name` occurs in `text` as a whole name.
-fn find_name(text: &str, name: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = text[from..].find(name) {
-        let at = from + i;
-        let end = at + name.len();
-        let before = text[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !is_name_char(c));
-        let after = text[end..].chars().next().is_none_or(|c| !is_name_char(c));
-        if before && after {
-            return Some(at);
-        }
-        from = at + name.len().max(1);
-    }
-    None
-}
-
 pub fn screen_text(
     text: &Text,
     normal: &Normal,
@@ -70,24 +52,38 @@ pub fn screen_text(
     ) {
         return;
     }
-    for (other, tool) in ctx.others(server) {
-        if !distinctive(tool) || ctx.owns(server, tool) {
+    let index = ctx.index();
+    let bytes = normal.text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        // The next run of name characters: a word that may be a tool's name.
+        let Some(start) = normal.text[at..].find(is_name_char).map(|i| at + i) else {
+            return;
+        };
+        let end = normal.text[start..]
+            .find(|c: char| !is_name_char(c))
+            .map_or(normal.text.len(), |i| start + i);
+        at = end;
+        let word = &normal.text[start..end];
+        let Some(named) = index.lower.get(word) else {
             continue;
-        }
-        let lower = tool.to_lowercase();
-        let Some(at) = find_name(&normal.text, &lower) else {
+        };
+        let Some((other, tool)) = named
+            .iter()
+            .find(|(s, t)| s != server && distinctive(t) && !ctx.owns(server, t))
+        else {
             continue;
         };
         let Some((s, e)) = sentences(&normal.text)
             .into_iter()
-            .find(|(s, e)| *s <= at && at < *e)
+            .find(|(s, e)| *s <= start && start < *e)
         else {
             continue;
         };
         if !CUE.is_match(&normal.text[s..e]) {
             continue;
         }
-        let (a, b) = normal.raw_range(at, (at + lower.len() + 60).min(e));
+        let (a, b) = normal.raw_range(start, (end + 60).min(e));
         out.push(
             Screened::new(
                 SHADOWING_INSTRUCTION,
@@ -136,30 +132,55 @@ pub fn screen_name(name: &str, server: &str, ctx: &Context, out: &mut Vec<Screen
     let disguised = name
         .chars()
         .any(|c| is_lookalike(c) || super::chars::is_hidden(c));
-    for (other, tool) in ctx.others(server) {
-        if tool == name || ctx.owns(server, tool) {
-            continue;
+    let index = ctx.index();
+    let foreign = |(s, t): &&(String, String)| s != server && t != name && !ctx.owns(server, t);
+    let same = index
+        .folded
+        .get(&folded)
+        .into_iter()
+        .flatten()
+        .find(foreign);
+    let near = || {
+        if folded.chars().count() < 8 {
+            return None;
         }
-        let theirs = fold_name(tool);
-        let (severity, how) = if theirs == folded {
-            if disguised {
-                (
-                    Severity::High,
-                    "written with lookalike or invisible characters",
-                )
-            } else {
-                (Severity::Medium, "differing only in case or separators")
+        let mut seen = std::collections::HashSet::new();
+        for key in deletions(&folded) {
+            for theirs in index.near.get(&key).into_iter().flatten() {
+                if *theirs == folded || !seen.insert(theirs) {
+                    continue;
+                }
+                // Another server's name first: the edit distance is the dearer test.
+                let Some(found) = index.folded.get(theirs).into_iter().flatten().find(foreign)
+                else {
+                    continue;
+                };
+                if distance(&folded, theirs, 1).is_some() {
+                    return Some(found);
+                }
             }
-        } else if folded.chars().count() >= 8 && distance(&folded, &theirs, 1).is_some() {
-            (Severity::Medium, "one letter away")
-        } else {
-            continue;
-        };
-        out.push(
-            Screened::new(SHADOWING_NAME, severity, &text, quote(name, 0, name.len())).because(
-                format!("the name imitates {tool:?} of another server ({other}), {how}"),
-            ),
-        );
-        return;
-    }
+        }
+        None
+    };
+    let (severity, how, (other, tool)) = match same {
+        Some(found) if disguised => (
+            Severity::High,
+            "written with lookalike or invisible characters",
+            found,
+        ),
+        Some(found) => (
+            Severity::Medium,
+            "differing only in case or separators",
+            found,
+        ),
+        None => match near() {
+            Some(found) => (Severity::Medium, "one letter away", found),
+            None => return,
+        },
+    };
+    out.push(
+        Screened::new(SHADOWING_NAME, severity, &text, quote(name, 0, name.len())).because(
+            format!("the name imitates {tool:?} of another server ({other}), {how}"),
+        ),
+    );
 }
