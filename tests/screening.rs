@@ -280,3 +280,64 @@ fn scan_sarif_is_valid_against_the_2_1_0_schema_with_one_result_per_finding() {
         "sensitive-read"
     );
 }
+
+/// Two fixtures: `bulk` lists bulk_00000 and bulk_00001; `docs` serves the revision
+/// in `revision` (search_docs names bulk_00001 in `shadow`).
+fn two_servers(revision: &str) -> Project {
+    let p = Project::new(json!({}));
+    std::fs::write(p.path().join("revision"), revision).unwrap();
+    p.set_servers(json!({
+        "bulk": fixture_entry(&["--many", "2"]),
+        "docs": fixture_entry(&["--revision-file", "revision"]),
+    }));
+    p
+}
+
+#[test]
+fn a_definition_telling_the_model_how_to_use_another_servers_tool_is_shadowing() {
+    // Pinned before: verify knows bulk's tools from the lock and its listing.
+    let p = two_servers("a");
+    p.run(&["update", "--yes"]).expect(0);
+    std::fs::write(p.path().join("revision"), "shadow").unwrap();
+    std::fs::write(
+        p.path().join("mcp-lock.toml"),
+        "[verify]\nsemantic = \"warn\"\n",
+    )
+    .unwrap();
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let docs = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "docs")
+        .unwrap();
+    let change = &docs["changes"][0];
+    assert_eq!(
+        screening_of(change),
+        [("shadowing-instruction", "high", "/description")]
+    );
+    let reason = change["screening"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("\"bulk_00001\", a tool of another server (bulk)"),
+        "{reason}"
+    );
+    // Verify only the one server: bulk's names still come from the lock.
+    p.run(&["verify", "docs"]).expect(1);
+
+    // Never pinned: scan takes bulk's names from its listing.
+    let fresh = two_servers("shadow");
+    let doc = fresh.run(&["scan", "--format", "json"]).expect(1).json();
+    let docs = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "docs")
+        .unwrap();
+    assert_eq!(docs["items"][0]["name"], "search_docs");
+    assert_eq!(
+        docs["items"][0]["findings"][0]["rule"],
+        "shadowing-instruction"
+    );
+    // Alone, the same text names no tool of another server.
+    fresh.run(&["scan", "docs"]).expect(0);
+}
