@@ -35,8 +35,9 @@ fn distinctive(name: &str) -> bool {
     chars >= 6 && (separated || camel) || chars >= 12
 }
 
+/// What a tool name is made of (`files.read`, `send-email`, `get_issue`).
 fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-')
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')
 }
 
 pub fn screen_text(
@@ -64,7 +65,8 @@ pub fn screen_text(
             .find(|c: char| !is_name_char(c))
             .map_or(normal.text.len(), |i| start + i);
         at = end;
-        let word = &normal.text[start..end];
+        // A sentence's full stop, or a path's slash, is not part of the name.
+        let word = normal.text[start..end].trim_matches(['.', '/', '-']);
         let Some(named) = index.lower.get(word) else {
             continue;
         };
