@@ -837,6 +837,10 @@ pub async fn verify_servers(
         _ => None,
     };
     let whole = arrived.as_deref().unwrap_or(lock);
+    // Shadowing is judged against the other servers' tools: pinned and listed now.
+    let mut policy = policy.clone();
+    policy.screen.context = Arc::new(crate::screen::Context::of_run(whole, &checked));
+    let policy = &policy;
     let mut reports = Vec::with_capacity(checked.len());
     let mut listings = Vec::with_capacity(checked.len());
     for mut c in checked {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mcp_lock::policy::{Rule, parse_rule};
+use mcp_lock::policy::{Rule, parse_accept_rule, parse_rule};
 
 const ABOUT: &str = "Pin the tool definitions of your MCP servers in mcp.lock, verify them in CI, approve every change";
 
@@ -91,7 +91,11 @@ q rejects this and all remaining (changes already accepted, by you or by --accep
 the policy file, are still written).
 Without a terminal and without --yes, only the changes the policy accepts (--accept,
 update.accept in mcp-lock.toml) are written; the rest are shown, and if any is left
-the exit code is 4.")]
+the exit code is 4.
+Every definition to be pinned (a first pin, each added or changed one) is screened
+first (docs/screening.md) and its findings shown above it. --yes never pins one with
+a finding the policy fails (screen-high by default): it is left unpinned, or at its
+old pin, named in one line, and the exit code is 4.")]
     Update(UpdateArgs),
 
     /// Check live servers against mcp.lock; exit non-zero on drift
@@ -127,6 +131,28 @@ failed but some server incomplete or unverifiable, 2 usage, config or lock error
 With --no-connect: 0 all pinned as configured, 1 a server not pinned, launched
 differently or dropped from the config, 2 usage, config or lock error.")]
     Verify(VerifyArgs),
+
+    /// Screen every live definition of the project's servers for poisoning: text
+    /// that instructs the model, invisible characters, shadowing, exfiltration
+    #[command(after_help = "\
+Examples:
+  mcp-lock scan                         every server in the config
+  mcp-lock scan github slack            only these
+  mcp-lock scan --format json > scan.json
+  mcp-lock scan --format sarif > scan.sarif
+  mcp-lock scan --fail screen-medium    fail on medium findings too
+
+Lists each server as verify does (same config discovery, client profiles, --client)
+and screens every tool, prompt and resource template it lists, pinned or not, with
+the other servers' tool names (from the lock and the listings) for shadowing. Each
+finding has a rule id, a severity, the JSON pointer of the string and a quote of it
+(invisible characters escaped). screen-high fails by default, screen-medium and
+screen-low warn ([verify] in mcp-lock.toml, --fail/--warn/--allow); findings a team
+accepted are named in [screen] accept as \"SERVER/NAME:RULE-ID\" (docs/screening.md).
+Nothing is written.
+Exit codes: 0 no finding the policy fails, 1 a finding the policy fails, 2 usage,
+config, policy or lock error, 3 nothing failed but some server could not be listed.")]
+    Scan(ScanArgs),
 
     /// Show what changed, classified: between the lock and live servers, or between
     /// two lock files
@@ -514,7 +540,7 @@ pub struct UpdateArgs {
     /// Accept changes of these classes without asking (comma-separated: authority,
     /// breaking, semantic, additive, cosmetic, tool-added, tool-removed); adds to the
     /// policy file's `update.accept`
-    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_accept_rule)]
     pub accept: Vec<Rule>,
 
     /// Contact the named remote servers even where their URL is on another origin
@@ -549,7 +575,7 @@ pub struct UpgradeArgs {
 
     /// Accept changes of these classes without asking (as `update --accept`;
     /// `package-changed` accepts the package move)
-    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_rule)]
+    #[arg(long, value_name = "CLASSES", value_delimiter = ',', value_parser = parse_accept_rule)]
     pub accept: Vec<Rule>,
 
     /// The cooldown: take only releases published at least this long ago (7d, 36h,
@@ -587,6 +613,33 @@ pub struct VerifyArgs {
 
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Servers to scan, by config name [default: all]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ScanFormat::Text)]
+    pub format: ScanFormat,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScanFormat {
+    /// For people; colour on a terminal
+    Text,
+    /// One JSON document: the findings of every server
+    Json,
+    /// SARIF 2.1.0, one result per finding
+    Sarif,
 }
 
 /// Per-class overrides of the policy file.

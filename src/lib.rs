@@ -52,6 +52,7 @@ pub mod protocol;
 pub mod received;
 pub mod report;
 pub mod rules;
+pub mod screen;
 pub mod secrets;
 pub mod startup;
 pub mod surface;

@@ -15,6 +15,7 @@ use crate::client::PROTOCOL_VERSIONS;
 use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
 use crate::package::PackageStatus;
 use crate::profile::{Profile, ProfileSettings};
+use crate::screen::{Accepted, ScreenSettings, Screened, Severity};
 use crate::surface::{Kind, Surface};
 
 /// The policy file's name, next to the lock.
@@ -49,10 +50,13 @@ pub enum Rule {
     /// A pinned definition the tool rules deny to the host ([`crate::rules`]): it is
     /// still pinned, so its drift is seen, but never served (a note by default).
     ToolDenied,
+    /// Screening found something of this severity in a definition about to be
+    /// approved (high fails by default, medium and low warn): see [`crate::screen`].
+    Screen(Severity),
 }
 
 impl Rule {
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 23] = [
         Rule::Class(Class::Authority),
         Rule::Class(Class::Breaking),
         Rule::Class(Class::Semantic),
@@ -73,6 +77,9 @@ impl Rule {
         Rule::ClosureUnpinned,
         Rule::LaunchChanged,
         Rule::ToolDenied,
+        Rule::Screen(Severity::High),
+        Rule::Screen(Severity::Medium),
+        Rule::Screen(Severity::Low),
     ];
 
     /// A tool appearing: the rule named `tool-added`.
@@ -98,6 +105,9 @@ impl Rule {
             Rule::ClosureUnpinned => "closure-unpinned",
             Rule::LaunchChanged => crate::drift::LAUNCH_CHANGED,
             Rule::ToolDenied => "tool-denied",
+            Rule::Screen(Severity::High) => "screen-high",
+            Rule::Screen(Severity::Medium) => "screen-medium",
+            Rule::Screen(Severity::Low) => "screen-low",
         }
     }
 
@@ -165,6 +175,9 @@ pub struct Policy {
     pub allow_scripts: BTreeSet<String>,
     /// `[upgrade]`: which releases a pin may move to.
     pub upgrade: UpgradeSettings,
+    /// `[screen]`: accepted findings, and the other servers' tool names screening
+    /// compares with (filled by the command, from the lock and the live listings).
+    pub screen: ScreenSettings,
     /// Settings the file named that name a command to run or a key to use
     /// (`[audit] signing-key`, `sign-command`): a project's file cannot give them, so
     /// they are ignored, and the guard says so in one line. Only the user's own
@@ -204,6 +217,7 @@ impl Default for Policy {
                     Rule::Class(Class::Cosmetic) => Action::Allow,
                     Rule::PackageFloating | Rule::ClosureUnpinned => Action::Warn,
                     Rule::ToolDenied => Action::Allow,
+                    Rule::Screen(Severity::Medium | Severity::Low) => Action::Warn,
                     _ => Action::Fail,
                 };
                 (rule, action)
@@ -225,6 +239,7 @@ impl Default for Policy {
             client_metadata_url: None,
             allow_scripts: BTreeSet::new(),
             upgrade: UpgradeSettings::default(),
+            screen: ScreenSettings::default(),
             ignored: Vec::new(),
             rules: crate::rules::ToolRules::default(),
         }
@@ -281,6 +296,15 @@ struct RawPolicy {
     prompts: Option<crate::rules::RawKindRules>,
     #[serde(rename = "resource-templates")]
     resource_templates: Option<crate::rules::RawKindRules>,
+    #[serde(default)]
+    screen: RawScreen,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawScreen {
+    #[serde(default)]
+    accept: Vec<toml::Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -419,6 +443,14 @@ impl Policy {
         }
         for name in raw.update.accept {
             let rule = parse_rule(name.get_ref()).map_err(|m| at(name.span().start, m))?;
+            if let Rule::Screen(_) = rule {
+                return Err(at(
+                    name.span().start,
+                    format!(
+                        "{rule} cannot be accepted by `update`; name findings a person looked at in [screen] accept"
+                    ),
+                ));
+            }
             policy.accept.insert(rule);
         }
         if let Some(fields) = raw.classify.target_fields {
@@ -566,6 +598,11 @@ impl Policy {
             policy.upgrade.min_release_age =
                 read.map_err(|e| at(age.span().start, format!("min-release-age: {e}")))?;
         }
+        for entry in raw.screen.accept {
+            let accepted =
+                Accepted::parse(entry.get_ref()).map_err(|m| at(entry.span().start, m))?;
+            policy.screen.accept.push(accepted);
+        }
         let surface = raw.surface;
         policy.surface = over(
             Surface::default(),
@@ -623,12 +660,12 @@ impl Policy {
     pub fn evaluate(&self, report: &mut ServerReport) {
         let classifier = self.classifier();
         for change in &mut report.changes {
-            self.judge_with(&classifier, change);
+            self.judge_with(&classifier, change, Some(&report.name));
         }
         // Kinds not pinned yet are judged for the person who will pin them; they never
         // count against the run.
         for change in &mut report.pending {
-            self.judge_with(&classifier, change);
+            self.judge_with(&classifier, change, Some(&report.name));
         }
         for change in &mut report.server_changes {
             change.action = match change.rule.and_then(Rule::parse) {
@@ -691,10 +728,16 @@ impl Policy {
     /// Classifies one change and decides what it does: what [`Policy::evaluate`] does
     /// to each tool change of a report, for the guard's one tool at a time.
     pub fn judge(&self, change: &mut ToolChange) {
-        self.judge_with(&self.classifier(), change);
+        let home = self.screen.context.home.clone();
+        self.judge_with(&self.classifier(), change, home.as_deref());
     }
 
-    fn judge_with(&self, classifier: &Classifier, change: &mut ToolChange) {
+    /// [`Policy::judge`] for a definition of `server`.
+    pub fn judge_in(&self, server: &str, change: &mut ToolChange) {
+        self.judge_with(&self.classifier(), change, Some(server));
+    }
+
+    fn judge_with(&self, classifier: &Classifier, change: &mut ToolChange, server: Option<&str>) {
         change.findings = match change.change {
             ChangeKind::Added => change
                 .live
@@ -717,9 +760,42 @@ impl Policy {
             },
         };
         change.class = worst(&change.findings);
+        // What would become approved is screened: a new or changed definition's live
+        // side (a removal approves nothing).
+        change.screening = match (&change.live, change.change) {
+            (Some(live), ChangeKind::Added | ChangeKind::Changed | ChangeKind::Renamed) => {
+                let server = server.unwrap_or_default();
+                let mut found = crate::screen::screen(
+                    change.kind,
+                    &live.to_value(),
+                    server,
+                    &self.screen.context,
+                );
+                self.decide_screened(server, &change.tool, &mut found);
+                found
+            }
+            _ => Vec::new(),
+        };
         change.action = self.action_for(change);
     }
 
+    /// Marks each finding on the definition `name` of `server` accepted (by
+    /// `[screen] accept`) or not, and sets what the policy does with it: an accepted
+    /// one is allowed.
+    pub fn decide_screened(&self, server: &str, name: &str, found: &mut [Screened]) {
+        for f in found {
+            f.accepted = self
+                .screen
+                .accept
+                .iter()
+                .any(|a| a.covers(server, name, f.rule));
+            f.action = if f.accepted {
+                Action::Allow
+            } else {
+                self.action(Rule::Screen(f.severity))
+            };
+        }
+    }
     /// What the guard does with a tool a judged change concerns: the other half of
     /// the verify/guard invariant. A change verify fails is hidden; one it passes is
     /// served, as the approved definition when every finding is additive or cosmetic
@@ -753,13 +829,16 @@ impl Policy {
             .iter()
             .filter(|f| f.instructs_model)
             .map(|f| self.action(Rule::Class(f.class)))
+            .chain(change.screening.iter().map(|f| f.action))
             .fold(self.action(Rule::of(change)), Action::max)
     }
 
     /// Whether `update` may accept a tool change without asking: its rule, and the
-    /// class of every finding that instructs the model, are accepted.
+    /// class of every finding that instructs the model, are accepted, and screening
+    /// found nothing the policy fails.
     pub fn accepts(&self, change: &ToolChange) -> bool {
         change.is_pinnable()
+            && !change.screening.iter().any(|f| f.action == Action::Fail)
             && self.accept.contains(&Rule::of(change))
             && change
                 .findings
@@ -775,6 +854,17 @@ pub fn parse_rule(name: &str) -> Result<Rule, String> {
         let names: Vec<&str> = Rule::ALL.iter().map(|r| r.as_str()).collect();
         format!("{name:?} is not a class; use one of {}", names.join(", "))
     })
+}
+
+/// Parses a rule `update --accept` may take: any but the screening ones, which only
+/// a person (or `[screen] accept`, naming each finding) accepts.
+pub fn parse_accept_rule(name: &str) -> Result<Rule, String> {
+    match parse_rule(name)? {
+        Rule::Screen(_) => Err(format!(
+            "{name} cannot be accepted unasked; name each finding a person looked at in [screen] accept of mcp-lock.toml"
+        )),
+        rule => Ok(rule),
+    }
 }
 
 #[cfg(test)]
@@ -806,7 +896,8 @@ mod tests {
                 "renamed",
                 "package-changed",
                 "dependency-changed",
-                "launch-changed"
+                "launch-changed",
+                "screen-high"
             ]
         );
         assert_eq!(p.action(Rule::PackageFloating), Action::Warn);

@@ -572,6 +572,94 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
     next
 }
 
+/// A definition an unattended run does not pin: screening found something in it the
+/// policy fails (`screen-high` by default).
+#[derive(Debug, Clone)]
+pub struct Withheld {
+    pub server: String,
+    pub profile: String,
+    pub kind: Kind,
+    pub key: String,
+    /// "sensitive-read at /description, concealment at /description"
+    pub findings: String,
+    /// Part of a whole listing being pinned (a first pin): the pin is made without it.
+    /// Otherwise the change itself is not accepted and the old pin (if any) stays.
+    pub from_listing: bool,
+}
+
+fn failing(change: &ToolChange) -> Option<String> {
+    let found: Vec<String> = change
+        .screening
+        .iter()
+        .filter(|f| f.action == crate::action::Action::Fail)
+        .map(|f| format!("{} ({}) at {}", f.rule, f.severity, f.pointer))
+        .collect();
+    (!found.is_empty()).then(|| found.join(", "))
+}
+
+/// Takes out of the accepted proposals every definition whose screening the policy
+/// fails: what `--yes` and the policy's `accept` must never pin without a person. A
+/// change is rejected (its old pin stays); a definition of a whole listing is named,
+/// for [`withhold`] to leave out of the pin.
+pub fn screened_out(proposals: &[Proposal], decisions: &mut [bool]) -> Vec<Withheld> {
+    let mut out = Vec::new();
+    for (p, yes) in proposals.iter().zip(decisions.iter_mut()) {
+        if !*yes {
+            continue;
+        }
+        let (server, profile) = (p.server().to_string(), p.profile().unwrap_or_default());
+        let withheld = |c: &ToolChange, findings: String, from_listing: bool| Withheld {
+            server: server.clone(),
+            profile: profile.to_string(),
+            kind: c.kind,
+            key: c.tool.clone(),
+            findings,
+            from_listing,
+        };
+        match p {
+            Proposal::Tool { change, .. } => {
+                if let Some(findings) = failing(change) {
+                    *yes = false;
+                    out.push(withheld(change, findings, false));
+                }
+            }
+            Proposal::PinServer { tools: items, .. }
+            | Proposal::PinProfile { changes: items, .. }
+            | Proposal::PinKind { items, .. } => {
+                for c in items {
+                    if let Some(findings) = failing(c) {
+                        out.push(withheld(c, findings, true));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Leaves the withheld definitions of whole listings out of their new pins.
+pub fn withhold(lock: &mut Lockfile, withheld: &[Withheld]) {
+    for w in withheld.iter().filter(|w| w.from_listing) {
+        if let Some(pin) = lock
+            .servers
+            .get_mut(&w.server)
+            .and_then(|s| s.profiles.get_mut(&w.profile))
+        {
+            match w.kind {
+                Kind::Tool => {
+                    pin.tools.remove(&w.key);
+                }
+                kind => {
+                    if let Some(items) = pin.items_mut(kind) {
+                        items.remove(&w.key);
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn new_pin(c: &Checked, session: &ServerSession) -> LockedServer {
     LockedServer {
         name: c.spec.name.clone(),

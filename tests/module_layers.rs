@@ -1,13 +1,15 @@
 //! The modules that carry a pin from the lock to a verdict are layered, data flowing
-//! one way: the lock and package pins at the bottom, then profiles and drift, then the
-//! policy that judges drift. A module may use one below it, never one above, so no
-//! two of them import each other round a loop.
+//! one way: the lock and package pins at the bottom, then screening of definitions,
+//! then profiles and drift, then the policy that judges drift. A module may use one
+//! below it, never one above, so no two of them import each other round a loop.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Bottom first: each may use only those before it.
-const LAYERS: &[&str] = &["action", "package", "lock", "profile", "drift", "policy"];
+const LAYERS: &[&str] = &[
+    "action", "package", "lock", "screen", "profile", "drift", "policy",
+];
 
 /// The `crate::<module>` names a source file uses, comments and its unit tests left out.
 fn uses(source: &str, known: &[&str]) -> BTreeSet<String> {

@@ -37,6 +37,9 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     let mut checked = checked.remove(0);
     mcp_lock::check::mark_denied(&mut checked.report, &policy.rules, &checked.fetched, pins);
+    // Shadowing is judged against the other servers' tools the lock pins.
+    let mut policy = policy;
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::from_lock(&lock));
     policy.evaluate(&mut checked.report);
     let listing = match &checked.fetched.outcome {
         Outcome::Complete { listing, .. } => Some(listing),

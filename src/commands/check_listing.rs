@@ -61,6 +61,9 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
         mark_unmatched(&mut report, missing);
     }
     mcp_lock::check::mark_denied(&mut report, &policy.rules, &fetched, pins);
+    // Shadowing is judged against the other servers' tools the lock pins.
+    let mut policy = policy;
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::from_lock(&lock));
     policy.evaluate(&mut report);
     let reports = vec![report];
     let code = ExitCode::for_reports(&reports);

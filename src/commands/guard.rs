@@ -267,6 +267,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         cli::OnDrift::Fail => OnDrift::Fail,
     };
     let profiles: Vec<String> = pinned.profiles.keys().cloned().collect();
+    policy.screen.context = std::sync::Arc::new(screen_context(ws, &args.server, &pinned));
     let session = Session::new(&args.server, Some(pinned), policy, on_drift)
         .with_filter(filter)
         .with_state_dir(ws.lock_dir().to_path_buf());
@@ -735,4 +736,26 @@ fn user_settings_shown() -> String {
             mcp_lock::audit::signing::USER_SETTINGS_FILE
         ),
     }
+}
+
+/// Locks up to this size are read whole by the guard for the other servers' tool
+/// names (shadowing); a larger one is not, and only this server's names are known.
+const SCREEN_CONTEXT_LOCK_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What screening compares this server's definitions with: its own pinned tool
+/// names, and every other server's the lock pins (a lock of reasonable size).
+fn screen_context(
+    ws: &Workspace,
+    server: &str,
+    pinned: &mcp_lock::lock::PinnedServer,
+) -> mcp_lock::screen::Context {
+    let mut ctx = mcp_lock::screen::Context::default();
+    ctx.home = Some(server.to_string());
+    let small =
+        std::fs::metadata(&ws.lock_path).is_ok_and(|m| m.len() <= SCREEN_CONTEXT_LOCK_BYTES);
+    if small && let Ok(Some(lock)) = read_lock(&ws.lock_path) {
+        ctx.add_lock(&lock);
+    }
+    ctx.add(server, pinned.tool_names().into_iter().map(str::to_string));
+    ctx
 }

@@ -11,6 +11,7 @@ mod login;
 mod outdated;
 mod profiles;
 mod progress;
+mod scan;
 mod servers;
 mod update;
 mod upgrade;
@@ -122,6 +123,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Upgrade(args) => upgrade::run(&ctx, args).await,
         Command::Verify(args) => verify::run(&ctx, args).await,
         Command::Diff(args) => diff::run(&ctx, args).await,
+        Command::Scan(args) => scan::run(&ctx, args).await,
         Command::Hash(args) => hash::run(args),
         Command::Guard(args) => guard::run(&ctx, args).await,
         Command::Wrap(args) => wrap::run(&ctx, args, wrap::Direction::Wrap),

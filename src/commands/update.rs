@@ -15,7 +15,7 @@ use mcp_lock::lock::{FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::policy::{Policy, Rule};
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{Proposal, add_package_proposals, apply, plan};
+use mcp_lock::update::{Proposal, add_package_proposals, apply, plan, screened_out, withhold};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
@@ -105,6 +105,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         packages.insert(server, pin);
     }
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
         mcp_lock::check::mark_denied(
             &mut c.report,
@@ -243,6 +244,15 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
     };
 
+    // Unattended (--yes), nothing screening fails is pinned: such a definition is left
+    // unpinned (or at its old pin) for a person to look at. (What the policy accepts
+    // unasked never includes one: `Policy::accepts`.)
+    let mut decisions = decisions;
+    let withheld = if args.yes {
+        screened_out(proposals, &mut decisions)
+    } else {
+        Vec::new()
+    };
     let accepted: Vec<Proposal> = proposals
         .iter()
         .zip(&decisions)
@@ -252,10 +262,39 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     // Nothing accepted (a first pin rejected, say) leaves the lock as it was: an
     // empty lock is not written in its place.
     if !accepted.is_empty() {
-        write(ws, &root, &apply(&lock, &checked, &accepted))?;
+        let mut next = apply(&lock, &checked, &accepted);
+        withhold(&mut next, &withheld);
+        write(ws, &root, &next)?;
     }
-    for (p, yes) in proposals.iter().zip(decisions) {
-        report_line(p, yes);
+    for (p, yes) in proposals.iter().zip(&decisions) {
+        // A change held back for its screening is named below, once.
+        let held_back = |w: &mcp_lock::update::Withheld| match p {
+            Proposal::Tool { change, .. } => {
+                !w.from_listing && w.server == p.server() && w.key == change.tool
+            }
+            _ => false,
+        };
+        if !*yes && withheld.iter().any(held_back) {
+            continue;
+        }
+        report_line(p, *yes);
+    }
+    for w in &withheld {
+        let noun = match w.kind {
+            mcp_lock::surface::Kind::Tool => String::new(),
+            kind => format!("{} ", kind.noun()),
+        };
+        super::error(&format!(
+            "{}/{noun}{} [{}] not pinned: screening found {}; review it with `mcp-lock update {}` in a terminal, or accept the findings in [screen] accept",
+            esc(&w.server),
+            esc(&w.key),
+            esc(&w.profile),
+            esc(&w.findings),
+            esc(&w.server)
+        ));
+    }
+    if !withheld.is_empty() {
+        return Ok(ExitCode::ApprovalNeeded);
     }
     Ok(done_code)
 }

@@ -19,7 +19,7 @@ use mcp_lock::package::releases::{self, Release, Want};
 use mcp_lock::package::{self as package, Fetcher, OwnedEntry, PackagePin};
 use mcp_lock::report::{SHOWN_LINE_CHARS, server_label};
 use mcp_lock::text::{escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{Proposal, add_package_proposals, apply, plan};
+use mcp_lock::update::{Proposal, add_package_proposals, apply, plan, screened_out};
 use mcp_lock::upgrade::{at_version, moving, package_first, record_launch, version_arg, writable};
 use mcp_lock::wrap::{ConfigPath, set_arg};
 
@@ -278,6 +278,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     // Everything was listed: the candidates' installs go now, before any question.
     drop(scratch);
+    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }
@@ -344,6 +345,34 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
             return Ok(ExitCode::ApprovalNeeded);
         }
     };
+    // Unattended, nothing screening fails is pinned: such a change is rejected (its
+    // old pin stays, and verify reports it), a new listing is not pinned.
+    let mut decisions = decisions;
+    let withheld = if args.yes {
+        screened_out(&proposals, &mut decisions)
+    } else {
+        Vec::new()
+    };
+    for (p, yes) in proposals.iter().zip(decisions.iter_mut()) {
+        let listing = matches!(p, Proposal::PinProfile { .. } | Proposal::PinKind { .. });
+        if listing
+            && withheld.iter().any(|w| {
+                w.from_listing && w.server == p.server() && Some(w.profile.as_str()) == p.profile()
+            })
+        {
+            *yes = false;
+        }
+    }
+    for w in &withheld {
+        super::error(&format!(
+            "{}/{} [{}] not pinned: screening found {}; review it with `mcp-lock update {}` in a terminal",
+            esc(&w.server),
+            esc(&w.key),
+            esc(&w.profile),
+            esc(&w.findings),
+            esc(&w.server)
+        ));
+    }
     let kept = writable(&proposals, &decisions);
     if !kept.is_empty() {
         write(&to, &project, &lock, &checked, &moves, &kept)?;
@@ -375,6 +404,9 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
                 ),
             );
         }
+    }
+    if !withheld.is_empty() {
+        return Ok(ExitCode::ApprovalNeeded);
     }
     Ok(outcome.code())
 }

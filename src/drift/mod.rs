@@ -140,6 +140,10 @@ pub struct ToolChange {
     pub action: Action,
     /// What changed and what it means, worst first.
     pub findings: Vec<Finding>,
+    /// What screening found in the live definition (added, changed or renamed
+    /// definitions only), worst first; each with what the policy does with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub screening: Vec<crate::screen::Screened>,
     #[serde(skip)]
     pub pinned: Option<std::sync::Arc<Json>>,
     #[serde(skip)]
@@ -162,6 +166,7 @@ impl ToolChange {
             class: None,
             action: Action::default(),
             findings: Vec::new(),
+            screening: Vec::new(),
             pinned: None,
             live: None,
         }
@@ -340,6 +345,10 @@ impl ServerReport {
             }
             if let Some(problem) = &mut change.problem {
                 secrets.redact_in_place(problem);
+            }
+            for found in &mut change.screening {
+                secrets.redact_in_place(&mut found.quote);
+                secrets.redact_in_place(&mut found.reason);
             }
             for finding in &mut change.findings {
                 secrets.redact_in_place(&mut finding.pointer);

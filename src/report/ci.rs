@@ -145,6 +145,18 @@ fn tool_item(r: &ServerReport, c: &ToolChange) -> Item {
         };
         let _ = writeln!(detail, "{} {}: {}", f.class, esc(pointer), esc(&f.reason));
     }
+    for f in &c.screening {
+        let _ = writeln!(
+            detail,
+            "screen {} {} {}: {}: \"{}\"{}",
+            f.severity,
+            f.rule,
+            esc(&f.pointer),
+            esc(&f.reason),
+            esc(&f.quote),
+            if f.accepted { " (accepted)" } else { "" }
+        );
+    }
     if let Some(problem) = &c.problem {
         let _ = writeln!(detail, "cannot be pinned: {}", esc(problem));
     }
@@ -205,6 +217,9 @@ fn rule_description(rule: &str) -> &'static str {
         "launch-changed" => {
             "The entry may reach another server: its remote origin, or its unrecognised command or module, changed."
         }
+        "screen-high" => "Screening found a definition that clearly works against the user.",
+        "screen-medium" => "Screening found something suspicious in a definition.",
+        "screen-low" => "Screening found something worth a look in a definition.",
         UNVERIFIED => "The server could not be checked completely.",
         _ => "The lock does not pin this server.",
     }

@@ -250,6 +250,24 @@ fn change_row(c: &ToolChange) -> String {
     if let Some(problem) = &c.problem {
         let _ = write!(reason, " Cannot be pinned: {}", cell(problem));
     }
+    // The worst screening finding, with how many more.
+    if let Some(f) = c.screening.first() {
+        let _ = write!(
+            reason,
+            " Screening: {} {} at {}: {}",
+            f.severity,
+            f.rule,
+            cell(&f.pointer),
+            cell(&f.reason)
+        );
+        if c.screening.len() > 1 {
+            let _ = write!(
+                reason,
+                " (and {})",
+                crate::text::count(c.screening.len() - 1, "more finding")
+            );
+        }
+    }
     format!(
         "| {} | {} | {key} | {class} | {} | {} |\n",
         c.change.as_str(),

@@ -4,6 +4,7 @@
 mod ci;
 mod markdown;
 mod proposal;
+mod screen;
 mod word_diff;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,10 @@ use serde::Serialize;
 pub use ci::{render_github, render_junit, render_sarif};
 pub use markdown::{md as escape_markdown, render_markdown, render_offline_markdown};
 pub use proposal::render_proposal;
+pub use screen::{
+    ScannedItem, ScannedServer, counts as screen_counts, render_scan_json, render_scan_sarif,
+    render_scan_text, render_screened,
+};
 pub use word_diff::word_diff;
 
 use crate::classify::{Class, Finding};
@@ -347,6 +352,7 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
         }
         for c in &r.changes {
             out.push_str(&change_header(c, "    ", None));
+            out.push_str(&render_screened(&c.screening, "        "));
             out.push_str(&render_findings(&c.findings, "        "));
             if full {
                 out.push_str(&added_definition(c, "        "));

@@ -70,6 +70,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             for tool in tools {
                 let hash = tool.live_hash.as_deref().unwrap_or("");
                 let _ = writeln!(out, "    {}  {}", short(hash), esc(&tool.tool));
+                out.push_str(&render_screened(&tool.screening, "        "));
                 out.push_str(&render_findings(&tool.findings, "        "));
                 out.push_str(&added_definition(tool, "        "));
             }
@@ -90,6 +91,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             for item in items {
                 let hash = item.live_hash.as_deref().unwrap_or("");
                 let _ = writeln!(out, "    {}  {}", short(hash), esc(&item.tool));
+                out.push_str(&render_screened(&item.screening, "        "));
                 out.push_str(&render_findings(&item.findings, "        "));
                 out.push_str(&added_definition(item, "        "));
             }
@@ -119,6 +121,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             out.push_str(&instructions_block(instructions.as_deref(), "    "));
             for change in changes {
                 out.push_str(&change_header(change, "    ", None));
+                out.push_str(&render_screened(&change.screening, "        "));
                 out.push_str(&render_findings(&change.findings, "        "));
                 out.push_str(&added_definition(change, "        "));
             }
@@ -149,6 +152,7 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
             change,
         } => {
             out.push_str(&change_header(change, "", Some((server, profile))));
+            out.push_str(&render_screened(&change.screening, "    "));
             out.push_str(&render_findings(&change.findings, "    "));
             out.push_str(&added_definition(change, "    "));
         }

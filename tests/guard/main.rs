@@ -13,6 +13,7 @@ mod lifecycle;
 mod observed;
 mod profiles;
 mod rules;
+mod screening;
 mod surface;
 
 use std::path::Path;
