@@ -31,6 +31,7 @@ pub static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"|\bpasswords?\b|\b(access|auth|bearer|session|refresh|github|slack|npm)[ _-]?tokens?\b",
         r"|\bmcp\.json\b|claude_desktop_config|\.cursor/|\.aws/|\.npmrc|\.netrc|\.pypirc",
         r"|\.git-credentials|\.kube/config|\bkeychain\b|\bseed phrase|\bmnemonic\b|\bcookies\b",
+        r"|\.config/gh\b|\bhosts\.yml\b|\b(oauth|personal access|gh|pat)[ _-]?tokens?\b|\bshell history\b",
         r"|\.bash_history|\.zsh_history|\benvironment variables\b|\bconfig(uration)? files?\b",
         r"|\b(conversation|chat|message) history\b|\bsystem prompt\b|\bprevious messages\b)"
     ))
@@ -41,7 +42,8 @@ pub static MOVE: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
         r"\b(read|open|cat|load|access|get|fetch|retrieve|include|pass|send|provide|attach",
         r"|upload|copy|extract|collect|gather|dump|print|output|forward|put|insert|append",
-        r"|paste|add|supply|give|submit|transmit|leak|exfiltrate|post|look up|grab)\b"
+        r"|paste|add|supply|give|submit|transmit|leak|exfiltrate|post|look up|grab)\b",
+        r"|\b(read|open|get|cat|fetch|load)_[a-z_]+\b"
     ))
 });
 
@@ -51,14 +53,16 @@ static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(you (must|should|need to|have to|will|shall|are required to|are to)|must|always",
         r"|make sure|be sure|ensure|remember to|mandatory|required to|it is (very |extremely |really )?",
         r"(important|critical|essential|crucial|vital)|before (using|calling|you|running|invoking)",
-        r"|first|otherwise|(the )?(assistant|model|ai|llm|agent|claude) (must|should|needs to|has to|will))\b"
+        r"|first|otherwise|(the )?(assistant|model|ai|llm|agent|claude) (must|should|needs to|has to|will)",
+        r"|before (answering|responding|replying|doing anything)",
+        r"|(note|message|instructions?|reminder|hint) (for|to) (the )?(assistant|model|ai|llm|agent|claude))\b"
     ))
 });
 
 /// An imperative at the start of a clause: "Read ~/.ssh/id_rsa and ...".
 static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"(^|[,:;>]\s*|\b(then|and|also|please|first)\s+)(read|open|cat|load|access|fetch|retrieve",
+        r"(^|[,:;>]\s*|\b(then|and|also|please|first|so)\s+)([a-z]+ly\s+)?(read|open|cat|load|access|fetch|retrieve",
         r"|include|pass|send|provide|attach|upload|copy|extract|collect|gather|dump|forward|put",
         r"|insert|append|paste|add|grab|look up)\b"
     ))
@@ -79,10 +83,19 @@ static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
         r"[^.\n]{0,60}\b(the user|user|users|the human|them|anyone|that you|this|it)\b",
         r"|\b(secretly|covertly|surreptitiously|behind the user'?s back)\b",
         r"|\b(hide|hiding|conceal|concealing|keep)\b[^.\n]{0,40}\bfrom (the )?(user|human|them)\b",
-        r"|\b(the )?user (must|should|will) (not|never) (know|see|notice|find out|be told|learn)\b",
+        r"|\b(the )?(user|human|person|people)( (you are|you're) (helping|assisting|working (with|for)))? (must|should|will|may|can) (not|never) (know|see|notice|find out|be told|learn|hear)\b",
+        r"|\bkeep (this|it|that|these)( [a-z]+){0,3} to yourself\b",
         r"|\b(user|human) (doesn't|does not|don't|do not) need to (know|see|be told)\b",
         r"|\bno need to (tell|inform|notify|alert|mention|ask|bother) (the )?(user|human)\b",
         r"|\bthis is (just )?an? (internal |)implementation detail\b)"
+    ))
+});
+
+/// Moving data quietly: concealment when nothing plainer says so.
+static QUIETLY: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"\b(quietly|silently|discreetly|invisibly) (forward|send|upload|copy|share|include|attach",
+        r"|post|transmit|collect|pass|add)\b"
     ))
 });
 
@@ -94,6 +107,9 @@ static OVERRIDE_RE: LazyLock<Regex> = LazyLock::new(|| {
         r"|\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,20}\b(instructions?|guidelines|rules|prompts?|directives)\b",
         r"[^.\n]{0,40}\b(earlier|previously|before|above|given|system|original)\b",
         r"|\byou are now\b|\bnew (system )?instructions\s*:|\bfrom now on,? you\b",
+        r"|\b(ignore|disregard|forget)\b[^.\n]{0,20}\bwhat(ever)? (the )?(system|developer|user|operator)\b[^.\n]{0,30}\b(told|said|asked|says)\b",
+        r"|\bfollow only (the )?(guidance|instructions|rules|directions) (in|of|from) this (tool|description)\b",
+        r"|\byour (previous|prior|earlier|original) (rules|instructions|guidelines) (no longer|do not|don't) apply\b",
         r"|\b(these|the following) instructions (take|have) (precedence|priority)\b",
         r"|\btakes? precedence over (all |any )?(other|previous|your|system)\b)"
     ))
@@ -103,7 +119,7 @@ static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
         r"(?i)(<\s*/?\s*(important|system|system[-_ ]?(prompt|message)|instructions?|admin|secret",
         r"|hidden|assistant|critical|mandatory|ai[-_ ]?only|model[-_ ]?only)\s*>",
-        r"|\[\s*(system|inst|/inst|admin)\s*\]|<\|im_start\|>|<\|system\|>)"
+        r"|\[\s*(system|inst|/inst|admin)\s*\]|<\|im_start\|>|<\|system\|>|^\s*(system|admin|developer)\s*:)"
     ))
 });
 
@@ -119,7 +135,9 @@ static RECIPIENT_RE: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
         r"\b(all|every|any|each)\b[^.\n]{0,40}\b(emails?|messages?|mails?|payments?|transfers?|files?|requests?)\b",
         r"[^.\n]{0,60}\b(to|cc|bcc|recipient|forwarded|redirected)\b[^.\n]{0,20}",
-        r"([a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}|\+?\d[\d ()-]{7,}\d|https?://)"
+        r"([a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}|\+?\d[\d ()-]{7,}\d|https?://)",
+        r"|\b(always|also|must|should) (bcc|cc|blind[- ]copy|copy in)\b[^.\n]{0,20}[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}",
+        r"|\b(change|replace|swap|set) the (recipient|address|to address|destination)\b[^.\n]{0,60}(to|with)\b[^.\n]{0,20}([a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}|https?://)"
     ))
 });
 
@@ -169,7 +187,9 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
         let (a, b) = normal.raw_range(start, end);
         quote(raw, a, b)
     };
-    if let Some(m) = BLOCK.find(&normal.text) {
+    // A block or role marker addresses what it wraps to the model.
+    let block = BLOCK.find(&normal.text);
+    if let Some(m) = block {
         out.push(
             Screened::new(IMPORTANT_BLOCK, Severity::Medium, text, at(m.start(), m.end())).because(
                 "a block or role marker addressed to the model, not to the person reading the definition",
@@ -183,7 +203,7 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
             .find_iter(sentence)
             .find(|m| !negated_before(sentence, m.start()));
         if let (Some(target), Some(verb)) = (SENSITIVE.find(sentence), moving)
-            && (DIRECTIVE.is_match(sentence) || IMPERATIVE.is_match(sentence))
+            && (block.is_some() || DIRECTIVE.is_match(sentence) || IMPERATIVE.is_match(sentence))
         {
             let (from, to) = if verb.start() < target.start() {
                 (verb.start(), target.end())
@@ -199,7 +219,7 @@ pub fn screen(text: &Text, normal: &Normal, out: &mut Vec<Screened>) {
                 ),
             );
         }
-        if let Some(m) = CONCEAL.find(sentence) {
+        if let Some(m) = CONCEAL.find(sentence).or_else(|| QUIETLY.find(sentence)) {
             out.push(
                 Screened::new(
                     CONCEALMENT,
