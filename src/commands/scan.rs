@@ -106,10 +106,18 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
             let screened: usize = servers.iter().map(|s| s.screened).sum();
             let counts = mcp_lock::report::screen_counts(&servers);
             let by: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+            // A server listed under two profiles is one server, listed twice.
+            let names: std::collections::BTreeSet<&str> =
+                servers.iter().map(|s| s.name.as_str()).collect();
+            let listings = if names.len() == servers.len() {
+                String::new()
+            } else {
+                format!(" ({})", count(servers.len(), "listing"))
+            };
             let summary = format!(
-                "{} of {}: {}",
+                "{} of {}{listings}: {}",
                 count(screened, "definition"),
-                count(servers.len(), "server"),
+                count(names.len(), "server"),
                 by.join(", ")
             );
             match code {
