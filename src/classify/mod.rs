@@ -8,6 +8,7 @@
 //! is classified as breaking, never as additive.
 
 mod annotations;
+pub mod rewording;
 mod dialect;
 mod prune;
 mod schema;

@@ -156,6 +156,25 @@ pub(super) fn description(
                 "{what}, and it now instructs the model ({phrase:?}); read it before approving"
             ),
         ),
+        None if what == "description reworded" => match super::rewording::grade(&was, &now) {
+            super::rewording::Grade::Cosmetic(why) => Finding::new(
+                Class::Cosmetic,
+                pointer,
+                before,
+                after,
+                format!("{what}, not in meaning: {why}"),
+            ),
+            super::rewording::Grade::Semantic(why) => Finding::new(
+                Class::Semantic,
+                pointer,
+                before,
+                after,
+                format!(
+                    "{what}: {}; the model reads it, so the meaning of a call may have moved",
+                    why.strip_prefix("reworded: ").unwrap_or(&why)
+                ),
+            ),
+        },
         None => Finding::new(
             Class::Semantic,
             pointer,
