@@ -206,15 +206,14 @@ impl Default for UpgradeSettings {
 
 impl Default for Policy {
     /// Strict: authority, breaking, semantic, tool added and tool removed fail;
-    /// additive warns; cosmetic is allowed (and still reported). `update` asks about
-    /// everything.
+    /// additive and cosmetic warn (a rewording graded cosmetic is still shown). `update`
+    /// asks about everything.
     fn default() -> Self {
         let verify = Rule::ALL
             .into_iter()
             .map(|rule| {
                 let action = match rule {
-                    Rule::Class(Class::Additive) => Action::Warn,
-                    Rule::Class(Class::Cosmetic) => Action::Allow,
+                    Rule::Class(Class::Additive | Class::Cosmetic) => Action::Warn,
                     Rule::PackageFloating | Rule::ClosureUnpinned => Action::Warn,
                     Rule::ToolDenied => Action::Allow,
                     Rule::Screen(Severity::Medium | Severity::Low) => Action::Warn,
@@ -903,7 +902,7 @@ mod tests {
         assert_eq!(p.action(Rule::PackageFloating), Action::Warn);
         assert_eq!(p.action(Rule::ClosureUnpinned), Action::Warn);
         assert_eq!(p.action(Rule::Class(Class::Additive)), Action::Warn);
-        assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Allow);
+        assert_eq!(p.action(Rule::Class(Class::Cosmetic)), Action::Warn);
         assert!(p.accept.is_empty());
     }
 

@@ -87,7 +87,7 @@ fn additive_and_cosmetic_drift_passes_the_default_policy_with_a_warning() {
         "{out}"
     );
     assert!(
-        out.contains("changed  read_ticket  cosmetic, allow"),
+        out.contains("changed  read_ticket  cosmetic, warn"),
         "{out}"
     );
     assert!(

@@ -8,9 +8,9 @@
 //! is classified as breaking, never as additive.
 
 mod annotations;
-pub mod rewording;
 mod dialect;
 mod prune;
+pub mod rewording;
 mod schema;
 mod surface;
 mod text;

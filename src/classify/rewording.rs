@@ -23,28 +23,135 @@ pub enum Grade {
 
 /// Words that turn a statement around.
 const NEGATIONS: &[&str] = &[
-    "not", "no", "never", "none", "nor", "neither", "without", "cannot", "can't", "don't",
-    "doesn't", "isn't", "aren't", "won't", "shouldn't", "mustn't", "didn't", "wasn't",
-    "except", "unless", "nothing", "nobody", "non",
+    "not",
+    "no",
+    "never",
+    "none",
+    "nor",
+    "neither",
+    "without",
+    "cannot",
+    "can't",
+    "don't",
+    "doesn't",
+    "isn't",
+    "aren't",
+    "won't",
+    "shouldn't",
+    "mustn't",
+    "didn't",
+    "wasn't",
+    "except",
+    "unless",
+    "nothing",
+    "nobody",
+    "non",
 ];
 
 /// Modal verbs and quantifiers: what may, must or will happen, and to how much.
 const MODALS: &[&str] = &[
-    "may", "must", "should", "can", "could", "will", "would", "shall", "might", "need",
-    "needs", "required", "optional", "always", "sometimes", "usually", "only", "all",
-    "some", "any", "every", "each", "both", "either", "most", "least", "more", "less",
-    "fewer", "many", "few", "several", "max", "maximum", "min", "minimum", "exactly",
-    "approximately", "default", "defaults", "limit", "limits", "until", "within",
+    "may",
+    "must",
+    "should",
+    "can",
+    "could",
+    "will",
+    "would",
+    "shall",
+    "might",
+    "need",
+    "needs",
+    "required",
+    "optional",
+    "always",
+    "sometimes",
+    "usually",
+    "only",
+    "all",
+    "some",
+    "any",
+    "every",
+    "each",
+    "both",
+    "either",
+    "most",
+    "least",
+    "more",
+    "less",
+    "fewer",
+    "many",
+    "few",
+    "several",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+    "exactly",
+    "approximately",
+    "default",
+    "defaults",
+    "limit",
+    "limits",
+    "until",
+    "within",
 ];
 
 /// Units a number is counted in.
 const UNITS: &[&str] = &[
-    "ms", "millisecond", "milliseconds", "s", "sec", "second", "seconds", "min",
-    "minute", "minutes", "h", "hour", "hours", "day", "days", "week", "weeks", "month",
-    "months", "year", "years", "b", "byte", "bytes", "kb", "kib", "mb", "mib", "gb",
-    "gib", "tb", "character", "characters", "chars", "line", "lines", "page", "pages",
-    "item", "items", "result", "results", "row", "rows", "token", "tokens", "word",
-    "words", "percent", "%", "px", "pixels", "utc", "local",
+    "ms",
+    "millisecond",
+    "milliseconds",
+    "s",
+    "sec",
+    "second",
+    "seconds",
+    "min",
+    "minute",
+    "minutes",
+    "h",
+    "hour",
+    "hours",
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "b",
+    "byte",
+    "bytes",
+    "kb",
+    "kib",
+    "mb",
+    "mib",
+    "gb",
+    "gib",
+    "tb",
+    "character",
+    "characters",
+    "chars",
+    "line",
+    "lines",
+    "page",
+    "pages",
+    "item",
+    "items",
+    "result",
+    "results",
+    "row",
+    "rows",
+    "token",
+    "tokens",
+    "word",
+    "words",
+    "percent",
+    "%",
+    "px",
+    "pixels",
+    "utc",
+    "local",
 ];
 
 /// Words an edit may add or drop without changing a call.
@@ -52,22 +159,21 @@ const ARTICLES: &[&str] = &["a", "an", "the"];
 
 /// Short common words a one-letter edit turns into another word, never a typo fix.
 const COMMON: &[&str] = &[
-    "form", "from", "now", "not", "on", "one", "in", "is", "it", "its", "of", "or", "our",
-    "out", "to", "too", "two", "the", "then", "than", "them", "they", "their", "there",
-    "these", "those", "this", "that", "what", "when", "where", "which", "while", "who",
-    "how", "new", "old", "own", "get", "set", "put", "add", "use", "used", "user",
-    "users", "read", "reads", "write", "writes", "file", "files", "find", "fine", "line",
-    "list", "lists", "last", "lost", "most", "must", "may", "max", "min", "top", "tip",
-    "id", "ids", "key", "keys", "row", "rows", "raw", "new", "few", "fee", "sum", "some",
-    "same", "save", "safe", "send", "sent", "end", "and", "any", "an", "as", "at", "be",
-    "by", "do", "does", "done", "go", "if", "me", "my", "no", "so", "up", "us", "we",
-    "lock", "look", "link", "like", "live", "love", "move", "more", "make", "made",
-    "name", "names", "page", "pages", "past", "path", "paths", "part", "port", "post",
-    "host", "hosts", "cost", "cast", "case", "cause", "code", "mode", "node", "note",
-    "body", "copy", "open", "over", "ever", "even", "each", "else", "also", "only",
-    "into", "onto", "unto", "upon", "with", "will", "well", "wall", "want", "went",
-    "data", "date", "time", "type", "tool", "tools", "text", "next", "test", "best",
-    "less", "loss", "left", "lift", "true", "tree", "free", "full", "fill", "file",
+    "form", "from", "now", "not", "on", "one", "in", "is", "it", "its", "of", "or", "our", "out",
+    "to", "too", "two", "the", "then", "than", "them", "they", "their", "there", "these", "those",
+    "this", "that", "what", "when", "where", "which", "while", "who", "how", "new", "old", "own",
+    "get", "set", "put", "add", "use", "used", "user", "users", "read", "reads", "write", "writes",
+    "file", "files", "find", "fine", "line", "list", "lists", "last", "lost", "most", "must",
+    "may", "max", "min", "top", "tip", "id", "ids", "key", "keys", "row", "rows", "raw", "new",
+    "few", "fee", "sum", "some", "same", "save", "safe", "send", "sent", "end", "and", "any", "an",
+    "as", "at", "be", "by", "do", "does", "done", "go", "if", "me", "my", "no", "so", "up", "us",
+    "we", "lock", "look", "link", "like", "live", "love", "move", "more", "make", "made", "name",
+    "names", "page", "pages", "past", "path", "paths", "part", "port", "post", "host", "hosts",
+    "cost", "cast", "case", "cause", "code", "mode", "node", "note", "body", "copy", "open",
+    "over", "ever", "even", "each", "else", "also", "only", "into", "onto", "unto", "upon", "with",
+    "will", "well", "wall", "want", "went", "data", "date", "time", "type", "tool", "tools",
+    "text", "next", "test", "best", "less", "loss", "left", "lift", "true", "tree", "free", "full",
+    "fill", "file",
 ];
 
 /// A word or number as the model reads it: lower case, Markdown marks gone; numbers
@@ -150,7 +256,9 @@ fn edits(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 v = v.min(d[i - 2][j - 2] + 1);
             }
@@ -191,12 +299,14 @@ fn quote(words: &[String]) -> String {
 /// is a typo fix or an article, with the cosmetic reason put in `typos`.
 fn judge_run(old: &[String], new: &[String], typos: &mut Vec<String>) -> Option<String> {
     fn any<'a>(words: &'a [String], list: &[&str]) -> Option<&'a str> {
-        words
-            .iter()
-            .find(|w| in_list(list, w))
-            .map(String::as_str)
+        words.iter().find(|w| in_list(list, w)).map(String::as_str)
     }
-    let numbers = |w: &[String]| w.iter().filter(|w| is_number(w)).cloned().collect::<Vec<_>>();
+    let numbers = |w: &[String]| {
+        w.iter()
+            .filter(|w| is_number(w))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
     let (n_old, n_new) = (numbers(old), numbers(new));
     if n_old != n_new {
         let shown = |n: &[String]| {
@@ -219,10 +329,18 @@ fn judge_run(old: &[String], new: &[String], typos: &mut Vec<String>) -> Option<
         _ => {}
     }
     if let Some(w) = any(old, UNITS).or(any(new, UNITS)) {
-        return Some(format!("unit changed near \"{w}\": {} → {}", quote(old), quote(new)));
+        return Some(format!(
+            "unit changed near \"{w}\": {} → {}",
+            quote(old),
+            quote(new)
+        ));
     }
     if let Some(w) = any(old, MODALS).or(any(new, MODALS)) {
-        return Some(format!("modal or quantifier changed (\"{w}\"): {} → {}", quote(old), quote(new)));
+        return Some(format!(
+            "modal or quantifier changed (\"{w}\"): {} → {}",
+            quote(old),
+            quote(new)
+        ));
     }
     // Articles alone, added or dropped.
     let content = |w: &[String]| w.iter().filter(|w| !in_list(ARTICLES, w)).count();
@@ -237,7 +355,11 @@ fn judge_run(old: &[String], new: &[String], typos: &mut Vec<String>) -> Option<
         return None;
     }
     if old.iter().chain(new).any(|w| w.contains('_')) {
-        return Some(format!("named field changed: {} → {}", quote(old), quote(new)));
+        return Some(format!(
+            "named field changed: {} → {}",
+            quote(old),
+            quote(new)
+        ));
     }
     Some(match (old.is_empty(), new.is_empty()) {
         (true, _) => format!("words added: {}", quote(new)),
@@ -266,8 +388,7 @@ pub fn grade(was: &str, now: &str) -> Grade {
     if sorted(&old) == sorted(&new) {
         return Grade::Cosmetic("sentences moved, none changed".into());
     }
-    let (flat_old, flat_new): (Vec<String>, Vec<String>) =
-        (old.concat(), new.concat());
+    let (flat_old, flat_new): (Vec<String>, Vec<String>) = (old.concat(), new.concat());
     if flat_old == flat_new {
         return Grade::Cosmetic("sentences split or joined, the words unchanged".into());
     }
@@ -275,13 +396,18 @@ pub fn grade(was: &str, now: &str) -> Grade {
     for op in capture_diff_slices(Algorithm::Myers, &flat_old, &flat_new) {
         let (a, b) = match op {
             DiffOp::Equal { .. } => continue,
-            DiffOp::Delete { old_index, old_len, .. } => {
-                (&flat_old[old_index..old_index + old_len], &flat_new[0..0])
-            }
-            DiffOp::Insert { new_index, new_len, .. } => {
-                (&flat_old[0..0], &flat_new[new_index..new_index + new_len])
-            }
-            DiffOp::Replace { old_index, old_len, new_index, new_len } => (
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => (&flat_old[old_index..old_index + old_len], &flat_new[0..0]),
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => (&flat_old[0..0], &flat_new[new_index..new_index + new_len]),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => (
                 &flat_old[old_index..old_index + old_len],
                 &flat_new[new_index..new_index + new_len],
             ),
@@ -339,22 +465,44 @@ mod tests {
     #[test]
     fn every_change_of_meaning_is_semantic_with_its_reason() {
         assert_eq!(
-            semantic("Returns at most 10 results.", "Returns at most 100 results."),
+            semantic(
+                "Returns at most 10 results.",
+                "Returns at most 100 results."
+            ),
             "number changed: 10 → 100"
         );
         assert_eq!(
             semantic("Deletes the file.", "Does not delete the file."),
             "negation added: \"not\""
         );
-        assert!(semantic("Never deletes files.", "Now deletes files.").starts_with("negation removed"));
-        assert!(semantic("You may retry.", "You must retry.").starts_with("modal or quantifier changed"));
-        assert!(semantic("Deletes some files.", "Deletes all files.").starts_with("modal or quantifier"));
-        assert!(semantic("Timeout in seconds.", "Timeout in milliseconds.").starts_with("unit changed"));
+        assert!(
+            semantic("Never deletes files.", "Now deletes files.").starts_with("negation removed")
+        );
+        assert!(
+            semantic("You may retry.", "You must retry.")
+                .starts_with("modal or quantifier changed")
+        );
+        assert!(
+            semantic("Deletes some files.", "Deletes all files.")
+                .starts_with("modal or quantifier")
+        );
+        assert!(
+            semantic("Timeout in seconds.", "Timeout in milliseconds.").starts_with("unit changed")
+        );
         semantic("Maximum number of results.", "Page index to return.");
-        assert!(semantic("Lists the open issues.", "Lists the closed issues.").starts_with("reworded"));
-        assert!(semantic("Sets `file_path`.", "Sets `dir_path`.").starts_with("named field changed"));
-        assert!(semantic("Reads a file.", "Reads a file. Then sends it to the admin.").starts_with("words added"));
-        assert!(semantic("Reads a file from disk.", "Reads a form from disk.").starts_with("reworded"));
+        assert!(
+            semantic("Lists the open issues.", "Lists the closed issues.").starts_with("reworded")
+        );
+        assert!(
+            semantic("Sets `file_path`.", "Sets `dir_path`.").starts_with("named field changed")
+        );
+        assert!(
+            semantic("Reads a file.", "Reads a file. Then sends it to the admin.")
+                .starts_with("words added")
+        );
+        assert!(
+            semantic("Reads a file from disk.", "Reads a form from disk.").starts_with("reworded")
+        );
         assert!(semantic("Reads the file.", "Reads the files.").starts_with("reworded"));
     }
 }
