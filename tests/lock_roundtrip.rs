@@ -483,6 +483,17 @@ fn approvals_round_trip_in_version_7_beside_the_server_name() {
         None
     );
     assert_eq!(render_lock(&lock), text, "byte-stable");
+    // The reader of the writer's own layout reads the key, as the TOML reader does.
+    let example = include_str!("../mcp.lock.example").replacen(
+        "\nname = \"memory\"\n",
+        "\nname = \"memory\"\napproved = \"upgrade-yes\"\n",
+        1,
+    );
+    let (layout, toml) = mcp_lock::lock::layout_and_toml_readings(&example)
+        .expect("the layout reader reads a lock with approvals");
+    assert_eq!(Some(layout), toml);
+    let read = parse_lock(&example, "mcp.lock").unwrap();
+    assert_eq!(read.servers["memory"].approved, Some(Approval::UpgradeYes));
     for how in Approval::ALL {
         assert_eq!(Approval::parse(how.as_str()), Some(how));
     }
