@@ -8,7 +8,7 @@ use crate::client::{Listing, Outcome, ServerSession};
 use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
 use crate::hash::HashedTool;
 use crate::json::Json;
-use crate::lock::{LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
+use crate::lock::{Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
 use crate::package::PackagePin;
 use crate::surface::Kind;
 
@@ -570,6 +570,32 @@ pub fn apply(lock: &Lockfile, checked: &[Checked], accepted: &[Proposal]) -> Loc
         }
     }
     next
+}
+
+/// Records in `next` how each server whose pins moved from `old` was approved:
+/// `approvals` holds, per accepted proposal, its server and how it was accepted. A
+/// server with changes approved in several ways records the one a person saw least
+/// ([`Approval::looked_at`]): the lock never says a person looked when one did not. A
+/// server whose pins did not move keeps the approval it had (read from `old`); call
+/// this last, after everything else that changes `next`.
+pub fn record_approvals(old: &Lockfile, next: &mut Lockfile, approvals: &[(String, Approval)]) {
+    for (name, pins) in &mut next.servers {
+        let Some(how) = approvals
+            .iter()
+            .filter(|(server, _)| server == name)
+            .map(|(_, how)| *how)
+            .min_by_key(|how| how.looked_at())
+        else {
+            continue;
+        };
+        let moved = old
+            .servers
+            .get(name)
+            .is_none_or(|was| was.profiles != pins.profiles || was.package != pins.package);
+        if moved {
+            pins.approved = Some(how);
+        }
+    }
 }
 
 /// A definition an unattended run does not pin: screening found something in it the

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use mcp_lock::hash::definition_hash;
 use mcp_lock::json::Json;
 use mcp_lock::lock::{
-    LockedServer, LockedTool, Lockfile, PinnedServer, Reached, parse_lock, render_lock,
+    Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached, parse_lock, render_lock,
 };
 
 fn tool(definition: &str) -> (String, LockedTool) {
@@ -71,6 +71,12 @@ fn awkward_lock() -> Lockfile {
         let (n, t) = tool(r#"{"name":"only-here","inputSchema":{}}"#);
         other.tools.insert(n, t);
         pins.profiles.insert(other.profile.clone(), other);
+        // Each way an approval reads: recorded, and not (a server migrated from v6).
+        pins.approved = match name {
+            "plain" => Some(Approval::Terminal),
+            "ünïcödé\u{2028}" => Some(Approval::UpgradePolicy),
+            _ => None,
+        };
         lock.servers.insert(name.into(), pins);
     }
     lock
@@ -144,7 +150,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 6\n"));
+    assert!(render_lock(&lock).contains("\nversion = 7\n"));
     assert_eq!(memory.package, None);
 }
 
@@ -411,11 +417,12 @@ fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() 
     assert_eq!(pins.len(), 1, "{lock:?}");
     assert!(render_lock(&lock).contains("reason = \"cannot reach the registry\"\n"));
     // Version 3 has no such kind: refused, naming its line.
-    // (`code_env` is version 6's, left out to reach the check of the kind.)
+    // (`code_env` is version 6's and `approved` version 7's, left out to reach the
+    // check of the kind.)
     let v3 = render_lock(&lock)
         .lines()
-        .filter(|l| !l.starts_with("code_env = "))
-        .map(|l| if l == "version = 6" { "version = 3" } else { l })
+        .filter(|l| !l.starts_with("code_env = ") && !l.starts_with("approved = "))
+        .map(|l| if l == "version = 7" { "version = 3" } else { l })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
@@ -442,7 +449,12 @@ fn code_env_round_trips_in_version_6_and_is_refused_in_an_older_lock() {
     );
     let lock = parse_lock(&text, "mcp.lock").unwrap();
     assert_eq!(render_lock(&lock), text);
-    let v5 = text.replace("\nversion = 6\n", "\nversion = 5\n");
+    let v5 = text
+        .lines()
+        .filter(|l| !l.starts_with("approved = "))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("\nversion = 7\n", "\nversion = 5\n");
     let err = parse_lock(&v5, "mcp.lock").unwrap_err().to_string();
     assert!(
         err.starts_with("mcp.lock:")
@@ -452,4 +464,72 @@ fn code_env_round_trips_in_version_6_and_is_refused_in_an_older_lock() {
     let bad = text.replace("NODE_OPTIONS=sha256:", "NODE_OPTIONS=sha1:");
     let err = parse_lock(&bad, "mcp.lock").unwrap_err().to_string();
     assert!(err.contains("is not NAME=sha256:"), "{err}");
+}
+
+#[test]
+fn approvals_round_trip_in_version_7_beside_the_server_name() {
+    let text = render_lock(&awkward_lock());
+    assert!(
+        text.contains("\n[[server]]\nname = \"plain\"\napproved = \"terminal\"\ntransport = "),
+        "{text}"
+    );
+    assert!(text.contains("\napproved = \"upgrade-policy\"\n"), "{text}");
+    // Not recorded: no key at all, never an empty one.
+    assert_eq!(text.matches("\napproved = ").count(), 2, "{text}");
+    let lock = parse_lock(&text, "mcp.lock").unwrap();
+    assert_eq!(lock.servers["plain"].approved, Some(Approval::Terminal));
+    assert_eq!(
+        lock.servers["with \"quotes\" and 'apostrophes'"].approved,
+        None
+    );
+    assert_eq!(render_lock(&lock), text, "byte-stable");
+    // The reader of the writer's own layout reads the key, as the TOML reader does.
+    let example = include_str!("../mcp.lock.example").replacen(
+        "\nname = \"memory\"\n",
+        "\nname = \"memory\"\napproved = \"upgrade-yes\"\n",
+        1,
+    );
+    let (layout, toml) = mcp_lock::lock::layout_and_toml_readings(&example)
+        .expect("the layout reader reads a lock with approvals");
+    assert_eq!(Some(layout), toml);
+    let read = parse_lock(&example, "mcp.lock").unwrap();
+    assert_eq!(read.servers["memory"].approved, Some(Approval::UpgradeYes));
+    for how in Approval::ALL {
+        assert_eq!(Approval::parse(how.as_str()), Some(how));
+    }
+}
+
+#[test]
+fn a_version_6_lock_reads_with_every_approval_not_recorded_and_is_written_as_version_7() {
+    let text = render_lock(&awkward_lock());
+    let v6: String = text
+        .lines()
+        .filter(|l| !l.starts_with("approved = "))
+        .map(|l| if l == "version = 7" { "version = 6" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let lock = parse_lock(&v6, "mcp.lock").unwrap();
+    assert!(lock.servers.values().all(|s| s.approved.is_none()));
+    let rewritten = render_lock(&lock);
+    assert!(rewritten.contains("\nversion = 7\n"));
+    assert!(!rewritten.contains("approved"), "{rewritten}");
+}
+
+#[test]
+fn an_approval_in_an_older_lock_or_of_an_unknown_kind_is_refused_naming_its_line() {
+    let text = render_lock(&awkward_lock());
+    let v6 = text.replace("\nversion = 7\n", "\nversion = 6\n");
+    let err = parse_lock(&v6, "mcp.lock").unwrap_err().to_string();
+    assert!(
+        err.starts_with("mcp.lock:")
+            && err.contains("`approved` needs lock format version 7 (this lock says version 6)"),
+        "{err}"
+    );
+    let odd = text.replace("approved = \"terminal\"", "approved = \"alice\"");
+    let err = parse_lock(&odd, "mcp.lock").unwrap_err().to_string();
+    assert!(
+        err.contains("`approved` \"alice\" is not one of terminal, yes, policy"),
+        "{err}"
+    );
 }

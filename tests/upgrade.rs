@@ -115,6 +115,14 @@ impl Setup {
     }
 }
 
+/// The `approved` value of a lock's only server, from its bytes.
+fn before_lock_approval(lock: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(lock).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("approved = \""))
+        .map(|v| v.trim_end_matches('"').to_string())
+}
+
 fn version_of(lock: &mcp_lock::lock::Lockfile) -> String {
     match &lock.servers["tiny"].package.as_ref().unwrap().package {
         mcp_lock::package::Package::Npm { version, .. } => version.clone(),
@@ -181,6 +189,17 @@ fn a_dry_run_shows_the_next_releases_differences_and_writes_nothing_then_yes_wri
     let tools = &lock.servers["tiny"].profiles["bare"].tools;
     assert!(tools.contains_key("echo"), "{:?}", tools.keys());
     assert_ne!(s.files()[2], before[2], "the companion has the new closure");
+    // The lock says the move was taken unasked by `upgrade --yes` (the first pin was
+    // `update --yes`).
+    assert_eq!(
+        before_lock_approval(&before[1]),
+        Some("yes".to_string()),
+        "the first pin"
+    );
+    assert_eq!(
+        lock.servers["tiny"].approved,
+        Some(mcp_lock::lock::Approval::UpgradeYes)
+    );
     let verify = s.run(&["verify"]);
     verify.expect(0);
     assert!(
@@ -229,6 +248,11 @@ fn at_a_terminal_the_package_and_one_tool_accepted_and_one_rejected_moves_only_t
     assert!(accepted_echo);
     let lock = s.lock();
     assert_eq!(version_of(&lock), "1.1.0");
+    assert_eq!(
+        lock.servers["tiny"].approved,
+        Some(mcp_lock::lock::Approval::UpgradeTerminal),
+        "every change that moved was accepted by a person at the terminal"
+    );
     let tools = &lock.servers["tiny"].profiles["bare"].tools;
     assert!(tools.contains_key("echo"), "the accepted tool is pinned");
     assert_eq!(

@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 use mcp_lock::hash::definition_hash;
 use mcp_lock::json::Json;
 use mcp_lock::lock::{
-    LockedServer, LockedTool, Lockfile, PinnedServer, Reached, layout_and_toml_readings,
+    Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached, layout_and_toml_readings,
     parse_lock, parse_lock_server, parse_lock_with_lines, render_lock,
 };
 
@@ -167,6 +167,10 @@ fn write_parts(data: &[u8], mode: u8) {
         resources: None,
     };
     let mut lock = Lockfile::default();
-    lock.servers.insert(part(0), PinnedServer::single(listing));
+    let mut pins = PinnedServer::single(listing);
+    // Any approval, or none (not recorded), from the mode's top bit and the length of
+    // the parts.
+    pins.approved = (mode & 128 != 0).then(|| Approval::ALL[parts.len() % Approval::ALL.len()]);
+    lock.servers.insert(part(0), pins);
     round_trip(&lock);
 }

@@ -5,17 +5,21 @@
 use anstyle::AnsiColor;
 use mcp_lock::drift::{Verdict, compare_locks};
 use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::lock::{Approval, Lockfile};
 use mcp_lock::report::{render_diff, render_summary};
+use mcp_lock::text::escape_for_terminal as esc;
 
 use super::Workspace;
 use crate::cli::{DiffArgs, Format};
 
 pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let policy = ws.policy(Some(&args.policy))?;
+    let mut approvals = String::new();
     let (reports, ctx) = match &args.from {
         Some(from) => {
             let to = args.to.clone().unwrap_or_else(|| ws.lock_path.clone());
             let [(old, _), (new, ctx)] = ws.read_two_locks_for_reports([from, &to])?;
+            approvals = approval_lines(&old, &new, &args.servers);
             let mut reports = compare_locks(&old, &new);
             for report in &mut reports {
                 policy.evaluate(report);
@@ -56,6 +60,7 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
     };
     if args.format == Format::Human {
         super::out(&render_diff(&reports));
+        super::out(&approvals);
         let summary = render_summary(&reports);
         match code {
             ExitCode::Success => super::status("Same", AnsiColor::Green, &summary),
@@ -68,4 +73,35 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
         super::print_reports(&reports, args.format, &ctx, code, "Same");
     }
     Ok(code)
+}
+
+/// For each server whose pins differ between two locks, how the new side was approved
+/// (lock version 7's `approved`), and how the old one was: "one: approved by policy
+/// (was terminal); no person looked at it".
+fn approval_lines(old: &Lockfile, new: &Lockfile, only: &[String]) -> String {
+    let shown = |how: Option<Approval>| how.map_or("not recorded", Approval::as_str);
+    let mut out = String::new();
+    for (name, pins) in &new.servers {
+        if !only.is_empty() && !only.contains(name) {
+            continue;
+        }
+        let was = old.servers.get(name);
+        if was.is_some_and(|w| w.profiles == pins.profiles && w.package == pins.package) {
+            continue;
+        }
+        out.push_str(&format!(
+            "{}: approved by {}",
+            esc(name),
+            shown(pins.approved)
+        ));
+        match was {
+            Some(w) => out.push_str(&format!(" (was {})", shown(w.approved))),
+            None => out.push_str(" (first pin)"),
+        }
+        if pins.approved.is_some_and(|how| !how.by_a_person()) {
+            out.push_str("; no person looked at it");
+        }
+        out.push('\n');
+    }
+    out
 }

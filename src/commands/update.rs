@@ -11,11 +11,13 @@ use mcp_lock::check::{
 };
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{FileLock, Lockfile, Pins, read_lock, write_lock_file};
+use mcp_lock::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::policy::{Policy, Rule};
 use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{Proposal, add_package_proposals, apply, plan, screened_out, withhold};
+use mcp_lock::update::{
+    Proposal, add_package_proposals, apply, plan, record_approvals, screened_out, withhold,
+};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
@@ -234,7 +236,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
                 .map(|(p, _)| p.clone())
                 .collect();
             if !accepted.is_empty() {
-                write(ws, &root, &apply(&lock, &checked, &accepted))?;
+                let mut next = apply(&lock, &checked, &accepted);
+                let how = approvals(proposals, &by_policy, &by_policy, false, false);
+                record_approvals(&lock, &mut next, &how);
+                write(ws, &root, &next)?;
                 for p in &accepted {
                     report_line(p, true);
                 }
@@ -264,6 +269,8 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     if !accepted.is_empty() {
         let mut next = apply(&lock, &checked, &accepted);
         withhold(&mut next, &withheld);
+        let how = approvals(proposals, &decisions, &by_policy, args.yes, false);
+        record_approvals(&lock, &mut next, &how);
         write(ws, &root, &next)?;
     }
     for (p, yes) in proposals.iter().zip(&decisions) {
@@ -338,6 +345,36 @@ pub(super) fn by_policy(proposals: &[Proposal], policy: &Policy) -> Vec<bool> {
             // `package-changed` in `accept`.
             Proposal::Package { .. } => policy.accept.contains(&Rule::PackageChanged),
             _ => false,
+        })
+        .collect()
+}
+
+/// How each accepted proposal was approved, with its server: what the policy accepts
+/// is `policy` (even under `--yes`: it needed no one), the rest `yes` under `--yes`,
+/// else `terminal` (only a person at the prompt accepts anything else). `upgrade`
+/// records the `upgrade-` forms.
+pub(super) fn approvals(
+    proposals: &[Proposal],
+    decisions: &[bool],
+    by_policy: &[bool],
+    yes: bool,
+    upgrade: bool,
+) -> Vec<(String, Approval)> {
+    proposals
+        .iter()
+        .zip(decisions)
+        .zip(by_policy)
+        .filter(|((_, accepted), _)| **accepted)
+        .map(|((p, _), auto)| {
+            let how = match (*auto, yes, upgrade) {
+                (true, _, false) => Approval::Policy,
+                (false, true, false) => Approval::Yes,
+                (false, false, false) => Approval::Terminal,
+                (true, _, true) => Approval::UpgradePolicy,
+                (false, true, true) => Approval::UpgradeYes,
+                (false, false, true) => Approval::UpgradeTerminal,
+            };
+            (p.server().to_string(), how)
         })
         .collect()
 }

@@ -14,16 +14,20 @@ use mcp_lock::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_
 use mcp_lock::config::{MAX_NAMED_BYTES, ProjectConfig, Resolved, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::files::{self, Place};
-use mcp_lock::lock::{FileLock, Lockfile, Pins, Reached, closures, read_lock, render_lock};
+use mcp_lock::lock::{
+    Approval, FileLock, Lockfile, Pins, Reached, closures, read_lock, render_lock,
+};
 use mcp_lock::package::releases::{self, Release, Want};
 use mcp_lock::package::{self as package, Fetcher, OwnedEntry, PackagePin};
 use mcp_lock::report::{SHOWN_LINE_CHARS, server_label};
 use mcp_lock::text::{escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{Proposal, add_package_proposals, apply, plan, screened_out};
+use mcp_lock::update::{
+    Proposal, add_package_proposals, apply, plan, record_approvals, screened_out,
+};
 use mcp_lock::upgrade::{at_version, moving, package_first, record_launch, version_arg, writable};
 use mcp_lock::wrap::{ConfigPath, set_arg};
 
-use super::update::{Decided, approval_needed, by_policy, decide, report_line};
+use super::update::{Decided, approval_needed, approvals, by_policy, decide, report_line};
 use super::{Workspace, check_options, display_path, env_lookup, progress, status, warning};
 use crate::cli::UpgradeArgs;
 
@@ -336,7 +340,8 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
         Decided::NoTerminal => {
             let kept = writable(&proposals, &by_policy);
             if !kept.is_empty() {
-                write(&to, &project, &lock, &checked, &moves, &kept)?;
+                let how = approvals(&proposals, &by_policy, &by_policy, false, true);
+                write(&to, &project, &lock, &checked, &moves, (&kept, &how))?;
                 for p in &kept {
                     report_line(p, true);
                 }
@@ -375,7 +380,8 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     }
     let kept = writable(&proposals, &decisions);
     if !kept.is_empty() {
-        write(&to, &project, &lock, &checked, &moves, &kept)?;
+        let how = approvals(&proposals, &decisions, &by_policy, args.yes, true);
+        write(&to, &project, &lock, &checked, &moves, (&kept, &how))?;
     }
     let moved = moving(&proposals, &decisions);
     for m in &moves {
@@ -650,7 +656,7 @@ fn write(
     lock: &Lockfile,
     checked: &[mcp_lock::check::Checked],
     moves: &[Move],
-    kept: &[Proposal],
+    (kept, approved): (&[Proposal], &[(String, Approval)]),
 ) -> anyhow::Result<()> {
     let Destination { ws, journal, root } = *to;
     let mut next = apply(lock, checked, kept);
@@ -680,6 +686,7 @@ fn write(
                 .with_context(|| format!("cannot move {} in {shown}", esc(&m.server)))?;
         }
     }
+    record_approvals(lock, &mut next, approved);
     let lock_text = render_lock(&next);
     let companion = closures::companion_path(&ws.lock_path);
     let held = closures::companion_closures(&ws.lock_path, &next);

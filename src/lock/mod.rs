@@ -28,8 +28,9 @@ use crate::surface::Kind;
 /// no client capabilities) still reads, as pinned under the `bare` profile; version 2
 /// is version 3 without `oauth_issuer` or package pins (every package reads "not
 /// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages;
-/// version 5 is version 6 without `code_env` (no code-loading variable pinned).
-pub const FORMAT_VERSION: i64 = 6;
+/// version 5 is version 6 without `code_env` (no code-loading variable pinned);
+/// version 6 is version 7 without `approved` (every approval "not recorded").
+pub const FORMAT_VERSION: i64 = 7;
 
 /// The profile name of a server pinned with no client declared (no capabilities, the
 /// newest protocol): what a lock from before profiles holds. The profile module names it.
@@ -48,6 +49,77 @@ pub struct PinnedServer {
     pub profiles: BTreeMap<String, LockedServer>,
     /// What its entry launches (version 3); `None`: not pinned yet.
     pub package: Option<crate::package::PackagePin>,
+    /// How the last change to its pins was approved (version 7); `None`: not recorded
+    /// (a lock from before approvals were, or a server no run has changed since).
+    pub approved: Option<Approval>,
+}
+
+/// How a change to a server's pins was approved: whether a person looked at it.
+/// Written in the lock as [`Approval::as_str`]; the same approvals give the same
+/// bytes on every machine (no time, no user, no host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// `update`: a person answered y (or a) at the terminal prompt.
+    Terminal,
+    /// `update --yes`: accepted unasked, no one looked at it.
+    Yes,
+    /// The policy's `accept` (or `--accept`) took it without asking anyone.
+    Policy,
+    /// `upgrade` moved it, a person answering at the terminal.
+    UpgradeTerminal,
+    /// `upgrade --yes` moved it.
+    UpgradeYes,
+    /// `upgrade` moved it and the policy accepted it unasked.
+    UpgradePolicy,
+}
+
+impl Approval {
+    pub const ALL: [Approval; 6] = [
+        Approval::Terminal,
+        Approval::Yes,
+        Approval::Policy,
+        Approval::UpgradeTerminal,
+        Approval::UpgradeYes,
+        Approval::UpgradePolicy,
+    ];
+
+    /// The value of `approved` in the lock.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Terminal => "terminal",
+            Approval::Yes => "yes",
+            Approval::Policy => "policy",
+            Approval::UpgradeTerminal => "upgrade-terminal",
+            Approval::UpgradeYes => "upgrade-yes",
+            Approval::UpgradePolicy => "upgrade-policy",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Approval> {
+        Approval::ALL.into_iter().find(|a| a.as_str() == text)
+    }
+
+    /// Whether a person was asked and said yes.
+    pub fn by_a_person(self) -> bool {
+        matches!(self, Approval::Terminal | Approval::UpgradeTerminal)
+    }
+
+    /// How much a person saw of it: the policy's least (no one was asked), `--yes`
+    /// next (someone ran it, no one read it), the terminal most. Several changes to
+    /// one server approved differently in one run record the least.
+    pub fn looked_at(self) -> u8 {
+        match self {
+            Approval::Policy | Approval::UpgradePolicy => 0,
+            Approval::Yes | Approval::UpgradeYes => 1,
+            Approval::Terminal | Approval::UpgradeTerminal => 2,
+        }
+    }
+}
+
+impl std::fmt::Display for Approval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One server as listed under one client profile.
@@ -255,6 +327,7 @@ impl PinnedServer {
         PinnedServer {
             profiles: BTreeMap::from([(pin.profile.clone(), pin)]),
             package: None,
+            approved: None,
         }
     }
 

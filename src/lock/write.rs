@@ -46,6 +46,9 @@ fn render_server(
     let first = server.first();
     let _ = writeln!(out, "\n[[server]]");
     key(out, "name", &basic(&first.name));
+    if let Some(how) = server.approved {
+        key(out, "approved", &basic(how.as_str()));
+    }
     match &first.reached {
         Reached::Stdio {
             command,

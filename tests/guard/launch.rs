@@ -321,11 +321,7 @@ fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_neve
     project.run(&["verify"]).expect(0);
     // A lock of the previous version (no code-loading variable pinned) keeps verifying.
     let lock = std::fs::read_to_string(project.path().join("mcp.lock")).unwrap();
-    std::fs::write(
-        project.path().join("mcp.lock"),
-        lock.replace("\nversion = 6\n", "\nversion = 5\n"),
-    )
-    .unwrap();
+    std::fs::write(project.path().join("mcp.lock"), older(&lock, "5")).unwrap();
     project.run(&["verify"]).expect(0);
     std::fs::write(project.path().join("mcp.lock"), &lock).unwrap();
     project.set_servers(servers(
@@ -333,11 +329,7 @@ fn a_preload_added_through_node_options_or_pythonpath_is_launch_changed_and_neve
         json!({"PYTHONPATH": "./evil"}),
     ));
     for version in ["6", "5"] {
-        std::fs::write(
-            project.path().join("mcp.lock"),
-            lock.replace("\nversion = 6\n", &format!("\nversion = {version}\n")),
-        )
-        .unwrap();
+        std::fs::write(project.path().join("mcp.lock"), older(&lock, version)).unwrap();
         let verify = project.run(&["verify"]);
         verify.expect(1);
         for server in ["node-srv", "py-srv"] {
@@ -515,4 +507,15 @@ fn a_secret_in_the_servers_stderr_cut_by_a_64_kib_piece_boundary_is_still_redact
         "{}",
         &stderr[stderr.len().saturating_sub(300)..]
     );
+}
+
+/// A lock written now, as an older version would have written it: that version's
+/// number, without the approvals version 7 records.
+fn older(lock: &str, version: &str) -> String {
+    lock.lines()
+        .filter(|l| !l.starts_with("approved = "))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("\nversion = 7\n", &format!("\nversion = {version}\n"))
+        + "\n"
 }

@@ -9,7 +9,7 @@ use super::raw::{RawPackage, RawServer};
 use super::{LineIndex, LockError, invalid_at};
 use crate::hash::definition_hash;
 use crate::json::Json;
-use crate::lock::{LockedServer, LockedTool, PinnedServer, Reached};
+use crate::lock::{Approval, LockedServer, LockedTool, PinnedServer, Reached};
 use crate::surface::Kind;
 
 /// The listing fields of one profile, however the lock version spells them.
@@ -50,6 +50,12 @@ pub(super) fn check_server(
     let at = |offset: usize, message: String| invalid_at(index, path, offset, message);
     let name_at = server.name.span().start;
     let name = server.name.get_ref().clone();
+    let approved = match &server.approved {
+        None => None,
+        Some(how) => {
+            Some(check_approved(how.get_ref(), version).map_err(|m| at(how.span().start, m))?)
+        }
+    };
     let code_env = match &server.code_env {
         None => Vec::new(),
         Some(pins) => {
@@ -453,7 +459,11 @@ pub(super) fn check_server(
             )
         }
     };
-    Ok(PinnedServer { profiles, package })
+    Ok(PinnedServer {
+        profiles,
+        package,
+        approved,
+    })
 }
 
 /// The pin a `[server.package]` table describes, with the fields its kind needs.
@@ -571,6 +581,19 @@ fn check_package(raw: RawPackage, version: i64) -> Result<crate::package::Packag
 
 fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `approved` (version 7): one of [`Approval::as_str`]'s values.
+fn check_approved(how: &str, version: i64) -> Result<Approval, String> {
+    if version < 7 {
+        return Err(format!(
+            "`approved` needs lock format version 7 (this lock says version {version})"
+        ));
+    }
+    Approval::parse(how).ok_or_else(|| {
+        let known: Vec<&str> = Approval::ALL.iter().map(|a| a.as_str()).collect();
+        format!("`approved` {how:?} is not one of {}", known.join(", "))
+    })
 }
 
 /// `code_env` (version 6): `NAME=sha256:<64 hex>` each, sorted by name, each name once.

@@ -314,6 +314,7 @@ fn strings(value: Value) -> Option<Vec<String>> {
 #[derive(Default)]
 struct ServerDraft {
     name: Option<Spanned<String>>,
+    approved: Option<Spanned<String>>,
     transport: Option<String>,
     command: Option<String>,
     args: Option<Vec<String>>,
@@ -344,6 +345,7 @@ impl ServerDraft {
     fn set(&mut self, key: &str, value: Value) -> Option<()> {
         match key {
             "name" => set(&mut self.name, string(value)?),
+            "approved" => set(&mut self.approved, string(value)?),
             "transport" => set(&mut self.transport, string(value)?.into_inner()),
             "command" => set(&mut self.command, string(value)?.into_inner()),
             "args" => set(&mut self.args, strings(value)?),
@@ -362,6 +364,7 @@ impl ServerDraft {
     fn finish(self) -> Option<RawServer> {
         Some(RawServer {
             name: self.name?,
+            approved: self.approved,
             transport: self.transport?,
             command: self.command,
             args: self.args.unwrap_or_default(),

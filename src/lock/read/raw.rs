@@ -21,6 +21,8 @@ pub(super) struct RawLock {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawServer {
     pub(super) name: Spanned<String>,
+    /// Version 7: how its last pin change was approved.
+    pub(super) approved: Option<Spanned<String>>,
     pub(super) transport: String,
     pub(super) command: Option<String>,
     #[serde(default)]
@@ -125,6 +127,7 @@ impl RawServer {
     pub(super) fn header(&self) -> RawServer {
         RawServer {
             name: self.name.clone(),
+            approved: self.approved.clone(),
             transport: self.transport.clone(),
             command: self.command.clone(),
             args: self.args.clone(),
