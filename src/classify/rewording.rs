@@ -154,6 +154,12 @@ const UNITS: &[&str] = &[
     "local",
 ];
 
+/// JSON Schema's type names, which restate what the schema says whatever the text says.
+const TYPE_WORDS: &[&str] = &[
+    "string", "strings", "number", "numbers", "integer", "integers", "boolean", "booleans",
+    "array", "arrays", "object", "objects", "null",
+];
+
 /// Words an edit may add or drop without changing a call.
 const ARTICLES: &[&str] = &["a", "an", "the"];
 
@@ -348,6 +354,17 @@ fn judge_run(old: &[String], new: &[String], typos: &mut Vec<String>) -> Option<
         typos.push("article changed".into());
         return None;
     }
+    // The same letters, split or joined: "filename" and "file name", "e-mail".
+    if !old.is_empty() && old.concat() == new.concat() {
+        typos.push(format!("spelling: {} → {}", old.join(" "), new.join(" ")));
+        return None;
+    }
+    // Only the schema's own type named or dropped: "the input" → "the input string".
+    let restates = |w: &[String]| w.iter().all(|w| in_list(ARTICLES, w) || in_list(TYPE_WORDS, w));
+    if (old.is_empty() && restates(new)) || (new.is_empty() && restates(old)) {
+        typos.push(format!("restates a type: {}", quote(if old.is_empty() { new } else { old })));
+        return None;
+    }
     if old.len() == new.len() && old.iter().zip(new).all(|(a, b)| a == b || typo_fixed(a, b)) {
         for (a, b) in old.iter().zip(new).filter(|(a, b)| a != b) {
             typos.push(format!("typo fixed: {a} → {b}"));
@@ -460,6 +477,11 @@ mod tests {
             "typo fixed: recieve → receive"
         );
         cosmetic("Searches the documnetation.", "Searches the documentation.");
+        assert_eq!(
+            cosmetic("The filename to write.", "The file name to write."),
+            "spelling: filename → file name"
+        );
+        cosmetic("Echoes back the input", "Echoes back the input string");
     }
 
     #[test]
