@@ -6,7 +6,10 @@ use serde_json::Value;
 
 #[test]
 fn no_meaning_changing_pair_is_graded_cosmetic_and_every_harmless_edit_is() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/rewording/pairs.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/corpus/rewording/pairs.json"
+    );
     let corpus: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut wrong = Vec::new();
     let pairs = corpus["pairs"].as_array().unwrap();

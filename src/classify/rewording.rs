@@ -360,9 +360,15 @@ fn judge_run(old: &[String], new: &[String], typos: &mut Vec<String>) -> Option<
         return None;
     }
     // Only the schema's own type named or dropped: "the input" → "the input string".
-    let restates = |w: &[String]| w.iter().all(|w| in_list(ARTICLES, w) || in_list(TYPE_WORDS, w));
+    let restates = |w: &[String]| {
+        w.iter()
+            .all(|w| in_list(ARTICLES, w) || in_list(TYPE_WORDS, w))
+    };
     if (old.is_empty() && restates(new)) || (new.is_empty() && restates(old)) {
-        typos.push(format!("restates a type: {}", quote(if old.is_empty() { new } else { old })));
+        typos.push(format!(
+            "restates a type: {}",
+            quote(if old.is_empty() { new } else { old })
+        ));
         return None;
     }
     if old.len() == new.len() && old.iter().zip(new).all(|(a, b)| a == b || typo_fixed(a, b)) {
