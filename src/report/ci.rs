@@ -283,6 +283,11 @@ pub fn render_sarif(reports: &[ServerReport], ctx: &LockContext) -> String {
             })
         })
         .collect();
+    sarif_log(rule_docs, results)
+}
+
+/// A SARIF 2.1.0 log of one mcp-lock run with these rules and results, as JSON text.
+pub(super) fn sarif_log(rule_docs: Vec<Value>, results: Vec<Value>) -> String {
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

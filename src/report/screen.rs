@@ -183,19 +183,5 @@ pub fn render_scan_sarif(servers: &[ScannedServer]) -> String {
         .iter()
         .map(|(id, what)| json!({"id": id, "shortDescription": {"text": what}}))
         .collect();
-    let log = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "mcp-lock",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rule_docs,
-            }},
-            "results": results,
-        }],
-    });
-    crate::text::escape_json_output(
-        &serde_json::to_string_pretty(&log).expect("a SARIF log serializes"),
-    )
+    super::ci::sarif_log(rule_docs, results)
 }
