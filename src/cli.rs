@@ -532,6 +532,14 @@ pub struct UpdateArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// For a scheduled job that proposes the lock in a pull request (the GitHub
+    /// Action's `update-pr` mode): accept every change as --yes does, recorded as
+    /// `approved = "pull-request"` (merging approves it), and when the lock moved write
+    /// the pull request's title.txt, labels.txt and body.md into DIR
+    /// (docs/pull-requests.md)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run", "yes"])]
+    pub pull_request: Option<std::path::PathBuf>,
+
     /// Pin with this protocol version instead of the newest the server speaks (e.g.
     /// 2025-11-25, the version your agent uses); verify then asks for the same
     #[arg(long, value_name = "VERSION", value_parser = mcp_lock::client::PROTOCOL_VERSIONS)]

@@ -277,6 +277,66 @@ fn action_yml_is_a_composite_action_with_its_documented_inputs() {
 }
 
 #[test]
+fn the_update_pr_mode_runs_the_update_script_then_create_pull_request_with_its_outputs() {
+    let action = yaml("action.yml");
+    let inputs = action["inputs"].as_object().unwrap();
+    for input in ["mode", "token", "branch"] {
+        assert!(
+            !inputs[input]["description"]
+                .as_str()
+                .unwrap_or_default()
+                .is_empty(),
+            "input {input} is not documented"
+        );
+    }
+    assert_eq!(inputs["mode"]["default"], "verify");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let update = steps
+        .iter()
+        .find(|s| s["id"] == "update")
+        .expect("an update step");
+    assert!(
+        update["run"]
+            .as_str()
+            .unwrap()
+            .contains("scripts/action-update.sh")
+    );
+    assert!(update["if"].as_str().unwrap().contains("'update-pr'"));
+    let pr = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("peter-evans/create-pull-request@v"))
+        })
+        .expect("a create-pull-request step");
+    // Every output the step reads is one the script writes.
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action-update.sh"),
+    )
+    .unwrap();
+    let with = serde_json::to_string(&pr["with"]).unwrap();
+    for used in with.split("steps.update.outputs.").skip(1) {
+        let name: String = used
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        assert!(
+            script.contains(&format!("output {name} ")),
+            "create-pull-request reads output {name}, which the script never writes"
+        );
+    }
+    assert_eq!(pr["with"]["delete-branch"], true);
+    // The ready workflow uses this mode, on a schedule, with the permissions it needs.
+    let workflow = yaml("examples/workflows/mcp-lock-update.yml");
+    assert!(workflow["on"]["schedule"].is_array());
+    assert_eq!(workflow["permissions"]["contents"], "write");
+    assert_eq!(workflow["permissions"]["pull-requests"], "write");
+    let text = serde_json::to_string(&workflow["jobs"]).unwrap();
+    assert!(text.contains("\"mode\":\"update-pr\""), "{text}");
+}
+
+#[test]
 fn the_pre_commit_hook_runs_verify_no_connect_on_lock_and_config_changes() {
     let hooks = yaml(".pre-commit-hooks.yaml");
     let hook = hooks

@@ -428,7 +428,7 @@ fn a_version_4_lock_keeps_verifying_with_its_closure_unpinned_as_a_warning_updat
     let v4: String = lock
         .lines()
         .filter(|l| !l.starts_with("closure") && !l.starts_with("approved = "))
-        .map(|l| if l == "version = 7" { "version = 4" } else { l })
+        .map(|l| if l == "version = 8" { "version = 4" } else { l })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
@@ -1072,4 +1072,52 @@ fn an_sdist_only_dependency_with_dynamic_metadata_is_closure_unpinned_said_plain
         refusal.contains("(closure-unpinned, which `mcp-lock verify` fails)"),
         "{refusal}"
     );
+}
+
+#[test]
+fn a_closure_move_proposed_in_a_pull_request_commits_the_lock_and_its_companion_and_names_each_package()
+ {
+    use common::pull_request::{commit_all, commit_as_the_action_would, run_step};
+    let registry = Registry::start();
+    publish(&registry, "tiny-dep", "1.0.0");
+    publish(&registry, "tiny-mcp-deps", "1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let env = registry.client_env(cache.path());
+    let p = Project::bare(json!({
+        "tiny": {"command": "npx", "args": ["-y", "tiny-mcp-deps@1.0.0"]},
+    }));
+    run(&p, &["update", "--yes"], &env).expect(0);
+    commit_all(&p);
+
+    publish(&registry, "tiny-dep", "1.0.1");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let step = run_step(&p, &env);
+    assert_eq!(step.output("changed"), "true", "{}", step.stderr);
+    assert_eq!(
+        step.output("title"),
+        "mcp.lock: 1 change to tiny, worst dependency-changed"
+    );
+    assert_eq!(
+        step.output("labels"),
+        "mcp-lock,mcp-lock: dependency-changed"
+    );
+    assert_eq!(step.output("add-paths"), "mcp.lock\nmcp.closure.lock");
+    let body = step.body();
+    assert!(
+        body.contains("1 package of its dependency closure moved:\n\n- tiny-dep 1.0.0 -&gt; 1.0.1"),
+        "{body}"
+    );
+    let files = commit_as_the_action_would(&p, &step, "mcp-lock/update");
+    assert_eq!(
+        files,
+        Some(vec!["mcp.closure.lock".to_string(), "mcp.lock".to_string()])
+    );
+    run(
+        &p,
+        &["verify"],
+        &env.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>(),
+    )
+    .expect(0);
 }

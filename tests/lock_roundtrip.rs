@@ -150,7 +150,7 @@ fn a_version_1_lock_reads_as_pinned_under_bare() {
     // before, no package pin: that is `update`'s to add).
     let again = parse_lock(&render_lock(&lock), "mcp.lock").unwrap();
     assert_eq!(again, lock);
-    assert!(render_lock(&lock).contains("\nversion = 7\n"));
+    assert!(render_lock(&lock).contains("\nversion = 8\n"));
     assert_eq!(memory.package, None);
 }
 
@@ -422,7 +422,7 @@ fn an_unresolved_package_round_trips_in_version_4_and_is_refused_in_version_3() 
     let v3 = render_lock(&lock)
         .lines()
         .filter(|l| !l.starts_with("code_env = ") && !l.starts_with("approved = "))
-        .map(|l| if l == "version = 7" { "version = 3" } else { l })
+        .map(|l| if l == "version = 8" { "version = 3" } else { l })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
@@ -454,7 +454,7 @@ fn code_env_round_trips_in_version_6_and_is_refused_in_an_older_lock() {
         .filter(|l| !l.starts_with("approved = "))
         .collect::<Vec<_>>()
         .join("\n")
-        .replace("\nversion = 7\n", "\nversion = 5\n");
+        .replace("\nversion = 8\n", "\nversion = 5\n");
     let err = parse_lock(&v5, "mcp.lock").unwrap_err().to_string();
     assert!(
         err.starts_with("mcp.lock:")
@@ -485,8 +485,8 @@ fn approvals_round_trip_in_version_7_beside_the_server_name() {
     assert_eq!(render_lock(&lock), text, "byte-stable");
     // The reader of the writer's own layout reads the key, as the TOML reader does.
     let example = include_str!("../mcp.lock.example").replacen(
-        "\nname = \"memory\"\n",
-        "\nname = \"memory\"\napproved = \"upgrade-yes\"\n",
+        "\napproved = \"yes\"\n",
+        "\napproved = \"upgrade-yes\"\n",
         1,
     );
     let (layout, toml) = mcp_lock::lock::layout_and_toml_readings(&example)
@@ -505,21 +505,21 @@ fn a_version_6_lock_reads_with_every_approval_not_recorded_and_is_written_as_ver
     let v6: String = text
         .lines()
         .filter(|l| !l.starts_with("approved = "))
-        .map(|l| if l == "version = 7" { "version = 6" } else { l })
+        .map(|l| if l == "version = 8" { "version = 6" } else { l })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
     let lock = parse_lock(&v6, "mcp.lock").unwrap();
     assert!(lock.servers.values().all(|s| s.approved.is_none()));
     let rewritten = render_lock(&lock);
-    assert!(rewritten.contains("\nversion = 7\n"));
+    assert!(rewritten.contains("\nversion = 8\n"));
     assert!(!rewritten.contains("approved"), "{rewritten}");
 }
 
 #[test]
 fn an_approval_in_an_older_lock_or_of_an_unknown_kind_is_refused_naming_its_line() {
     let text = render_lock(&awkward_lock());
-    let v6 = text.replace("\nversion = 7\n", "\nversion = 6\n");
+    let v6 = text.replace("\nversion = 8\n", "\nversion = 6\n");
     let err = parse_lock(&v6, "mcp.lock").unwrap_err().to_string();
     assert!(
         err.starts_with("mcp.lock:")
@@ -532,4 +532,22 @@ fn an_approval_in_an_older_lock_or_of_an_unknown_kind_is_refused_naming_its_line
         err.contains("`approved` \"alice\" is not one of terminal, yes, policy"),
         "{err}"
     );
+    // A pull request's approval came with version 8: a version-7 lock cannot hold it,
+    // and a version-8 one reads it.
+    let by_pr = text.replace("approved = \"terminal\"", "approved = \"pull-request\"");
+    assert_eq!(
+        parse_lock(&by_pr, "mcp.lock").unwrap().servers["plain"].approved,
+        Some(Approval::PullRequest)
+    );
+    let v7 = by_pr.replace("\nversion = 8\n", "\nversion = 7\n");
+    let err = parse_lock(&v7, "mcp.lock").unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "`approved = \"pull-request\"` needs lock format version 8 (this lock says version 7)"
+        ),
+        "{err}"
+    );
+    // A version-7 lock with the approvals version 7 knows still reads.
+    let v7 = text.replace("\nversion = 8\n", "\nversion = 7\n");
+    assert!(parse_lock(&v7, "mcp.lock").is_ok());
 }

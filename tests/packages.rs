@@ -597,7 +597,7 @@ fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
     let start = text.find("\n[server.package]").unwrap();
     let end = start + 1 + text[start + 1..].find("\n\n").unwrap();
     let v2 = without_approvals(&format!("{}{}", &text[..start], &text[end..]))
-        .replace("\nversion = 7\n", "\nversion = 2\n");
+        .replace("\nversion = 8\n", "\nversion = 2\n");
     std::fs::write(p.path().join("mcp.lock"), &v2).unwrap();
     let verify = p.run(&["verify"]);
     verify.expect(0);
@@ -609,7 +609,7 @@ fn a_version_2_lock_has_packages_not_pinned_yet_until_update_pins_them() {
     // A v2 lock with a package table is refused: the table needs version 3.
     std::fs::write(
         p.path().join("mcp.lock"),
-        without_approvals(&text).replace("\nversion = 7\n", "\nversion = 2\n"),
+        without_approvals(&text).replace("\nversion = 8\n", "\nversion = 2\n"),
     )
     .unwrap();
     let err = p.run(&["verify"]);
@@ -1154,7 +1154,7 @@ fn a_package_the_first_update_could_not_resolve_is_recorded_unresolved_and_stays
     );
     let text = p.lock_text().expect("the tools were pinned");
     assert!(
-        text.starts_with("# ") && text.contains("\nversion = 7\n"),
+        text.starts_with("# ") && text.contains("\nversion = 8\n"),
         "{text}"
     );
     assert!(

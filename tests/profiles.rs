@@ -359,7 +359,7 @@ fn as_version_1(lock: &str) -> String {
         })
         .filter(|line| !dropped(line) && !line.starts_with("approved = "))
         .map(|line| {
-            if line == "version = 7" {
+            if line == "version = 8" {
                 "version = 1"
             } else {
                 line
@@ -413,7 +413,7 @@ fn a_version_1_lock_verifies_as_bare_and_update_offers_the_hosts_profile_with_th
 
     p.run(&["update", "--yes"]).expect(0);
     let lock = p.lock_text().unwrap();
-    assert!(lock.contains("\nversion = 7\n"));
+    assert!(lock.contains("\nversion = 8\n"));
     let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
     assert_eq!(
         parsed.servers["fixture"]

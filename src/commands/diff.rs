@@ -98,8 +98,12 @@ fn approval_lines(old: &Lockfile, new: &Lockfile, only: &[String]) -> String {
             Some(w) => out.push_str(&format!(" (was {})", shown(w.approved))),
             None => out.push_str(" (first pin)"),
         }
-        if pins.approved.is_some_and(|how| !how.by_a_person()) {
-            out.push_str("; no person looked at it");
+        match pins.approved {
+            Some(Approval::PullRequest) => {
+                out.push_str("; a person approves it by merging the pull request")
+            }
+            Some(how) if !how.by_a_person() => out.push_str("; no person looked at it"),
+            _ => {}
         }
         out.push('\n');
     }

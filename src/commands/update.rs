@@ -13,7 +13,9 @@ use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::policy::{Policy, Rule};
-use mcp_lock::report::{SHOWN_LINE_CHARS, render_proposal, server_label, short};
+use mcp_lock::report::{
+    Review, SHOWN_LINE_CHARS, render_proposal, render_review, server_label, short,
+};
 use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
 use mcp_lock::update::{
     Proposal, add_package_proposals, apply, plan, record_approvals, screened_out, withhold,
@@ -201,7 +203,12 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         ExitCode::Unverified
     };
 
+    let review = args.pull_request.as_deref();
+    let yes = args.yes || review.is_some();
     if proposals.is_empty() {
+        if let Some(dir) = review {
+            write_review(dir, None, &ws.lock_path)?;
+        }
         // A project with nothing to pin gets its (empty) lock; one whose servers were
         // all held gets none.
         if existing.is_none() && !args.dry_run && held.is_empty() {
@@ -225,7 +232,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(done_code);
     }
     let by_policy = by_policy(proposals, &policy);
-    let decisions = match decide(proposals, &by_policy, args.dry_run, args.yes).await? {
+    let decisions = match decide(proposals, &by_policy, args.dry_run, yes).await? {
         Decided::DryRun => return Ok(done_code),
         Decided::Each(decisions) => decisions,
         Decided::NoTerminal => {
@@ -253,7 +260,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     // unpinned (or at its old pin) for a person to look at. (What the policy accepts
     // unasked never includes one: `Policy::accepts`.)
     let mut decisions = decisions;
-    let withheld = if args.yes {
+    let withheld = if yes {
         screened_out(proposals, &mut decisions)
     } else {
         Vec::new()
@@ -266,12 +273,31 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         .collect();
     // Nothing accepted (a first pin rejected, say) leaves the lock as it was: an
     // empty lock is not written in its place.
+    let mut written = None;
     if !accepted.is_empty() {
         let mut next = apply(&lock, &checked, &accepted);
         withhold(&mut next, &withheld);
-        let how = approvals(proposals, &decisions, &by_policy, args.yes, false);
+        let mut how = approvals(proposals, &decisions, &by_policy, yes, false);
+        if review.is_some() {
+            // Merging the pull request approves every change in it, the policy's too.
+            for (_, approval) in &mut how {
+                *approval = Approval::PullRequest;
+            }
+        }
         record_approvals(&lock, &mut next, &how);
         write(ws, &root, &next)?;
+        written = Some(next);
+    }
+    if let Some(dir) = review {
+        let left_out = left_out_lines(held, &withheld);
+        let body = written.as_ref().and_then(|next| {
+            let mut reports = mcp_lock::drift::compare_locks(&lock, next);
+            for report in &mut reports {
+                policy.evaluate(report);
+            }
+            render_review(&reports, &left_out, &display).or(Some(Review::rewritten(&display)))
+        });
+        write_review(dir, body.as_ref(), &ws.lock_path)?;
     }
     for (p, yes) in proposals.iter().zip(&decisions) {
         // A change held back for its screening is named below, once.
@@ -461,6 +487,81 @@ fn write(ws: &Workspace, root: &std::path::Path, lock: &Lockfile) -> anyhow::Res
     write_lock_file(&ws.lock_path, root, lock)
         .map(|_| ())
         .with_context(|| format!("cannot write {display}"))
+}
+
+/// What a pull request leaves out, for its body: servers not checked (their pins
+/// stay) and definitions screening kept from being pinned unasked.
+fn left_out_lines(
+    held: &[mcp_lock::update::Held],
+    withheld: &[mcp_lock::update::Withheld],
+) -> Vec<String> {
+    let mut lines: Vec<String> = held
+        .iter()
+        .filter(|h| !h.secret)
+        .map(|h| {
+            format!(
+                "{} [{}]: {}: {}; its pins are unchanged",
+                h.server,
+                h.profile,
+                h.verdict.as_str(),
+                h.reason
+            )
+        })
+        .collect();
+    lines.extend(withheld.iter().map(|w| {
+        format!(
+            "{} {}/{} [{}]: not pinned, screening found {}; a person reviews it with `mcp-lock update {}` in a terminal, or the team accepts the findings in [screen] accept",
+            w.kind.noun(),
+            w.server,
+            w.key,
+            w.profile,
+            w.findings,
+            w.server
+        )
+    }));
+    lines
+}
+
+/// `update --pull-request DIR`: the pull request's title.txt, labels.txt (one a line)
+/// and body.md, or, when the lock did not move, none of them (any left from an earlier
+/// run are removed, so a job never opens a pull request for an old run); and always
+/// paths.txt, the lock and its companion (absolute, one a line): what a pull request
+/// commits.
+fn write_review(
+    dir: &std::path::Path,
+    review: Option<&Review>,
+    lock_path: &std::path::Path,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let lock = std::path::absolute(lock_path)
+        .with_context(|| format!("cannot resolve {}", lock_path.display()))?;
+    let companion = mcp_lock::lock::closures::companion_path(&lock);
+    let mut files = vec![(
+        "paths.txt",
+        Some(format!("{}\n{}\n", lock.display(), companion.display())),
+    )];
+    files.extend([
+        ("title.txt", review.map(|r| format!("{}\n", r.title))),
+        (
+            "labels.txt",
+            review.map(|r| r.labels.iter().map(|l| format!("{l}\n")).collect()),
+        ),
+        ("body.md", review.map(|r| r.body.clone())),
+    ]);
+    for (name, text) in files {
+        let path = dir.join(name);
+        match text {
+            Some(text) => std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?,
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", path.display()));
+                }
+                _ => {}
+            },
+        }
+    }
+    Ok(())
 }
 
 fn capitalize(text: &str) -> String {

@@ -58,8 +58,18 @@ fn package_between(old: &PinnedServer, new: &PinnedServer) -> Option<crate::pack
     if old.package.as_ref() == Some(now) {
         return None;
     }
+    // The same package launched the same way, with only its closure moved, is a
+    // dependency change, as verify reports it.
+    let same_package = old
+        .package
+        .as_ref()
+        .is_some_and(|p| p.package == now.package && p.launcher == now.launcher);
     Some(crate::package::PackageCheck {
-        status: crate::package::PackageStatus::Changed,
+        status: if same_package {
+            crate::package::PackageStatus::DependencyChanged
+        } else {
+            crate::package::PackageStatus::Changed
+        },
         kind: now.package.kind(),
         launcher: now.launcher.clone(),
         pinned: old.package.as_ref().map(|p| p.to_string()),

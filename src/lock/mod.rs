@@ -29,8 +29,9 @@ use crate::surface::Kind;
 /// is version 3 without `oauth_issuer` or package pins (every package reads "not
 /// pinned yet"); version 3 is version 4 without `kind = "unresolved"` packages;
 /// version 5 is version 6 without `code_env` (no code-loading variable pinned);
-/// version 6 is version 7 without `approved` (every approval "not recorded").
-pub const FORMAT_VERSION: i64 = 7;
+/// version 6 is version 7 without `approved` (every approval "not recorded"); version 7
+/// is version 8 without `approved = "pull-request"`.
+pub const FORMAT_VERSION: i64 = 8;
 
 /// The profile name of a server pinned with no client declared (no capabilities, the
 /// newest protocol): what a lock from before profiles holds. The profile module names it.
@@ -71,16 +72,20 @@ pub enum Approval {
     UpgradeYes,
     /// `upgrade` moved it and the policy accepted it unasked.
     UpgradePolicy,
+    /// `update --pull-request` wrote it for review: merging the pull request that
+    /// proposed it approves it (version 8).
+    PullRequest,
 }
 
 impl Approval {
-    pub const ALL: [Approval; 6] = [
+    pub const ALL: [Approval; 7] = [
         Approval::Terminal,
         Approval::Yes,
         Approval::Policy,
         Approval::UpgradeTerminal,
         Approval::UpgradeYes,
         Approval::UpgradePolicy,
+        Approval::PullRequest,
     ];
 
     /// The value of `approved` in the lock.
@@ -92,6 +97,7 @@ impl Approval {
             Approval::UpgradeTerminal => "upgrade-terminal",
             Approval::UpgradeYes => "upgrade-yes",
             Approval::UpgradePolicy => "upgrade-policy",
+            Approval::PullRequest => "pull-request",
         }
     }
 
@@ -99,9 +105,18 @@ impl Approval {
         Approval::ALL.into_iter().find(|a| a.as_str() == text)
     }
 
-    /// Whether a person was asked and said yes.
+    /// Whether a person was asked and said yes. A pull request's pins are approved
+    /// by whoever merges it, which the lock cannot know: not counted.
     pub fn by_a_person(self) -> bool {
         matches!(self, Approval::Terminal | Approval::UpgradeTerminal)
+    }
+
+    /// The lock format version that first wrote this value.
+    pub fn since_version(self) -> i64 {
+        match self {
+            Approval::PullRequest => 8,
+            _ => 7,
+        }
     }
 
     /// How much a person saw of it: the policy's least (no one was asked), `--yes`
@@ -110,7 +125,7 @@ impl Approval {
     pub fn looked_at(self) -> u8 {
         match self {
             Approval::Policy | Approval::UpgradePolicy => 0,
-            Approval::Yes | Approval::UpgradeYes => 1,
+            Approval::Yes | Approval::UpgradeYes | Approval::PullRequest => 1,
             Approval::Terminal | Approval::UpgradeTerminal => 2,
         }
     }

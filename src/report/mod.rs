@@ -4,6 +4,7 @@
 mod ci;
 mod markdown;
 mod proposal;
+mod review;
 mod screen;
 mod word_diff;
 
@@ -16,6 +17,7 @@ use serde::Serialize;
 pub use ci::{render_github, render_junit, render_sarif};
 pub use markdown::{md as escape_markdown, render_markdown, render_offline_markdown};
 pub use proposal::render_proposal;
+pub use review::{Review, render_review};
 pub use screen::{
     ScannedItem, ScannedServer, counts as screen_counts, render_scan_json, render_scan_sarif,
     render_scan_text, render_screened,

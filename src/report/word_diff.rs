@@ -9,11 +9,31 @@ enum Piece {
     Change { removed: String, added: String },
 }
 
+/// How a word diff marks its changes and escapes server text.
+#[derive(Clone, Copy)]
+enum Markup {
+    /// `[-removed-]{+added+}`, coloured on a terminal; text escaped for it.
+    Terminal,
+    /// `<del>removed</del><ins>added</ins>`; text escaped for Markdown ([`md`]).
+    Markdown,
+}
+
 /// A word-level diff on one line: `[-removed-]{+added+}`, coloured on a terminal.
 /// Whitespace between two changed words joins them, so a reworded phrase reads whole.
 /// Long unchanged runs are shortened to their ends around each change, and the whole
 /// diff is cut after [`DIFF_CHARS`] characters with a count of what is left out.
 pub fn word_diff(before: &str, after: &str) -> String {
+    render_pieces(&pieces(before, after), Markup::Terminal)
+}
+
+/// The same diff as GitHub-flavoured Markdown, for a pull request's body: removed
+/// words struck through (`<del>`), added ones underlined (`<ins>`), server text
+/// escaped so it marks nothing up.
+pub fn word_diff_markdown(before: &str, after: &str) -> String {
+    render_pieces(&pieces(before, after), Markup::Markdown)
+}
+
+fn pieces(before: &str, after: &str) -> Vec<Piece> {
     use similar::ChangeTag;
     // Word diffs are quadratic at worst; a hostile description must not stall a run.
     let diff = similar::TextDiff::configure()
@@ -56,39 +76,50 @@ pub fn word_diff(before: &str, after: &str) -> String {
         }
     }
     flush(&mut removed, &mut added, &mut pieces);
-    render_pieces(&pieces)
+    pieces
 }
 
 /// How much server text a word diff may still show, and how much it left out.
 struct Budget {
     chars: usize,
     left_out: usize,
+    markup: Markup,
 }
 
 impl Budget {
     /// As much of `text` as still fits, escaped; the rest is counted as left out.
     fn take(&mut self, text: &str) -> String {
-        match split_at_chars(text, self.chars) {
-            (head, 0) => {
-                self.chars -= head.chars().count();
-                esc(head)
-            }
-            (head, rest) => {
-                self.left_out += rest;
-                self.chars = 0;
-                esc(head)
-            }
+        let (head, rest) = split_at_chars(text, self.chars);
+        if rest == 0 {
+            self.chars -= head.chars().count();
+        } else {
+            self.left_out += rest;
+            self.chars = 0;
+        }
+        match self.markup {
+            Markup::Terminal => esc(head),
+            Markup::Markdown => markdown::md(head, usize::MAX),
         }
     }
 }
 
-fn render_pieces(pieces: &[Piece]) -> String {
-    let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
-    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
-    let dim = Style::new().dimmed();
+fn render_pieces(pieces: &[Piece], markup: Markup) -> String {
+    let (red, green, dim) = match markup {
+        Markup::Terminal => (
+            Style::new().fg_color(Some(AnsiColor::Red.into())),
+            Style::new().fg_color(Some(AnsiColor::Green.into())),
+            Style::new().dimmed(),
+        ),
+        Markup::Markdown => (Style::new(), Style::new(), Style::new()),
+    };
+    let (del, del_end, ins, ins_end) = match markup {
+        Markup::Terminal => ("[-", "-]", "{+", "+}"),
+        Markup::Markdown => ("<del>", "</del>", "<ins>", "</ins>"),
+    };
     let mut budget = Budget {
         chars: DIFF_CHARS,
         left_out: 0,
+        markup,
     };
     let mut out = String::new();
     let last = pieces.len().saturating_sub(1);
@@ -127,11 +158,11 @@ fn render_pieces(pieces: &[Piece]) -> String {
             Piece::Change { removed, added } => {
                 let shown = budget.take(removed);
                 if !shown.is_empty() {
-                    let _ = write!(out, "{red}[-{shown}-]{red:#}");
+                    let _ = write!(out, "{red}{del}{shown}{del_end}{red:#}");
                 }
                 let shown = budget.take(added);
                 if !shown.is_empty() {
-                    let _ = write!(out, "{green}{{+{shown}+}}{green:#}");
+                    let _ = write!(out, "{green}{ins}{shown}{ins_end}{green:#}");
                 }
             }
         }

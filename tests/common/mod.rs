@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+pub mod pull_request;
 pub mod registries;
 
 /// The mcp-lock binary under test.

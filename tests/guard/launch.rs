@@ -516,6 +516,6 @@ fn older(lock: &str, version: &str) -> String {
         .filter(|l| !l.starts_with("approved = "))
         .collect::<Vec<_>>()
         .join("\n")
-        .replace("\nversion = 7\n", &format!("\nversion = {version}\n"))
+        .replace("\nversion = 8\n", &format!("\nversion = {version}\n"))
         + "\n"
 }

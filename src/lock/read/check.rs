@@ -583,17 +583,25 @@ fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// `approved` (version 7): one of [`Approval::as_str`]'s values.
+/// `approved` (version 7): one of [`Approval::as_str`]'s values (`pull-request` from 8).
 fn check_approved(how: &str, version: i64) -> Result<Approval, String> {
     if version < 7 {
         return Err(format!(
             "`approved` needs lock format version 7 (this lock says version {version})"
         ));
     }
-    Approval::parse(how).ok_or_else(|| {
+    let how = Approval::parse(how).ok_or_else(|| {
         let known: Vec<&str> = Approval::ALL.iter().map(|a| a.as_str()).collect();
         format!("`approved` {how:?} is not one of {}", known.join(", "))
-    })
+    })?;
+    if version < how.since_version() {
+        return Err(format!(
+            "`approved = {:?}` needs lock format version {} (this lock says version {version})",
+            how.as_str(),
+            how.since_version()
+        ));
+    }
+    Ok(how)
 }
 
 /// `code_env` (version 6): `NAME=sha256:<64 hex>` each, sorted by name, each name once.

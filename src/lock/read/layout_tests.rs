@@ -200,8 +200,8 @@ fn what_the_layout_does_not_cover_is_declined_for_the_toml_reader() {
             "[server.package]",
             "[[server.profile]]\n[server.package]",
         ),
-        ("a carriage return", "version = 7\n", "version = 7\r\n"),
-        ("a leading zero", "version = 7", "version = 07"),
+        ("a carriage return", "version = 8\n", "version = 8\r\n"),
+        ("a leading zero", "version = 8", "version = 08"),
         ("a fourth closing quote", "}\n'''", "}\n''''"),
         ("text after closing quotes", "}\n'''", "}\n''' "),
         (
