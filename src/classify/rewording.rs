@@ -391,9 +391,104 @@ fn judge_run(old: &[String], new: &[String], typos: &mut Vec<String>) -> Option<
     })
 }
 
+/// Words a sentence that only restates a schema may hold beside the schema's own
+/// words (its field's name, its type, its enum values): "The region, one of eu or
+/// us." A modal, negation, number or any other word makes it more than a restatement.
+const RESTATING: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "value",
+    "values",
+    "field",
+    "parameter",
+    "param",
+    "argument",
+    "property",
+    "input",
+    "one",
+    "of",
+    "either",
+    "or",
+    "is",
+    "as",
+    "this",
+];
+
+/// The words a description of a schema field may restate without saying more than
+/// the schema does: the field's name (whole, and split at `_`, `-` and case), its
+/// types and its enum values, lower case.
+pub fn schema_words(field: Option<&str>, enums: &[Option<&serde_json::Value>]) -> Vec<String> {
+    let mut words = Vec::new();
+    if let Some(name) = field {
+        words.extend(tokens(name));
+        let mut part = String::new();
+        for c in name.chars() {
+            if c == '_' || c == '-' || c.is_uppercase() {
+                if !part.is_empty() {
+                    words.push(std::mem::take(&mut part).to_lowercase());
+                }
+            }
+            if c.is_alphanumeric() {
+                part.push(c);
+            }
+        }
+        if !part.is_empty() {
+            words.push(part.to_lowercase());
+        }
+    }
+    for values in enums {
+        let values = values.and_then(|e| e.as_array());
+        for value in values.into_iter().flatten().take(64) {
+            match value {
+                serde_json::Value::String(s) => words.extend(tokens(s)),
+                other => words.extend(tokens(&other.to_string())),
+            }
+        }
+    }
+    words.sort();
+    words.dedup();
+    words
+}
+
 /// Grades the edit from `was` to `now`.
 pub fn grade(was: &str, now: &str) -> Grade {
+    grade_in(was, now, &[])
+}
+
+/// [`grade`] for the description of a schema field whose own words (name, enum
+/// values: [`schema_words`]) are `schema`: a sentence added or removed that holds only
+/// those, type names and [`RESTATING`] words says nothing the schema does not.
+pub fn grade_in(was: &str, now: &str, schema: &[String]) -> Grade {
     let (old, new) = (sentences(was), sentences(now));
+    if !schema.is_empty() {
+        let restates = |s: &Vec<String>| {
+            s.iter().all(|w| {
+                in_list(RESTATING, w) || in_list(TYPE_WORDS, w) || schema.iter().any(|x| x == w)
+            })
+        };
+        let kept = |side: &[Vec<String>]| {
+            let mut kept: Vec<Vec<String>> =
+                side.iter().filter(|s| !restates(s)).cloned().collect();
+            kept.sort();
+            kept
+        };
+        let dropped: Vec<&Vec<String>> = old.iter().chain(&new).filter(|s| restates(s)).collect();
+        let same_count = |s: &Vec<String>| {
+            old.iter().filter(|o| *o == s).count() == new.iter().filter(|n| *n == s).count()
+        };
+        if !dropped.is_empty() && kept(&old) == kept(&new) && dropped.iter().any(|s| !same_count(s))
+        {
+            let changed = dropped
+                .iter()
+                .find(|s| !same_count(s))
+                .expect("one differs");
+            return Grade::Cosmetic(format!(
+                "a sentence restating the schema: {}",
+                quote(changed)
+            ));
+        }
+    }
     if old == new {
         return Grade::Cosmetic(if was.split_whitespace().eq(now.split_whitespace()) {
             "whitespace and line breaks only".into()
@@ -532,5 +627,47 @@ mod tests {
             semantic("Reads a file from disk.", "Reads a form from disk.").starts_with("reworded")
         );
         assert!(semantic("Reads the file.", "Reads the files.").starts_with("reworded"));
+    }
+
+    #[test]
+    fn a_sentence_that_only_restates_the_field_its_type_or_enum_is_cosmetic() {
+        let region = serde_json::json!(["eu-west", "us-east"]);
+        let words = schema_words(Some("deployRegion"), &[Some(&region), None]);
+        let graded = |was: &str, now: &str| grade_in(was, now, &words);
+        for (was, now) in [
+            (
+                "Where to deploy.",
+                "Where to deploy. The deploy region, a string.",
+            ),
+            (
+                "Where to deploy.",
+                "Where to deploy. One of eu-west or us-east.",
+            ),
+            ("The region. Where to deploy.", "Where to deploy."),
+        ] {
+            assert!(
+                matches!(graded(was, now), Grade::Cosmetic(ref why) if why.starts_with("a sentence restating the schema")),
+                "{was:?} -> {now:?}: {:?}",
+                graded(was, now)
+            );
+        }
+        // More than the schema says: a default, a limit, a modal, a negation, another
+        // word, or the rest of the text changed too.
+        for (was, now) in [
+            ("Where to deploy.", "Where to deploy. Defaults to eu-west."),
+            ("Where to deploy.", "Where to deploy. Must be eu-west."),
+            ("Where to deploy.", "Where to deploy. Not us-east."),
+            (
+                "Where to deploy.",
+                "Where to deploy. The deploy region, 2 of them.",
+            ),
+            ("Where to deploy.", "Where to build. The deploy region."),
+        ] {
+            assert!(
+                matches!(graded(was, now), Grade::Semantic(_)),
+                "{was:?} -> {now:?}: {:?}",
+                graded(was, now)
+            );
+        }
     }
 }

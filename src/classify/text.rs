@@ -126,6 +126,18 @@ pub(super) fn description(
     after: Option<&Value>,
     out: &mut Vec<Finding>,
 ) {
+    description_in(pointer, before, after, &[], out);
+}
+
+/// [`description`] of a schema field whose own words (its name, its enum values:
+/// [`super::rewording::schema_words`]) are `schema`.
+pub(super) fn description_in(
+    pointer: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    schema: &[String],
+    out: &mut Vec<Finding>,
+) {
     let (was, now) = (text_of(before), text_of(after));
     let not_text = [before, after]
         .iter()
@@ -156,25 +168,27 @@ pub(super) fn description(
                 "{what}, and it now instructs the model ({phrase:?}); read it before approving"
             ),
         ),
-        None if what == "description reworded" => match super::rewording::grade(&was, &now) {
-            super::rewording::Grade::Cosmetic(why) => Finding::new(
-                Class::Cosmetic,
-                pointer,
-                before,
-                after,
-                format!("{what}, not in meaning: {why}"),
-            ),
-            super::rewording::Grade::Semantic(why) => Finding::new(
-                Class::Semantic,
-                pointer,
-                before,
-                after,
-                format!(
-                    "{what}: {}; the model reads it, so the meaning of a call may have moved",
-                    why.strip_prefix("reworded: ").unwrap_or(&why)
+        None if what == "description reworded" => {
+            match super::rewording::grade_in(&was, &now, schema) {
+                super::rewording::Grade::Cosmetic(why) => Finding::new(
+                    Class::Cosmetic,
+                    pointer,
+                    before,
+                    after,
+                    format!("{what}, not in meaning: {why}"),
                 ),
-            ),
-        },
+                super::rewording::Grade::Semantic(why) => Finding::new(
+                    Class::Semantic,
+                    pointer,
+                    before,
+                    after,
+                    format!(
+                        "{what}: {}; the model reads it, so the meaning of a call may have moved",
+                        why.strip_prefix("reworded: ").unwrap_or(&why)
+                    ),
+                ),
+            }
+        }
         None => Finding::new(
             Class::Semantic,
             pointer,

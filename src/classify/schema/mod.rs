@@ -337,7 +337,10 @@ impl Walk<'_> {
                 "prefixItems" => self.tuple(&kp, x, y, field, depth),
                 "anyOf" | "oneOf" => self.branches(key, &kp, x, y, true, field, depth),
                 "allOf" => self.branches(key, &kp, x, y, false, field, depth),
-                "description" => text::description(&kp, x, y, self.out),
+                "description" => {
+                    let words = super::rewording::schema_words(field, &[a.get("enum"), b.get("enum")]);
+                    text::description_in(&kp, x, y, &words, self.out);
+                }
                 "title" | "examples" | "$comment" => {
                     text::inert(&kp, &format!("`{key}`"), x, y, self.out);
                 }
