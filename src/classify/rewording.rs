@@ -424,10 +424,8 @@ pub fn schema_words(field: Option<&str>, enums: &[Option<&serde_json::Value>]) -
         words.extend(tokens(name));
         let mut part = String::new();
         for c in name.chars() {
-            if c == '_' || c == '-' || c.is_uppercase() {
-                if !part.is_empty() {
-                    words.push(std::mem::take(&mut part).to_lowercase());
-                }
+            if (c == '_' || c == '-' || c.is_uppercase()) && !part.is_empty() {
+                words.push(std::mem::take(&mut part).to_lowercase());
             }
             if c.is_alphanumeric() {
                 part.push(c);
