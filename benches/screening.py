@@ -4,8 +4,8 @@ poisoned corpus (tests/corpus/screening/).
 
     python3 benches/screening.py [--bin PATH] [--skip-real] [--skip-corpus]
 
-Real servers: the 22 popular servers of tests/popular_servers.rs and the 4 of
-tests/real_servers.rs, configured as those tests configure them (installed by
+Real servers: the 22 popular servers of tests/servers/popular_servers.rs and the 4 of
+tests/servers/real_servers.rs, configured as those tests configure them (installed by
 scripts/install-test-servers.sh), in one project; `mcp-lock scan --format json`
 screens every definition with the others' tool names. Printed: definitions screened,
 findings by severity, and every finding (server/name, rule, pointer, quote).

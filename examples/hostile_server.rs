@@ -1,5 +1,5 @@
 //! A stdio MCP server that misbehaves at the level of bytes and processes, for
-//! tests/hostile.rs: it floods stderr, never reads its stdin, writes one enormous line,
+//! tests/cli/hostile.rs: it floods stderr, never reads its stdin, writes one enormous line,
 //! exits half-way through an answer or closes its output and lingers. It speaks just
 //! enough of the handshake era to get there: `server/discover` is answered "method not
 //! found", `initialize` with a tools capability, and `tools/list` with one tool.

