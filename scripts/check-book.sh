@@ -111,10 +111,12 @@ def anchors_of(path):
     if path not in anchor_cache:
         rel = os.path.relpath(path, docs)
         if not rel.startswith("..") and path.endswith(".md"):
+            # A book page is read on GitHub too: its anchor must be both the id
+            # mdbook rendered and the one GitHub makes.
             page = os.path.join(out, rel[: -len(".md")] + ".html")
             parser = Ids()
             parser.feed(open(page, encoding="utf-8").read())
-            anchor_cache[path] = parser.ids
+            anchor_cache[path] = parser.ids & github_anchors(path)
         elif path.endswith(".md"):
             anchor_cache[path] = github_anchors(path)
         else:
