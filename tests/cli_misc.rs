@@ -276,7 +276,9 @@ const DEMO_END: &str = "<!-- demo-output:end -->";
 /// The quick start's drift, run as README says: `update --yes` in a copy of
 /// examples/demo laid out as in the tree (the fixture at
 /// ../../target/debug/examples/fixture_server), revision "a" changed to "b", then
-/// `verify`. Returns README's console block of what `verify` printed.
+/// `verify` of the Claude Code profile, quiet (no timings). Returns README's console
+/// block of what it printed, the clone's folder written `/path/to/mcp-lock` and the
+/// fixture binary's sha256 (new with every build) `…`.
 fn quick_start_drift_block() -> String {
     let fixture = common::fixture();
     let root = tempfile::tempdir().unwrap();
@@ -305,29 +307,60 @@ fn quick_start_drift_block() -> String {
         String::from_utf8_lossy(&pinned.stderr)
     );
     let config = std::fs::read_to_string(demo.join(".mcp.json")).unwrap();
-    assert_eq!(config.matches("\"a\"").count(), 1, "the demo's revision: {config}");
+    assert_eq!(
+        config.matches("\"a\"").count(),
+        1,
+        "the demo's revision: {config}"
+    );
     std::fs::write(demo.join(".mcp.json"), config.replace("\"a\"", "\"b\"")).unwrap();
-    let verified = run(&["verify"]);
+    let command = ["verify", "--client", "claude-code", "--quiet"];
+    let verified = run(&command);
     assert_eq!(verified.status.code(), Some(1), "verify after the drift");
     let printed = format!(
         "{}{}",
         String::from_utf8_lossy(&verified.stdout),
         String::from_utf8_lossy(&verified.stderr)
     );
-    let root_text = root.path().to_string_lossy().into_owned();
-    assert!(
-        !printed.contains(&root_text),
-        "the demo's output names its temporary folder: {printed}"
+    let printed = without_build_hashes(
+        &printed.replace(&*root.path().to_string_lossy(), "/path/to/mcp-lock"),
     );
-    format!("```console\n$ mcp-lock verify\n{printed}```\n")
+    format!(
+        "```console\n$ mcp-lock {}\n{printed}```\n",
+        command.join(" ")
+    )
+}
+
+/// `text` with the hex digits after each "(sha256 " written `…`.
+fn without_build_hashes(text: &str) -> String {
+    let marker = "(sha256 ";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(marker) {
+        let after = &rest[at + marker.len()..];
+        let digits = after.len()
+            - after
+                .trim_start_matches(|c: char| c.is_ascii_hexdigit())
+                .len();
+        out.push_str(&rest[..at + marker.len()]);
+        out.push('…');
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[test]
 fn readme_demo_output_is_what_the_quick_start_prints() {
     let block = quick_start_drift_block();
     let readme = std::fs::read_to_string(readme_path()).unwrap();
-    let start = readme.find(DEMO_START).expect("README has the demo-output start marker") + DEMO_START.len();
-    let end = start + readme[start..].find(DEMO_END).expect("README has the demo-output end marker");
+    let start = readme
+        .find(DEMO_START)
+        .expect("README has the demo-output start marker")
+        + DEMO_START.len();
+    let end = start
+        + readme[start..]
+            .find(DEMO_END)
+            .expect("README has the demo-output end marker");
     if std::env::var_os("MCP_LOCK_UPDATE_SNAPSHOTS").is_some() {
         let updated = format!("{}{block}{}", &readme[..start], &readme[end..]);
         std::fs::write(readme_path(), updated).unwrap();
@@ -377,7 +410,10 @@ fn every_exit_code() -> Vec<i32> {
 #[test]
 fn readme_and_book_exit_code_tables_list_every_code_the_binary_has() {
     let book = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/exit-codes.md");
-    for (path, heading) in [(readme_path(), "\n## Exit codes\n"), (book, "# Exit codes\n")] {
+    for (path, heading) in [
+        (readme_path(), "\n## Exit codes\n"),
+        (book, "# Exit codes\n"),
+    ] {
         let text = std::fs::read_to_string(&path).unwrap();
         let section = text
             .split_once(heading)
@@ -387,8 +423,20 @@ fn readme_and_book_exit_code_tables_list_every_code_the_binary_has() {
             .lines()
             .skip_while(|l| !l.starts_with('|'))
             .take_while(|l| l.starts_with('|'))
-            .filter_map(|l| l.trim_start_matches('|').split('|').next()?.trim().parse().ok())
+            .filter_map(|l| {
+                l.trim_start_matches('|')
+                    .split('|')
+                    .next()?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
             .collect();
-        assert_eq!(table, every_exit_code(), "the exit-code table of {}", path.display());
+        assert_eq!(
+            table,
+            every_exit_code(),
+            "the exit-code table of {}",
+            path.display()
+        );
     }
 }
