@@ -5,12 +5,20 @@
 # page of docs/ that SUMMARY.md leaves out. http(s) links are never fetched.
 #
 # mdbook is installed once from crates.io into a cache folder (MCP_LOCK_MDBOOK names
-# another binary); the book is written to target/book (or $1).
+# another binary); the book is written to target/book (or DIR).
+#
+#   scripts/check-book.sh [DIR]
+#   scripts/check-book.sh --install-only   only get mdbook (to start it in the background)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mdbook_version=0.5.4
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/mcp-lock"
+install_only=
+if [[ "${1:-}" == --install-only ]]; then
+  install_only=1
+  shift
+fi
 out="${1:-$PWD/target/book}"
 
 mdbook="${MCP_LOCK_MDBOOK:-$cache/mdbook/bin/mdbook}"
@@ -19,6 +27,9 @@ if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$mdbook_version"; then
   cargo install mdbook --version "$mdbook_version" --locked --no-default-features \
     --quiet --root "$cache/mdbook"
   mdbook="$cache/mdbook/bin/mdbook"
+fi
+if [[ -n "$install_only" ]]; then
+  exit 0
 fi
 
 log=$(mktemp)
