@@ -1,4 +1,5 @@
-//! `mcp-lock hash`, `--help` and completions through the real binary.
+//! `mcp-lock hash`, `--help` and completions through the real binary, and README.md held
+//! to it: its demo output and its exit-code table.
 
 mod common;
 
