@@ -244,3 +244,33 @@ fn rejecting_the_only_first_pin_writes_no_lock() {
         assert_eq!(p.lock_text(), None, "after {answer}");
     }
 }
+
+#[test]
+fn ctrl_d_at_the_prompt_quits_as_q_does_and_keeps_what_was_accepted() {
+    let rev = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rev.path(), "a").unwrap();
+    let p = Project::new(json!({
+        "fixture": common::fixture_entry(&["--revision-file", &rev.path().display().to_string()])
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    std::fs::write(rev.path(), "b").unwrap();
+    let mut s = update_in_pty(&p);
+    s.exp_string("[1/3] Accept this change?").unwrap();
+    s.send_line("y").unwrap();
+    s.exp_string("[2/3] Accept this change?").unwrap();
+    s.send_control('d').unwrap();
+    let between = s.exp_string("Updating fixture/deploy_preview").unwrap();
+    assert!(!between.contains("[3/3]"), "nothing more is asked: {between}");
+    s.exp_string("Rejected fixture/rollback").unwrap();
+    s.exp_string("Rejected fixture/search_docs").unwrap();
+    s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 0);
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let left: Vec<&str> = doc["servers"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["rollback", "search_docs"]);
+}
