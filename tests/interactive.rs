@@ -260,7 +260,10 @@ fn ctrl_d_at_the_prompt_quits_as_q_does_and_keeps_what_was_accepted() {
     s.exp_string("[2/3] Accept this change?").unwrap();
     s.send_control('d').unwrap();
     let between = s.exp_string("Updating fixture/deploy_preview").unwrap();
-    assert!(!between.contains("[3/3]"), "nothing more is asked: {between}");
+    assert!(
+        !between.contains("[3/3]"),
+        "nothing more is asked: {between}"
+    );
     s.exp_string("Rejected fixture/rollback").unwrap();
     s.exp_string("Rejected fixture/search_docs").unwrap();
     s.exp_eof().unwrap();

@@ -276,7 +276,7 @@ pub fn upgrade() -> String {
         ),
         (
             ExitCode::Drift,
-            "the --to version cannot be taken (unlisted, cooling)",
+            "the --to version is not listed, or inside the cooldown",
         ),
         (ExitCode::Usage, "usage, config or lock error"),
         (

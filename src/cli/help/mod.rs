@@ -35,7 +35,12 @@ impl After {
         let mut text = String::from("Examples:\n");
         let width = examples
             .iter()
-            .filter(|(command, what)| !what.is_empty() && 2 + command.len() + 2 <= EXAMPLE_COLUMN)
+            .filter(|(command, what)| {
+                // Only examples that fit one line set the column.
+                !what.is_empty()
+                    && 2 + command.len() + 2 <= EXAMPLE_COLUMN
+                    && 2 + command.len() + 2 + what.len() <= VERBATIM_WIDTH
+            })
             .map(|(command, _)| command.len())
             .max()
             .unwrap_or(0);

@@ -107,10 +107,7 @@ pub fn wrap() -> String {
 
 pub fn unwrap() -> String {
     After::examples(&[
-        (
-            "mcp-lock unwrap",
-            "every wrapped server in the discovered configs",
-        ),
+        ("mcp-lock unwrap", "every wrapped server in the configs"),
         (
             "mcp-lock unwrap github --dry-run",
             "show the change, write nothing",
