@@ -259,7 +259,7 @@ pub fn audit_verify() -> String {
         ),
         (ExitCode::Usage, "usage: no log, an unreadable file"),
     ])
-    .docs("audit-verify")
+    .docs("audit")
 }
 
 pub fn audit_show() -> String {
@@ -279,7 +279,7 @@ pub fn audit_show() -> String {
         (ExitCode::Success, "shown"),
         (ExitCode::Usage, "usage: no log, an unreadable file"),
     ])
-    .docs("audit-show")
+    .docs("audit")
 }
 
 /// The hooks of a Claude Code settings file that run `mcp-lock hook claude-code`:
