@@ -158,7 +158,7 @@ pub fn class_help(what: &str) -> String {
 /// What each exit code means, whichever command ends with it.
 fn meaning(code: ExitCode) -> &'static str {
     match code {
-        ExitCode::Success => "converged, done (or drift the policy allows)",
+        ExitCode::Success => "converged or done (or drift the policy allows)",
         ExitCode::Drift => "drift the policy fails",
         ExitCode::Usage => "usage, config, policy or lock error",
         ExitCode::Unverified => "a server (or registry) could not be checked",
