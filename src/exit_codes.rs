@@ -41,6 +41,19 @@ impl From<ExitCode> for i32 {
 }
 
 impl ExitCode {
+    /// Every exit code, in the order of their numbers (`--help` lists them from this).
+    pub const ALL: [ExitCode; 9] = [
+        ExitCode::Success,
+        ExitCode::Drift,
+        ExitCode::ServerExited,
+        ExitCode::Usage,
+        ExitCode::Unverified,
+        ExitCode::ApprovalNeeded,
+        ExitCode::InvalidArguments,
+        ExitCode::Denied,
+        ExitCode::Interrupted,
+    ];
+
     /// The code for evaluated reports: a change the policy fails outranks an unverified
     /// server, so CI can tell "the contract changed" from "we could not check". Drift
     /// the policy only warns about or allows exits 0.
@@ -69,6 +82,27 @@ mod tests {
     use super::*;
     use crate::drift::{ServerReport, Verdict};
     use crate::policy::Action;
+
+    #[test]
+    fn all_holds_every_code_once_in_the_order_of_their_numbers() {
+        for code in ExitCode::ALL {
+            // A new variant stops this compiling: add it here and to ALL.
+            match code {
+                ExitCode::Success
+                | ExitCode::Drift
+                | ExitCode::Usage
+                | ExitCode::Unverified
+                | ExitCode::ApprovalNeeded
+                | ExitCode::InvalidArguments
+                | ExitCode::ServerExited
+                | ExitCode::Denied
+                | ExitCode::Interrupted => {}
+            }
+            assert_eq!(ExitCode::ALL.iter().filter(|c| **c == code).count(), 1);
+        }
+        let numbers: Vec<i32> = ExitCode::ALL.into_iter().map(i32::from).collect();
+        assert!(numbers.is_sorted(), "{numbers:?}");
+    }
 
     #[test]
     fn codes_are_stable() {

@@ -122,7 +122,16 @@ fn hash_of_text_that_is_not_json_is_a_usage_error_with_position() {
 
 #[test]
 fn every_command_has_help_with_an_example() {
-    for cmd in ["update", "verify", "hash", "completions"] {
+    for cmd in [
+        "update",
+        "verify",
+        "hash",
+        "completions",
+        "hook",
+        "audit",
+        "servers",
+        "check-listing",
+    ] {
         let out = common::command(common::bin())
             .args([cmd, "--help"])
             .output()
@@ -139,6 +148,72 @@ fn every_command_has_help_with_an_example() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&top.stdout).contains("Exit codes:"));
+}
+
+/// `mcp-lock ARGS --help` as a terminal of `columns` columns gets it.
+fn help_at(args: &[&str], columns: usize) -> String {
+    let out = common::command(common::bin())
+        .args(args)
+        .arg("--help")
+        .env("COLUMNS", columns.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_prose_is_wrapped_to_the_terminal_and_ends_with_the_docs_page() {
+    let narrow = help_at(&["verify"], 80);
+    let wide = help_at(&["verify"], 120);
+    let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest(&narrow) <= 80, "{narrow}");
+    assert!(
+        widest(&wide) > 100,
+        "prose is wrapped by clap, not by hand:\n{wide}"
+    );
+    assert!(widest(&wide) <= 120, "{wide}");
+    for text in [&narrow, &wide] {
+        assert!(
+            text.trim_end().ends_with("Docs: docs/commands.md#verify"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn hook_help_s_settings_snippet_copies_as_the_plugin_s_hooks() {
+    let plugin: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/plugins/claude-code/hooks/hooks.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    for columns in [80, 120] {
+        let help = help_at(&["hook"], columns);
+        let snippet: Vec<&str> = help
+            .lines()
+            .skip_while(|l| *l != "  {")
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| &l[2..])
+            .collect();
+        let settings: Value = serde_json::from_str(&snippet.join("\n"))
+            .unwrap_or_else(|e| panic!("at {columns} columns, not JSON: {e}\n{help}"));
+        let hooks = settings["hooks"].as_object().unwrap();
+        let events: Vec<&String> = hooks.keys().collect();
+        let plugin_events: Vec<&String> = plugin["hooks"].as_object().unwrap().keys().collect();
+        assert_eq!(events, plugin_events);
+        for (event, entries) in hooks {
+            let entry = &entries[0];
+            assert_eq!(
+                entry["matcher"], plugin["hooks"][event][0]["matcher"],
+                "{event}"
+            );
+            assert_eq!(entry["hooks"][0]["command"], "mcp-lock hook claude-code");
+        }
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use anstyle::{AnsiColor, Style};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_lock::check::ProgressSink;
 use mcp_lock::drift::{ServerReport, Verdict};
@@ -50,7 +51,12 @@ impl Display {
     }
 
     fn finished_line(report: &ServerReport) -> String {
-        let style = verdict_style_for(report.verdict);
+        let style = match report.verdict {
+            // The listing itself went well; the drift is the report's to show. Red here
+            // reads as an error, so a warning's yellow, as cargo's.
+            Verdict::Stale => Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold(),
+            verdict => verdict_style_for(verdict),
+        };
         let what = report
             .listed_text()
             .unwrap_or_else(|| report.verdict.as_str().to_string());

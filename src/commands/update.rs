@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
+use dialoguer::console::{Key, Term};
 use mcp_lock::check::{
     ProfileUse, Targets, check_servers, package_entries, plan_targets, resolve_all,
     select_with_lock,
@@ -586,8 +587,10 @@ fn show_all(proposals: &[Proposal], by_policy: &[bool]) {
 }
 
 /// Asks about each proposal the policy does not accept, in turn: y accepts, n rejects,
-/// a accepts the rest, q rejects the rest. One decision per proposal.
+/// a accepts the rest, q (or end of input, Ctrl-D) rejects the rest. One decision per
+/// proposal.
 fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> {
+    let term = Term::stderr();
     let mut decisions = by_policy.to_vec();
     let total = by_policy.iter().filter(|auto| !**auto).count();
     let asked = proposals.iter().enumerate().filter(|(i, _)| !by_policy[*i]);
@@ -601,37 +604,79 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
             Proposal::Package { .. } => "Pin this package?",
             _ => "Accept this change?",
         };
-        let answer: String = dialoguer::Input::new()
-            .with_prompt(format!(
-                "[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit",
-                n + 1
-            ))
-            .validate_with(|input: &String| -> Result<(), &str> {
-                match input.trim().to_ascii_lowercase().as_str() {
-                    "y" | "yes" | "n" | "no" | "a" | "all" | "q" | "quit" => Ok(()),
-                    _ => Err("answer y, n, a or q"),
-                }
-            })
-            .interact_text()
-            .map_err(|e| match e {
-                dialoguer::Error::IO(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                    anyhow::Error::new(super::Interrupted)
-                }
-                dialoguer::Error::IO(e) => {
-                    anyhow::anyhow!("cannot read the answer from the terminal: {e}")
-                }
-            })?;
-        match answer.trim().to_ascii_lowercase().chars().next() {
-            Some('y') => decisions[i] = true,
-            Some('a') => {
+        let prompt = format!("[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit", n + 1);
+        match read_answer(&term, &prompt).map_err(|e| match e.kind() {
+            std::io::ErrorKind::Interrupted => anyhow::Error::new(super::Interrupted),
+            _ => anyhow::anyhow!("cannot read the answer from the terminal: {e}"),
+        })? {
+            Answer::Yes => decisions[i] = true,
+            Answer::No => {}
+            Answer::All => {
                 decisions[i..].fill(true);
                 break;
             }
-            Some('q') => break,
-            _ => {}
+            Answer::Quit => break,
         }
     }
     Ok(decisions)
+}
+
+/// What a person answered at the prompt.
+enum Answer {
+    Yes,
+    No,
+    All,
+    Quit,
+}
+
+/// Asks until the answer is one of y, n, a or q (or yes, no, all, quit). End of input
+/// is q: there is nothing more to read, so the rest is rejected, not waited for.
+fn read_answer(term: &Term, prompt: &str) -> std::io::Result<Answer> {
+    loop {
+        let Some(line) = read_line(term, &format!("{prompt}: "))? else {
+            return Ok(Answer::Quit);
+        };
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Ok(Answer::Yes),
+            "n" | "no" => return Ok(Answer::No),
+            "a" | "all" => return Ok(Answer::All),
+            "q" | "quit" => return Ok(Answer::Quit),
+            _ => term.write_line("error: answer y, n, a or q")?,
+        }
+    }
+}
+
+/// One line typed after `prompt`, or `None` at end of input: Ctrl-D on an empty line,
+/// as a shell takes it. Ctrl-C raises SIGINT, as it does outside a prompt, and is
+/// returned as an `Interrupted` error.
+fn read_line(term: &Term, prompt: &str) -> std::io::Result<Option<String>> {
+    term.write_str(prompt)?;
+    term.flush()?;
+    let mut line = String::new();
+    loop {
+        match term.read_key()? {
+            Key::Enter => {
+                term.write_line("")?;
+                return Ok(Some(line));
+            }
+            Key::Char('\u{4}') if line.is_empty() => {
+                term.write_line("")?;
+                return Ok(None);
+            }
+            Key::Backspace => {
+                if let Some(c) = line.pop() {
+                    term.clear_chars(dialoguer::console::measure_text_width(&c.to_string()))?;
+                    term.flush()?;
+                }
+            }
+            Key::Char(c) if !c.is_control() => {
+                line.push(c);
+                term.write_str(c.encode_utf8(&mut [0; 4]))?;
+                term.flush()?;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// One cargo-style line per proposal, after the lock is written.
