@@ -21,156 +21,6 @@ use crate::report::render_findings;
 use crate::text::escape_for_terminal as esc;
 use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
 
-/// Deepest nesting of a call's arguments that is checked (the arguments object is
-/// level 1). Deeper arguments are refused, by `guard` and `check-call` alike: well
-/// within what a server's JSON reader takes, so the check never reads less than it.
-pub const MAX_ARGUMENT_DEPTH: usize = 100;
-
-/// Reads a JSON text the way a server will: integers exactly (up to 64 bits), other
-/// numbers as doubles. None when that cannot be done: an integer beyond 64 bits, a
-/// lone surrogate, nesting deeper than serde_json reads (128).
-pub fn read_exactly(text: &[u8]) -> Option<Value> {
-    if !integers_fit(text) {
-        return None;
-    }
-    serde_json::from_slice(text).ok()
-}
-
-/// Whether the strict reader's value of `text` ([`Json::to_value`]) is exactly what
-/// [`read_exactly`] would read, so the text need not be read a second time: every
-/// number an integer of at most 15 digits (exact as a double; not `-0`, which
-/// serde_json reads as a double), no `\uD800`-`\uDFFF` escape (a lone surrogate
-/// fails there), and nesting well within serde_json's limit. False says only "read
-/// it again", never that the readings differ.
-pub fn strict_reads_exactly(text: &[u8]) -> bool {
-    let mut i = 0;
-    let mut depth = 0usize;
-    let mut in_string = false;
-    while i < text.len() {
-        let c = text[i];
-        if in_string {
-            match c {
-                b'\\' => {
-                    if text.get(i + 1) == Some(&b'u')
-                        && matches!(text.get(i + 2), Some(b'd' | b'D'))
-                        && matches!(
-                            text.get(i + 3),
-                            Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
-                        )
-                    {
-                        return false;
-                    }
-                    i += 1;
-                }
-                b'"' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > 100 {
-                    return false;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < text.len()
-                    && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
-                {
-                    i += 1;
-                }
-                let token = &text[start..i];
-                let digits = token.len() - usize::from(token[0] == b'-');
-                if !token[usize::from(token[0] == b'-')..]
-                    .iter()
-                    .all(u8::is_ascii_digit)
-                    || digits == 0
-                    || digits > 15
-                    || token == b"-0"
-                {
-                    return false;
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    true
-}
-
-/// The one decision `guard` and `check-call` share on whether a call's arguments
-/// can be checked at all. `strict` is the arguments as read strictly (every member
-/// kept), `exact` the same arguments as [`read_exactly`] read them, None when the
-/// text holding them could not be read so. Returns the arguments to check, or the
-/// violation both report (as invalid arguments) instead.
-pub fn checkable_arguments(strict: &Json, exact: Option<Value>) -> Result<Value, Violation> {
-    let message = if nesting(strict) > MAX_ARGUMENT_DEPTH {
-        format!(
-            "the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels, so they cannot be checked"
-        )
-    } else if let Some(exact) = exact {
-        return Ok(exact);
-    } else {
-        "the call cannot be read exactly (an integer beyond 64 bits, a lone surrogate, or nesting too deep), so it cannot be checked".into()
-    };
-    Err(Violation {
-        path: String::new(),
-        message,
-    })
-}
-
-/// How deep a value nests: 0 for a scalar, 1 for an object of scalars.
-fn nesting(json: &Json) -> usize {
-    match json {
-        Json::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
-        Json::Object(members) => 1 + members.iter().map(|(_, v)| nesting(v)).max().unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// Whether every integer in a JSON text fits 64 bits (the widest the argument check
-/// reads exactly). Decimals and exponents are read as doubles, as most servers do.
-fn integers_fit(text: &[u8]) -> bool {
-    let mut i = 0;
-    let mut in_string = false;
-    while i < text.len() {
-        let c = text[i];
-        if in_string {
-            match c {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        if c == b'"' {
-            in_string = true;
-        } else if c == b'-' || c.is_ascii_digit() {
-            let start = i;
-            while i < text.len()
-                && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
-            {
-                i += 1;
-            }
-            let token = std::str::from_utf8(&text[start..i]).unwrap_or("");
-            let integer = !token.contains(['.', 'e', 'E']);
-            if integer && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
-                return false;
-            }
-            continue;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// The answer, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -291,7 +141,7 @@ fn side(
 /// Judges a planned call. `report` is the server's comparison with its pin, already
 /// evaluated by the policy, with the definitions the tool rules deny marked
 /// ([`crate::check::mark_denied`]); `listing` is what the server listed (when it
-/// could); `arguments` as [`checkable_arguments`] decided; `rules` judge the
+/// could); `arguments` as [`checkable_arguments`](crate::validate::checkable_arguments) decided; `rules` judge the
 /// arguments. A denial outranks every other verdict: such a call is never sent.
 pub fn check_call(
     report: &ServerReport,
@@ -444,36 +294,6 @@ mod tests {
     use crate::lock::{LockedTool, Reached};
     use serde_json::json;
 
-    #[test]
-    fn the_strict_reading_is_used_only_where_it_equals_the_exact_one() {
-        let same = [
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"id":"T-1","n":-42,"big":123456789012345,"l":[true,null,{"k":"\u00e9\"q"}]}}}"#,
-            r#"{"id":0,"params":{"arguments":{"s":"1.5e3 in a string, -0 too","t":"😀"}}}"#,
-        ];
-        for text in same {
-            assert!(strict_reads_exactly(text.as_bytes()), "{text}");
-            let strict = Json::parse(text).unwrap().to_value();
-            assert_eq!(Some(strict), read_exactly(text.as_bytes()), "{text}");
-        }
-        let again = [
-            r#"{"n":1.5}"#,
-            r#"{"n":1e3}"#,
-            r#"{"n":-0}"#,
-            r#"{"n":1234567890123456}"#,
-            r#"{"n":18446744073709551616}"#,
-            r#"{"s":"\uD800"}"#,
-            r#"{"s":"\udfff"}"#,
-            // A pair is read alike, but telling it from a lone half is left to a
-            // second reading.
-            r#"{"s":"\ud83d\ude00"}"#,
-        ];
-        for text in again {
-            assert!(!strict_reads_exactly(text.as_bytes()), "{text}");
-        }
-        let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
-        assert!(!strict_reads_exactly(deep.as_bytes()));
-    }
-
     fn def(required: &[&str]) -> Json {
         Json::from_value(&json!({"name": "deploy", "inputSchema": {"type": "object",
             "properties": {"branch": {"type": "string"}, "region": {"type": "string"}}, "required": required}}))
@@ -547,26 +367,6 @@ mod tests {
         assert_eq!(report.verdict, CallVerdict::InvalidArguments);
         assert_eq!(report.exit_code(), ExitCode::InvalidArguments);
         assert!(render_call(&report).contains("arguments invalid: at /:"));
-    }
-
-    #[test]
-    fn arguments_nested_beyond_the_limit_cannot_be_checked_whatever_reads_them() {
-        let deep = |levels: usize| format!("{}1{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
-        let arguments = |levels: usize| format!("{{\"a\":{}}}", deep(levels));
-        let judge = |text: &str| {
-            checkable_arguments(&Json::parse(text).unwrap(), read_exactly(text.as_bytes()))
-        };
-        assert!(judge(&arguments(MAX_ARGUMENT_DEPTH)).is_ok());
-        // Readable by serde_json, and still refused: the limit is the arguments' own.
-        let refused = judge(&arguments(MAX_ARGUMENT_DEPTH + 1)).unwrap_err();
-        assert!(
-            refused.message.contains("nest deeper"),
-            "{}",
-            refused.message
-        );
-        assert_eq!(judge(&arguments(200)).unwrap_err(), refused);
-        assert!(judge(r#"{"n": 18446744073709551616}"#).is_err());
-        assert!(judge(r#"{"n": 18446744073709551615}"#).is_ok());
     }
 
     #[test]

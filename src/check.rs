@@ -873,3 +873,22 @@ pub async fn verify_servers(
     }
     reports
 }
+
+/// The screen's context for a run is built here, beside [`Checked`], so the screen
+/// itself never depends on how servers are checked.
+impl crate::screen::Context {
+    /// Every tool name the lock pins, and every tool name each checked server listed
+    /// now: what `verify`, `update` and `scan` screen against.
+    pub fn of_run(lock: &Lockfile, checked: &[Checked]) -> Self {
+        let mut ctx = Self::from_lock(lock);
+        for c in checked {
+            if let crate::client::Outcome::Complete { listing, .. } = &c.fetched.outcome {
+                ctx.add(
+                    &c.spec.name,
+                    listing.tools.iter().filter_map(|t| t.name.clone()),
+                );
+            }
+        }
+        ctx
+    }
+}

@@ -9,7 +9,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::guard::audit::Signer;
+/// How a checkpoint is signed.
+#[derive(Debug, Clone)]
+pub enum Signer {
+    /// `[audit] signing-key`: `ssh-keygen -Y sign -f KEY -n mcp-lock-audit`.
+    Key(PathBuf),
+    /// `[audit] sign-command`: text on stdin, signature on stdout.
+    Command(Vec<String>),
+}
 
 /// The user's settings file's name, in `mcp-lock/` of the user's config directory.
 pub const USER_SETTINGS_FILE: &str = "mcp-lock.toml";

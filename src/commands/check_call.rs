@@ -4,12 +4,13 @@
 use std::io::Read;
 
 use anyhow::Context;
-use mcp_lock::call::{CallVerdict, check_call, checkable_arguments, read_exactly, render_call};
+use mcp_lock::call::{CallVerdict, check_call, render_call};
 use mcp_lock::check::{ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all};
 use mcp_lock::client::Outcome;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::json::Json;
 use mcp_lock::lock::Pins;
+use mcp_lock::validate::{checkable_arguments, read_exactly};
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};

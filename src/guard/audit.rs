@@ -16,6 +16,7 @@ use serde_json::Value;
 use sha2::Digest;
 
 use crate::audit::format::{self, AuditSettings};
+use crate::audit::signing::Signer;
 use crate::secrets::Secrets;
 
 /// Where decisions are appended.
@@ -28,15 +29,6 @@ pub struct AuditLog {
     /// This guard's session id: 16 hex characters, in every entry it writes.
     session: String,
     secrets: Secrets,
-}
-
-/// How a checkpoint is signed.
-#[derive(Debug, Clone)]
-pub enum Signer {
-    /// `[audit] signing-key`: `ssh-keygen -Y sign -f KEY -n mcp-lock-audit`.
-    Key(PathBuf),
-    /// `[audit] sign-command`: text on stdin, signature on stdout.
-    Command(Vec<String>),
 }
 
 /// How long a signing command may take before the checkpoint is left unsigned.
@@ -255,7 +247,7 @@ impl AuditLog {
                 match sign(signer, &text) {
                     Ok(signature) => members.push(("signature", Value::from(signature))),
                     Err(problem) => {
-                        crate::guard::proxy::note_stderr(&format!(
+                        super::stderr::note(&format!(
                             "mcp-lock guard: the audit checkpoint is not signed: {problem}"
                         ));
                         members.push(("signature", Value::Null));

@@ -20,6 +20,7 @@ pub mod client;
 pub mod pins;
 pub mod proxy;
 pub mod session;
+mod stderr;
 
 pub use audit::AuditLog;
 pub use client::{ClientHello, MissingProfile};

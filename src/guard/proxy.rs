@@ -24,7 +24,7 @@ use super::session::{
     Contract, Decision, ErrorCode, ItemDecision, MAX_PENDING, Notice, Pending, Refusal,
     RequiredAction, ServedAs, Session,
 };
-use crate::call::{checkable_arguments, read_exactly, strict_reads_exactly};
+use super::stderr;
 use crate::client::stdio::{
     Watchdog, peek_exit, prepare_server, signal_group, start_server, unregister,
 };
@@ -32,6 +32,7 @@ use crate::json::Json;
 use crate::surface::Kind;
 use crate::text::escape_for_terminal;
 use crate::validate::Violation;
+use crate::validate::{checkable_arguments, read_exactly, strict_reads_exactly};
 
 mod from_client;
 mod from_server;
@@ -42,7 +43,6 @@ mod scan;
 #[doc(hidden)]
 pub mod seam;
 mod spin;
-mod stderr;
 
 use from_client::*;
 use from_server::*;
@@ -421,11 +421,6 @@ fn say_page<'a>(
             ),
         );
     }
-}
-
-/// Queues a line (already redacted and escaped) for the guard's stderr.
-pub(crate) fn note_stderr(line: &str) {
-    stderr::note(line);
 }
 
 /// One line on the guard's stderr (which the client usually logs), redacted and

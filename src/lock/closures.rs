@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::write::{basic, key};
+use super::pieces::{basic, key};
 use super::{Lockfile, PinnedServer};
 use crate::package::closure::{Closure, Dependency, Ecosystem};
 

@@ -5,6 +5,7 @@
 
 mod arriving;
 pub mod closures;
+mod pieces;
 mod read;
 mod write;
 

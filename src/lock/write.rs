@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::Path;
 
+use super::pieces::{basic, key};
 use super::{FORMAT_VERSION, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
 use crate::files;
 use crate::json::Json;
@@ -214,10 +215,6 @@ fn render_profile(listing: &LockedServer, out: &mut String) {
     }
 }
 
-pub(super) fn key(out: &mut String, name: &str, value: &str) {
-    let _ = writeln!(out, "{name} = {value}");
-}
-
 /// A one-line JSON value: as a TOML literal string when it can be (no escapes to
 /// read through), else a basic one.
 fn compact(value: &Json) -> String {
@@ -229,31 +226,6 @@ fn compact(value: &Json) -> String {
     } else {
         format!("'{text}'")
     }
-}
-
-/// A TOML basic string: always valid, whatever the text holds, and characters that
-/// could reorder or hide text in a review are escaped.
-pub(super) fn basic(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if crate::text::is_unsafe(c) => {
-                let _ = match c as u32 {
-                    n @ 0..=0xffff => write!(out, "\\u{n:04X}"),
-                    n => write!(out, "\\U{n:08X}"),
-                };
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn array(items: &[String]) -> String {

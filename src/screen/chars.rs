@@ -1,6 +1,7 @@
 //! Invisible or misleading characters: what a person reviewing a definition does not
 //! see, but the model reads (or a terminal acts on).
 
+use super::hidden::{is_bidi, is_hidden, is_tag, is_zero_width};
 use super::normal::is_lookalike;
 use super::walk::{Field, Text};
 use super::{Screened, Severity, quote};
@@ -10,30 +11,6 @@ pub const BIDI_CONTROL: &str = "bidi-control";
 pub const ZERO_WIDTH: &str = "zero-width";
 pub const CONTROL_CHARACTERS: &str = "control-characters";
 pub const CONFUSABLE_NAME: &str = "confusable-name";
-
-fn is_tag(c: char) -> bool {
-    ('\u{E0000}'..='\u{E007F}').contains(&c)
-}
-
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
-fn is_zero_width(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
-}
-
-/// Characters that show nothing: tags, bidi controls, zero-width ones, and the
-/// invisible formatting marks (soft hyphen, word joiners, LRM/RLM).
-pub fn is_hidden(c: char) -> bool {
-    is_tag(c)
-        || is_bidi(c)
-        || is_zero_width(c)
-        || matches!(
-            c,
-            '\u{00AD}' | '\u{200E}' | '\u{200F}' | '\u{2061}'..='\u{2064}'
-        )
-}
 
 /// A zero-width joiner between two pictographs builds one emoji (👩‍💻): not hidden text.
 fn joins_emoji(chars: &[(usize, char)], i: usize) -> bool {

@@ -113,20 +113,3 @@ impl Context {
         self.servers.get(server).is_some_and(|t| t.contains(tool))
     }
 }
-
-impl Context {
-    /// Every tool name the lock pins, and every tool name each checked server listed
-    /// now: what `verify`, `update` and `scan` screen against.
-    pub fn of_run(lock: &crate::lock::Lockfile, checked: &[crate::check::Checked]) -> Self {
-        let mut ctx = Context::from_lock(lock);
-        for c in checked {
-            if let crate::client::Outcome::Complete { listing, .. } = &c.fetched.outcome {
-                ctx.add(
-                    &c.spec.name,
-                    listing.tools.iter().filter_map(|t| t.name.clone()),
-                );
-            }
-        }
-        ctx
-    }
-}

@@ -17,6 +17,7 @@
 mod chars;
 mod context;
 mod exfil;
+mod hidden;
 mod instructions;
 mod normal;
 mod shadowing;
@@ -258,7 +259,7 @@ fn escape_char(c: char) -> Vec<char> {
     match c {
         '\n' => vec!['\\', 'n'],
         '\t' | ' ' => vec![' '],
-        c if chars::is_hidden(c) || c.is_control() => {
+        c if hidden::is_hidden(c) || c.is_control() => {
             format!("\\u{{{:X}}}", c as u32).chars().collect()
         }
         c => vec![c],

@@ -2,7 +2,7 @@
 //! confusable letters folded to the Latin ones they imitate, whitespace collapsed;
 //! with a map back to the original, so a finding quotes what the server wrote.
 
-use super::chars::is_hidden;
+use super::hidden::is_hidden;
 
 /// Normalised text and, for each of its bytes, the byte of the original it came from.
 #[derive(Debug, Clone)]

@@ -133,7 +133,7 @@ pub fn screen_name(name: &str, server: &str, ctx: &Context, out: &mut Vec<Screen
     let folded = fold_name(name);
     let disguised = name
         .chars()
-        .any(|c| is_lookalike(c) || super::chars::is_hidden(c));
+        .any(|c| is_lookalike(c) || super::hidden::is_hidden(c));
     let index = ctx.index();
     let foreign = |(s, t): &&(String, String)| s != server && t != name && !ctx.owns(server, t);
     let same = index

@@ -131,7 +131,7 @@ pub(super) fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
 /// [`PieceRedactor`](crate::secrets::PieceRedactor)). The bytes are passed on as they
 /// came (as the server's own stderr would be), but for the secrets; the guard's own
 /// lines are not written inside a line passed on in pieces (see
-/// [`server_mid_line`](super::stderr::server_mid_line)).
+/// [`server_mid_line`](super::super::stderr::server_mid_line)).
 pub(super) fn pass_stderr(
     server_err: std::process::ChildStderr,
     secrets: &crate::secrets::Secrets,
@@ -152,7 +152,7 @@ pub(super) fn pass_stderr(
         // The guard's own lines wait for a line passed on in pieces to end.
         let mut err = io::stderr().lock();
         let failed = err.write_all(&clean).is_err();
-        super::stderr::server_mid_line(!line_done && !failed);
+        super::super::stderr::server_mid_line(!line_done && !failed);
         drop(err);
         if failed || ended {
             return;

@@ -232,7 +232,7 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
         ])
         .arg("--index-url")
         .arg(&install.registry);
-    only_the_index(&mut command);
+    pypi::only_the_index(&mut command);
     if !install.scripts {
         command.args(["--only-binary", ":all:"]);
     }
@@ -250,38 +250,6 @@ async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallEr
             _ => Err(InstallError::Failed(e)),
         },
     }
-}
-
-/// The variables that would give uv another source of packages than the one index
-/// (extra indexes, find-links, another strategy across indexes) or change which files
-/// it takes, removed from its environment: every package comes from the index the pin
-/// names, checked against its hashes.
-pub const UV_SOURCE_VARIABLES: &[&str] = &[
-    "UV_INDEX",
-    "UV_INDEX_URL",
-    "UV_DEFAULT_INDEX",
-    "UV_EXTRA_INDEX_URL",
-    "UV_FIND_LINKS",
-    "UV_NO_INDEX",
-    "UV_INDEX_STRATEGY",
-    "UV_CONSTRAINT",
-    "UV_OVERRIDE",
-    "UV_BUILD_CONSTRAINT",
-    "UV_NO_BINARY",
-    "UV_NO_BINARY_PACKAGE",
-    "UV_CONFIG_FILE",
-    "UV_TORCH_BACKEND",
-    "UV_REQUIRE_HASHES",
-    "UV_NO_VERIFY_HASHES",
-    "UV_VERIFY_HASHES",
-];
-
-/// uv with the index it was given as its only source ([`UV_SOURCE_VARIABLES`]).
-pub fn only_the_index(command: &mut tokio::process::Command) {
-    for name in UV_SOURCE_VARIABLES {
-        command.env_remove(name);
-    }
-    command.args(["--index-strategy", "first-index"]);
 }
 
 async fn run(command: tokio::process::Command, what: &str) -> Result<(), InstallError> {

@@ -347,6 +347,17 @@ pub fn is_integrity_error(line: &str) -> bool {
         || line.to_ascii_lowercase().contains("hash mismatch")
 }
 
+/// Runs `command` at a lower CPU priority than mcp-lock and the servers it lists.
+pub fn lower_priority(command: &mut tokio::process::Command) {
+    // SAFETY: setpriority is a single system call, safe between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+            Ok(())
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,7 @@ pub async fn resolve(
         ])
         .arg(format!("--registry={registry}"));
     if lower {
-        super::reuse::lower_priority(&mut command);
+        super::lower_priority(&mut command);
     }
     run_tool(command, &format!("npm resolving {name}@{version}"), None).await?;
     let lock = read_bounded(&scratch.path().join("package-lock.json"))

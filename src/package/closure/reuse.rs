@@ -166,7 +166,7 @@ impl Plan {
 
 /// A turn to run a resolver: at most two per core at once (a resolution waits on
 /// the registry part of its time), each at a lower CPU priority
-/// ([`lower_priority`]), so resolutions beside the servers being listed take the
+/// ([`lower_priority`](super::lower_priority)), so resolutions beside the servers being listed take the
 /// cores only when the servers leave them idle.
 pub async fn turn() -> tokio::sync::SemaphorePermit<'static> {
     static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
@@ -175,17 +175,6 @@ pub async fn turn() -> tokio::sync::SemaphorePermit<'static> {
         tokio::sync::Semaphore::new(2 * cores)
     });
     turns.acquire().await.expect("never closed")
-}
-
-/// Runs `command` at a lower CPU priority than mcp-lock and the servers it lists.
-pub fn lower_priority(command: &mut tokio::process::Command) {
-    // SAFETY: setpriority is a single system call, safe between fork and exec.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-            Ok(())
-        });
-    }
 }
 
 /// The closure `plan` resolves to: the recorded one when every registry document it
