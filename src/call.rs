@@ -11,15 +11,15 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::Listing;
+use crate::base::json::Json;
+use crate::base::text::escape_for_terminal as esc;
+use crate::contract::validate::{ArgumentCheck, ArgumentSchema, Violation};
 use crate::drift::{ChangeKind, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
-use crate::json::Json;
-use crate::lock::LockedServer;
 use crate::policy::Action;
+use crate::records::lock::LockedServer;
 use crate::report::render_findings;
-use crate::text::escape_for_terminal as esc;
-use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
+use crate::servers::client::Listing;
 
 /// The answer, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,7 +83,7 @@ impl CallReport {
     /// The server's secrets out of what only this judgement quotes: schema violations
     /// (which can quote the server's schema) and why a schema is unusable. The change,
     /// server changes and error come from a report redacted already.
-    pub fn redact(&mut self, secrets: &crate::secrets::Secrets) {
+    pub fn redact(&mut self, secrets: &crate::base::secrets::Secrets) {
         for side in [&mut self.pinned, &mut self.live] {
             for v in &mut side.violations {
                 secrets.redact_in_place(&mut v.path);
@@ -141,7 +141,7 @@ fn side(
 /// Judges a planned call. `report` is the server's comparison with its pin, already
 /// evaluated by the policy, with the definitions the tool rules deny marked
 /// ([`crate::check::mark_denied`]); `listing` is what the server listed (when it
-/// could); `arguments` as [`checkable_arguments`](crate::validate::checkable_arguments) decided; `rules` judge the
+/// could); `arguments` as [`checkable_arguments`](crate::contract::validate::checkable_arguments) decided; `rules` judge the
 /// arguments. A denial outranks every other verdict: such a call is never sent.
 pub fn check_call(
     report: &ServerReport,
@@ -180,7 +180,7 @@ pub fn check_call(
     let denied = report
         .denied
         .iter()
-        .find(|d| d.kind == crate::surface::Kind::Tool && d.name == tool)
+        .find(|d| d.kind == crate::contract::surface::Kind::Tool && d.name == tool)
         .map(|d| d.denial.clone())
         .or_else(|| {
             let arguments = arguments.as_ref().ok()?;
@@ -290,8 +290,8 @@ pub fn render_call(report: &CallReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::HashedTool;
-    use crate::lock::{LockedTool, Reached};
+    use crate::contract::hash::HashedTool;
+    use crate::records::lock::{LockedTool, Reached};
     use serde_json::json;
 
     fn def(required: &[&str]) -> Json {

@@ -5,17 +5,17 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::client::{
+use crate::base::secrets::Secrets;
+use crate::contract::surface::Surface;
+use crate::drift::{Pinned, ServerReport, compare};
+use crate::policy::Policy;
+use crate::records::lock::{LockedServer, Lockfile, PinnedServer, Pins, Reached};
+use crate::records::profile::{Profile, UnknownProfile};
+use crate::servers::client::{
     ClientOptions, Fetched, Outcome, PROTOCOL_VERSIONS, ProtocolChoice, StatusSink, fetch_remote,
     fetch_stdio,
 };
-use crate::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
-use crate::drift::{Pinned, ServerReport, compare};
-use crate::lock::{LockedServer, Lockfile, PinnedServer, Pins, Reached};
-use crate::policy::Policy;
-use crate::profile::{Profile, UnknownProfile};
-use crate::secrets::Secrets;
-use crate::surface::Surface;
+use crate::servers::config::{ConfigError, ProjectConfig, RemoteKind, Resolved, ServerSpec};
 
 /// How to check.
 #[derive(Debug, Clone)]
@@ -33,11 +33,14 @@ pub struct CheckOptions {
     /// Ask for exactly this protocol version under every profile (`update --protocol`).
     pub protocol: Option<String>,
     /// Whether package checks ask the registries (`verify --offline` does not).
-    pub packages: crate::package::Lookups,
+    pub packages: crate::servers::package::Lookups,
     /// The pinned dependency closures (the lock's companion file), by server: a
     /// wrapped entry is listed from its closure, as the guard runs it.
     pub closures: std::sync::Arc<
-        std::collections::BTreeMap<String, std::sync::Arc<crate::package::closure::Closure>>,
+        std::collections::BTreeMap<
+            String,
+            std::sync::Arc<crate::servers::package::closure::Closure>,
+        >,
     >,
     /// The servers whose closures install with their install scripts run.
     pub allow_scripts: std::collections::BTreeSet<String>,
@@ -64,7 +67,7 @@ impl Default for CheckOptions {
             identity_from_lock: true,
             project_dir: std::path::PathBuf::from("."),
             protocol: None,
-            packages: crate::package::Lookups::Online,
+            packages: crate::servers::package::Lookups::Online,
             closures: Default::default(),
             allow_scripts: Default::default(),
             contact_new_origins: false,
@@ -77,8 +80,8 @@ impl CheckOptions {
     pub fn with_closure(
         &self,
         server: &str,
-        pin: &crate::package::PackagePin,
-    ) -> crate::package::PackagePin {
+        pin: &crate::servers::package::PackagePin,
+    ) -> crate::servers::package::PackagePin {
         let mut pin = pin.clone();
         if let Some(c) = pin.closure.as_mut()
             && c.closure.is_none()
@@ -187,12 +190,15 @@ pub fn plan_targets(
 /// What a stdio server inherits when listed under `profile`: as the host whose
 /// built-in profile it is starts it, when that host's file defines the entry; else as
 /// the host of the first file that does.
-pub fn inherit_under(spec: &ServerSpec, profile: &str) -> Option<crate::config::environ::Inherit> {
+pub fn inherit_under(
+    spec: &ServerSpec,
+    profile: &str,
+) -> Option<crate::servers::config::environ::Inherit> {
     let environ = spec.environ.as_ref()?;
     let host = spec
         .hosts
         .iter()
-        .find(|h| crate::profile::for_host(**h) == Some(profile))
+        .find(|h| crate::records::profile::for_host(**h) == Some(profile))
         .or(spec.hosts.first());
     match host {
         Some(host) => environ.inherit_of(*host),
@@ -287,7 +293,8 @@ pub async fn check_servers(
             .cloned();
         let mut client = options.client.clone();
         profile.apply(&mut client, &options.project_dir);
-        client.client_info = crate::profile::client_info_for(&client.client_info, &spec.name);
+        client.client_info =
+            crate::records::profile::client_info_for(&client.client_info, &spec.name);
         client.surface = surface;
         // A pinned version this build does not speak (edited by hand, or written by a
         // newer mcp-lock) cannot be asked for: the server is not contacted.
@@ -352,13 +359,14 @@ pub async fn check_servers(
             && let Some(pin) = server_pins.as_ref().and_then(|s| s.package.as_ref())
             && matches!(
                 pin.package,
-                crate::package::Package::Npm { .. } | crate::package::Package::Pypi { .. }
+                crate::servers::package::Package::Npm { .. }
+                    | crate::servers::package::Package::Pypi { .. }
             )
         {
             if pin.closure.is_some() {
                 closure_pin = Some(options.with_closure(&spec.name, pin));
             } else {
-                stdio.args = crate::package::pinned_launch(
+                stdio.args = crate::servers::package::pinned_launch(
                     &stdio.command,
                     &stdio.args,
                     &stdio.cwd,
@@ -390,7 +398,7 @@ pub async fn check_servers(
             let mut resolved = resolved;
             let mut install_error = None;
             if let (Some(pin), Resolved::Stdio(stdio)) = (&closure_pin, &mut resolved) {
-                match crate::package::closure_launch(
+                match crate::servers::package::closure_launch(
                     &stdio.command,
                     &stdio.args,
                     &stdio.env,
@@ -408,7 +416,7 @@ pub async fn check_servers(
                         stdio.env.extend(run.env);
                     }
                     Ok(None) => {
-                        stdio.args = crate::package::pinned_launch(
+                        stdio.args = crate::servers::package::pinned_launch(
                             &stdio.command,
                             &stdio.args,
                             &stdio.cwd,
@@ -564,12 +572,12 @@ pub fn mark_denied(
     fetched: &Fetched,
     pins: Option<&PinnedServer>,
 ) {
-    use crate::surface::Kind;
+    use crate::contract::surface::Kind;
     if rules.is_empty() {
         return;
     }
     let listing = match &fetched.outcome {
-        crate::client::Outcome::Complete { listing, .. } => Some(listing),
+        crate::servers::client::Outcome::Complete { listing, .. } => Some(listing),
         _ => None,
     };
     let union;
@@ -633,7 +641,7 @@ pub fn declared_profile(
     server: &str,
     pins: &PinnedServer,
     hello: &crate::guard::ClientHello,
-    settings: &crate::profile::ProfileSettings,
+    settings: &crate::records::profile::ProfileSettings,
 ) -> Result<String, crate::drift::MissingProfile> {
     use crate::guard::client::{matching_profile, same_capabilities};
     matching_profile(pins, hello, None)
@@ -694,7 +702,10 @@ pub fn select_with_lock(
 }
 
 /// Takes the tools a host's filter hides out of a listing, and returns their names.
-fn filter_listing(filter: &crate::config::ToolFilter, fetched: &mut Fetched) -> Vec<String> {
+fn filter_listing(
+    filter: &crate::servers::config::ToolFilter,
+    fetched: &mut Fetched,
+) -> Vec<String> {
     if filter.is_empty() {
         return Vec::new();
     }
@@ -750,13 +761,13 @@ fn refuse_repeated_names(fetched: &mut Fetched) {
 pub fn package_entries(
     targets: &[Target],
     options: &CheckOptions,
-) -> Vec<crate::package::OwnedEntry> {
+) -> Vec<crate::servers::package::OwnedEntry> {
     let mut seen = std::collections::BTreeSet::new();
     targets
         .iter()
         .filter(|t| seen.insert(t.spec.name.clone()))
         .filter_map(|t| match &t.resolved {
-            Resolved::Stdio(stdio) => Some(crate::package::OwnedEntry {
+            Resolved::Stdio(stdio) => Some(crate::servers::package::OwnedEntry {
                 server: t.spec.name.clone(),
                 command: stdio.command.clone(),
                 args: stdio.args.clone(),
@@ -764,7 +775,7 @@ pub fn package_entries(
                 cwd: stdio.cwd.clone(),
                 project_dir: options.project_dir.clone(),
                 guarded: t.spec.guarded,
-                fetcher: crate::package::Fetcher {
+                fetcher: crate::servers::package::Fetcher {
                     allow_redirects: options.client.allow_cross_origin_redirects,
                 },
             }),
@@ -778,7 +789,7 @@ pub fn package_entries(
 /// when every tool is unchanged.
 pub fn attach_package(
     report: &mut ServerReport,
-    packages: &std::collections::BTreeMap<String, crate::package::PackageCheck>,
+    packages: &std::collections::BTreeMap<String, crate::servers::package::PackageCheck>,
 ) {
     if !report.pinned {
         return;
@@ -821,7 +832,7 @@ pub async fn verify_servers(
         .collect();
     let (checked, packages) = tokio::join!(
         check_servers(targets, pins, options, progress),
-        crate::package::check_all(entries, options.packages)
+        crate::servers::package::check_all(entries, options.packages)
     );
     // A registry URL or message can carry a value from the entry's variables.
     let mut packages = packages;
@@ -882,7 +893,7 @@ impl crate::screen::Context {
     pub fn of_run(lock: &Lockfile, checked: &[Checked]) -> Self {
         let mut ctx = Self::from_lock(lock);
         for c in checked {
-            if let crate::client::Outcome::Complete { listing, .. } = &c.fetched.outcome {
+            if let crate::servers::client::Outcome::Complete { listing, .. } = &c.fetched.outcome {
                 ctx.add(
                     &c.spec.name,
                     listing.tools.iter().filter_map(|t| t.name.clone()),

@@ -34,7 +34,7 @@ pub struct Cli {
 
     /// Read servers from this client's user-level config (~/.claude.json,
     /// ~/.codex/config.toml, ...): the user's own servers, not the project's
-    #[arg(long, global = true, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(mcp_lock::config::USER_CLIENTS))]
+    #[arg(long, global = true, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(mcp_lock::servers::config::USER_CLIENTS))]
     pub user: Option<String>,
 
     /// The lock file [default: mcp.lock in the current directory]
@@ -542,7 +542,7 @@ pub struct UpdateArgs {
 
     /// Pin with this protocol version instead of the newest the server speaks (e.g.
     /// 2025-11-25, the version your agent uses); verify then asks for the same
-    #[arg(long, value_name = "VERSION", value_parser = mcp_lock::client::PROTOCOL_VERSIONS)]
+    #[arg(long, value_name = "VERSION", value_parser = mcp_lock::servers::client::PROTOCOL_VERSIONS)]
     pub protocol: Option<String>,
 
     /// Accept changes of these classes without asking (comma-separated: authority,
@@ -588,7 +588,7 @@ pub struct UpgradeArgs {
 
     /// The cooldown: take only releases published at least this long ago (7d, 36h,
     /// 90m; 0 for none) [default: [upgrade] min-release-age of mcp-lock.toml, else 7d]
-    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::package::releases::parse_age)]
+    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::servers::package::releases::parse_age)]
     pub min_release_age: Option<std::time::Duration>,
 
     #[command(flatten)]
@@ -911,7 +911,7 @@ pub struct OutdatedArgs {
     /// The cooldown: propose only releases published at least this long ago (7d,
     /// 36h, 90m; 0 for none) [default: [upgrade] min-release-age of mcp-lock.toml,
     /// else 7d]
-    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::package::releases::parse_age)]
+    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::servers::package::releases::parse_age)]
     pub min_release_age: Option<std::time::Duration>,
 
     /// Follow a registry's redirect to another origin; by default only same-origin

@@ -52,7 +52,7 @@ impl ExitCode {
             let package_unverified = report
                 .package
                 .as_ref()
-                .is_some_and(|p| p.status == crate::package::PackageStatus::Unverifiable);
+                .is_some_and(|p| p.status == crate::servers::package::PackageStatus::Unverifiable);
             match report.verdict {
                 _ if report.action == Action::Fail => return ExitCode::Drift,
                 Verdict::Incomplete | Verdict::Unverifiable => code = ExitCode::Unverified,

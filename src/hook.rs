@@ -38,11 +38,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::base::json::Json;
+use crate::base::text::escape_for_terminal as esc;
+use crate::contract::validate::{ArgumentCheck, ArgumentSchema};
 use crate::drift::{ChangeKind, ServerReport, Verdict};
-use crate::json::Json;
-use crate::lock::Lockfile;
-use crate::text::escape_for_terminal as esc;
-use crate::validate::{ArgumentCheck, ArgumentSchema};
+use crate::records::lock::Lockfile;
 
 pub mod reuse;
 
@@ -410,7 +410,7 @@ impl ServerRecord {
             rules
                 .decide_definition(
                     Some(PROFILE),
-                    crate::surface::Kind::Tool,
+                    crate::contract::surface::Kind::Tool,
                     &report.name,
                     name,
                     Some(definition),
@@ -441,7 +441,7 @@ impl ServerRecord {
         for change in report
             .changes
             .iter()
-            .filter(|c| c.kind == crate::surface::Kind::Tool)
+            .filter(|c| c.kind == crate::contract::surface::Kind::Tool)
         {
             let key = normalize(&change.tool);
             match policy.serve(change) {
@@ -555,16 +555,17 @@ impl SessionRules {
         required: bool,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<SessionRules, String> {
-        let read = |path: &Path, limit: u64| match crate::files::read_regular_text(path, limit) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-        };
+        let read =
+            |path: &Path, limit: u64| match crate::base::files::read_regular_text(path, limit) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            };
         let project = read(policy_file, crate::policy::MAX_POLICY_BYTES)?;
         if project.is_none() && required {
             return Err(format!("policy file {shown} not found"));
         }
-        let user_path = crate::audit::signing::user_settings_path(lookup);
+        let user_path = crate::records::audit::signing::user_settings_path(lookup);
         let user = match &user_path {
             Some(path) => crate::rules::read_user_file(path)?,
             None => None,
@@ -644,7 +645,7 @@ fn whole_refusal(report: &ServerReport, personal: bool) -> Option<String> {
     let package_unverified = report
         .package
         .as_ref()
-        .is_some_and(|p| p.status == crate::package::PackageStatus::Unverifiable);
+        .is_some_and(|p| p.status == crate::servers::package::PackageStatus::Unverifiable);
     let what = match report.verdict {
         // Not pinned: what it serves is never approved, reachable or not.
         _ if !report.pinned => format!("is not pinned in {lock}"),
@@ -663,11 +664,11 @@ fn whole_refusal(report: &ServerReport, personal: bool) -> Option<String> {
             let mut parts: Vec<String> = report
                 .server_changes
                 .iter()
-                .filter(|c| c.action == Some(crate::action::Action::Fail))
+                .filter(|c| c.action == Some(crate::base::action::Action::Fail))
                 .map(|c| format!("{} changed", c.field))
                 .collect();
             if let Some(package) = &report.package
-                && package.action == crate::action::Action::Fail
+                && package.action == crate::base::action::Action::Fail
             {
                 parts.push(format!("its package: {}", esc(&package.message)));
             }
@@ -693,7 +694,7 @@ fn whole_refusal(report: &ServerReport, personal: bool) -> Option<String> {
 /// cut). The regular expression has no `u` flag: a character outside the BMP is two
 /// UTF-16 code units, so two `_`.
 pub fn normalize(name: &str) -> String {
-    let plain = crate::config::tool_name_part(name);
+    let plain = crate::servers::config::tool_name_part(name);
     if !name.starts_with("claude.ai ") {
         return plain;
     }

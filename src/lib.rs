@@ -25,39 +25,23 @@
 //! # Ok::<(), mcp_lock::startup::StartupError>(())
 //! ```
 
-pub mod action;
-pub mod audit;
-pub mod auth;
+pub mod base;
 pub mod call;
 pub mod check;
-pub mod classify;
-pub mod client;
-pub mod clock;
-pub mod config;
+pub mod contract;
 pub mod drift;
 pub mod exit_codes;
-pub mod files;
 pub mod guard;
-pub mod hash;
 pub mod hook;
-pub mod json;
-pub mod lock;
-pub mod net;
-pub mod observed;
 pub mod offline;
-pub mod package;
 pub mod policy;
-pub mod profile;
-pub mod protocol;
 pub mod received;
+pub mod records;
 pub mod report;
 pub mod rules;
 pub mod screen;
-pub mod secrets;
+pub mod servers;
 pub mod startup;
-pub mod surface;
-pub mod text;
 pub mod update;
 pub mod upgrade;
-pub mod validate;
 pub mod wrap;

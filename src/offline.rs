@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::config::{RemoteKind, ServerSpec, TransportSpec};
-use crate::lock::{Lockfile, Reached};
+use crate::records::lock::{Lockfile, Reached};
+use crate::servers::config::{RemoteKind, ServerSpec, TransportSpec};
 
 /// The offline report's format version; bump on an incompatible change.
 pub const OFFLINE_REPORT_VERSION: u32 = 1;
@@ -162,7 +162,7 @@ pub fn render_json(servers: &[OfflineServer], lock: &str, exit_code: i32) -> Str
         servers,
         skipped: SKIPPED,
     };
-    crate::text::escape_json_output(
+    crate::base::text::escape_json_output(
         &serde_json::to_string_pretty(&doc).expect("an offline report serializes"),
     )
 }

@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use crate::client::{Fetched, Listing, Outcome, ServerSession};
+use crate::base::json::Json;
+use crate::contract::hash::{HashedTool, instructions_hash};
+use crate::contract::surface::{Kind, Surface};
 use crate::guard::client::ClientHello;
-use crate::hash::{HashedTool, instructions_hash};
-use crate::json::Json;
-use crate::lock::LockedServer;
-use crate::surface::{Kind, Surface};
+use crate::records::lock::LockedServer;
+use crate::servers::client::{Fetched, Listing, Outcome, ServerSession};
 
 /// The bounds a listing is read within: verify's own (`--max-tools`, `--max-pages`,
 /// `--max-message-bytes`). Past one, reading stops and the listing is incomplete,
@@ -27,7 +27,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        let client = crate::client::ClientOptions::default();
+        let client = crate::servers::client::ClientOptions::default();
         Limits {
             max_tools: client.max_tools,
             max_pages: client.max_pages,
@@ -205,12 +205,12 @@ impl Received {
                 pages.definitions.truncate(self.limits.max_tools + 1);
                 self.stopped = Some(format!(
                     "{prefix}runaway listing: more than {} (raise --max-tools if this is real)",
-                    crate::text::count(self.limits.max_tools, kind.noun())
+                    crate::base::text::count(self.limits.max_tools, kind.noun())
                 ));
             } else if pages.pages > self.limits.max_pages {
                 self.stopped = Some(format!(
                     "{prefix}runaway listing: more than {} (raise --max-pages if this is real)",
-                    crate::text::count(self.limits.max_pages, "page")
+                    crate::base::text::count(self.limits.max_pages, "page")
                 ));
             }
         }
@@ -316,7 +316,9 @@ impl Received {
                 .unwrap_or_default(),
             client_info: pin.map(|p| p.client_info.to_value()).unwrap_or_default(),
             oauth_issuer: match pin.map(|p| &p.reached) {
-                Some(crate::lock::Reached::Remote { oauth_issuer, .. }) => oauth_issuer.clone(),
+                Some(crate::records::lock::Reached::Remote { oauth_issuer, .. }) => {
+                    oauth_issuer.clone()
+                }
                 _ => None,
             },
         };

@@ -20,12 +20,12 @@ use crate::check::{
     CheckOptions, ProfileUse, Progress, Targets, no_progress, plan_targets, resolve_all,
     select_with_lock, verify_servers,
 };
-use crate::classify::{Class, Finding};
-use crate::config::{ConfigError, ProjectConfig};
+use crate::contract::classify::{Class, Finding};
 use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
-use crate::lock::{LockError, Pins, read_lock};
 use crate::policy::{Action, POLICY_FILE, Policy, PolicyError};
+use crate::records::lock::{LockError, Pins, read_lock};
+use crate::servers::config::{ConfigError, ProjectConfig};
 
 /// Why verification could not run at all (as opposed to finding drift).
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +39,7 @@ pub enum StartupError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     #[error(transparent)]
-    Profile(#[from] crate::profile::UnknownProfile),
+    Profile(#[from] crate::records::profile::UnknownProfile),
     /// The lock's companion file (the pinned dependency closures) does not read.
     #[error("{0}")]
     Closures(String),
@@ -181,8 +181,10 @@ impl Verifier {
                 .to_path_buf()
         };
         options.closures = std::sync::Arc::new(
-            crate::lock::closures::read(&crate::lock::closures::companion_path(&lock_path))
-                .map_err(StartupError::Closures)?,
+            crate::records::lock::closures::read(&crate::records::lock::closures::companion_path(
+                &lock_path,
+            ))
+            .map_err(StartupError::Closures)?,
         );
         options.allow_scripts = policy.allow_scripts.clone();
         let reports = verify_servers(

@@ -4,13 +4,13 @@
 use crate::check::Checked;
 use std::collections::{BTreeMap, HashMap};
 
-use crate::client::{Listing, Outcome, ServerSession};
+use crate::base::json::Json;
+use crate::contract::hash::HashedTool;
+use crate::contract::surface::Kind;
 use crate::drift::{ChangeKind, ServerChange, ToolChange, Verdict};
-use crate::hash::HashedTool;
-use crate::json::Json;
-use crate::lock::{Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
-use crate::package::PackagePin;
-use crate::surface::Kind;
+use crate::records::lock::{Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached};
+use crate::servers::client::{Listing, Outcome, ServerSession};
+use crate::servers::package::PackagePin;
 
 /// One change to the lock that needs approval. Every proposal but `DropServer`
 /// concerns one server under one client profile.
@@ -144,8 +144,11 @@ pub fn add_package_proposals(
     resolved: &BTreeMap<String, PackagePin>,
 ) {
     for (server, new) in resolved {
-        let unresolved = matches!(new.package, crate::package::Package::Unresolved { .. });
-        if let crate::package::Package::Unresolved { reason } = &new.package {
+        let unresolved = matches!(
+            new.package,
+            crate::servers::package::Package::Unresolved { .. }
+        );
+        if let crate::servers::package::Package::Unresolved { reason } = &new.package {
             plan.package_errors.push((server.clone(), reason.clone()));
         }
         // A new server's package is pinned with its tools, in the same review.
@@ -617,7 +620,7 @@ fn failing(change: &ToolChange) -> Option<String> {
     let found: Vec<String> = change
         .screening
         .iter()
-        .filter(|f| f.action == crate::action::Action::Fail)
+        .filter(|f| f.action == crate::base::action::Action::Fail)
         .map(|f| format!("{} ({}) at {}", f.rule, f.severity, f.pointer))
         .collect();
     (!found.is_empty()).then(|| found.join(", "))

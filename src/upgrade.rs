@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use crate::lock::{Lockfile, Reached};
-use crate::package::{Package, PackagePin, Target, pinned_launch, recognise};
+use crate::records::lock::{Lockfile, Reached};
+use crate::servers::package::{Package, PackagePin, Target, pinned_launch, recognise};
 use crate::update::Proposal;
 
 /// `pin` at `version`: the same package, its integrity or files, and its closure not

@@ -22,8 +22,8 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::config::jsonc::{Kind, Node, Scanner, skip_trivia};
-use crate::config::{
+use crate::servers::config::jsonc::{Kind, Node, Scanner, skip_trivia};
+use crate::servers::config::{
     self, ConfigError, Format, Shape, TransportSpec, launches_guard, unwrapped_command,
     wrapped_remote_sidecar,
 };
@@ -60,7 +60,7 @@ pub struct RemoteLaunch {
 
 /// The largest sidecar read (a regular file only): it holds remote entries of one
 /// config.
-pub const MAX_SIDECAR_BYTES: u64 = crate::config::MAX_DISCOVERED_BYTES;
+pub const MAX_SIDECAR_BYTES: u64 = crate::servers::config::MAX_DISCOVERED_BYTES;
 
 /// Where wrap keeps the original entries of the remote servers it wrapped in
 /// `config`: `FILE.mcp-lock.remote.json` beside it, an `mcpServers` config the
@@ -255,7 +255,7 @@ pub fn unwrap(
     let mut rewrite = rewrite(text, path, only, |entry, edits| {
         if let Some(sidecar) = &entry.wrapped_remote {
             // The original entry, byte for byte, from the file the guard reads it from.
-            let found = crate::files::read_regular_text(sidecar.as_ref(), MAX_SIDECAR_BYTES)
+            let found = crate::base::files::read_regular_text(sidecar.as_ref(), MAX_SIDECAR_BYTES)
                 .map_err(|e| format!("cannot read {sidecar}: {e}"))
                 .and_then(|t| sidecar_entries(&t, sidecar).map_err(|e| e.to_string()))
                 .map(|entries| entries.into_iter().find(|(n, _)| *n == entry.name));

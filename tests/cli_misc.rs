@@ -40,10 +40,10 @@ fn hash_prints_the_vector_hash_for_every_definition_vector() {
         let input = d["input"].as_str().unwrap();
         let (code, out, err) = hash_stdin(input, &[]);
         // The RFC 8785 vectors are objects with no name: hashed, but never pinnable.
-        let named = mcp_lock::json::Json::parse(input)
+        let named = mcp_lock::base::json::Json::parse(input)
             .unwrap()
             .get("name")
-            .and_then(mcp_lock::json::Json::as_str)
+            .and_then(mcp_lock::base::json::Json::as_str)
             .is_some();
         assert_eq!(code, if named { 0 } else { 1 }, "{}: {err}", d["about"]);
         assert!(

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use mcp_lock::contract::surface::Kind;
 use mcp_lock::screen::{Context, Screened, Severity, screen};
-use mcp_lock::surface::Kind;
 use serde_json::Value;
 
 struct Case {

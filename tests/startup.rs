@@ -3,7 +3,7 @@
 mod common;
 
 use common::{Project, fixture_entry};
-use mcp_lock::classify::Class;
+use mcp_lock::contract::classify::Class;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::startup::Verifier;
 use serde_json::json;

@@ -19,9 +19,9 @@ use mcp_lock::guard::audit::AuditLog;
 use mcp_lock::guard::pins::PinWatch;
 use mcp_lock::guard::proxy::seam::Router;
 use mcp_lock::guard::{GuardSetup, OnDrift, Session};
-use mcp_lock::hash::definition_hash;
-use mcp_lock::json::Json;
-use mcp_lock::lock::{LockedServer, LockedTool, PinnedServer, Reached};
+use mcp_lock::contract::hash::definition_hash;
+use mcp_lock::base::json::Json;
+use mcp_lock::records::lock::{LockedServer, LockedTool, PinnedServer, Reached};
 use mcp_lock::policy::{Action, Policy, Rule};
 use serde_json::Value;
 

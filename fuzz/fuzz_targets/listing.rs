@@ -9,8 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::hash::{HashedTool, ToolHash, hash_listing_text};
-use mcp_lock::json::{Json, Listed};
+use mcp_lock::contract::hash::{HashedTool, ToolHash, hash_listing_text};
+use mcp_lock::base::json::{Json, Listed};
 
 fuzz_target!(|data: &[u8]| {
     check(data);

@@ -4,13 +4,13 @@
 use std::io::Read;
 
 use anyhow::Context;
+use mcp_lock::base::json::Json;
 use mcp_lock::call::{CallVerdict, check_call, render_call};
 use mcp_lock::check::{ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::client::Outcome;
+use mcp_lock::contract::validate::{checkable_arguments, read_exactly};
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::json::Json;
-use mcp_lock::lock::Pins;
-use mcp_lock::validate::{checkable_arguments, read_exactly};
+use mcp_lock::records::lock::Pins;
+use mcp_lock::servers::client::Outcome;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};
@@ -58,11 +58,11 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     match args.format {
         CallFormat::Json => super::out(&format!(
             "{}\n",
-            mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
+            mcp_lock::base::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
         )),
         CallFormat::Human => {
             super::out(&render_call(&report));
-            let tool = mcp_lock::text::escape_for_terminal(&args.tool);
+            let tool = mcp_lock::base::text::escape_for_terminal(&args.tool);
             match report.verdict {
                 CallVerdict::Valid => super::status(
                     "Valid",
@@ -78,7 +78,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
                 }
                 CallVerdict::Denied => super::error(&format!(
                     "the tool rules deny this call to {tool}: {}; nothing may send it",
-                    mcp_lock::text::escape_for_terminal(
+                    mcp_lock::base::text::escape_for_terminal(
                         &report
                             .denied
                             .as_ref()
@@ -122,7 +122,7 @@ fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
 /// would refuse them with.
 fn read_arguments(
     spec: &str,
-) -> anyhow::Result<Result<serde_json::Value, mcp_lock::validate::Violation>> {
+) -> anyhow::Result<Result<serde_json::Value, mcp_lock::contract::validate::Violation>> {
     let (text, source) = if spec == "-" {
         let mut text = String::new();
         std::io::stdin()

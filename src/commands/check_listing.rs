@@ -9,10 +9,10 @@ use mcp_lock::check::{UNMATCHED, declared_profile, judge, mark_unmatched};
 use mcp_lock::drift::MissingProfile;
 use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::guard::ClientHello;
-use mcp_lock::lock::PinnedServer;
 use mcp_lock::received::{
     DocumentError, Documents, Limits, MAX_HANDSHAKE_BYTES, Received, declare,
 };
+use mcp_lock::records::lock::PinnedServer;
 
 use super::Workspace;
 use crate::cli::CheckListingArgs;
@@ -56,7 +56,7 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
         // Said once, as the guard says it of a session.
         eprintln!(
             "mcp-lock: warning: {}",
-            mcp_lock::text::escape_for_terminal(&missing.message(&spec.name, pins))
+            mcp_lock::base::text::escape_for_terminal(&missing.message(&spec.name, pins))
         );
         mark_unmatched(&mut report, missing);
     }
@@ -112,7 +112,7 @@ fn read_handshake(spec: &str) -> anyhow::Result<ClientHello> {
 fn profile_for(
     ws: &Workspace,
     args: &CheckListingArgs,
-    spec: &mcp_lock::config::ServerSpec,
+    spec: &mcp_lock::servers::config::ServerSpec,
     pins: Option<&PinnedServer>,
     policy: &mcp_lock::policy::Policy,
     hello: Option<&ClientHello>,
@@ -158,12 +158,10 @@ fn profile_for(
         ),
         _ => {
             let selection = policy.profiles.for_server(&spec.name, &spec.hosts, None)?;
-            Ok(Chosen::Profile(
-                selection
-                    .profiles
-                    .first()
-                    .map_or(mcp_lock::profile::BARE.to_string(), |p| p.name.clone()),
-            ))
+            Ok(Chosen::Profile(selection.profiles.first().map_or(
+                mcp_lock::records::profile::BARE.to_string(),
+                |p| p.name.clone(),
+            )))
         }
     }
 }

@@ -237,7 +237,7 @@ impl Place {
     /// Whether the project has a server config of its own to read (`--config`, or one
     /// found in it).
     fn project_config_present(&self, ws: &Setting) -> bool {
-        ws.config.is_some() || !mcp_lock::config::discover(&self.project).is_empty()
+        ws.config.is_some() || !mcp_lock::servers::config::discover(&self.project).is_empty()
     }
 }
 
@@ -301,7 +301,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             // The user's own servers, by Claude Code's scope: local > project > user
             // for a name defined twice.
             let (user_scope, local_scope) =
-                mcp_lock::config::claude_user_server_scopes(&place.project, &lookup)
+                mcp_lock::servers::config::claude_user_server_scopes(&place.project, &lookup)
                     .map_err(|e| e.to_string())?;
             let project = if project_lock_here || place.project_config_present(ws) {
                 Some(ws_config(ws, &place)?)
@@ -311,13 +311,16 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             let project_names: Vec<String> = project
                 .iter()
                 .flat_map(|p| p.servers.iter())
-                .filter(|s| s.hosts.contains(&mcp_lock::config::Host::ClaudeCode))
+                .filter(|s| {
+                    s.hosts
+                        .contains(&mcp_lock::servers::config::Host::ClaudeCode)
+                })
                 .map(|s| s.name.clone())
                 .collect();
             // Only what Claude Code itself starts unasked: a project server it would
             // ask about first is refused until a session start at which it is
             // approved. The user's own servers are never asked about.
-            let approval = mcp_lock::config::ClaudeApproval::read(&place.project, &lookup);
+            let approval = mcp_lock::servers::config::ClaudeApproval::read(&place.project, &lookup);
             let (now, deferred): (Vec<String>, Vec<String>) = project_names
                 .iter()
                 .filter(|n| !local_scope.contains(n))
@@ -401,7 +404,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             let lock = match (project_lock_here, now.is_empty()) {
                 // Read by the verification already.
                 (true, false) => lock_names,
-                (true, true) => mcp_lock::lock::read_lock(&place.lock)
+                (true, true) => mcp_lock::records::lock::read_lock(&place.lock)
                     .map_err(|e| e.to_string())?
                     .map(|l| l.servers.keys().cloned().collect::<Vec<_>>())
                     .unwrap_or_default(),
@@ -478,7 +481,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
 /// and the user's own file.
 fn session_rules(ws: &Setting, place: &Place) -> Result<SessionRules, String> {
     let path = ws.policy_path.clone().unwrap_or_else(|| {
-        mcp_lock::files::parent_of(&place.lock).join(mcp_lock::policy::POLICY_FILE)
+        mcp_lock::base::files::parent_of(&place.lock).join(mcp_lock::policy::POLICY_FILE)
     });
     let shown = path
         .strip_prefix(&place.project)
@@ -534,8 +537,11 @@ fn claude_json(lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".claude.json"))
 }
 
-fn ws_config(ws: &Setting, place: &Place) -> Result<mcp_lock::config::ProjectConfig, String> {
-    mcp_lock::config::ProjectConfig::load(&place.project, ws.config.as_deref())
+fn ws_config(
+    ws: &Setting,
+    place: &Place,
+) -> Result<mcp_lock::servers::config::ProjectConfig, String> {
+    mcp_lock::servers::config::ProjectConfig::load(&place.project, ws.config.as_deref())
         .map_err(|e| e.to_string())
 }
 
@@ -557,8 +563,8 @@ fn reuse_id(personal: bool, name: &str) -> String {
     format!("{}:{name}", if personal { "personal" } else { "project" })
 }
 
-fn read_pinned(group: &Group) -> Result<mcp_lock::lock::Lockfile, String> {
-    mcp_lock::lock::read_lock(&group.lock)
+fn read_pinned(group: &Group) -> Result<mcp_lock::records::lock::Lockfile, String> {
+    mcp_lock::records::lock::read_lock(&group.lock)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))
 }
@@ -569,12 +575,12 @@ fn read_pinned(group: &Group) -> Result<mcp_lock::lock::Lockfile, String> {
 fn material(
     group: &Group,
     stamp: &LockStamp,
-    config: &mcp_lock::config::ProjectConfig,
-    spec: &mcp_lock::config::ServerSpec,
+    config: &mcp_lock::servers::config::ProjectConfig,
+    spec: &mcp_lock::servers::config::ServerSpec,
     place: &Place,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Option<Material> {
-    use mcp_lock::config::Resolved;
+    use mcp_lock::servers::config::Resolved;
     let resolved = spec.resolve_to_contact(&place.project, lookup).ok()?;
     let identity = match &resolved {
         Resolved::Stdio(stdio) => {
@@ -586,12 +592,14 @@ fn material(
     m.part(reuse_id(group.personal, &spec.name).as_bytes())
         .part(PROFILE.as_bytes())
         .part(stamp.sha256.as_bytes())
-        .file(&mcp_lock::lock::closures::companion_path(&group.lock));
+        .file(&mcp_lock::records::lock::closures::companion_path(
+            &group.lock,
+        ));
     match &group.policy {
         Some(policy) => m.file(policy),
-        None => {
-            m.file(&mcp_lock::files::parent_of(&group.lock).join(mcp_lock::policy::POLICY_FILE))
-        }
+        None => m.file(
+            &mcp_lock::base::files::parent_of(&group.lock).join(mcp_lock::policy::POLICY_FILE),
+        ),
     };
     for file in &config.files {
         // ~/.claude.json holds much more than servers (history, costs): only its
@@ -626,15 +634,15 @@ fn claude_json_servers_part(project: &Path, lookup: &dyn Fn(&str) -> Option<Stri
     let Some(path) = claude_json(lookup) else {
         return b"no home".to_vec();
     };
-    let text = match mcp_lock::files::read_regular_text(&path, MAX) {
+    let text = match mcp_lock::base::files::read_regular_text(&path, MAX) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return b"absent".to_vec(),
         Err(_) => return b"unreadable".to_vec(),
     };
     let Ok(root) = serde_json::from_str::<Value>(&text) else {
-        return mcp_lock::hash::sha256_hex(text.as_bytes()).into_bytes();
+        return mcp_lock::contract::hash::sha256_hex(text.as_bytes()).into_bytes();
     };
-    let key = mcp_lock::config::project_key(project);
+    let key = mcp_lock::servers::config::project_key(project);
     let given = project.display().to_string();
     let entry = root
         .get("projects")
@@ -670,8 +678,9 @@ async fn verify(
             .collect());
     };
     let lookup = |v: &str| std::env::var(v).ok();
-    let config = mcp_lock::config::ProjectConfig::load(&place.project, group.config.as_deref())
-        .map_err(|e| e.to_string())?;
+    let config =
+        mcp_lock::servers::config::ProjectConfig::load(&place.project, group.config.as_deref())
+            .map_err(|e| e.to_string())?;
     let mut found = BTreeMap::new();
     let mut todo = Vec::new();
     let mut materials = BTreeMap::new();
@@ -781,7 +790,7 @@ async fn verify(
         found.entry(name.clone()).or_insert_with(|| ServerRecord {
             refused: Some(format!(
                 "MCP server {} was not verified at session start",
-                mcp_lock::text::escape_for_terminal(&name)
+                mcp_lock::base::text::escape_for_terminal(&name)
             )),
             ..ServerRecord::unpinned(&name, group.personal)
         });
@@ -809,11 +818,11 @@ fn read_record(path: &Path) -> Option<SessionRecord> {
 /// Writes the record whole (a temporary file renamed over it) in a private directory
 /// that no symlink leads out of.
 fn keep(place: &Place, path: &Path, record: &SessionRecord) -> Result<(), String> {
-    let root = mcp_lock::files::parent_of(&place.records);
-    mcp_lock::files::create_dir_within(&place.records, &root, 0o700)
+    let root = mcp_lock::base::files::parent_of(&place.records);
+    mcp_lock::base::files::create_dir_within(&place.records, &root, 0o700)
         .map_err(|e| format!("cannot create {}: {e}", place.records.display()))?;
     let bytes = serde_json::to_vec(record).expect("a record serializes");
-    mcp_lock::files::replace(path, &place.records, &bytes, 0o600)
+    mcp_lock::base::files::replace(path, &place.records, &bytes, 0o600)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

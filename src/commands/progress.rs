@@ -9,10 +9,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp_lock::base::text::escape_for_terminal as esc;
 use mcp_lock::check::ProgressSink;
 use mcp_lock::drift::{ServerReport, Verdict};
 use mcp_lock::report::verdict_style_for;
-use mcp_lock::text::escape_for_terminal as esc;
 
 use super::err_out;
 

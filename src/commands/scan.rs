@@ -2,14 +2,14 @@
 //! (tools, prompts, resource templates), pinned or not. Writes nothing.
 
 use anstyle::AnsiColor;
+use mcp_lock::base::text::count;
 use mcp_lock::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::client::Outcome;
+use mcp_lock::contract::surface::Kind;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Pins, read_lock};
 use mcp_lock::policy::Action;
+use mcp_lock::records::lock::{Pins, read_lock};
 use mcp_lock::report::{ScannedItem, ScannedServer};
-use mcp_lock::surface::Kind;
-use mcp_lock::text::count;
+use mcp_lock::servers::client::Outcome;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{ScanArgs, ScanFormat};

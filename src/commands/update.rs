@@ -5,18 +5,18 @@ use std::io::IsTerminal;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
+use mcp_lock::base::text::{count, escape_cut, escape_for_terminal as esc};
 use mcp_lock::check::{
     ProfileUse, Targets, check_servers, package_entries, plan_targets, resolve_all,
     select_with_lock,
 };
 use mcp_lock::drift::ChangeKind;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::policy::{Policy, Rule};
+use mcp_lock::records::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
 use mcp_lock::report::{
     Review, SHOWN_LINE_CHARS, render_proposal, render_review, server_label, short,
 };
-use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
 use mcp_lock::update::{
     Proposal, add_package_proposals, apply, plan, record_approvals, screened_out, withhold,
 };
@@ -33,7 +33,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         && !args.dry_run
         && let Some(dir) = ws.lock_path.parent()
     {
-        mcp_lock::files::create_dir_within(dir, &root, 0o755)
+        mcp_lock::base::files::create_dir_within(dir, &root, 0o755)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let _file_lock = if args.dry_run {
@@ -41,7 +41,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     } else {
         // A lock symlinked out of the project, or dangling, is refused before any
         // server is started.
-        mcp_lock::files::landing(&ws.lock_path, &root)
+        mcp_lock::base::files::landing(&ws.lock_path, &root)
             .with_context(|| format!("cannot write {display}"))?;
         let path = ws.lock_path.clone();
         let shown = display.clone();
@@ -67,7 +67,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let mut lock = existing.clone().unwrap_or_default();
     // The pinned closures' packages, so a move shows which of them changed. A
     // companion that does not read is no reason to stop: update writes it again.
-    if let Err(why) = mcp_lock::lock::closures::attach(&mut lock, &ws.lock_path) {
+    if let Err(why) = mcp_lock::records::lock::closures::attach(&mut lock, &ws.lock_path) {
         warning(&format!(
             "{}; closure changes are not shown",
             escape_cut(&why, SHOWN_LINE_CHARS)
@@ -93,7 +93,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let entries = package_entries(&targets, &options);
     let (mut checked, resolved_packages) = tokio::join!(
         check_servers(targets, Pins::Whole(&lock), &options, progress()),
-        mcp_lock::package::resolve_all(entries)
+        mcp_lock::servers::package::resolve_all(entries)
     );
     let mut packages = std::collections::BTreeMap::new();
     for (server, (pin, closure_problem)) in resolved_packages {
@@ -143,7 +143,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     // Why a package did not resolve goes in the lock: never with a secret in it.
     for (server, pin) in &mut packages {
-        if let mcp_lock::package::Package::Unresolved { reason } = &mut pin.package
+        if let mcp_lock::servers::package::Package::Unresolved { reason } = &mut pin.package
             && let Some(c) = checked.iter().find(|c| &c.spec.name == server)
         {
             c.secrets.redact_in_place(reason);
@@ -314,7 +314,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     for w in &withheld {
         let noun = match w.kind {
-            mcp_lock::surface::Kind::Tool => String::new(),
+            mcp_lock::contract::surface::Kind::Tool => String::new(),
             kind => format!("{} ", kind.noun()),
         };
         super::error(&format!(
@@ -535,7 +535,7 @@ fn write_review(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let lock = std::path::absolute(lock_path)
         .with_context(|| format!("cannot resolve {}", lock_path.display()))?;
-    let companion = mcp_lock::lock::closures::companion_path(&lock);
+    let companion = mcp_lock::records::lock::closures::companion_path(&lock);
     let mut files = vec![(
         "paths.txt",
         Some(format!("{}\n{}\n", lock.display(), companion.display())),
@@ -644,7 +644,7 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
                 change, profile, ..
             } => {
                 let noun = match change.kind {
-                    mcp_lock::surface::Kind::Tool => String::new(),
+                    mcp_lock::contract::surface::Kind::Tool => String::new(),
                     kind => format!("{} ", kind.noun()),
                 };
                 format!("{server}/{noun}{} [{}]", esc(&change.tool), esc(profile))
@@ -694,7 +694,7 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
             change, profile, ..
         } => {
             let noun = match change.kind {
-                mcp_lock::surface::Kind::Tool => String::new(),
+                mcp_lock::contract::surface::Kind::Tool => String::new(),
                 kind => format!("{} ", kind.noun()),
             };
             let tool = format!("{server}/{noun}{} [{}]", esc(&change.tool), esc(profile));
@@ -761,18 +761,18 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
 /// the listing under the handshake the host really sends. Said first, old against new.
 fn offer_observed(
     ws: &Workspace,
-    lock: &mcp_lock::lock::Lockfile,
+    lock: &mcp_lock::records::lock::Lockfile,
     targets: &mut [mcp_lock::check::Target],
 ) {
-    let seen = match mcp_lock::observed::read(ws.lock_dir()) {
+    let seen = match mcp_lock::records::observed::read(ws.lock_dir()) {
         Ok(seen) => seen,
         Err(why) => {
             super::notice(&why);
             return;
         }
     };
-    let differing = mcp_lock::observed::differing(lock, &seen, &[]);
-    for (server, profile, h) in mcp_lock::observed::to_pin(lock, &seen) {
+    let differing = mcp_lock::records::observed::differing(lock, &seen, &[]);
+    for (server, profile, h) in mcp_lock::records::observed::to_pin(lock, &seen) {
         let Some(target) = targets
             .iter_mut()
             .find(|t| t.spec.name == server && t.profile.name == profile)
@@ -801,7 +801,7 @@ fn offer_observed(
                 {
                     let pinned = format!(
                         "{} {}",
-                        if mcp_lock::protocol::is_modern(&o.pinned_protocol_version) {
+                        if mcp_lock::base::protocol::is_modern(&o.pinned_protocol_version) {
                             "server/discover"
                         } else {
                             "initialize"

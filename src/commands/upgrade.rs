@@ -10,17 +10,19 @@ use std::time::SystemTime;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
+use mcp_lock::base::files::{self, Place};
+use mcp_lock::base::text::{escape_cut, escape_for_terminal as esc};
 use mcp_lock::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::config::{MAX_NAMED_BYTES, ProjectConfig, Resolved, ServerSpec, TransportSpec};
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::files::{self, Place};
-use mcp_lock::lock::{
+use mcp_lock::records::lock::{
     Approval, FileLock, Lockfile, Pins, Reached, closures, read_lock, render_lock,
 };
-use mcp_lock::package::releases::{self, Release, Want};
-use mcp_lock::package::{self as package, Fetcher, OwnedEntry, PackagePin};
 use mcp_lock::report::{SHOWN_LINE_CHARS, server_label};
-use mcp_lock::text::{escape_cut, escape_for_terminal as esc};
+use mcp_lock::servers::config::{
+    MAX_NAMED_BYTES, ProjectConfig, Resolved, ServerSpec, TransportSpec,
+};
+use mcp_lock::servers::package::releases::{self, Release, Want};
+use mcp_lock::servers::package::{self as package, Fetcher, OwnedEntry, PackagePin};
 use mcp_lock::update::{
     Proposal, add_package_proposals, apply, plan, record_approvals, screened_out,
 };
@@ -418,7 +420,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
 }
 
 /// `text` with the entry's secret values redacted.
-fn redacted(secrets: &mcp_lock::secrets::Secrets, mut text: String) -> String {
+fn redacted(secrets: &mcp_lock::base::secrets::Secrets, mut text: String) -> String {
     secrets.redact_in_place(&mut text);
     text
 }

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
-use mcp_lock::config::{self, ConfigError, MAX_NAMED_BYTES, ServerSpec, TransportSpec};
+use mcp_lock::base::files::{self, normalize};
+use mcp_lock::base::text::escape_for_terminal;
 use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::files::{self, normalize};
-use mcp_lock::lock::FileLock;
-use mcp_lock::text::escape_for_terminal;
+use mcp_lock::records::lock::FileLock;
+use mcp_lock::servers::config::{self, ConfigError, MAX_NAMED_BYTES, ServerSpec, TransportSpec};
 use mcp_lock::wrap::{self, ConfigPath, GuardLaunch, Outcome, Rewrite};
 
 use super::{Workspace, display_path, err_out, out, status, warning};

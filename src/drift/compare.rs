@@ -184,7 +184,7 @@ pub fn item_changes(
 /// findings judge: authority when it widens); a template whose display `name` alone
 /// changed is a rename too.
 fn pair_renames(kind: Kind, changes: &mut Vec<ToolChange>) {
-    use crate::classify::{canonical_except_key, is_template_rename};
+    use crate::contract::classify::{canonical_except_key, is_template_rename};
     use std::collections::{HashMap, VecDeque};
     if kind == Kind::ResourceTemplate {
         for c in changes.iter_mut() {

@@ -9,8 +9,8 @@
 //! another env name) stays a note.
 
 use super::ServerChange;
-use crate::lock::Reached;
-use crate::package::{Target, recognise};
+use crate::records::lock::Reached;
+use crate::servers::package::{Target, recognise};
 
 /// The rule a moved launch falls under (see `Rule::LaunchChanged`).
 pub const LAUNCH_CHANGED: &str = "launch-changed";
@@ -36,7 +36,7 @@ pub fn launch_change(pinned: &Reached, now: &Reached) -> Option<ServerChange> {
 /// Whether `now` may reach another server than the one pinned: a remote entry whose
 /// origin changed, a stdio entry become remote (or back), a stdio entry whose
 /// code-loading variables (`NODE_OPTIONS`, `PYTHONPATH`, `LD_PRELOAD`, …: see
-/// [`crate::config::environ::loads_code`]) are not the pinned ones, or an
+/// [`crate::servers::config::environ::loads_code`]) are not the pinned ones, or an
 /// unrecognised stdio launch whose command or module changed.
 pub fn launch_moved(pinned: &Reached, now: &Reached) -> bool {
     match (pinned, now) {
@@ -187,7 +187,7 @@ mod tests {
                     .map(|v| {
                         (
                             "NODE_OPTIONS".to_string(),
-                            crate::config::environ::code_env_pin(v),
+                            crate::servers::config::environ::code_env_pin(v),
                         )
                     })
                     .into_iter()

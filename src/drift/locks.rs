@@ -53,7 +53,10 @@ pub fn compare_locks(old: &Lockfile, new: &Lockfile) -> Vec<ServerReport> {
 
 /// The package pin that moved between two locks, as a `changed` check (`None`: the
 /// same pin, or the newer lock has none).
-fn package_between(old: &PinnedServer, new: &PinnedServer) -> Option<crate::package::PackageCheck> {
+fn package_between(
+    old: &PinnedServer,
+    new: &PinnedServer,
+) -> Option<crate::servers::package::PackageCheck> {
     let now = new.package.as_ref()?;
     if old.package.as_ref() == Some(now) {
         return None;
@@ -64,11 +67,11 @@ fn package_between(old: &PinnedServer, new: &PinnedServer) -> Option<crate::pack
         .package
         .as_ref()
         .is_some_and(|p| p.package == now.package && p.launcher == now.launcher);
-    Some(crate::package::PackageCheck {
+    Some(crate::servers::package::PackageCheck {
         status: if same_package {
-            crate::package::PackageStatus::DependencyChanged
+            crate::servers::package::PackageStatus::DependencyChanged
         } else {
-            crate::package::PackageStatus::Changed
+            crate::servers::package::PackageStatus::Changed
         },
         kind: now.package.kind(),
         launcher: now.launcher.clone(),
@@ -85,7 +88,7 @@ fn package_between(old: &PinnedServer, new: &PinnedServer) -> Option<crate::pack
                 .and_then(|c| c.closure.as_ref()),
             now.closure.as_ref().and_then(|c| c.closure.as_ref()),
         ) {
-            (Some(a), Some(b)) => crate::package::closure::changes(a, b),
+            (Some(a), Some(b)) => crate::servers::package::closure::changes(a, b),
             _ => Vec::new(),
         },
         action: Action::default(),

@@ -16,16 +16,16 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::action::Action;
-use crate::classify::{Class, Finding};
-use crate::client::{Fetched, Outcome, ServerSession};
-use crate::config::ServerSpec;
-use crate::hash::HashedTool;
-use crate::json::Json;
-use crate::lock::{LockedServer, Lockfile, PinnedServer, Reached};
-use crate::secrets::Secrets;
-use crate::surface::Kind;
-use crate::text::count;
+use crate::base::action::Action;
+use crate::base::json::Json;
+use crate::base::secrets::Secrets;
+use crate::base::text::count;
+use crate::contract::classify::{Class, Finding};
+use crate::contract::hash::HashedTool;
+use crate::contract::surface::Kind;
+use crate::records::lock::{LockedServer, Lockfile, PinnedServer, Reached};
+use crate::servers::client::{Fetched, Outcome, ServerSession};
+use crate::servers::config::ServerSpec;
 
 /// One verdict per server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -268,7 +268,7 @@ pub struct ServerReport {
     /// What the entry launches against the lock's package pin (stdio servers, when
     /// checked).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub package: Option<crate::package::PackageCheck>,
+    pub package: Option<crate::servers::package::PackageCheck>,
     /// The client's declared handshake (`check-listing --handshake`) matches no
     /// profile the lock pins the server under: the closest, how it differs, and what
     /// would pin it. The listing was judged against every approved definition, as the

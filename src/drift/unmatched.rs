@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::lock::PinnedServer;
-use crate::profile::{ProfileSettings, capability_difference};
+use crate::records::lock::PinnedServer;
+use crate::records::profile::{ProfileSettings, capability_difference};
 
 /// The client matches no pinned profile: how far it is from the closest one, and what
 /// would pin what it is shown.

@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use sha2::Digest;
 
-use crate::audit::format::{self, AuditSettings};
-use crate::audit::signing::Signer;
-use crate::secrets::Secrets;
+use crate::base::secrets::Secrets;
+use crate::records::audit::format::{self, AuditSettings};
+use crate::records::audit::signing::Signer;
 
 /// Where decisions are appended.
 pub struct AuditLog {
@@ -42,7 +42,11 @@ impl AuditLog {
     /// `.mcp-lock/audit.jsonl` pointing at `~/.bashrc` must not get lines appended;
     /// nor may its directory lead out of `root` (a checked-out `.mcp-lock` link).
     pub fn open(path: &Path, root: &Path, server: &str, secrets: Secrets) -> std::io::Result<Self> {
-        let dir = crate::files::create_dir_within(&crate::files::parent_of(path), root, 0o700)?;
+        let dir = crate::base::files::create_dir_within(
+            &crate::base::files::parent_of(path),
+            root,
+            0o700,
+        )?;
         let real = dir.join(path.file_name().unwrap_or_default());
         let file = open_log(&real)?;
         // Appends are serialised on a file of their own, which rotation never moves;
@@ -428,7 +432,7 @@ fn open_log(real: &Path) -> std::io::Result<File> {
         opened => opened,
     }
     .map_err(|e| match e.raw_os_error() {
-        Some(libc::ELOOP) => crate::files::no_append_through(real),
+        Some(libc::ELOOP) => crate::base::files::no_append_through(real),
         _ => e,
     })?;
     if !file.metadata()?.is_file() {
@@ -597,7 +601,7 @@ thread_local! {
 }
 
 fn format_utc(secs: i64, millis: u32) -> String {
-    crate::clock::format_utc(secs, Some(millis))
+    crate::base::clock::format_utc(secs, Some(millis))
 }
 
 #[cfg(test)]

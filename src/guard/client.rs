@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::client::is_modern;
+use crate::base::json::Json;
 pub use crate::drift::MissingProfile;
-use crate::json::Json;
-use crate::lock::PinnedServer;
-use crate::profile::capability_difference;
+use crate::records::lock::PinnedServer;
+use crate::records::profile::capability_difference;
+use crate::servers::client::is_modern;
 
 /// What a client says about itself when it connects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub fn matching_profile(
 /// judged against its pins (as before the era counted), and the drift is reported.
 /// Of several, the one pinned in the client's own era kind, else the first by name.
 pub fn same_capabilities(pins: &PinnedServer, hello: &ClientHello) -> Option<String> {
-    let equal: Vec<(&String, &crate::lock::LockedServer)> = pins
+    let equal: Vec<(&String, &crate::records::lock::LockedServer)> = pins
         .profiles
         .iter()
         .filter(|(_, p)| p.client_capabilities.to_value() == hello.capabilities)
@@ -185,9 +185,9 @@ pub fn host_shown(client_info: &Value) -> String {
         .as_str()
         .or(client_info["name"].as_str())
         .unwrap_or("the client");
-    let name = crate::text::escape_for_terminal(name);
+    let name = crate::base::text::escape_for_terminal(name);
     match client_info["version"].as_str() {
-        Some(v) => format!("{name} {}", crate::text::escape_for_terminal(v)),
+        Some(v) => format!("{name} {}", crate::base::text::escape_for_terminal(v)),
         None => name,
     }
 }

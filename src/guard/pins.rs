@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::lock::{PinnedServer, read_lock_server};
+use crate::records::lock::{PinnedServer, read_lock_server};
 
 /// Watches the lock file: its identity, size and modification time, looked at only
 /// when inotify says something happened to that name in its directory (every time

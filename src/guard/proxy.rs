@@ -25,14 +25,14 @@ use super::session::{
     RequiredAction, ServedAs, Session,
 };
 use super::stderr;
-use crate::client::stdio::{
+use crate::base::json::Json;
+use crate::base::text::escape_for_terminal;
+use crate::contract::surface::Kind;
+use crate::contract::validate::Violation;
+use crate::contract::validate::{checkable_arguments, read_exactly, strict_reads_exactly};
+use crate::servers::client::stdio::{
     Watchdog, peek_exit, prepare_server, signal_group, start_server, unregister,
 };
-use crate::json::Json;
-use crate::surface::Kind;
-use crate::text::escape_for_terminal;
-use crate::validate::Violation;
-use crate::validate::{checkable_arguments, read_exactly, strict_reads_exactly};
 
 mod from_client;
 mod from_server;
@@ -68,7 +68,7 @@ pub struct Launch {
     pub env: BTreeMap<String, String>,
     /// What of the guard's environment the server inherits, when its host passes
     /// only some; `None`: all.
-    pub inherit: Option<crate::config::environ::Inherit>,
+    pub inherit: Option<crate::servers::config::environ::Inherit>,
     pub cwd: PathBuf,
 }
 
@@ -382,7 +382,7 @@ fn say_page<'a>(
             state,
             &format!(
                 "served {} whose live definition is not approved but which the policy passes: {}",
-                crate::text::count(served.len(), noun),
+                crate::base::text::count(served.len(), noun),
                 served.join(", ")
             ),
         );
@@ -395,7 +395,7 @@ fn say_page<'a>(
             state,
             &format!(
                 "hid {} the tool rules deny to this client: {}",
-                crate::text::count(denied.len(), noun),
+                crate::base::text::count(denied.len(), noun),
                 names(&denied)
             ),
         );
@@ -415,7 +415,7 @@ fn say_page<'a>(
             state,
             &format!(
                 "{verb} {} that differ from mcp.lock or are not pinned: {}; run `mcp-lock verify {}`",
-                crate::text::count(hidden.len(), noun),
+                crate::base::text::count(hidden.len(), noun),
                 names(&hidden),
                 state.session.server()
             ),

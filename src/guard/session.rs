@@ -18,16 +18,16 @@ use super::client::{
     ClientHello, MissingProfile, ProfileDrift, matching_profile, same_capabilities,
     unpinned_version,
 };
-use crate::classify::Class;
+use crate::base::json::Json;
+use crate::base::text::escape_for_terminal;
+use crate::contract::classify::Class;
+use crate::contract::hash::{HashedTool, instructions_hash};
+use crate::contract::surface::Kind;
+use crate::contract::validate::{ArgumentCheck, ArgumentSchema, Violation};
 use crate::drift::{ChangeKind, Pinned, ToolChange, tool_change};
-use crate::hash::{HashedTool, instructions_hash};
-use crate::json::Json;
-use crate::lock::{LockedServer, PinnedServer};
 use crate::policy::{Action, Policy, Rule, Serve};
+use crate::records::lock::{LockedServer, PinnedServer};
 use crate::rules::{Denial, ToolRules};
-use crate::surface::Kind;
-use crate::text::escape_for_terminal;
-use crate::validate::{ArgumentCheck, ArgumentSchema, Violation};
 
 mod decision;
 mod listing;
@@ -216,7 +216,7 @@ pub struct Session {
     /// nearest pinned profile and the difference.
     drift: Option<ProfileDrift>,
     /// The shape of the client's `roots/list` answer, once seen.
-    roots_answer: Option<crate::observed::RootsShape>,
+    roots_answer: Option<crate::records::observed::RootsShape>,
     /// A handshake (or roots answer) not yet recorded in the state file.
     unrecorded: bool,
     /// The directory of the lock, whose `.mcp-lock/handshakes.json` records what the
@@ -239,7 +239,7 @@ pub struct Session {
     pending: HashMap<String, Pending>,
     /// What was checked of prompts, resource templates and resources.
     items: HashMap<Kind, surface::ItemState>,
-    filter: crate::config::ToolFilter,
+    filter: crate::servers::config::ToolFilter,
 }
 
 /// The name a view of every approved tool goes by in messages.
@@ -276,7 +276,7 @@ impl Session {
             partial: None,
             pending: HashMap::new(),
             items: HashMap::new(),
-            filter: crate::config::ToolFilter::default(),
+            filter: crate::servers::config::ToolFilter::default(),
         };
         session.choose_view(None);
         session
@@ -284,7 +284,7 @@ impl Session {
 
     /// The tools the host's own config hides from its agent: hidden, as the host
     /// would, and never judged (verify does not pin them either).
-    pub fn with_filter(mut self, filter: crate::config::ToolFilter) -> Self {
+    pub fn with_filter(mut self, filter: crate::servers::config::ToolFilter) -> Self {
         self.filter = filter;
         self
     }
@@ -307,7 +307,7 @@ impl Session {
 
     /// The client answered `roots/list` with this shape: recorded with its handshake
     /// when it is new.
-    pub fn saw_roots(&mut self, shape: crate::observed::RootsShape) {
+    pub fn saw_roots(&mut self, shape: crate::records::observed::RootsShape) {
         if self.hello.is_some() && self.roots_answer.as_ref() != Some(&shape) {
             self.roots_answer = Some(shape);
             self.unrecorded = true;
@@ -316,7 +316,9 @@ impl Session {
 
     /// What the client sent, to record in the state file, once each time it is new,
     /// with the directory to record it in (its `at` is left for the caller).
-    pub fn take_observation(&mut self) -> Option<(std::path::PathBuf, crate::observed::Handshake)> {
+    pub fn take_observation(
+        &mut self,
+    ) -> Option<(std::path::PathBuf, crate::records::observed::Handshake)> {
         if !std::mem::take(&mut self.unrecorded) {
             return None;
         }
@@ -325,7 +327,7 @@ impl Session {
         let host = hello.client_info["name"].as_str().unwrap_or_default();
         Some((
             dir,
-            crate::observed::Handshake {
+            crate::records::observed::Handshake {
                 server: self.server.clone(),
                 host: host.to_string(),
                 client_info: hello.client_info.clone(),

@@ -116,7 +116,7 @@ fn write_queued() {
         if dropped > 0 {
             let line = format!(
                 "mcp-lock guard: {} not written: stderr was not being read\n",
-                crate::text::count(dropped as usize, "line")
+                crate::base::text::count(dropped as usize, "line")
             );
             bytes.extend_from_slice(line.as_bytes());
         }

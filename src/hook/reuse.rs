@@ -196,18 +196,18 @@ impl Reuse {
             return Ok(());
         }
         self.stored.version = VERSION;
-        let dir = crate::files::parent_of(&self.path);
-        crate::files::create_dir_within(&dir, &self.root, 0o755)
+        let dir = crate::base::files::parent_of(&self.path);
+        crate::base::files::create_dir_within(&dir, &self.root, 0o755)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let bytes = serde_json::to_vec(&self.stored).expect("reuse serializes");
-        crate::files::replace(&self.path, &self.root, &bytes, 0o644)
+        crate::base::files::replace(&self.path, &self.root, &bytes, 0o644)
             .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
     }
 }
 
 fn read(path: &Path) -> Option<Stored> {
     use std::io::Read as _;
-    let (file, _) = crate::files::open_regular(path).ok()?;
+    let (file, _) = crate::base::files::open_regular(path).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1).read_to_end(&mut bytes).ok()?;
     if bytes.len() as u64 > MAX_BYTES {
@@ -222,7 +222,7 @@ fn read(path: &Path) -> Option<Stored> {
 fn user_key(records: &Path) -> Option<Vec<u8>> {
     use ring::rand::SecureRandom as _;
     let path = records.join(KEY_FILE);
-    if let Ok((mut file, _)) = crate::files::open_regular(&path) {
+    if let Ok((mut file, _)) = crate::base::files::open_regular(&path) {
         use std::io::Read as _;
         let mut key = Vec::new();
         if (&mut file).take(65).read_to_end(&mut key).is_ok() && key.len() == 32 {
@@ -231,9 +231,9 @@ fn user_key(records: &Path) -> Option<Vec<u8>> {
     }
     let mut key = vec![0u8; 32];
     ring::rand::SystemRandom::new().fill(&mut key).ok()?;
-    let root = crate::files::parent_of(records);
-    crate::files::create_dir_within(records, &root, 0o700).ok()?;
-    crate::files::replace(&path, records, &key, 0o600).ok()?;
+    let root = crate::base::files::parent_of(records);
+    crate::base::files::create_dir_within(records, &root, 0o700).ok()?;
+    crate::base::files::replace(&path, records, &key, 0o600).ok()?;
     Some(key)
 }
 
@@ -244,7 +244,7 @@ fn user_key(records: &Path) -> Option<Vec<u8>> {
 /// defined in a sibling module could change under a reused verdict): the server is
 /// verified at every start.
 pub fn launch_identity(command: &str, args: &[String], cwd: &Path) -> Option<String> {
-    use crate::package::Target;
+    use crate::servers::package::Target;
     let full = |p: &str| {
         let p = Path::new(p);
         if p.is_absolute() {
@@ -254,7 +254,7 @@ pub fn launch_identity(command: &str, args: &[String], cwd: &Path) -> Option<Str
         }
     };
     let is_file = |p: &str| full(p).is_file();
-    let recognised = crate::package::recognise(command, args, &is_file);
+    let recognised = crate::servers::package::recognise(command, args, &is_file);
     match recognised.target {
         Target::Npm {
             name,
@@ -272,7 +272,7 @@ pub fn launch_identity(command: &str, args: &[String], cwd: &Path) -> Option<Str
             exact_version(version, 1).then(|| format!("pypi {name}=={version}"))
         }
         Target::Oci { reference } => {
-            crate::package::oci_digest(&reference).map(|d| format!("oci {d}"))
+            crate::servers::package::oci_digest(&reference).map(|d| format!("oci {d}"))
         }
         _ => None,
     }

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::{LockContext, Summary};
+use crate::base::text::escape_for_terminal as esc;
+use crate::contract::surface::Kind;
 use crate::drift::{ServerChange, ServerReport, ToolChange, Verdict};
 use crate::policy::{Action, Rule};
-use crate::surface::Kind;
-use crate::text::escape_for_terminal as esc;
 
 /// Something a CI format shows: a change, a server problem, with where in the lock.
 struct Item {
@@ -64,7 +64,7 @@ fn items(reports: &[ServerReport]) -> Vec<Item> {
             _ => {}
         }
         if let Some(p) = &r.package {
-            use crate::package::PackageStatus;
+            use crate::servers::package::PackageStatus;
             let rule = match p.status {
                 PackageStatus::Unverifiable => Some((UNVERIFIED, Action::Fail)),
                 status => status.rule().map(|rule| (rule, p.action)),
@@ -300,7 +300,7 @@ pub(super) fn sarif_log(rule_docs: Vec<Value>, results: Vec<Value>) -> String {
             "results": results,
         }],
     });
-    crate::text::escape_json_output(
+    crate::base::text::escape_json_output(
         &serde_json::to_string_pretty(&log).expect("a SARIF log serializes"),
     )
 }
@@ -518,12 +518,12 @@ pub fn render_github(reports: &[ServerReport], ctx: &LockContext) -> String {
     let _ = writeln!(
         out,
         "mcp-lock: {} checked: {} converged, {} stale, {} incomplete, {} unverifiable; {} {} the policy, {} warn",
-        crate::text::count(reports.len(), "server"),
+        crate::base::text::count(reports.len(), "server"),
         s.converged,
         s.stale,
         s.incomplete,
         s.unverifiable,
-        crate::text::count(s.fail, "change"),
+        crate::base::text::count(s.fail, "change"),
         if s.fail == 1 { "fails" } else { "fail" },
         s.warn
     );

@@ -9,12 +9,12 @@
 use std::fmt::Write as _;
 
 use super::{LockContext, render_summary, short};
-use crate::classify::Class;
+use crate::base::text::{is_unsafe, left_out, split_at_chars};
+use crate::contract::classify::Class;
 use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
 use crate::exit_codes::ExitCode;
 use crate::offline::{OfflineServer, OfflineStatus, SKIPPED};
 use crate::policy::Rule;
-use crate::text::{is_unsafe, left_out, split_at_chars};
 
 /// Characters of one cell of server text (a key, a reason, an error) shown at most.
 const CELL_CHARS: usize = 300;
@@ -114,7 +114,8 @@ fn server_section(r: &ServerReport) -> String {
     let package_notable = r.package.as_ref().is_some_and(|p| {
         !matches!(
             p.status,
-            crate::package::PackageStatus::Pinned | crate::package::PackageStatus::Skipped
+            crate::servers::package::PackageStatus::Pinned
+                | crate::servers::package::PackageStatus::Skipped
         )
     });
     let quiet = r.changes.is_empty()
@@ -187,7 +188,7 @@ fn server_section(r: &ServerReport) -> String {
     }
     if let Some(p) = r.package.as_ref().filter(|_| package_notable) {
         let rule = match p.status {
-            crate::package::PackageStatus::Unverifiable => "unverifiable",
+            crate::servers::package::PackageStatus::Unverifiable => "unverifiable",
             status => status.rule().unwrap_or("note"),
         };
         let values = match (&p.pinned, &p.live) {
@@ -244,7 +245,7 @@ fn change_row(c: &ToolChange) -> String {
         let _ = write!(
             reason,
             " (and {})",
-            crate::text::count(c.findings.len() - 1, "more finding")
+            crate::base::text::count(c.findings.len() - 1, "more finding")
         );
     }
     if let Some(problem) = &c.problem {
@@ -264,7 +265,7 @@ fn change_row(c: &ToolChange) -> String {
             let _ = write!(
                 reason,
                 " (and {})",
-                crate::text::count(c.screening.len() - 1, "more finding")
+                crate::base::text::count(c.screening.len() - 1, "more finding")
             );
         }
     }
@@ -319,13 +320,13 @@ pub fn render_offline_markdown(servers: &[OfflineServer], lock: &str, code: i32)
     let headline = if problems == 0 {
         format!(
             "every configured server is pinned with its launch ({})",
-            crate::text::count(servers.len(), "server")
+            crate::base::text::count(servers.len(), "server")
         )
     } else {
         format!(
             "{} of {}",
-            crate::text::count(problems, "problem"),
-            crate::text::count(servers.len(), "server")
+            crate::base::text::count(problems, "problem"),
+            crate::base::text::count(servers.len(), "server")
         )
     };
     let mut out = format!("## mcp-lock verify --no-connect: {headline}\n\n");

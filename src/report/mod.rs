@@ -24,17 +24,17 @@ pub use screen::{
 };
 pub use word_diff::word_diff;
 
-use crate::classify::{Class, Finding};
-use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
-use crate::exit_codes::ExitCode;
-use crate::json::Json;
-use crate::lock::{LockLines, Lockfile};
-use crate::package::{PackageCheck, PackageStatus};
-use crate::policy::{Action, Rule};
-use crate::surface::Kind;
-use crate::text::{
+use crate::base::json::Json;
+use crate::base::text::{
     Folded, count, escape_cut, escape_for_terminal as esc, left_out, split_at_chars,
 };
+use crate::contract::classify::{Class, Finding};
+use crate::contract::surface::Kind;
+use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange, Verdict};
+use crate::exit_codes::ExitCode;
+use crate::policy::{Action, Rule};
+use crate::records::lock::{LockLines, Lockfile};
+use crate::servers::package::{PackageCheck, PackageStatus};
 
 /// One definition the tool rules deny: `note: denied: tool delete_repo to codex:
 /// [tools] deny "github/delete_*" in mcp-lock.toml (pinned, never served)`, styled by
@@ -75,7 +75,7 @@ impl LockContext {
     }
 
     /// [`LockContext::new`] with the lines found when the lock was read
-    /// ([`crate::lock::read_lock_with_lines`]).
+    /// ([`crate::records::lock::read_lock_with_lines`]).
     pub fn with_lines(path: &str, lines: LockLines, lock: &Lockfile) -> Self {
         LockContext {
             path: path.to_string(),
@@ -115,7 +115,7 @@ pub struct VerifyDocument<'a> {
     /// Hosts that last sent the guard another handshake than the lock pinned for
     /// their profile (`.mcp-lock/handshakes.json`); a notice, never an exit code.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub observed_handshakes: &'a [crate::observed::Observed],
+    pub observed_handshakes: &'a [crate::records::observed::Observed],
 }
 
 /// How many servers got each verdict, and how many changes each action.
@@ -176,7 +176,7 @@ pub fn render_json_observed(
     reports: &[ServerReport],
     lock: &str,
     exit: ExitCode,
-    observed: &[crate::observed::Observed],
+    observed: &[crate::records::observed::Observed],
 ) -> String {
     let doc = VerifyDocument {
         report_version: REPORT_VERSION,
@@ -186,7 +186,9 @@ pub fn render_json_observed(
         servers: reports,
         observed_handshakes: observed,
     };
-    crate::text::escape_json_output(&serde_json::to_string_pretty(&doc).expect("reports serialize"))
+    crate::base::text::escape_json_output(
+        &serde_json::to_string_pretty(&doc).expect("reports serialize"),
+    )
 }
 
 pub fn verdict_style_for(verdict: Verdict) -> Style {
@@ -374,7 +376,7 @@ fn render_reports(reports: &[ServerReport], full: bool) -> String {
             let _ = writeln!(
                 out,
                 "    {dim}note: ignored {} on the server's stdout{dim:#}",
-                crate::text::count(r.ignored_lines, "non-JSON-RPC line")
+                crate::base::text::count(r.ignored_lines, "non-JSON-RPC line")
             );
         }
         if matches!(r.verdict, Verdict::Incomplete | Verdict::Unverifiable) && !r.stderr.is_empty()
@@ -766,7 +768,7 @@ mod tests {
                 )
             })
             .collect();
-        let findings = crate::classify::Classifier::default().classify(
+        let findings = crate::contract::classify::Classifier::default().classify(
             &tool(serde_json::json!({})),
             &tool(serde_json::json!({"target": {"type": "object", "properties": target}})),
         );

@@ -187,8 +187,8 @@ pub fn render_proposal(proposal: &crate::update::Proposal) -> String {
 /// What a package move does to the dependency closure: its hash and count, then each
 /// package that moved when both closures' packages are at hand.
 fn closure_lines(
-    old: Option<&crate::package::PackagePin>,
-    new: &crate::package::PackagePin,
+    old: Option<&crate::servers::package::PackagePin>,
+    new: &crate::servers::package::PackagePin,
 ) -> Vec<String> {
     let Some(now) = &new.closure else {
         return Vec::new();
@@ -214,7 +214,7 @@ fn closure_lines(
         now.closure.as_ref(),
     ) {
         lines.extend(
-            crate::package::closure::changes(b, n)
+            crate::servers::package::closure::changes(b, n)
                 .iter()
                 .map(|c| format!("  {c}")),
         );
@@ -225,8 +225,8 @@ fn closure_lines(
 /// "changed  instructions  semantic, fail  1a2b… -> 9f8e…" or "note  protocol_version …".
 /// What a resolved package pin records beyond its one-line form: the integrity, each
 /// file's sha256, the digest.
-fn package_detail(pin: &crate::package::PackagePin) -> Vec<String> {
-    use crate::package::Package;
+fn package_detail(pin: &crate::servers::package::PackagePin) -> Vec<String> {
+    use crate::servers::package::Package;
     match &pin.package {
         Package::Npm { integrity, .. } => vec![format!("integrity {integrity}")],
         Package::Pypi { files, .. } => files

@@ -10,14 +10,14 @@ use std::fmt::Write as _;
 
 use super::markdown::md;
 use super::word_diff::word_diff_markdown;
-use crate::action::Action;
-use crate::classify::Class;
+use crate::base::action::Action;
+use crate::base::json::Json;
+use crate::base::text::count;
+use crate::contract::classify::Class;
+use crate::contract::surface::Kind;
 use crate::drift::{ChangeKind, ServerChange, ServerReport, ToolChange};
-use crate::json::Json;
-use crate::package::PackageCheck;
 use crate::policy::Rule;
-use crate::surface::Kind;
-use crate::text::count;
+use crate::servers::package::PackageCheck;
 
 /// GitHub refuses a pull request body over 65,536 characters: the body stops adding
 /// changes before this many, and says how many it left out.
@@ -192,7 +192,7 @@ fn title(changes: usize, servers: &[&str], worst: &str) -> String {
     let names: Vec<String> = servers
         .iter()
         .take(3)
-        .map(|s| crate::text::escape_cut(s, 40))
+        .map(|s| crate::base::text::escape_cut(s, 40))
         .collect();
     let mut to = match names.as_slice() {
         [one] => one.clone(),
@@ -364,7 +364,7 @@ fn value(v: Option<&serde_json::Value>) -> String {
 /// escaped for a terminal first (controls and bidi characters made visible), and the
 /// fence is longer than any run of backticks in it, so nothing inside can close it.
 fn definition_details(definition: &Json) -> String {
-    let mut folded = crate::text::Folded::new(DEFINITION_LINES, LINE_CHARS);
+    let mut folded = crate::base::text::Folded::new(DEFINITION_LINES, LINE_CHARS);
     let _ = serde_json::to_writer_pretty(&mut folded, &definition.to_value());
     let lines: Vec<String> = folded
         .lines()

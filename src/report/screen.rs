@@ -7,10 +7,10 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::action::Action;
+use crate::base::action::Action;
+use crate::base::text::escape_for_terminal as esc;
+use crate::contract::surface::Kind;
 use crate::screen::{RULES, Screened, Severity};
-use crate::surface::Kind;
-use crate::text::escape_for_terminal as esc;
 
 fn severity_style(severity: Severity) -> Style {
     let color = match severity {
@@ -109,8 +109,8 @@ pub fn render_scan_text(servers: &[ScannedServer]) -> String {
                 let n = s.findings().count();
                 format!(
                     "{} screened, {}",
-                    crate::text::count(s.screened, "definition"),
-                    crate::text::count(n, "finding")
+                    crate::base::text::count(s.screened, "definition"),
+                    crate::base::text::count(n, "finding")
                 )
             }
         };
@@ -137,7 +137,7 @@ pub fn render_scan_json(servers: &[ScannedServer], exit: i32) -> String {
         "findings": counts,
         "servers": servers,
     });
-    crate::text::escape_json_output(
+    crate::base::text::escape_json_output(
         &serde_json::to_string_pretty(&doc).expect("a scan report serializes"),
     )
 }

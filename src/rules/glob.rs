@@ -27,7 +27,7 @@ impl Glob {
 
     /// Whether `server/name` matches.
     pub fn matches(&self, server: &str, name: &str) -> bool {
-        crate::text::wildcard(&format!("{server}/{name}"), &self.0)
+        crate::base::text::wildcard(&format!("{server}/{name}"), &self.0)
     }
 }
 

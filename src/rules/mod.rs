@@ -31,7 +31,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::surface::Kind;
+use crate::contract::surface::Kind;
 
 pub use arguments::ArgumentRule;
 pub use glob::Glob;
@@ -78,7 +78,7 @@ impl Hint {
 
     /// Whether a tool with these `annotations` has the hint, by effective value.
     pub fn holds(self, annotations: Option<&Map<String, Value>>) -> bool {
-        let hints = crate::classify::Hints::of(annotations);
+        let hints = crate::contract::classify::Hints::of(annotations);
         match self {
             Hint::Destructive => hints.destructive,
             Hint::NotReadOnly => !hints.read_only,
@@ -224,7 +224,7 @@ pub struct Denied {
     pub denial: Denial,
     /// What the policy's `tool-denied` rule does with it (set as the report is
     /// evaluated).
-    pub action: crate::action::Action,
+    pub action: crate::base::action::Action,
 }
 
 /// Every rule that applies: the user's layer first, then the project's.
@@ -270,9 +270,9 @@ impl ToolRules {
         kind: Kind,
         server: &str,
         key: &str,
-        definition: Option<&crate::json::Json>,
+        definition: Option<&crate::base::json::Json>,
     ) -> Option<Denial> {
-        use crate::json::Json;
+        use crate::base::json::Json;
         let annotations = definition
             .and_then(|d| d.get("annotations"))
             .map(Json::to_value);

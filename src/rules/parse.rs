@@ -153,7 +153,7 @@ fn argument_rule(raw: RawArgumentRule) -> Result<ArgumentRule, String> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawUserFile {
-    /// Read by crate::audit::signing.
+    /// Read by crate::records::audit::signing.
     #[serde(default)]
     #[allow(dead_code)]
     audit: Option<toml::Value>,
@@ -167,7 +167,7 @@ struct RawUserFile {
 /// The rules of the user's own settings text read from `shown`; None when it gives
 /// none. The error is one line naming the file and line.
 pub fn user_layer_from_text(text: &str, shown: &str) -> Result<Option<Layer>, String> {
-    let text = crate::config::shape::without_bom(text);
+    let text = crate::servers::config::shape::without_bom(text);
     let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
     let raw: RawUserFile = toml::from_str(text).map_err(|e| {
         format!(
@@ -203,7 +203,7 @@ pub fn user_layer_from_text(text: &str, shown: &str) -> Result<Option<Layer>, St
 /// file there, or a path through a file): a regular file only, opened without
 /// blocking, at most 1 MiB.
 pub fn read_user_file(path: &std::path::Path) -> Result<Option<String>, String> {
-    match crate::files::read_regular_text(path, MAX_USER_FILE_BYTES) {
+    match crate::base::files::read_regular_text(path, MAX_USER_FILE_BYTES) {
         Ok(text) => Ok(Some(text)),
         Err(e)
             if matches!(
@@ -221,11 +221,11 @@ pub fn read_user_file(path: &std::path::Path) -> Result<Option<String>, String> 
 }
 
 /// The rules of the user's own settings file
-/// ([`crate::audit::signing::user_settings_path`]); None when there is no file or it
+/// ([`crate::records::audit::signing::user_settings_path`]); None when there is no file or it
 /// gives no rules. A file that cannot be read or understood is an error: rules an
 /// organisation set are never silently dropped.
 pub fn load_user_layer(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<Layer>, String> {
-    let Some(path) = crate::audit::signing::user_settings_path(lookup) else {
+    let Some(path) = crate::records::audit::signing::user_settings_path(lookup) else {
         return Ok(None);
     };
     match read_user_file(&path)? {

@@ -53,14 +53,14 @@ pub(super) fn deletions(name: &str) -> Vec<String> {
 
 impl Context {
     /// The tool names the lock pins for every server it pins.
-    pub fn from_lock(lock: &crate::lock::Lockfile) -> Self {
+    pub fn from_lock(lock: &crate::records::lock::Lockfile) -> Self {
         let mut ctx = Context::default();
         ctx.add_lock(lock);
         ctx
     }
 
     /// Adds the tool names the lock pins (under any profile).
-    pub fn add_lock(&mut self, lock: &crate::lock::Lockfile) {
+    pub fn add_lock(&mut self, lock: &crate::records::lock::Lockfile) {
         for (name, server) in &lock.servers {
             let names = server.tool_names().into_iter().map(str::to_string);
             self.add(name, names);

@@ -29,8 +29,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::action::Action;
-use crate::surface::Kind;
+use crate::base::action::Action;
+use crate::contract::surface::Kind;
 
 pub use context::Context;
 pub use normal::{Normal, fold_name};

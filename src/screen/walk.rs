@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use crate::json::escape_pointer;
-use crate::surface::Kind;
+use crate::base::json::escape_pointer;
+use crate::contract::surface::Kind;
 
 /// What a string is in its definition: what rules may read it as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -313,7 +313,7 @@ pub(super) fn decide(
         // roots/list answer's shape is recorded with the client's handshake.
         if method.is_none()
             && let Some(result) = message.get("result")
-            && let Some(shape) = crate::observed::RootsShape::of(&result.to_value())
+            && let Some(shape) = crate::records::observed::RootsShape::of(&result.to_value())
         {
             let mut state = lock(shared);
             state.session.saw_roots(shape);

@@ -290,7 +290,7 @@ pub(super) fn record_observation(state: &mut Shared) {
         return;
     };
     seen.at = crate::guard::audit::now_rfc3339();
-    if let Err(e) = crate::observed::record(&dir, &seen) {
+    if let Err(e) = crate::records::observed::record(&dir, &seen) {
         let line =
             format!("the client's handshake is not recorded in .mcp-lock/handshakes.json: {e}");
         say(state, &line);
@@ -492,7 +492,7 @@ pub(super) fn reload_pins(state: &mut Shared) {
                 state,
                 &format!(
                     "mcp.lock changed: now enforcing {}",
-                    crate::text::count(count, "pinned tool")
+                    crate::base::text::count(count, "pinned tool")
                 ),
             );
             let mut told = Vec::new();

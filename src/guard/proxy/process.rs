@@ -25,9 +25,13 @@ impl Upstream {
     /// Starts the server of `launch` in a process group of its own. With secrets to
     /// hide, its stderr passes through the guard, line by line, redacted; without, it
     /// goes straight to the client's.
-    pub fn spawn(launch: &Launch, secrets: &crate::secrets::Secrets) -> io::Result<Upstream> {
+    pub fn spawn(launch: &Launch, secrets: &crate::base::secrets::Secrets) -> io::Result<Upstream> {
         let mut command = Command::new(&launch.command);
-        crate::config::environ::set_environment(&mut command, launch.inherit.as_ref(), &launch.env);
+        crate::servers::config::environ::set_environment(
+            &mut command,
+            launch.inherit.as_ref(),
+            &launch.env,
+        );
         command
             .args(&launch.args)
             .current_dir(&launch.cwd)
@@ -128,17 +132,17 @@ pub(super) fn wait_exit(pgid: i32, limit: Duration) -> Option<String> {
 /// Copies the server's stderr to the guard's, with the server's secrets redacted. A
 /// line is passed on whole, or, when longer than [`STDERR_LINE_BYTES`], in pieces of
 /// that size; a secret cut by a piece boundary is still replaced whole (see
-/// [`PieceRedactor`](crate::secrets::PieceRedactor)). The bytes are passed on as they
+/// [`PieceRedactor`](crate::base::secrets::PieceRedactor)). The bytes are passed on as they
 /// came (as the server's own stderr would be), but for the secrets; the guard's own
 /// lines are not written inside a line passed on in pieces (see
 /// [`server_mid_line`](super::super::stderr::server_mid_line)).
 pub(super) fn pass_stderr(
     server_err: std::process::ChildStderr,
-    secrets: &crate::secrets::Secrets,
+    secrets: &crate::base::secrets::Secrets,
 ) {
     use std::io::{BufRead, Read};
     let mut reader = io::BufReader::new(server_err);
-    let mut redactor = crate::secrets::PieceRedactor::new(secrets);
+    let mut redactor = crate::base::secrets::PieceRedactor::new(secrets);
     let (mut piece, mut clean) = (Vec::new(), Vec::new());
     loop {
         piece.clear();

@@ -270,7 +270,7 @@ impl Pump<'_> {
         if refused > 0 {
             self.notes.say(&format!(
                 "refused {} with calls: their audit entries could not be written",
-                crate::text::count(refused, "message")
+                crate::base::text::count(refused, "message")
             ));
         }
         self.server_out.settle(logged, self.shared);

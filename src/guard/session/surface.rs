@@ -14,13 +14,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{ErrorCode, RequiredAction, Seen, Served, ServedAs, Session, set_member, short_name};
-use crate::classify::{Class, is_template_rename, same_except_key};
+use crate::base::json::Json;
+use crate::contract::classify::{Class, is_template_rename, same_except_key};
+use crate::contract::hash::HashedTool;
+use crate::contract::surface::Kind;
 use crate::drift::{ChangeKind, Part, ToolChange, item_change};
-use crate::hash::HashedTool;
-use crate::json::Json;
 use crate::policy::{Action, Rule, Serve};
 use crate::rules::Denial;
-use crate::surface::Kind;
 
 #[cfg(test)]
 mod tests;

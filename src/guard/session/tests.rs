@@ -1,6 +1,6 @@
 use super::*;
-use crate::hash::definition_hash;
-use crate::lock::LockedTool;
+use crate::contract::hash::definition_hash;
+use crate::records::lock::LockedTool;
 
 fn tool(name: &str, required: &[&str]) -> Json {
     Json::from_value(&json!({
@@ -25,7 +25,7 @@ fn listing(profile: &str, capabilities: Value, tools: &[Json]) -> LockedServer {
     LockedServer {
         name: "s".into(),
         profile: profile.into(),
-        reached: crate::lock::Reached::Stdio {
+        reached: crate::records::lock::Reached::Stdio {
             command: "srv".into(),
             args: Vec::new(),
             env: Vec::new(),
@@ -143,7 +143,7 @@ fn a_drifted_tool_is_hidden_and_its_calls_refused_as_stale() {
 fn a_tool_the_hosts_config_filters_out_is_hidden_and_never_judged() {
     let deploy = tool("deploy", &["branch"]);
     let rollback = tool("rollback", &["branch"]);
-    let filter = crate::config::ToolFilter {
+    let filter = crate::servers::config::ToolFilter {
         include: None,
         exclude: vec!["rollback".into()],
         ..Default::default()
@@ -371,7 +371,7 @@ fn a_client_no_profile_matches_is_told_once_with_the_difference_and_new_tools_na
         )),
         OnDrift::Hide,
     );
-    let caps = crate::profile::Profile::builtin("vscode")
+    let caps = crate::records::profile::Profile::builtin("vscode")
         .unwrap()
         .capabilities;
     let (_, notices) = s.check_handshake(&handshake("srv"), Some(hello(caps.clone())));

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::Style;
-use crate::config::Shape;
+use crate::servers::config::Shape;
 
 /// A value scalar (not a key) as written.
 #[derive(Debug)]

@@ -1,9 +1,9 @@
 use super::super::OnDrift;
 use super::*;
+use crate::contract::hash::definition_hash;
 use crate::guard::client::ClientHello;
-use crate::hash::definition_hash;
-use crate::lock::{LockedServer, LockedTool, PinnedServer};
 use crate::policy::Policy;
+use crate::records::lock::{LockedServer, LockedTool, PinnedServer};
 
 fn pins_of(kind: Kind, items: &[Value]) -> std::collections::BTreeMap<String, LockedTool> {
     items
@@ -27,7 +27,7 @@ fn session(prompts: Option<&[Value]>, templates: &[Value], policy: Policy) -> Se
     let pinned = LockedServer {
         name: "s".into(),
         profile: "bare".into(),
-        reached: crate::lock::Reached::Stdio {
+        reached: crate::records::lock::Reached::Stdio {
             command: "srv".into(),
             args: Vec::new(),
             env: Vec::new(),

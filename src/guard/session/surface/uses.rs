@@ -391,7 +391,7 @@ impl ItemRefusal {
     fn rule_quoted(&self) -> String {
         self.denied_by
             .as_ref()
-            .map(|d| crate::text::escape_for_terminal(&d.to_string()))
+            .map(|d| crate::base::text::escape_for_terminal(&d.to_string()))
             .unwrap_or_default()
     }
 

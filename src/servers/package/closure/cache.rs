@@ -1,0 +1,1078 @@
+//! The content-addressed closure cache: each pinned closure installed once, into a
+//! directory named by its hash, with a manifest of every file written when the
+//! install finished. Before each launch the tree is checked against its manifest; a
+//! tree that does not match (or an install that never finished) is removed and
+//! installed again, never used.
+//!
+//! The manifest lies inside the tree it describes, so whoever can write the cache can
+//! rewrite it too: each of its lines, and the whole, carries an HMAC-SHA256 under a
+//! key of the user's own, kept outside the cache (`$XDG_CONFIG_HOME/mcp-lock/
+//! closure-cache.key`, made on first use), bound to the closure hash the lock pins
+//! and the directory. A file changed and its line recomputed no longer verifies, and
+//! the check names it; a manifest without a valid seal (an older mcp-lock's, or one
+//! written under another key) is not trusted: the closure is installed again.
+//!
+//! npm closures install with `npm ci` from the lockfile rebuilt out of the pin (npm
+//! checks each tarball against its pinned integrity); PyPI closures into a virtual
+//! environment with `uv pip install --require-hashes --no-deps`. Install scripts
+//! (npm lifecycle scripts; building a PyPI source distribution) are off unless the
+//! server is allowed them.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{Closure, Ecosystem, is_integrity_error, npm, pypi, run_tool};
+
+/// The manifest's file name, in the installed directory.
+const MANIFEST: &str = ".mcp-lock-manifest";
+
+/// The manifest's first line: its format (keyed lines, then a keyed end).
+const MANIFEST_HEADER: &str = "mcp-lock closure manifest 2";
+
+/// The most of a manifest read.
+const MAX_MANIFEST: u64 = super::MAX_OUTPUT as u64;
+
+/// The key file's name, in mcp-lock's config directory.
+const KEY_FILE: &str = "closure-cache.key";
+
+/// What to install.
+#[derive(Debug, Clone)]
+pub struct Install<'a> {
+    pub closure: &'a Closure,
+    /// The closure's hash, which names its directory.
+    pub hash: &'a str,
+    /// The server's own package.
+    pub name: &'a str,
+    pub version: &'a str,
+    /// `npm` or `uv`.
+    pub tool: PathBuf,
+    /// The registry (npm) or index (PyPI) the packages come from.
+    pub registry: String,
+    /// Install scripts run (npm lifecycle scripts; PyPI source builds).
+    pub scripts: bool,
+}
+
+/// An installed closure.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub dir: PathBuf,
+    /// Why it was installed again (a tree that did not match its manifest), when it was.
+    pub rebuilt: Option<String>,
+}
+
+/// Why a closure could not be installed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InstallError {
+    /// A package's bytes do not match the pinned integrity or hash.
+    #[error("integrity mismatch installing the pinned closure: {0}")]
+    Integrity(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// `$XDG_CACHE_HOME/mcp-lock/closures`, else `$HOME/.cache/mcp-lock/closures`.
+pub fn cache_root() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("mcp-lock").join("closures"))
+}
+
+/// The directory a closure installs into under `root`.
+pub fn dir_for(root: &Path, install: &Install<'_>) -> PathBuf {
+    let hex = install.hash.strip_prefix("sha256:").unwrap_or(install.hash);
+    let short: String = hex.chars().take(32).collect();
+    root.join(format!(
+        "{}-{short}{}",
+        install.closure.ecosystem.as_str(),
+        if install.scripts { "-scripts" } else { "" }
+    ))
+}
+
+/// The closure installed under `root` and checked against its manifest: installed
+/// now if it never was, or again if its tree does not match. Other processes
+/// installing the same closure wait for each other.
+pub async fn ensure(root: &Path, install: &Install<'_>) -> Result<Installed, InstallError> {
+    let dir = dir_for(root, install);
+    let failed = |what: &str, e: std::io::Error| {
+        InstallError::Failed(format!("cannot {what} {}: {e}", dir.display()))
+    };
+    crate::base::files::create_dir_within(root, root, 0o700)
+        .map_err(|e| failed("make the closure cache beside", e))?;
+    let _held = hold(&dir.with_extension("lock"))
+        .await
+        .map_err(|e| failed("lock the closure cache for", e))?;
+    let seal = cache_key(root).map(|key| Seal::new(key, install.hash, &dir));
+    let rebuilt = match check(&dir, &seal) {
+        Ok(Fit::Matches) => return Ok(Installed { dir, rebuilt: None }),
+        Ok(Fit::Missing) => None,
+        Ok(Fit::Differs(why)) => Some(why),
+        Err(e) => Some(format!("its tree cannot be read: {e}")),
+    };
+    // A stat record of the tree removed is of no use to the one installed now.
+    let _ = std::fs::remove_file(stats_path(&dir));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| failed("remove", e))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| failed("make", e))?;
+    let done = match install.closure.ecosystem {
+        Ecosystem::Npm => install_npm(&dir, install).await,
+        Ecosystem::Pypi => install_pypi(&dir, install).await,
+    };
+    if let Err(e) = done {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(e);
+    }
+    // Without a key nothing is written that a later launch could trust: the closure
+    // is installed again each time, and said so.
+    if let Ok(seal) = &seal {
+        let manifest = manifest_of(&dir).map_err(|e| failed("read what was installed in", e))?;
+        crate::base::files::replace(
+            &dir.join(MANIFEST),
+            &dir,
+            seal.seal(&manifest).as_bytes(),
+            0o600,
+        )
+        .map_err(|e| failed("write the manifest of", e))?;
+    }
+    Ok(Installed { dir, rebuilt })
+}
+
+async fn install_npm(dir: &Path, install: &Install<'_>) -> Result<(), InstallError> {
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| InstallError::Failed(format!("cannot write {name}: {e}")))
+    };
+    write(
+        "package.json",
+        &npm::package_json(install.name, install.version),
+    )?;
+    write(
+        "package-lock.json",
+        &npm::lockfile(install.closure, install.name, install.version)
+            .map_err(InstallError::Failed)?,
+    )?;
+    let mut command = tokio::process::Command::new(&install.tool);
+    command
+        .current_dir(dir)
+        .args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--no-update-notifier",
+            // Not --prefer-offline: with no `resolved` in the lockfile npm finds each
+            // tarball through the registry's packument, and a cached packument older
+            // than the pinned release does not list it (ETARGET).
+        ])
+        .arg(format!("--registry={}", install.registry));
+    if !install.scripts {
+        command.arg("--ignore-scripts");
+    }
+    run(
+        command,
+        &format!("npm ci for {}@{}", install.name, install.version),
+    )
+    .await?;
+    // npm checked each tarball against its integrity; the tree must also be the one
+    // pinned, package by package.
+    for p in &install.closure.packages {
+        let manifest = dir.join(&p.path).join("package.json");
+        let installed = std::fs::read_to_string(&manifest)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("version").and_then(|v| v.as_str()).map(String::from));
+        let optional = p.entry.contains("\"optional\":true");
+        match installed {
+            Some(v) if v == p.version => {}
+            None if optional => {}
+            other => {
+                return Err(InstallError::Failed(format!(
+                    "npm ci installed {} as {} where {} is pinned",
+                    p.path,
+                    other.as_deref().unwrap_or("nothing"),
+                    p.version
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn install_pypi(dir: &Path, install: &Install<'_>) -> Result<(), InstallError> {
+    let requirements = pypi::requirements(install.closure).map_err(InstallError::Failed)?;
+    std::fs::write(dir.join("requirements.txt"), requirements)
+        .map_err(|e| InstallError::Failed(format!("cannot write requirements.txt: {e}")))?;
+    let mut venv = tokio::process::Command::new(&install.tool);
+    venv.current_dir(dir)
+        .args(["venv", "--no-config", "--quiet", "venv"]);
+    run(venv, "uv venv").await?;
+    let mut command = tokio::process::Command::new(&install.tool);
+    command
+        .current_dir(dir)
+        .args([
+            "pip",
+            "install",
+            "--no-config",
+            "--quiet",
+            "--require-hashes",
+            "--no-deps",
+            "--python",
+            "venv/bin/python",
+            "-r",
+            "requirements.txt",
+        ])
+        .arg("--index-url")
+        .arg(&install.registry);
+    pypi::only_the_index(&mut command);
+    if !install.scripts {
+        command.args(["--only-binary", ":all:"]);
+    }
+    let what = format!("uv installing {}=={}", install.name, install.version);
+    match super::run_tool_stderr(command, &what, None).await {
+        Ok(_) => Ok(()),
+        Err((e, _)) if is_integrity_error(&e) => Err(InstallError::Integrity(e)),
+        Err((e, stderr)) => match pypi::source_only(&stderr).first() {
+            // A dependency pinned by its sdist (static metadata, read without building
+            // it) is built when installed, as uvx would: its build backend runs then,
+            // and only where scripts are allowed.
+            Some((package, _)) if !install.scripts => Err(InstallError::Failed(format!(
+                "{package} is pinned as a source distribution, and installing it builds it (runs its build backend, as uvx would): allow that for this server with `mcp-lock guard --allow-scripts` or `[closure] allow-scripts` in mcp-lock.toml"
+            ))),
+            _ => Err(InstallError::Failed(e)),
+        },
+    }
+}
+
+async fn run(command: tokio::process::Command, what: &str) -> Result<(), InstallError> {
+    run_tool(command, what, None).await.map(drop).map_err(|e| {
+        if is_integrity_error(&e) {
+            InstallError::Integrity(e)
+        } else {
+            InstallError::Failed(e)
+        }
+    })
+}
+
+/// An exclusive `flock` on `path`, waited for off the async workers.
+async fn hold(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd as _;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    tokio::task::spawn_blocking(move || {
+        // SAFETY: flock on a descriptor this function owns; it blocks until granted.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc == 0 {
+            Ok(file)
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    })
+    .await
+    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+enum Fit {
+    Matches,
+    Missing,
+    Differs(String),
+}
+
+/// The user's key for the closure cache's manifests: 32 random bytes, hex, in
+/// `$XDG_CONFIG_HOME/mcp-lock/` (else `~/.config/mcp-lock/`), made on first use with
+/// mode 0600. Never one inside the cache (`cache_root`): the cache is what it checks.
+/// `Err`: why there is none, one line.
+pub(super) fn cache_key(cache_root: &Path) -> Result<ring::hmac::Key, String> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })
+        .ok_or("neither XDG_CONFIG_HOME nor HOME is set: no key to check the cache against")?;
+    let dir = base.join("mcp-lock");
+    let path = dir.join(KEY_FILE);
+    let shown = path.display();
+    let root = cache_root
+        .canonicalize()
+        .unwrap_or_else(|_| cache_root.to_path_buf());
+    let real_dir = crate::base::files::create_dir_within(&dir, &dir, 0o700)
+        .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    if real_dir.starts_with(&root) {
+        return Err(format!(
+            "{shown} is inside the closure cache it would check; set XDG_CONFIG_HOME elsewhere"
+        ));
+    }
+    let hex = match read_key(&path) {
+        Ok(hex) => hex,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            use ring::rand::SecureRandom as _;
+            let mut bytes = [0u8; 32];
+            ring::rand::SystemRandom::new()
+                .fill(&mut bytes)
+                .map_err(|_| "no randomness for the closure cache key".to_string())?;
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            match write_key(&path, &hex) {
+                Ok(()) => hex,
+                // Another process made it first: its key is the one.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    read_key(&path).map_err(|e| format!("cannot read {shown}: {e}"))?
+                }
+                Err(e) => return Err(format!("cannot write {shown}: {e}")),
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read {shown}: {e}; remove it to make a new one"
+            ));
+        }
+    };
+    let bytes: Option<Vec<u8>> = (hex.len() == 64)
+        .then(|| {
+            (0..64)
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                .collect()
+        })
+        .flatten();
+    let bytes = bytes
+        .ok_or_else(|| format!("{shown} is not 64 hex digits; remove it to make a new one"))?;
+    Ok(ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &bytes))
+}
+
+/// The key file's text, trimmed: a regular file only (no link followed, no FIFO
+/// waited on), read bounded.
+fn read_key(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(256).read_to_string(&mut text)?;
+    Ok(text.trim().to_string())
+}
+
+fn write_key(path: &Path, hex: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    file.write_all(format!("{hex}\n").as_bytes())?;
+    file.sync_all()
+}
+
+/// Seals and checks one closure directory's manifest: the user's key, bound to the
+/// closure hash the lock pins and the directory's name, so no line moves from one
+/// closure or directory to another.
+struct Seal {
+    key: ring::hmac::Key,
+    binding: String,
+}
+
+impl Seal {
+    fn new(key: ring::hmac::Key, closure_hash: &str, dir: &Path) -> Seal {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Seal {
+            key,
+            binding: format!("{closure_hash}\t{name}\n"),
+        }
+    }
+
+    fn tag(&self, text: &str) -> String {
+        let mut context = ring::hmac::Context::with_key(&self.key);
+        context.update(self.binding.as_bytes());
+        context.update(text.as_bytes());
+        context
+            .sign()
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    fn verifies(&self, text: &str, tag: &str) -> bool {
+        let Some(tag) = (tag.len() == 64)
+            .then(|| {
+                (0..64)
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&tag[i..i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()
+            })
+            .flatten()
+        else {
+            return false;
+        };
+        let mut message = self.binding.clone().into_bytes();
+        message.extend_from_slice(text.as_bytes());
+        ring::hmac::verify(&self.key, &message, &tag).is_ok()
+    }
+
+    /// The manifest as written: the header, each line behind its tag, then `end` and
+    /// the tag of everything before it.
+    fn seal(&self, manifest: &str) -> String {
+        let mut out = format!("{MANIFEST_HEADER}\n");
+        for line in manifest.lines() {
+            let _ = writeln!(out, "{}\t{line}", self.tag(line));
+        }
+        let end = self.tag(&out);
+        let _ = writeln!(out, "end\t{end}");
+        out
+    }
+}
+
+/// The path a manifest line names (its last field).
+fn path_of(line: &str) -> String {
+    line.rsplit('\t').next().unwrap_or(line).to_string()
+}
+
+fn check(dir: &Path, seal: &Result<Seal, String>) -> std::io::Result<Fit> {
+    let recorded = match read_manifest(dir) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(if dir.exists() {
+                Fit::Differs(match seal {
+                    Ok(_) => "its install never finished".into(),
+                    Err(why) => format!("it cannot be trusted without a key ({why})"),
+                })
+            } else {
+                Fit::Missing
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let seal = match seal {
+        Ok(seal) => seal,
+        Err(why) => {
+            return Ok(Fit::Differs(format!(
+                "it cannot be trusted without a key ({why})"
+            )));
+        }
+    };
+    let Some(body) = recorded.strip_prefix(&format!("{MANIFEST_HEADER}\n")) else {
+        return Ok(Fit::Differs(
+            "its manifest carries no seal of this user's key (an older mcp-lock's?)".into(),
+        ));
+    };
+    // Each line as mcp-lock wrote it, the first whose tag does not verify, and
+    // whether the whole does.
+    let mut lines = Vec::new();
+    let mut forged = None;
+    let mut sealed = false;
+    // The whole verifies: every line is as mcp-lock sealed it, without a tag per line.
+    if let Some(at) = body
+        .rfind("\nend\t")
+        .map(|i| i + 1)
+        .or_else(|| body.starts_with("end\t").then_some(0))
+        && let Some(tag) = body[at..]
+            .strip_suffix('\n')
+            .and_then(|l| l.strip_prefix("end\t"))
+        && !tag.contains('\n')
+        && seal.verifies(&recorded[..MANIFEST_HEADER.len() + 1 + at], tag)
+    {
+        lines = body[..at]
+            .lines()
+            .map(|l| l.split_once('\t').map_or(l, |(_, rest)| rest))
+            .collect();
+        sealed = true;
+    }
+    let mut before = format!("{MANIFEST_HEADER}\n");
+    for line in body.lines().take_while(|_| !sealed) {
+        if let Some(tag) = line.strip_prefix("end\t") {
+            sealed = seal.verifies(&before, tag) && before.len() + line.len() + 1 == recorded.len();
+            break;
+        }
+        match line.split_once('\t') {
+            Some((tag, rest)) if seal.verifies(rest, tag) => lines.push(rest),
+            Some((_, rest)) => {
+                forged.get_or_insert_with(|| path_of(rest));
+                lines.push(rest);
+            }
+            None => {
+                forged.get_or_insert_with(|| path_of(line));
+            }
+        }
+        before.push_str(line);
+        before.push('\n');
+    }
+    if let Some(path) = forged {
+        return Ok(Fit::Differs(format!(
+            "{path} is not as installed (its manifest line is not the one mcp-lock sealed)"
+        )));
+    }
+    let recorded = lines.join("\n") + "\n";
+    let known = read_stats(dir, seal);
+    let (now, stats) = manifest_with(dir, known.as_ref())?;
+    if now == recorded && sealed {
+        // What was hashed now is remembered for the next launch; a record that cannot
+        // be written only means hashing again then.
+        if stats.hashed > 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i128);
+            let _ = write_stats(dir, seal, &stats, now);
+        }
+        return Ok(Fit::Matches);
+    }
+    let old: std::collections::BTreeSet<&str> = recorded.lines().collect();
+    let first = now.lines().find(|l| !old.contains(l)).map(path_of);
+    let gone = {
+        let new: std::collections::BTreeSet<&str> = now.lines().collect();
+        recorded.lines().find(|l| !new.contains(l)).map(path_of)
+    };
+    Ok(Fit::Differs(match first.or(gone) {
+        Some(path) => format!("{path} is not as installed"),
+        None if !sealed => "its manifest is not the one mcp-lock sealed".into(),
+        None => "its files are not as installed".into(),
+    }))
+}
+
+/// The manifest's text, read bounded, from a regular file only.
+fn read_manifest(dir: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(dir.join(MANIFEST))?;
+    if !file.metadata()?.is_file() {
+        return Ok(String::new());
+    }
+    let mut text = String::new();
+    file.take(MAX_MANIFEST + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_MANIFEST {
+        return Ok(String::new());
+    }
+    Ok(text)
+}
+
+/// One line per file, directory and symlink under `dir` (but the manifest), sorted:
+/// kind, mode or target, sha256 for files, and the path, tab-separated.
+pub fn manifest_of(dir: &Path) -> std::io::Result<String> {
+    manifest_with(dir, None).map(|(text, _)| text)
+}
+
+/// The stat record of an installed directory: a file beside it, `<dir>.stat` (outside
+/// the tree, which an older mcp-lock would see as a file that was never installed).
+fn stats_path(dir: &Path) -> PathBuf {
+    dir.with_extension("stat")
+}
+
+/// The stat record's first line.
+const STATS_HEADER: &str = "mcp-lock closure stat 1";
+
+/// A file changed this close (in nanoseconds) to when the record was written is not
+/// trusted by its stat: a change within the same timestamp tick would not show.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// What identifies a file's bytes without reading them: device, inode, size, mode,
+/// and modification and change times. Whoever rewrites a file moves its change time
+/// (which no one but the clock sets), so equal stats mean the bytes last hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStat {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: i128,
+    ctime: i128,
+}
+
+impl FileStat {
+    fn of(meta: &std::fs::Metadata) -> FileStat {
+        use std::os::unix::fs::MetadataExt as _;
+        FileStat {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mode: meta.mode(),
+            mtime: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{}\t{}\t{}\t{:o}\t{}\t{}",
+            self.dev, self.ino, self.size, self.mode, self.mtime, self.ctime
+        )
+    }
+
+    fn parse(fields: &[&str]) -> Option<FileStat> {
+        let [dev, ino, size, mode, mtime, ctime] = fields else {
+            return None;
+        };
+        Some(FileStat {
+            dev: dev.parse().ok()?,
+            ino: ino.parse().ok()?,
+            size: size.parse().ok()?,
+            mode: u32::from_str_radix(mode, 8).ok()?,
+            mtime: mtime.parse().ok()?,
+            ctime: ctime.parse().ok()?,
+        })
+    }
+}
+
+/// Each file's stat when its bytes last matched the sealed manifest, and its line.
+type Known = std::collections::HashMap<String, (FileStat, String)>;
+
+/// What a walk saw of each regular file, and how many it had to read.
+#[derive(Default)]
+struct Stats {
+    files: Vec<(String, FileStat, String)>,
+    hashed: usize,
+}
+
+/// The stat record of `dir` when its seal verifies (the same key and binding as the
+/// manifest's: written by mcp-lock for this closure and directory), else nothing,
+/// and every file is read.
+fn read_stats(dir: &Path, seal: &Seal) -> Option<Known> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(stats_path(dir))
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_MANIFEST + 1).read_to_string(&mut text).ok()?;
+    if text.len() as u64 > MAX_MANIFEST {
+        return None;
+    }
+    let body = text.strip_suffix('\n')?;
+    let (signed, tag) = body.rsplit_once("\nend\t")?;
+    let signed = format!("{signed}\n");
+    if !seal.verifies(&signed, tag) {
+        return None;
+    }
+    let mut lines = signed.lines();
+    if lines.next()? != STATS_HEADER {
+        return None;
+    }
+    let written: i128 = lines.next()?.strip_prefix("written\t")?.parse().ok()?;
+    let mut known = Known::new();
+    for line in lines {
+        let fields: Vec<&str> = line.splitn(7, '\t').collect();
+        let (stat, entry) = fields.split_at(6.min(fields.len()));
+        let (Some(stat), Some(entry)) = (FileStat::parse(stat), entry.first()) else {
+            return None;
+        };
+        // Changed too close to the record to be told apart by its times.
+        if stat.ctime > written - RACY_NS || stat.mtime > written - RACY_NS {
+            continue;
+        }
+        known.insert(path_of(entry), (stat, (*entry).to_string()));
+    }
+    Some(known)
+}
+
+/// Writes the stat record of `dir`: each regular file's stat as the walk took it
+/// (before reading it) with its manifest line, sealed whole.
+fn write_stats(dir: &Path, seal: &Seal, stats: &Stats, written: i128) -> std::io::Result<()> {
+    let mut out = format!("{STATS_HEADER}\nwritten\t{written}\n");
+    for (_, stat, line) in &stats.files {
+        let _ = writeln!(out, "{}\t{line}", stat.text());
+    }
+    let tag = seal.tag(&out);
+    let _ = writeln!(out, "end\t{tag}");
+    crate::base::files::replace(
+        &stats_path(dir),
+        &crate::base::files::parent_of(dir),
+        out.as_bytes(),
+        0o600,
+    )
+}
+
+/// The manifest of `dir`, and the stat of each regular file in it. A file whose stat
+/// is the one `known` records has the line recorded with it, unread; every other file
+/// is read and hashed.
+fn manifest_with(dir: &Path, known: Option<&Known>) -> std::io::Result<(String, Stats)> {
+    let mut lines = Vec::new();
+    let mut stats = Stats::default();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel))? {
+            let entry = entry?;
+            let path = rel.join(entry.file_name());
+            if path.as_os_str() == MANIFEST {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(dir.join(&path))?;
+            let shown = path.to_string_lossy().into_owned();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(dir.join(&path))?;
+                lines.push(format!("l\t{}\t\t{shown}", target.display()));
+            } else if meta.is_dir() {
+                lines.push(format!(
+                    "d\t{:o}\t\t{shown}",
+                    meta.permissions().mode() & 0o777
+                ));
+                stack.push(path);
+            } else if !meta.is_file() {
+                // A FIFO, socket or device: never opened (a FIFO would wait forever);
+                // no install writes one, so it never matches.
+                lines.push(format!("o\t{:o}\t\t{shown}", meta.permissions().mode()));
+            } else {
+                let stat = FileStat::of(&meta);
+                let line = match known.and_then(|k| k.get(&shown)) {
+                    Some((was, line)) if *was == stat => line.clone(),
+                    _ => {
+                        stats.hashed += 1;
+                        format!(
+                            "f\t{:o}\t{}\t{shown}",
+                            meta.permissions().mode() & 0o777,
+                            hash_file(&dir.join(&path))?
+                        )
+                    }
+                };
+                stats.files.push((shown, stat, line.clone()));
+                lines.push(line);
+            }
+        }
+    }
+    lines.sort_by(|a, b| a.rsplit('\t').next().cmp(&b.rsplit('\t').next()));
+    Ok((lines.join("\n") + "\n", stats))
+}
+
+/// A file's sha256, hex.
+fn hash_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    let mut hex = String::with_capacity(64);
+    for byte in hasher.finalize() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    Ok(hex)
+}
+
+/// The program to run from an installed closure and its arguments: the executable the
+/// launcher would have run (`npx pkg` the package's own bin, `uvx pkg` the command
+/// named after it, `--package P cmd` / `--from P cmd` the command named), with the
+/// arguments that follow it in the entry.
+pub fn program(
+    installed: &Path,
+    ecosystem: Ecosystem,
+    name: &str,
+    command: Option<&str>,
+    rest: &[String],
+) -> Result<(PathBuf, Vec<String>), String> {
+    let bin = match ecosystem {
+        Ecosystem::Npm => installed.join("node_modules").join(".bin"),
+        Ecosystem::Pypi => installed.join("venv").join("bin"),
+    };
+    let command = match (command, ecosystem) {
+        (Some(c), _) => c.to_string(),
+        (None, Ecosystem::Pypi) => name.to_string(),
+        (None, Ecosystem::Npm) => npm_default_bin(installed, name)?,
+    };
+    if command.contains('/') || command.is_empty() || command.starts_with('.') {
+        return Err(format!("{command:?} is not a command name"));
+    }
+    let program = bin.join(&command);
+    if !program.exists() {
+        return Err(format!(
+            "the pinned closure of {name} has no command {command:?}"
+        ));
+    }
+    Ok((program, rest.to_vec()))
+}
+
+/// The bin `npx pkg` runs: the only one, or the one named as the package (without
+/// its scope).
+fn npm_default_bin(installed: &Path, name: &str) -> Result<String, String> {
+    let manifest = installed
+        .join("node_modules")
+        .join(name)
+        .join("package.json");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    let package: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
+    let unscoped = name.rsplit('/').next().unwrap_or(name);
+    match package.get("bin") {
+        Some(serde_json::Value::String(_)) => Ok(unscoped.to_string()),
+        Some(serde_json::Value::Object(bins)) if bins.len() == 1 => {
+            Ok(bins.keys().next().expect("one").clone())
+        }
+        Some(serde_json::Value::Object(bins)) if bins.contains_key(unscoped) => {
+            Ok(unscoped.to_string())
+        }
+        _ => Err(format!(
+            "{name} has no single executable for npx to run (its package.json `bin`)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seal(dir: &Path) -> Result<Seal, String> {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[7u8; 32]);
+        Ok(Seal::new(key, "sha256:abc", dir))
+    }
+
+    /// A closure directory inside a temporary one (which also holds its stat record),
+    /// kept until the test ends.
+    struct Tree {
+        _temp: tempfile::TempDir,
+        dir: PathBuf,
+    }
+
+    impl Tree {
+        fn path(&self) -> &Path {
+            &self.dir
+        }
+    }
+
+    fn tree() -> Tree {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("npm-abc");
+        std::fs::create_dir(&dir).unwrap();
+        Tree { _temp: temp, dir }
+    }
+
+    #[test]
+    fn a_manifest_sees_a_changed_added_or_removed_file() {
+        let dir = tree();
+        let seal = seal(dir.path());
+        std::fs::create_dir_all(dir.path().join("node_modules/a")).unwrap();
+        std::fs::write(dir.path().join("node_modules/a/index.js"), "one").unwrap();
+        let sealed = seal
+            .as_ref()
+            .unwrap()
+            .seal(&manifest_of(dir.path()).unwrap());
+        std::fs::write(dir.path().join(MANIFEST), &sealed).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Matches));
+        std::fs::write(dir.path().join("node_modules/a/index.js"), "two").unwrap();
+        match check(dir.path(), &seal).unwrap() {
+            Fit::Differs(why) => assert!(why.contains("node_modules/a/index.js"), "{why}"),
+            _ => panic!("a changed file went unseen"),
+        }
+        std::fs::write(dir.path().join("node_modules/a/index.js"), "one").unwrap();
+        std::fs::write(dir.path().join("node_modules/a/extra.js"), "x").unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        std::fs::remove_file(dir.path().join("node_modules/a/extra.js")).unwrap();
+        std::fs::remove_file(dir.path().join("node_modules/a/index.js")).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        let fresh = tempfile::tempdir().unwrap();
+        let missing = fresh.path().join("never");
+        assert!(matches!(check(&missing, &seal).unwrap(), Fit::Missing));
+    }
+
+    #[test]
+    fn a_file_changed_with_its_manifest_recomputed_is_named_and_not_trusted() {
+        let dir = tree();
+        let seal = seal(dir.path());
+        let file = dir.path().join("index.js");
+        std::fs::write(&file, "one").unwrap();
+        let sealed = seal
+            .as_ref()
+            .unwrap()
+            .seal(&manifest_of(dir.path()).unwrap());
+        std::fs::write(dir.path().join(MANIFEST), &sealed).unwrap();
+        // The file and its line changed together, as whoever writes the cache can.
+        std::fs::write(&file, "two").unwrap();
+        let before = crate::contract::hash::sha256_hex(b"one");
+        let after = crate::contract::hash::sha256_hex(b"two");
+        std::fs::write(dir.path().join(MANIFEST), sealed.replace(&before, &after)).unwrap();
+        match check(dir.path(), &seal).unwrap() {
+            Fit::Differs(why) => assert!(why.starts_with("index.js is not as installed"), "{why}"),
+            _ => panic!("a recomputed manifest was trusted"),
+        }
+        // An unsealed manifest (an older mcp-lock's) that matches the tree.
+        std::fs::write(dir.path().join(MANIFEST), manifest_of(dir.path()).unwrap()).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        // Sealed for another closure: not this one's.
+        let other = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[7u8; 32]);
+        let other = Seal::new(other, "sha256:def", dir.path());
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            other.seal(&manifest_of(dir.path()).unwrap()),
+        )
+        .unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        // A line removed with its file: the whole no longer verifies.
+        let sealed = seal
+            .as_ref()
+            .unwrap()
+            .seal(&manifest_of(dir.path()).unwrap());
+        std::fs::write(dir.path().join(MANIFEST), &sealed).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Matches));
+        std::fs::remove_file(&file).unwrap();
+        let without: String = sealed
+            .lines()
+            .filter(|l| !l.ends_with("\tindex.js"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(dir.path().join(MANIFEST), without).unwrap();
+        assert!(matches!(check(dir.path(), &seal).unwrap(), Fit::Differs(_)));
+        // With no key nothing is trusted.
+        assert!(matches!(
+            check(dir.path(), &Err("no key".into())).unwrap(),
+            Fit::Differs(_)
+        ));
+    }
+
+    /// A tree of two files with its sealed manifest, and the seal.
+    fn sealed_tree() -> (Tree, Seal) {
+        let dir = tree();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        std::fs::write(dir.path().join("lib/index.js"), "exports.v = 1;\n").unwrap();
+        std::fs::write(dir.path().join("lib/other.js"), "exports.o = 1;\n").unwrap();
+        let seal = seal(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            seal.seal(&manifest_of(dir.path()).unwrap()),
+        )
+        .unwrap();
+        (dir, seal)
+    }
+
+    /// The stat record as a check writes it, dated `ahead_s` seconds from now (so its
+    /// files are past the racy window), and what the next walk reads.
+    fn record_and_walk(dir: &Path, seal: &Seal, ahead_s: i128) -> (String, Stats) {
+        let (_, stats) = manifest_with(dir, None).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        write_stats(dir, seal, &stats, now + ahead_s * 1_000_000_000).unwrap();
+        let known = read_stats(dir, seal);
+        manifest_with(dir, known.as_ref()).unwrap()
+    }
+
+    #[test]
+    fn a_sealed_stat_record_spares_reading_unchanged_files_and_matches_the_full_manifest() {
+        let (dir, seal) = sealed_tree();
+        let (text, stats) = record_and_walk(dir.path(), &seal, 10);
+        assert_eq!(stats.hashed, 0, "every file vouched for by its stat");
+        assert_eq!(text, manifest_of(dir.path()).unwrap());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Matches
+        ));
+        // Files changed within the racy window of the record are read again.
+        let (dir, seal) = sealed_tree();
+        let (_, stats) = record_and_walk(dir.path(), &seal, 0);
+        assert_eq!(stats.hashed, 2);
+    }
+
+    #[test]
+    fn a_file_rewritten_after_the_stat_record_with_its_size_and_mtime_kept_is_still_seen() {
+        let (dir, seal) = sealed_tree();
+        record_and_walk(dir.path(), &seal, 10);
+        let file = dir.path().join("lib/index.js");
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        // Past the filesystem's timestamp tick, so the change time moves.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::write(&file, "exports.v = 2;\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+        match check(dir.path(), &Ok(seal)).unwrap() {
+            Fit::Differs(why) => assert!(why.contains("lib/index.js"), "{why}"),
+            _ => panic!("a rewritten file was trusted by its stat"),
+        }
+    }
+
+    #[test]
+    fn a_stat_record_edited_or_sealed_under_another_key_is_ignored() {
+        let (dir, seal) = sealed_tree();
+        record_and_walk(dir.path(), &seal, 10);
+        let record = stats_path(dir.path());
+        let text = std::fs::read_to_string(&record).unwrap();
+        // Changed and its hash line rewritten to claim the new bytes: the record's seal
+        // no longer verifies, so every file is read (and the change seen).
+        std::fs::write(dir.path().join("lib/other.js"), "exports.o = 2;\n").unwrap();
+        let old = crate::contract::hash::sha256_hex(b"exports.o = 1;\n");
+        let new = crate::contract::hash::sha256_hex(b"exports.o = 2;\n");
+        std::fs::write(&record, text.replace(&old, &new)).unwrap();
+        assert!(read_stats(dir.path(), &seal).is_none());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Differs(_)
+        ));
+        // Another key's record is not this one's.
+        let (dir, seal) = sealed_tree();
+        let other = Seal::new(
+            ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &[8u8; 32]),
+            "sha256:abc",
+            dir.path(),
+        );
+        record_and_walk(dir.path(), &other, 10);
+        assert!(read_stats(dir.path(), &seal).is_none());
+        // Something other than a file in the record's place is no record.
+        let (dir, seal) = sealed_tree();
+        std::fs::create_dir(stats_path(dir.path())).unwrap();
+        assert!(read_stats(dir.path(), &seal).is_none());
+        assert!(matches!(
+            check(dir.path(), &Ok(seal)).unwrap(),
+            Fit::Matches
+        ));
+    }
+
+    #[test]
+    fn a_fifo_in_the_cache_is_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.path().join("pipe").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let manifest = manifest_of(dir.path()).unwrap();
+        assert!(manifest.starts_with("o\t"), "{manifest}");
+    }
+
+    #[test]
+    fn npx_runs_the_only_bin_or_the_one_named_as_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("node_modules/@scope/tool");
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::write(package.join("package.json"), r#"{"bin": "cli.js"}"#).unwrap();
+        assert_eq!(npm_default_bin(dir.path(), "@scope/tool").unwrap(), "tool");
+        std::fs::write(package.join("package.json"), r#"{"bin": {"x": "x.js"}}"#).unwrap();
+        assert_eq!(npm_default_bin(dir.path(), "@scope/tool").unwrap(), "x");
+        std::fs::write(
+            package.join("package.json"),
+            r#"{"bin": {"x": "x.js", "y": "y.js"}}"#,
+        )
+        .unwrap();
+        assert!(npm_default_bin(dir.path(), "@scope/tool").is_err());
+    }
+}
