@@ -11,7 +11,7 @@
 //! how, with `mcp-lock verify`'s exit code.
 
 use mcp_lock::base::text::escape_for_terminal as esc;
-use mcp_lock::startup::Verifier;
+use mcp_lock::hosts::startup::Verifier;
 
 fn main() -> std::process::ExitCode {
     let project = std::env::args().nth(1).unwrap_or_else(|| ".".into());

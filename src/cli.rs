@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mcp_lock::policy::{Rule, parse_accept_rule, parse_rule};
+use mcp_lock::verdict::policy::{Rule, parse_accept_rule, parse_rule};
 
 const ABOUT: &str = "Pin the tool definitions of your MCP servers in mcp.lock, verify them in CI, approve every change";
 

@@ -13,7 +13,7 @@
 //! An agent host refusing to start on drift:
 //!
 //! ```no_run
-//! use mcp_lock::startup::Verifier;
+//! use mcp_lock::hosts::startup::Verifier;
 //!
 //! let verification = Verifier::new(".").verify_blocking()?;
 //! if !verification.passed() {
@@ -22,26 +22,14 @@
 //!     }
 //!     std::process::exit(verification.exit_code().into());
 //! }
-//! # Ok::<(), mcp_lock::startup::StartupError>(())
+//! # Ok::<(), mcp_lock::hosts::startup::StartupError>(())
 //! ```
 
 pub mod base;
-pub mod call;
-pub mod check;
 pub mod contract;
-pub mod drift;
-pub mod exit_codes;
-pub mod guard;
-pub mod hook;
-pub mod offline;
-pub mod policy;
-pub mod received;
+pub mod hosts;
+pub mod live;
 pub mod records;
-pub mod report;
-pub mod rules;
-pub mod screen;
+pub mod review;
 pub mod servers;
-pub mod startup;
-pub mod update;
-pub mod upgrade;
-pub mod wrap;
+pub mod verdict;

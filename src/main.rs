@@ -4,7 +4,7 @@ mod cli;
 mod commands;
 
 use clap::Parser;
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 fn main() -> std::process::ExitCode {
     one_allocator_arena();

@@ -95,7 +95,7 @@ fn lock_package_drift_and_policy_never_import_a_module_above_them() {
 
 #[test]
 fn the_layer_check_sees_grouped_and_plain_imports() {
-    let source = "use crate::{lock, policy::Action};\nfn f() { crate::drift::x(); }\n// crate::records::profile in a comment\n";
+    let source = "use crate::{lock, policy::Action};\nfn f() { crate::verdict::drift::x(); }\n// crate::records::profile in a comment\n";
     let found = uses(source, LAYERS);
     assert_eq!(
         found,

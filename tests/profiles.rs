@@ -189,7 +189,7 @@ fn a_tool_gone_under_one_profile_makes_only_that_profile_stale() {
 fn the_start_up_api_verifies_what_one_host_profile_sees() {
     let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
     p.run(&["update", "--yes", "--client", "vscode"]).expect(0);
-    let verification = mcp_lock::startup::Verifier::new(p.path())
+    let verification = mcp_lock::hosts::startup::Verifier::new(p.path())
         .client("vscode")
         .verify_blocking()
         .unwrap();
@@ -197,7 +197,7 @@ fn the_start_up_api_verifies_what_one_host_profile_sees() {
     assert_eq!(verification.reports[0].profile, "vscode");
     assert_eq!(verification.reports[0].tools, Some(6));
     // A host whose profile the lock does not pin sees what it would lose or gain.
-    let verification = mcp_lock::startup::Verifier::new(p.path())
+    let verification = mcp_lock::hosts::startup::Verifier::new(p.path())
         .client("bare")
         .verify_blocking()
         .unwrap();

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::records::audit::{chain, format, show};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, display_path};
 use crate::cli::{AuditCommand, AuditFormat};

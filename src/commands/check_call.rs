@@ -5,12 +5,14 @@ use std::io::Read;
 
 use anyhow::Context;
 use mcp_lock::base::json::Json;
-use mcp_lock::call::{CallVerdict, check_call, render_call};
-use mcp_lock::check::{ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all};
 use mcp_lock::contract::validate::{checkable_arguments, read_exactly};
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::live::check::{
+    ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all,
+};
 use mcp_lock::records::lock::Pins;
+use mcp_lock::review::call::{CallVerdict, check_call, render_call};
 use mcp_lock::servers::client::Outcome;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};
@@ -37,10 +39,11 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let options = check_options(&args.connect, true, ws, &policy)?;
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     let mut checked = checked.remove(0);
-    mcp_lock::check::mark_denied(&mut checked.report, &policy.rules, &checked.fetched, pins);
+    mcp_lock::live::check::mark_denied(&mut checked.report, &policy.rules, &checked.fetched, pins);
     // Shadowing is judged against the other servers' tools the lock pins.
     let mut policy = policy;
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::from_lock(&lock));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::from_lock(&lock));
     policy.evaluate(&mut checked.report);
     let listing = match &checked.fetched.outcome {
         Outcome::Complete { listing, .. } => Some(listing),
@@ -94,7 +97,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
 
 /// Why the call's contract does not hold, in one line: the tool not pinned, no
 /// longer listed, or changed.
-fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
+fn contract_problem(report: &mcp_lock::review::call::CallReport, tool: &str) -> String {
     let server = &report.server;
     match (report.pinned.present, report.live.present) {
         (false, false) => format!(

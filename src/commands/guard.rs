@@ -4,14 +4,14 @@ use std::collections::BTreeMap;
 
 use anyhow::Context;
 use mcp_lock::base::secrets::Secrets;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::guard::pins::PinWatch;
-use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
+use mcp_lock::live::guard::pins::PinWatch;
+use mcp_lock::live::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
 use mcp_lock::records::lock::{PinnedServer, Reached, read_lock, read_lock_server};
 use mcp_lock::servers::config::{
     Expanded, ProjectConfig, RemoteKind, Resolved, ServerSpec, ToolFilter, TransportSpec,
     match_expansion, match_expansion_with,
 };
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, display_path, env_lookup};
 use crate::cli::{self, GuardArgs};
@@ -93,8 +93,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     // go there.
     let approve = if new_origin { " --approve-origin" } else { "" };
     let moved = moved.map(|line| {
-        match policy.action(mcp_lock::policy::Rule::LaunchChanged) {
-            mcp_lock::policy::Action::Fail => Err(format!(
+        match policy.action(mcp_lock::verdict::policy::Rule::LaunchChanged) {
+            mcp_lock::verdict::policy::Action::Fail => Err(format!(
                 "{line} (launch-changed, which `mcp-lock verify` fails); review it and run `mcp-lock update {}{approve}`",
                 args.server
             )),
@@ -169,7 +169,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                             pin,
                             policy
                                 .package_action(mcp_lock::servers::package::PackageStatus::Changed)
-                                != mcp_lock::policy::Action::Fail,
+                                != mcp_lock::verdict::policy::Action::Fail,
                         )
                     })
                     .transpose()
@@ -210,7 +210,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     audit.configure(policy.audit.clone(), signer);
-    let started: mcp_lock::guard::audit::Members = vec![
+    let started: mcp_lock::live::guard::audit::Members = vec![
         ("decision", serde_json::json!("started")),
         (
             "log_format",
@@ -293,7 +293,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     // The proxy blocks on pipes for the whole session; the thread that runs it also
     // spawns the server and lives as long as it does.
     let ended = tokio::task::spawn_blocking(move || {
-        let ended = mcp_lock::guard::run(&launch, setup);
+        let ended = mcp_lock::live::guard::run(&launch, setup);
         drop(script_copy);
         ended
     })
@@ -314,10 +314,10 @@ async fn launch_check(
     launch: &Launch,
     project_dir: &std::path::Path,
     pin: Option<&mcp_lock::servers::package::PackagePin>,
-    policy: &mcp_lock::policy::Policy,
+    policy: &mcp_lock::verdict::policy::Policy,
 ) -> Result<Option<String>, String> {
-    use mcp_lock::policy::Action;
     use mcp_lock::servers::package::{Entry, Lookups, PackageStatus};
+    use mcp_lock::verdict::policy::Action;
     let entry = Entry {
         command: &launch.command,
         args: &launch.args,
@@ -419,7 +419,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                 code_env: Vec::new(),
             },
         };
-        if mcp_lock::drift::launch_moved(pinned.reached(), &launched) {
+        if mcp_lock::verdict::drift::launch_moved(pinned.reached(), &launched) {
             moved = Some(format!(
                 "the lock pinned {name:?} launched as `{}`, but the guard was given `{}`, which may be another server",
                 pinned.reached(),
@@ -549,7 +549,7 @@ fn remote_launch(
         secrets: resolved.secrets().clone(),
         disagreements,
         moved,
-        new_origin: mcp_lock::check::new_origin(spec, pinned.reached()).is_some(),
+        new_origin: mcp_lock::live::check::new_origin(spec, pinned.reached()).is_some(),
         filter: spec.filter.clone(),
     })
 }
@@ -702,7 +702,7 @@ fn compare_with_lock(
     if now == pinned_launch {
         return;
     }
-    if mcp_lock::drift::launch_moved(&pinned_launch, &now) {
+    if mcp_lock::verdict::drift::launch_moved(&pinned_launch, &now) {
         moved.get_or_insert(format!(
             "the lock pinned {:?} launched as `{}`, but the config now launches `{}`, which may be another server",
             spec.name,
@@ -750,8 +750,8 @@ fn screen_context(
     ws: &Workspace,
     server: &str,
     pinned: &mcp_lock::records::lock::PinnedServer,
-) -> mcp_lock::screen::Context {
-    let mut ctx = mcp_lock::screen::Context::default();
+) -> mcp_lock::verdict::screen::Context {
+    let mut ctx = mcp_lock::verdict::screen::Context::default();
     ctx.home = Some(server.to_string());
     let small =
         std::fs::metadata(&ws.lock_path).is_ok_and(|m| m.len() <= SCREEN_CONTEXT_LOCK_BYTES);

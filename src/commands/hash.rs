@@ -8,7 +8,7 @@ use anyhow::Context;
 use mcp_lock::base::json::Json;
 use mcp_lock::base::text::escape_for_terminal;
 use mcp_lock::contract::hash::{HashedTool, ToolHash, hash_listing_text, tool_hashes_set_hash};
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde_json::json;
 
 use crate::cli::{HashArgs, HashFormat};

@@ -1,5 +1,5 @@
 //! `mcp-lock hook claude-code`: Claude Code's hook input in, its hook output out. The
-//! judging lives in the library ([`mcp_lock::hook`]); this reads (bounded, within a
+//! judging lives in the library ([`mcp_lock::hosts::hook`]); this reads (bounded, within a
 //! deadline), verifies at SessionStart only, keeps the record, and answers every
 //! failure to judge an MCP call with a deny.
 
@@ -8,15 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 use std::collections::BTreeMap;
 
-use mcp_lock::hook::reuse::{Material, Reuse};
-use mcp_lock::hook::{
+use mcp_lock::hosts::hook::reuse::{Material, Reuse};
+use mcp_lock::hosts::hook::{
     HookInput, LockStamp, MAX_INPUT_BYTES, PROFILE, ServerRecord, SessionRecord, SessionRules,
     decide, failure_output, glance, pre_tool_use_output, record_path, session_start_output,
 };
-use mcp_lock::startup::Verifier;
+use mcp_lock::hosts::startup::Verifier;
 use serde_json::Value;
 
 use super::Workspace;
@@ -218,7 +218,7 @@ impl Place {
         } else {
             ws.lock_path.clone()
         };
-        let records = mcp_lock::hook::cache_dir(&|v| std::env::var(v).ok()).ok_or(
+        let records = mcp_lock::hosts::hook::cache_dir(&|v| std::env::var(v).ok()).ok_or(
             "neither XDG_CACHE_HOME nor HOME is set: no place to keep the session's verification",
         )?;
         Ok(Place {
@@ -253,7 +253,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
         // Most calls are not MCP tools: answered before anything is read.
         if !tool.starts_with("mcp__") {
             return Ok(Some(pre_tool_use_output(
-                &mcp_lock::hook::Decision::PassThrough,
+                &mcp_lock::hosts::hook::Decision::PassThrough,
             )));
         }
     }
@@ -373,7 +373,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                     // The project's own mcp-lock.toml applies to its personal servers,
                     // as it does for `mcp-lock --user claude-code verify`.
                     policy: ws.policy_path.clone().or_else(|| {
-                        let policy = place.project.join(mcp_lock::policy::POLICY_FILE);
+                        let policy = place.project.join(mcp_lock::verdict::policy::POLICY_FILE);
                         policy.is_file().then_some(policy)
                     }),
                 };
@@ -433,7 +433,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                 if !project_lock_here && !user_lock_here {
                     // A project with no lock is left alone.
                     return Ok(Some(pre_tool_use_output(
-                        &mcp_lock::hook::Decision::PassThrough,
+                        &mcp_lock::hosts::hook::Decision::PassThrough,
                     )));
                 }
                 // PreToolUse never verifies (that can take minutes: a server's start, a
@@ -481,7 +481,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
 /// and the user's own file.
 fn session_rules(ws: &Setting, place: &Place) -> Result<SessionRules, String> {
     let path = ws.policy_path.clone().unwrap_or_else(|| {
-        mcp_lock::base::files::parent_of(&place.lock).join(mcp_lock::policy::POLICY_FILE)
+        mcp_lock::base::files::parent_of(&place.lock).join(mcp_lock::verdict::policy::POLICY_FILE)
     });
     let shown = path
         .strip_prefix(&place.project)
@@ -569,7 +569,7 @@ fn read_pinned(group: &Group) -> Result<mcp_lock::records::lock::Lockfile, Strin
         .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))
 }
 
-/// What one server's verification depends on (see [`mcp_lock::hook::reuse`]), or
+/// What one server's verification depends on (see [`mcp_lock::hosts::hook::reuse`]), or
 /// `None` when it must be verified at every start (what runs is not pinned by its
 /// entry: a remote server, a package by tag or range, a launch not recognised).
 fn material(
@@ -584,7 +584,7 @@ fn material(
     let resolved = spec.resolve_to_contact(&place.project, lookup).ok()?;
     let identity = match &resolved {
         Resolved::Stdio(stdio) => {
-            mcp_lock::hook::reuse::launch_identity(&stdio.command, &stdio.args, &stdio.cwd)?
+            mcp_lock::hosts::hook::reuse::launch_identity(&stdio.command, &stdio.args, &stdio.cwd)?
         }
         Resolved::Remote(_) => return None,
     };
@@ -598,7 +598,8 @@ fn material(
     match &group.policy {
         Some(policy) => m.file(policy),
         None => m.file(
-            &mcp_lock::base::files::parent_of(&group.lock).join(mcp_lock::policy::POLICY_FILE),
+            &mcp_lock::base::files::parent_of(&group.lock)
+                .join(mcp_lock::verdict::policy::POLICY_FILE),
         ),
     };
     for file in &config.files {
@@ -773,7 +774,7 @@ async fn verify(
         let standing = ServerRecord::of(report, &lock, group.personal, &rules.policy);
         let listed = matches!(
             report.verdict,
-            mcp_lock::drift::Verdict::Converged | mcp_lock::drift::Verdict::Stale
+            mcp_lock::verdict::drift::Verdict::Converged | mcp_lock::verdict::drift::Verdict::Stale
         );
         if let Some(reuse) = reuse.as_deref_mut() {
             let id = reuse_id(group.personal, &report.name);

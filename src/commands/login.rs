@@ -4,9 +4,9 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::bail;
-use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::servers::auth::{self, LoginOptions, TokenStore};
 use mcp_lock::servers::config::{Resolved, ServerSpec, TransportSpec};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, env_lookup};
 use crate::cli::{LoginArgs, LogoutArgs};

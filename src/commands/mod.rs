@@ -27,18 +27,18 @@ use std::time::Duration;
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 use mcp_lock::base::text::escape_for_terminal;
-use mcp_lock::check::{CheckOptions, ProfileUse, Progress};
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::live::check::{CheckOptions, ProfileUse, Progress};
 use mcp_lock::servers::client::ClientOptions;
 use mcp_lock::servers::config::ProjectConfig;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
-use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::policy::{Action, POLICY_FILE, Policy};
 use mcp_lock::records::lock::{Lockfile, read_lock_with_lines, read_unchecked};
-use mcp_lock::report::{
+use mcp_lock::review::report::{
     LockContext, render_github, render_human, render_junit, render_markdown, render_sarif,
     render_summary,
 };
+use mcp_lock::verdict::drift::{ServerReport, Verdict};
+use mcp_lock::verdict::policy::{Action, POLICY_FILE, Policy};
 
 use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};
 
@@ -453,7 +453,7 @@ fn print_reports_observed(
     match format {
         Format::Json => out(&format!(
             "{}\n",
-            mcp_lock::report::render_json_observed(reports, &ctx.path, code, observed)
+            mcp_lock::review::report::render_json_observed(reports, &ctx.path, code, observed)
         )),
         Format::Sarif => out(&format!("{}\n", render_sarif(reports, ctx))),
         Format::Junit => out(&render_junit(reports, ctx)),
@@ -509,7 +509,7 @@ fn check_options(
     args: &ConnectArgs,
     identity_from_lock: bool,
     ws: &Workspace,
-    policy: &mcp_lock::policy::Policy,
+    policy: &mcp_lock::verdict::policy::Policy,
 ) -> anyhow::Result<CheckOptions> {
     let self_dir = ws.lock_dir();
     let closures = if identity_from_lock {
@@ -542,7 +542,9 @@ fn check_options(
             allow_cross_origin_redirects: args.allow_redirects,
             ..ClientOptions::default()
         },
-        jobs: args.jobs.unwrap_or_else(mcp_lock::check::default_jobs),
+        jobs: args
+            .jobs
+            .unwrap_or_else(mcp_lock::live::check::default_jobs),
         identity_from_lock,
         project_dir: self_dir.to_path_buf(),
         protocol: None,
@@ -573,7 +575,7 @@ fn announce(servers: &[mcp_lock::servers::config::ServerSpec]) {
 /// Per-server progress: spinners on a terminal, plain lines otherwise.
 fn progress() -> Progress {
     if quiet() {
-        return mcp_lock::check::no_progress();
+        return mcp_lock::live::check::no_progress();
     }
     Arc::new(progress::Display::new(std::io::stderr().is_terminal()))
 }

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use mcp_lock::base::text::escape_for_terminal as esc;
-use mcp_lock::exit_codes::ExitCode;
 use mcp_lock::records::lock::read_lock;
 use mcp_lock::servers::config::environ::Inherit;
 use mcp_lock::servers::config::{Found, Resolved, ServerSpec, ToolFilter};
 use mcp_lock::servers::package::PackagePin;
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde::Serialize;
 
 use super::{Workspace, display_path, env_lookup};
@@ -61,12 +61,12 @@ struct Effective {
     tools: Vec<String>,
     prompts: Vec<String>,
     resource_templates: Vec<String>,
-    denied: Vec<mcp_lock::rules::Denied>,
+    denied: Vec<mcp_lock::verdict::rules::Denied>,
 }
 
 /// What the rules leave each pinned profile's host of `pins`.
 fn effective(
-    rules: &mcp_lock::rules::ToolRules,
+    rules: &mcp_lock::verdict::rules::ToolRules,
     pins: &mcp_lock::records::lock::PinnedServer,
 ) -> Vec<Effective> {
     use mcp_lock::contract::surface::Kind;
@@ -92,7 +92,7 @@ fn effective(
                         key,
                         Some(&item.definition),
                     ) {
-                        Some(denial) => e.denied.push(mcp_lock::rules::Denied {
+                        Some(denial) => e.denied.push(mcp_lock::verdict::rules::Denied {
                             kind,
                             name: key.clone(),
                             denial,

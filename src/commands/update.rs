@@ -6,20 +6,20 @@ use std::io::IsTerminal;
 use anstyle::AnsiColor;
 use anyhow::Context;
 use mcp_lock::base::text::{count, escape_cut, escape_for_terminal as esc};
-use mcp_lock::check::{
+use mcp_lock::live::check::{
     ProfileUse, Targets, check_servers, package_entries, plan_targets, resolve_all,
     select_with_lock,
 };
-use mcp_lock::drift::ChangeKind;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::policy::{Policy, Rule};
 use mcp_lock::records::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
-use mcp_lock::report::{
+use mcp_lock::review::report::{
     Review, SHOWN_LINE_CHARS, render_proposal, render_review, server_label, short,
 };
-use mcp_lock::update::{
+use mcp_lock::review::update::{
     Proposal, add_package_proposals, apply, plan, record_approvals, screened_out, withhold,
 };
+use mcp_lock::verdict::drift::ChangeKind;
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::{Policy, Rule};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
@@ -109,9 +109,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         packages.insert(server, pin);
     }
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
-        mcp_lock::check::mark_denied(
+        mcp_lock::live::check::mark_denied(
             &mut c.report,
             &policy.rules,
             &c.fetched,
@@ -137,7 +138,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             super::notice(&format!(
                 "{}: {}",
                 server_label(&c.spec.name, &c.profile.name),
-                mcp_lock::drift::not_implemented_note(*kind)
+                mcp_lock::verdict::drift::not_implemented_note(*kind)
             ));
         }
     }
@@ -291,7 +292,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = review {
         let left_out = left_out_lines(held, &withheld);
         let body = written.as_ref().and_then(|next| {
-            let mut reports = mcp_lock::drift::compare_locks(&lock, next);
+            let mut reports = mcp_lock::verdict::drift::compare_locks(&lock, next);
             for report in &mut reports {
                 policy.evaluate(report);
             }
@@ -301,7 +302,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     for (p, yes) in proposals.iter().zip(&decisions) {
         // A change held back for its screening is named below, once.
-        let held_back = |w: &mcp_lock::update::Withheld| match p {
+        let held_back = |w: &mcp_lock::review::update::Withheld| match p {
             Proposal::Tool { change, .. } => {
                 !w.from_listing && w.server == p.server() && w.key == change.tool
             }
@@ -492,8 +493,8 @@ fn write(ws: &Workspace, root: &std::path::Path, lock: &Lockfile) -> anyhow::Res
 /// What a pull request leaves out, for its body: servers not checked (their pins
 /// stay) and definitions screening kept from being pinned unasked.
 fn left_out_lines(
-    held: &[mcp_lock::update::Held],
-    withheld: &[mcp_lock::update::Withheld],
+    held: &[mcp_lock::review::update::Held],
+    withheld: &[mcp_lock::review::update::Withheld],
 ) -> Vec<String> {
     let mut lines: Vec<String> = held
         .iter()
@@ -670,7 +671,7 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
             status(
                 "Pinning",
                 AnsiColor::Green,
-                &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
+                &format!("{label} ({})", mcp_lock::review::report::kinds_text(tools)),
             );
             if let Some(package) = package {
                 status(
@@ -688,7 +689,10 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
         Proposal::PinProfile { listed, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!("{label} ({})", mcp_lock::report::counts_text(listed)),
+            &format!(
+                "{label} ({})",
+                mcp_lock::review::report::counts_text(listed)
+            ),
         ),
         Proposal::Tool {
             change, profile, ..
@@ -762,7 +766,7 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
 fn offer_observed(
     ws: &Workspace,
     lock: &mcp_lock::records::lock::Lockfile,
-    targets: &mut [mcp_lock::check::Target],
+    targets: &mut [mcp_lock::live::check::Target],
 ) {
     let seen = match mcp_lock::records::observed::read(ws.lock_dir()) {
         Ok(seen) => seen,

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use mcp_lock::check::{
+use mcp_lock::live::check::{
     ProfileUse, Targets, plan_targets, resolve_all, select_with_lock, verify_servers,
 };
-use mcp_lock::drift::ServerReport;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::policy::Policy;
 use mcp_lock::records::lock::{Lockfile, Pins, WholeLock, read_unchecked};
-use mcp_lock::report::LockContext;
+use mcp_lock::review::report::LockContext;
 use mcp_lock::servers::config::ProjectConfig;
+use mcp_lock::verdict::drift::ServerReport;
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::Policy;
 
 use super::{Workspace, check_options, display_path, env_lookup, progress};
 use crate::cli::{ConnectArgs, Format, VerifyArgs};
@@ -139,7 +139,7 @@ impl CheckLock {
 fn no_connect(ws: &Workspace, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     use anstyle::AnsiColor;
     use mcp_lock::base::text::{count, escape_for_terminal as esc};
-    use mcp_lock::offline;
+    use mcp_lock::review::offline;
 
     if !matches!(args.format, Format::Human | Format::Json | Format::Markdown) {
         anyhow::bail!(
@@ -164,7 +164,7 @@ fn no_connect(ws: &Workspace, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             "{}\n",
             offline::render_json(&servers, &ctx.path, code.into())
         )),
-        Format::Markdown => super::out(&mcp_lock::report::render_offline_markdown(
+        Format::Markdown => super::out(&mcp_lock::review::report::render_offline_markdown(
             &servers,
             &ctx.path,
             code.into(),

@@ -40,7 +40,7 @@ pub fn user_settings_path(lookup: &dyn Fn(&str) -> Option<String>) -> Option<Pat
 struct RawUserSettings {
     #[serde(default)]
     audit: RawUserAudit,
-    // Tool rules, read by crate::rules.
+    // Tool rules, read by crate::verdict::rules.
     #[serde(default)]
     #[allow(dead_code)]
     tools: Option<toml::Value>,
