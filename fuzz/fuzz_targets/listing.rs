@@ -1,4 +1,4 @@
-//! The listing fast path (`mcp-lock hash` of a listing, src/json/tape.rs) against the
+//! The listing fast path (`mcp-lock hash` of a listing, src/base/json/tape.rs) against the
 //! tree reader: whatever the tree refuses, the fast path declines; whatever the fast
 //! path reads, it gives the names and hashes the tree gives for the same array.
 //!
