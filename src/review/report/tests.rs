@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn plain(s: String) -> String {

@@ -1,4 +1,3 @@
-
 use super::*;
 
 pub(super) fn pin(package: Package, launcher: &str) -> PackagePin {

@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// Each line's `seq` and `prev` follow from the line before it.

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn file(owner: Owner, allowed: Option<&[&str]>, excluded: &[&str]) -> GeminiFile {

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn words(s: &str) -> Vec<String> {

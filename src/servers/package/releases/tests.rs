@@ -1,4 +1,3 @@
-
 use super::*;
 
 const DAY: u64 = 86_400;

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn seal(dir: &Path) -> Result<Seal, String> {
