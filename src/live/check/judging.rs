@@ -1,4 +1,5 @@
-//! Judging a checked server: its report under the policy, denials, and the host profile it was checked for.
+//! Judging a checked server: its report under the policy, denials, and the host profile
+//! it was checked for.
 
 use super::*;
 

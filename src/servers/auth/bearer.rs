@@ -1,4 +1,5 @@
-//! The bearer token a request carries: the cached one, refreshed, or asked for again after a step-up.
+//! The bearer token a request carries: the cached one, refreshed, or asked for again
+//! after a step-up.
 
 use super::*;
 

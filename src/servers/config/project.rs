@@ -1,4 +1,5 @@
-//! Loading a project's configuration: every file found in it, read and merged into one set of servers.
+//! Loading a project's configuration: every file found in it, read and merged into one
+//! set of servers.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Reading one config file: each host's format and layout (Continue's folders, Amazon Q's agents, opencode's layers).
+//! Reading one config file: each host's format and layout (Continue's folders, Amazon
+//! Q's agents, opencode's layers).
 
 use super::*;
 

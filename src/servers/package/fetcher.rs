@@ -1,4 +1,5 @@
-//! Fetching registry documents: a bounded body, same-origin redirects and a deadline per request.
+//! Fetching registry documents: a bounded body, same-origin redirects and a deadline
+//! per request.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Judging with a loaded policy: the action each change gets, what is served, what is accepted.
+//! Judging with a loaded policy: the action each change gets, what is served, what is
+//! accepted.
 
 use super::*;
 

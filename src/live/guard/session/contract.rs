@@ -1,4 +1,5 @@
-//! A tool's contract as the guard serves it: pinned or live, and why a call to it is refused.
+//! A tool's contract as the guard serves it: pinned or live, and why a call to it is
+//! refused.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! The Streamable HTTP transport's side of the bridge: the session, its requests, and the GET stream.
+//! The Streamable HTTP transport's side of the bridge: the session, its requests, and
+//! the GET stream.
 
 use super::*;
 

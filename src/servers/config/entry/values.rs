@@ -1,4 +1,5 @@
-//! Typed values read out of an entry's JSON object: strings, lists and maps, with the entry's own errors.
+//! Typed values read out of an entry's JSON object: strings, lists and maps, with the
+//! entry's own errors.
 
 use super::*;
 

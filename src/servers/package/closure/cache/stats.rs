@@ -1,4 +1,5 @@
-//! The stats remembered for an installed closure's files, so an unchanged install is not hashed again.
+//! The stats remembered for an installed closure's files, so an unchanged install is
+//! not hashed again.
 
 use super::*;
 
