@@ -41,10 +41,10 @@ fn hash_prints_the_vector_hash_for_every_definition_vector() {
         let input = d["input"].as_str().unwrap();
         let (code, out, err) = hash_stdin(input, &[]);
         // The RFC 8785 vectors are objects with no name: hashed, but never pinnable.
-        let named = mcp_lock::json::Json::parse(input)
+        let named = mcp_lock::base::json::Json::parse(input)
             .unwrap()
             .get("name")
-            .and_then(mcp_lock::json::Json::as_str)
+            .and_then(mcp_lock::base::json::Json::as_str)
             .is_some();
         assert_eq!(code, if named { 0 } else { 1 }, "{}: {err}", d["about"]);
         assert!(
@@ -452,7 +452,7 @@ fn readme_demo_output_is_what_the_quick_start_prints() {
 /// Every exit code the binary has, by an exhaustive match: a new `ExitCode` variant
 /// does not compile here until it is listed.
 fn every_exit_code() -> Vec<i32> {
-    use mcp_lock::exit_codes::ExitCode;
+    use mcp_lock::verdict::exit_codes::ExitCode;
     let all = [
         ExitCode::Success,
         ExitCode::Drift,

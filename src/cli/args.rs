@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use mcp_lock::policy::{Rule, parse_accept_rule, parse_rule};
+use mcp_lock::verdict::policy::{Rule, parse_accept_rule, parse_rule};
 
 use super::help::{accept_help, class_help};
 use super::{MIN_MESSAGE_BYTES, at_least};
@@ -81,7 +81,7 @@ pub struct UpdateArgs {
 
     /// Pin with this protocol version instead of the newest the server speaks (e.g.
     /// 2025-11-25, the version your agent uses); verify then asks for the same
-    #[arg(long, value_name = "VERSION", value_parser = mcp_lock::client::PROTOCOL_VERSIONS)]
+    #[arg(long, value_name = "VERSION", value_parser = mcp_lock::servers::client::PROTOCOL_VERSIONS)]
     pub protocol: Option<String>,
 
     /// Accept changes of these classes without asking (comma-separated; every class
@@ -128,7 +128,7 @@ pub struct UpgradeArgs {
 
     /// The cooldown: take only releases published at least this long ago (7d, 36h,
     /// 90m; 0 for none) [default: [upgrade] min-release-age of mcp-lock.toml, else 7d]
-    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::package::releases::parse_age)]
+    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::servers::package::releases::parse_age)]
     pub min_release_age: Option<std::time::Duration>,
 
     #[command(flatten)]
@@ -451,7 +451,7 @@ pub struct OutdatedArgs {
     /// The cooldown: propose only releases published at least this long ago (7d,
     /// 36h, 90m; 0 for none) [default: [upgrade] min-release-age of mcp-lock.toml,
     /// else 7d]
-    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::package::releases::parse_age)]
+    #[arg(long, value_name = "DURATION", value_parser = mcp_lock::servers::package::releases::parse_age)]
     pub min_release_age: Option<std::time::Duration>,
 
     /// Follow a registry's redirect to another origin; by default only same-origin

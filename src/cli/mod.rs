@@ -19,7 +19,7 @@ pub struct Cli {
 
     /// Read servers from this client's user-level config (~/.claude.json,
     /// ~/.codex/config.toml, ...): the user's own servers, not the project's
-    #[arg(long, global = true, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(mcp_lock::config::USER_CLIENTS))]
+    #[arg(long, global = true, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(mcp_lock::servers::config::USER_CLIENTS))]
     pub user: Option<String>,
 
     /// The lock file [default: mcp.lock in the current directory]

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mcp_lock::check::ProgressSink;
-use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::report::verdict_style_for;
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::base::text::escape_for_terminal as esc;
+use mcp_lock::live::check::ProgressSink;
+use mcp_lock::review::report::verdict_style_for;
+use mcp_lock::verdict::drift::{ServerReport, Verdict};
 
 use super::err_out;
 
@@ -67,7 +67,7 @@ impl Display {
         };
         let line = format!(
             "{style}{verb:>12}{style:#} {} ({what}, {:.2}s)",
-            mcp_lock::report::server_label(&report.name, &report.profile),
+            mcp_lock::review::report::server_label(&report.name, &report.profile),
             report.elapsed_ms as f64 / 1000.0
         );
         // indicatif writes past anstream, so honour --color / NO_COLOR here.

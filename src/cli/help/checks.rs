@@ -1,7 +1,7 @@
 //! Help for the commands that pin and check: update, upgrade, verify, scan, diff,
 //! outdated, check-call, check-listing and hash.
 
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{After, classes_by_default_action};
 

@@ -11,8 +11,8 @@ mod session;
 #[cfg(test)]
 mod tests;
 
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::policy::{Action, Policy, Rule, parse_accept_rule};
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::{Action, Policy, Rule, parse_accept_rule};
 
 pub use checks::*;
 pub use session::*;

@@ -1,7 +1,7 @@
 //! Help for the commands around an agent's session: guard, wrap, unwrap, hook, login,
 //! logout, servers, profiles, audit, completions and man.
 
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::After;
 

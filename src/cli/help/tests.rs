@@ -2,8 +2,8 @@
 //! its lists come from and the layout rules of this module.
 
 use clap::CommandFactory;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::policy::Rule;
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::Rule;
 
 use super::{VERBATIM_WIDTH, accept_classes};
 use crate::cli::Cli;
