@@ -3,7 +3,7 @@
 //! before anything is serialised. mcp-lock's own words and the structure of its JSON
 //! are never rewritten.
 //!
-//! Which values are secrets (README "Secrets" says the same):
+//! Which values are secrets (docs/secrets.md says the same):
 //! - every header value of a remote entry, and the credential after an auth scheme
 //!   (`Bearer X` makes `X` a secret too);
 //! - every value a `${VAR}` (or `${env:VAR}`) expands to, in any field, except the

@@ -1,4 +1,4 @@
-//! Exit codes: part of the interface, documented in README.md.
+//! Exit codes: part of the interface, documented in docs/exit-codes.md.
 
 /// What a run ended with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
