@@ -8,8 +8,10 @@
 //! `cargo bench --bench hash_speed`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use mcp_lock::hash::{HashedTool, hash_listing_text, listing_set_hash, tool_hashes_set_hash};
-use mcp_lock::json::Json;
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::hash::{
+    HashedTool, hash_listing_text, listing_set_hash, tool_hashes_set_hash,
+};
 use sha2::{Digest, Sha256};
 
 fn listing(tools: usize) -> String {

@@ -10,8 +10,8 @@
 //! the project's policy allows), and refuses otherwise, saying which tool changed and
 //! how, with `mcp-lock verify`'s exit code.
 
-use mcp_lock::startup::Verifier;
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::base::text::escape_for_terminal as esc;
+use mcp_lock::hosts::startup::Verifier;
 
 fn main() -> std::process::ExitCode {
     let project = std::env::args().nth(1).unwrap_or_else(|| ".".into());

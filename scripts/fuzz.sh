@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the parsers, the classifier and the guard (cargo-fuzz,
-# libFuzzer). Needs a nightly toolchain and cargo-fuzz; see README "Fuzzing".
+# libFuzzer). Needs a nightly toolchain and cargo-fuzz; see docs/development.md "Fuzzing".
 #
 #   scripts/fuzz.sh [TARGET|all] [--time SECONDS | --runs N] [--dev] [-- LIBFUZZER-ARGS...]
 #
@@ -9,7 +9,7 @@
 # --build only builds the targets (for the chosen profile) and runs none.
 # Each target runs for SECONDS (default 60) or N executions, starting from
 # fuzz/corpus/TARGET, which is (re)seeded first from the test fixtures (tests/data,
-# tests/corpus, the README's mcp-lock.toml examples, ../shared/conformance when
+# tests/corpus, the mcp-lock.toml examples of README.md and docs/, ../shared/conformance when
 # present) and the committed seeds in fuzz/seeds/TARGET. What libFuzzer adds to the
 # corpus is kept between runs (fuzz/corpus is not committed). Crash inputs land in
 # fuzz/artifacts/TARGET; turn each fixed one into a test in
@@ -129,9 +129,10 @@ elif name == "config":
         index = by_file.get(os.path.basename(path), 0)
         put(bytes([index]) + data)
         put(bytes([11]) + data)  # no extension: the format is told from the text
-    readme = open("README.md", encoding="utf-8").read()
-    for block in re.findall(r"```toml\n(.*?)```", readme, re.S):
-        put(bytes([len(places)]) + block.encode())
+    pages = ["README.md"] + sorted(glob.glob("docs/*.md"))
+    for page in pages:
+        for block in re.findall(r"```toml\n(.*?)```", open(page, encoding="utf-8").read(), re.S):
+            put(bytes([len(places)]) + block.encode())
 PY
 }
 

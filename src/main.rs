@@ -4,7 +4,7 @@ mod cli;
 mod commands;
 
 use clap::Parser;
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 fn main() -> std::process::ExitCode {
     one_allocator_arena();
@@ -127,7 +127,7 @@ fn one_line(error: &anyhow::Error) -> String {
 fn stop(message: &str, terminal: &TerminalMode) -> ! {
     commands::hide_progress();
     let saved = silence_output();
-    mcp_lock::client::stdio::kill_all_servers();
+    mcp_lock::servers::client::stdio::kill_all_servers();
     terminal.restore();
     let line = format!("{message}\n");
     // SAFETY: write(2) from a live buffer of the given length to a descriptor we own.

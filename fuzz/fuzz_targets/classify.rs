@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::classify::{Classifier, worst};
-use mcp_lock::json::Json;
-use mcp_lock::surface::Kind;
+use mcp_lock::contract::classify::{Classifier, worst};
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::surface::Kind;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {

@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::config::read_file;
-use mcp_lock::policy::Policy;
+use mcp_lock::servers::config::read_file;
+use mcp_lock::verdict::policy::Policy;
 
 /// Where a file may be: the name picks its format and host.
 const PLACES: &[&str] = &[

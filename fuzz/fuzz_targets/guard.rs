@@ -15,14 +15,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::guard::audit::AuditLog;
-use mcp_lock::guard::pins::PinWatch;
-use mcp_lock::guard::proxy::seam::Router;
-use mcp_lock::guard::{GuardSetup, OnDrift, Session};
-use mcp_lock::hash::definition_hash;
-use mcp_lock::json::Json;
-use mcp_lock::lock::{LockedServer, LockedTool, PinnedServer, Reached};
-use mcp_lock::policy::{Action, Policy, Rule};
+use mcp_lock::live::guard::audit::AuditLog;
+use mcp_lock::live::guard::pins::PinWatch;
+use mcp_lock::live::guard::proxy::seam::Router;
+use mcp_lock::live::guard::{GuardSetup, OnDrift, Session};
+use mcp_lock::contract::hash::definition_hash;
+use mcp_lock::base::json::Json;
+use mcp_lock::records::lock::{LockedServer, LockedTool, PinnedServer, Reached};
+use mcp_lock::verdict::policy::{Action, Policy, Rule};
 use serde_json::Value;
 
 /// The pinned tools (the seed corpus in scripts/fuzz.sh lists the same).

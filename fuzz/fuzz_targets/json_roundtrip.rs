@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::json::Json;
+use mcp_lock::base::json::Json;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {

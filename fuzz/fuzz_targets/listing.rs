@@ -1,4 +1,4 @@
-//! The listing fast path (`mcp-lock hash` of a listing, src/json/tape.rs) against the
+//! The listing fast path (`mcp-lock hash` of a listing, src/base/json/tape.rs) against the
 //! tree reader: whatever the tree refuses, the fast path declines; whatever the fast
 //! path reads, it gives the names and hashes the tree gives for the same array.
 //!
@@ -9,8 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::hash::{HashedTool, ToolHash, hash_listing_text};
-use mcp_lock::json::{Json, Listed};
+use mcp_lock::contract::hash::{HashedTool, ToolHash, hash_listing_text};
+use mcp_lock::base::json::{Json, Listed};
 
 fuzz_target!(|data: &[u8]| {
     check(data);

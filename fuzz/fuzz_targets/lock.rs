@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::hash::definition_hash;
-use mcp_lock::json::Json;
-use mcp_lock::lock::{
+use mcp_lock::contract::hash::definition_hash;
+use mcp_lock::base::json::Json;
+use mcp_lock::records::lock::{
     Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached, layout_and_toml_readings,
     parse_lock, parse_lock_server, parse_lock_with_lines, render_lock,
 };

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_lock::client::sse::{Event, Parser};
+use mcp_lock::servers::client::sse::{Event, Parser};
 
 /// What a whole stream gave: its events (up to a refusal), whether it was refused,
 /// and the reconnection state it left.

@@ -4,7 +4,7 @@
 
 /** A server's verdict for one client profile. */
 export type Verdict = 'converged' | 'stale' | 'incomplete' | 'unverifiable';
-/** How serious a change is (README, "Change classes"). */
+/** How serious a change is (docs/policy.md, the change classes). */
 export type ChangeClass = 'authority' | 'breaking' | 'semantic' | 'additive' | 'cosmetic';
 /** What the policy does with a change. */
 export type Action = 'fail' | 'warn' | 'allow';

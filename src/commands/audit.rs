@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use mcp_lock::audit::{chain, format, show};
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::records::audit::{chain, format, show};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, display_path};
 use crate::cli::{AuditCommand, AuditFormat};
@@ -22,7 +22,9 @@ pub fn run(ws: &Workspace, command: AuditCommand) -> anyhow::Result<ExitCode> {
                 // Session ids in warnings come from the log: escaped for a terminal too.
                 println!(
                     "{}",
-                    mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
+                    mcp_lock::base::text::escape_json_output(&serde_json::to_string_pretty(
+                        &report
+                    )?)
                 );
             } else {
                 print_verdict(&report);
@@ -88,7 +90,7 @@ fn log_files(ws: &Workspace, given: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>
     if !given.is_empty() {
         return Ok(given);
     }
-    let lock_dir = mcp_lock::files::parent_of(&ws.lock_path);
+    let lock_dir = mcp_lock::base::files::parent_of(&ws.lock_path);
     let log = lock_dir.join(".mcp-lock").join("audit.jsonl");
     let files = format::family(&log)?;
     if files.is_empty() {
@@ -101,7 +103,7 @@ fn log_files(ws: &Workspace, given: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>
 }
 
 fn print_verdict(report: &chain::ChainReport) {
-    let files = mcp_lock::text::count(report.files.len(), "file");
+    let files = mcp_lock::base::text::count(report.files.len(), "file");
     let signed = if report.signatures_checked {
         format!("{} signed, signatures checked", report.signed_checkpoints)
     } else if report.signed_checkpoints > 0 {
@@ -117,7 +119,7 @@ fn print_verdict(report: &chain::ChainReport) {
             println!(
                 "audit log intact: {} in {files} ({}, {signed})",
                 entries(report.entries),
-                mcp_lock::text::count(report.checkpoints, "checkpoint"),
+                mcp_lock::base::text::count(report.checkpoints, "checkpoint"),
             );
             if report.unchained > 0 {
                 println!(
@@ -137,12 +139,12 @@ fn print_verdict(report: &chain::ChainReport) {
         Some(b) => {
             super::error(&format!(
                 "audit log broken: {}",
-                mcp_lock::text::escape_for_terminal(&b.message)
+                mcp_lock::base::text::escape_for_terminal(&b.message)
             ));
         }
     }
     for w in &report.warnings {
-        eprintln!("warning: {}", mcp_lock::text::escape_for_terminal(w));
+        eprintln!("warning: {}", mcp_lock::base::text::escape_for_terminal(w));
     }
 }
 

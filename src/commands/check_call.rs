@@ -4,12 +4,15 @@
 use std::io::Read;
 
 use anyhow::Context;
-use mcp_lock::call::{CallVerdict, check_call, checkable_arguments, read_exactly, render_call};
-use mcp_lock::check::{ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::client::Outcome;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::json::Json;
-use mcp_lock::lock::Pins;
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::validate::{checkable_arguments, read_exactly};
+use mcp_lock::live::check::{
+    ProfileUse, Target, Targets, check_servers, plan_targets, resolve_all,
+};
+use mcp_lock::records::lock::Pins;
+use mcp_lock::review::call::{CallVerdict, check_call, render_call};
+use mcp_lock::servers::client::Outcome;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{CallFormat, CheckCallArgs};
@@ -36,10 +39,11 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     let options = check_options(&args.connect, true, ws, &policy)?;
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     let mut checked = checked.remove(0);
-    mcp_lock::check::mark_denied(&mut checked.report, &policy.rules, &checked.fetched, pins);
+    mcp_lock::live::check::mark_denied(&mut checked.report, &policy.rules, &checked.fetched, pins);
     // Shadowing is judged against the other servers' tools the lock pins.
     let mut policy = policy;
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::from_lock(&lock));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::from_lock(&lock));
     policy.evaluate(&mut checked.report);
     let listing = match &checked.fetched.outcome {
         Outcome::Complete { listing, .. } => Some(listing),
@@ -57,11 +61,11 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
     match args.format {
         CallFormat::Json => super::out(&format!(
             "{}\n",
-            mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
+            mcp_lock::base::text::escape_json_output(&serde_json::to_string_pretty(&report)?)
         )),
         CallFormat::Human => {
             super::out(&render_call(&report));
-            let tool = mcp_lock::text::escape_for_terminal(&args.tool);
+            let tool = mcp_lock::base::text::escape_for_terminal(&args.tool);
             match report.verdict {
                 CallVerdict::Valid => super::status(
                     "Valid",
@@ -77,7 +81,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
                 }
                 CallVerdict::Denied => super::error(&format!(
                     "the tool rules deny this call to {tool}: {}; nothing may send it",
-                    mcp_lock::text::escape_for_terminal(
+                    mcp_lock::base::text::escape_for_terminal(
                         &report
                             .denied
                             .as_ref()
@@ -93,7 +97,7 @@ pub async fn run(ws: &Workspace, args: CheckCallArgs) -> anyhow::Result<ExitCode
 
 /// Why the call's contract does not hold, in one line: the tool not pinned, no
 /// longer listed, or changed.
-fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
+fn contract_problem(report: &mcp_lock::review::call::CallReport, tool: &str) -> String {
     let server = &report.server;
     match (report.pinned.present, report.live.present) {
         (false, false) => format!(
@@ -121,7 +125,7 @@ fn contract_problem(report: &mcp_lock::call::CallReport, tool: &str) -> String {
 /// would refuse them with.
 fn read_arguments(
     spec: &str,
-) -> anyhow::Result<Result<serde_json::Value, mcp_lock::validate::Violation>> {
+) -> anyhow::Result<Result<serde_json::Value, mcp_lock::contract::validate::Violation>> {
     let (text, source) = if spec == "-" {
         let mut text = String::new();
         std::io::stdin()

@@ -5,14 +5,14 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use mcp_lock::check::{UNMATCHED, declared_profile, judge, mark_unmatched};
-use mcp_lock::drift::MissingProfile;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::guard::ClientHello;
-use mcp_lock::lock::PinnedServer;
-use mcp_lock::received::{
+use mcp_lock::live::check::{UNMATCHED, declared_profile, judge, mark_unmatched};
+use mcp_lock::live::guard::ClientHello;
+use mcp_lock::live::received::{
     DocumentError, Documents, Limits, MAX_HANDSHAKE_BYTES, Received, declare,
 };
+use mcp_lock::records::lock::PinnedServer;
+use mcp_lock::verdict::drift::MissingProfile;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::Workspace;
 use crate::cli::CheckListingArgs;
@@ -56,14 +56,15 @@ pub fn run(ws: &Workspace, args: CheckListingArgs) -> anyhow::Result<ExitCode> {
         // Said once, as the guard says it of a session.
         eprintln!(
             "mcp-lock: warning: {}",
-            mcp_lock::text::escape_for_terminal(&missing.message(&spec.name, pins))
+            mcp_lock::base::text::escape_for_terminal(&missing.message(&spec.name, pins))
         );
         mark_unmatched(&mut report, missing);
     }
-    mcp_lock::check::mark_denied(&mut report, &policy.rules, &fetched, pins);
+    mcp_lock::live::check::mark_denied(&mut report, &policy.rules, &fetched, pins);
     // Shadowing is judged against the other servers' tools the lock pins.
     let mut policy = policy;
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::from_lock(&lock));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::from_lock(&lock));
     policy.evaluate(&mut report);
     let reports = vec![report];
     let code = ExitCode::for_reports(&reports);
@@ -102,7 +103,7 @@ fn read_handshake(spec: &str) -> anyhow::Result<ClientHello> {
         }
         None => (spec.to_string(), "--handshake".to_string()),
     };
-    mcp_lock::received::read_handshake(&text, &source).map_err(anyhow::Error::msg)
+    mcp_lock::live::received::read_handshake(&text, &source).map_err(anyhow::Error::msg)
 }
 
 /// The profile the listing was received under: `--client`; else the pinned one the
@@ -112,9 +113,9 @@ fn read_handshake(spec: &str) -> anyhow::Result<ClientHello> {
 fn profile_for(
     ws: &Workspace,
     args: &CheckListingArgs,
-    spec: &mcp_lock::config::ServerSpec,
+    spec: &mcp_lock::servers::config::ServerSpec,
     pins: Option<&PinnedServer>,
-    policy: &mcp_lock::policy::Policy,
+    policy: &mcp_lock::verdict::policy::Policy,
     hello: Option<&ClientHello>,
 ) -> anyhow::Result<Chosen> {
     if let Some(client) = &args.client {
@@ -158,12 +159,10 @@ fn profile_for(
         ),
         _ => {
             let selection = policy.profiles.for_server(&spec.name, &spec.hosts, None)?;
-            Ok(Chosen::Profile(
-                selection
-                    .profiles
-                    .first()
-                    .map_or(mcp_lock::profile::BARE.to_string(), |p| p.name.clone()),
-            ))
+            Ok(Chosen::Profile(selection.profiles.first().map_or(
+                mcp_lock::records::profile::BARE.to_string(),
+                |p| p.name.clone(),
+            )))
         }
     }
 }

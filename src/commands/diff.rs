@@ -3,11 +3,11 @@
 //! anything differs.
 
 use anstyle::AnsiColor;
-use mcp_lock::drift::{Verdict, compare_locks};
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Approval, Lockfile};
-use mcp_lock::report::{render_diff, render_summary};
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::base::text::escape_for_terminal as esc;
+use mcp_lock::records::lock::{Approval, Lockfile};
+use mcp_lock::review::report::{render_diff, render_summary};
+use mcp_lock::verdict::drift::{Verdict, compare_locks};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::Workspace;
 use crate::cli::{DiffArgs, Format};
@@ -44,7 +44,7 @@ pub async fn run(ws: &Workspace, args: DiffArgs) -> anyhow::Result<ExitCode> {
                 &args.servers,
                 &args.connect,
                 &policy,
-                mcp_lock::package::Lookups::Online,
+                mcp_lock::servers::package::Lookups::Online,
             )
             .await?;
             let (_, ctx) = read.finish().await?;

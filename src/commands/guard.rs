@@ -3,15 +3,15 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use mcp_lock::config::{
+use mcp_lock::base::secrets::Secrets;
+use mcp_lock::live::guard::pins::PinWatch;
+use mcp_lock::live::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
+use mcp_lock::records::lock::{PinnedServer, Reached, read_lock, read_lock_server};
+use mcp_lock::servers::config::{
     Expanded, ProjectConfig, RemoteKind, Resolved, ServerSpec, ToolFilter, TransportSpec,
     match_expansion, match_expansion_with,
 };
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::guard::pins::PinWatch;
-use mcp_lock::guard::{AuditLog, Ended, GuardSetup, Launch, OnDrift, Session};
-use mcp_lock::lock::{PinnedServer, Reached, read_lock, read_lock_server};
-use mcp_lock::secrets::Secrets;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, display_path, env_lookup};
 use crate::cli::{self, GuardArgs};
@@ -57,16 +57,17 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     // The packages of a pinned closure, from the companion file beside the lock.
     let mut pinned = pinned;
     if pinned.package.as_ref().is_some_and(|p| p.closure.is_some()) {
-        let closures = mcp_lock::lock::closures::read(&mcp_lock::lock::closures::companion_path(
-            &ws.lock_path,
-        ))
+        let closures = mcp_lock::records::lock::closures::read(
+            &mcp_lock::records::lock::closures::companion_path(&ws.lock_path),
+        )
         .map_err(anyhow::Error::msg)?;
-        mcp_lock::lock::closures::attach_server(&args.server, &mut pinned, &closures);
+        mcp_lock::records::lock::closures::attach_server(&args.server, &mut pinned, &closures);
     }
     // The policy verify uses, so the guard serves what verify passes.
     let mut policy = ws.policy(None)?;
     // Who signs the log's checkpoints: the user's own settings, never the project's.
-    let signer = mcp_lock::audit::signing::user_signer(&env_lookup).map_err(anyhow::Error::msg)?;
+    let signer =
+        mcp_lock::records::audit::signing::user_signer(&env_lookup).map_err(anyhow::Error::msg)?;
     if !policy.ignored.is_empty() {
         eprintln!(
             "mcp-lock guard: warning: {}: {} ignored: a project's file cannot name a command or key for mcp-lock to use; set it in {}",
@@ -92,8 +93,8 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     // go there.
     let approve = if new_origin { " --approve-origin" } else { "" };
     let moved = moved.map(|line| {
-        match policy.action(mcp_lock::policy::Rule::LaunchChanged) {
-            mcp_lock::policy::Action::Fail => Err(format!(
+        match policy.action(mcp_lock::verdict::policy::Rule::LaunchChanged) {
+            mcp_lock::verdict::policy::Action::Fail => Err(format!(
                 "{line} (launch-changed, which `mcp-lock verify` fails); review it and run `mcp-lock update {}{approve}`",
                 args.server
             )),
@@ -120,7 +121,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             let scripts = args.allow_scripts || policy.allow_scripts.contains(&args.server);
             let closure = match pinned.package.as_ref() {
                 Some(pin) => {
-                    mcp_lock::package::closure_launch(
+                    mcp_lock::servers::package::closure_launch(
                         &launch.command,
                         &launch.args,
                         &launch.env,
@@ -161,13 +162,14 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                     .package
                     .as_ref()
                     .map(|pin| {
-                        mcp_lock::package::script_launch(
+                        mcp_lock::servers::package::script_launch(
                             &launch.command,
                             &launch.args,
                             &launch.cwd,
                             pin,
-                            policy.package_action(mcp_lock::package::PackageStatus::Changed)
-                                != mcp_lock::policy::Action::Fail,
+                            policy
+                                .package_action(mcp_lock::servers::package::PackageStatus::Changed)
+                                != mcp_lock::verdict::policy::Action::Fail,
                         )
                     })
                     .transpose()
@@ -179,7 +181,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
                         None
                     }
                     Ok(_) => {
-                        launch.args = mcp_lock::package::pinned_launch(
+                        launch.args = mcp_lock::servers::package::pinned_launch(
                             &launch.command,
                             &launch.args,
                             &launch.cwd,
@@ -194,9 +196,9 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     };
     // The default log belongs beside the lock; one given is where the user said.
     let (audit_path, audit_root) = match &args.audit_log {
-        Some(path) => (path.clone(), mcp_lock::files::parent_of(path)),
+        Some(path) => (path.clone(), mcp_lock::base::files::parent_of(path)),
         None => {
-            let lock_dir = mcp_lock::files::parent_of(&ws.lock_path);
+            let lock_dir = mcp_lock::base::files::parent_of(&ws.lock_path);
             (lock_dir.join(".mcp-lock").join("audit.jsonl"), lock_dir)
         }
     };
@@ -208,11 +210,11 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     audit.configure(policy.audit.clone(), signer);
-    let started: mcp_lock::guard::audit::Members = vec![
+    let started: mcp_lock::live::guard::audit::Members = vec![
         ("decision", serde_json::json!("started")),
         (
             "log_format",
-            serde_json::json!(mcp_lock::audit::format::LOG_FORMAT),
+            serde_json::json!(mcp_lock::records::audit::format::LOG_FORMAT),
         ),
         ("version", serde_json::json!(env!("CARGO_PKG_VERSION"))),
         ("pid", serde_json::json!(std::process::id())),
@@ -230,7 +232,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
         if refused.is_none() {
             eprintln!(
                 "mcp-lock guard: warning: {}",
-                mcp_lock::text::escape_for_terminal(line)
+                mcp_lock::base::text::escape_for_terminal(line)
             );
         }
         audit
@@ -274,9 +276,9 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     if !super::quiet() {
         eprintln!(
             "mcp-lock guard: enforcing {} of {} (client profiles pinned: {}{}) from {lock_shown}; audit log {}",
-            mcp_lock::text::count(session.pinned_count(), "pinned tool"),
-            mcp_lock::text::escape_for_terminal(&args.server),
-            mcp_lock::text::escape_for_terminal(&profiles.join(", ")),
+            mcp_lock::base::text::count(session.pinned_count(), "pinned tool"),
+            mcp_lock::base::text::escape_for_terminal(&args.server),
+            mcp_lock::base::text::escape_for_terminal(&profiles.join(", ")),
             if exact { "; exact mode" } else { "" },
             display_path(&audit_path, &ws.project_dir)
         );
@@ -291,7 +293,7 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
     // The proxy blocks on pipes for the whole session; the thread that runs it also
     // spawns the server and lives as long as it does.
     let ended = tokio::task::spawn_blocking(move || {
-        let ended = mcp_lock::guard::run(&launch, setup);
+        let ended = mcp_lock::live::guard::run(&launch, setup);
         drop(script_copy);
         ended
     })
@@ -311,11 +313,11 @@ pub async fn run(ws: &Workspace, args: GuardArgs) -> anyhow::Result<ExitCode> {
 async fn launch_check(
     launch: &Launch,
     project_dir: &std::path::Path,
-    pin: Option<&mcp_lock::package::PackagePin>,
-    policy: &mcp_lock::policy::Policy,
+    pin: Option<&mcp_lock::servers::package::PackagePin>,
+    policy: &mcp_lock::verdict::policy::Policy,
 ) -> Result<Option<String>, String> {
-    use mcp_lock::package::{Entry, Lookups, PackageStatus};
-    use mcp_lock::policy::Action;
+    use mcp_lock::servers::package::{Entry, Lookups, PackageStatus};
+    use mcp_lock::verdict::policy::Action;
     let entry = Entry {
         command: &launch.command,
         args: &launch.args,
@@ -324,9 +326,9 @@ async fn launch_check(
         project_dir,
         guarded: true,
         // Registries are not asked here (offline), so redirects never arise.
-        fetcher: mcp_lock::package::Fetcher::default(),
+        fetcher: mcp_lock::servers::package::Fetcher::default(),
     };
-    let check = mcp_lock::package::check(&entry, pin, Lookups::Offline).await;
+    let check = mcp_lock::servers::package::check(&entry, pin, Lookups::Offline).await;
     let rule = match check.status {
         PackageStatus::Unverifiable => "unverifiable",
         PackageStatus::Changed => "package-changed",
@@ -417,7 +419,7 @@ fn launch(ws: &Workspace, args: &GuardArgs, pinned: &PinnedServer) -> anyhow::Re
                 code_env: Vec::new(),
             },
         };
-        if mcp_lock::drift::launch_moved(pinned.reached(), &launched) {
+        if mcp_lock::verdict::drift::launch_moved(pinned.reached(), &launched) {
             moved = Some(format!(
                 "the lock pinned {name:?} launched as `{}`, but the guard was given `{}`, which may be another server",
                 pinned.reached(),
@@ -547,7 +549,7 @@ fn remote_launch(
         secrets: resolved.secrets().clone(),
         disagreements,
         moved,
-        new_origin: mcp_lock::check::new_origin(spec, pinned.reached()).is_some(),
+        new_origin: mcp_lock::live::check::new_origin(spec, pinned.reached()).is_some(),
         filter: spec.filter.clone(),
     })
 }
@@ -571,11 +573,11 @@ pub async fn remote_bridge(
         _ => {}
     }
     let secrets = remote.secrets.clone();
-    let options = mcp_lock::client::ClientOptions {
+    let options = mcp_lock::servers::client::ClientOptions {
         max_message_bytes: args.max_message_bytes,
         ..Default::default()
     };
-    match mcp_lock::client::bridge::run(remote, options, args.pinned_versions).await {
+    match mcp_lock::servers::client::bridge::run(remote, options, args.pinned_versions).await {
         Ok(()) => Ok(ExitCode::Success),
         Err(e) => {
             eprintln!("mcp-lock guard: {}: {}", args.server, secrets.redact(&e));
@@ -700,7 +702,7 @@ fn compare_with_lock(
     if now == pinned_launch {
         return;
     }
-    if mcp_lock::drift::launch_moved(&pinned_launch, &now) {
+    if mcp_lock::verdict::drift::launch_moved(&pinned_launch, &now) {
         moved.get_or_insert(format!(
             "the lock pinned {:?} launched as `{}`, but the config now launches `{}`, which may be another server",
             spec.name,
@@ -729,11 +731,11 @@ fn shown_files(ws: &Workspace, project: &ProjectConfig) -> String {
 
 /// Where the user's own settings are, as the warning names them.
 fn user_settings_shown() -> String {
-    match mcp_lock::audit::signing::user_settings_path(&env_lookup) {
+    match mcp_lock::records::audit::signing::user_settings_path(&env_lookup) {
         Some(path) => path.display().to_string(),
         None => format!(
             "$XDG_CONFIG_HOME/mcp-lock/{}",
-            mcp_lock::audit::signing::USER_SETTINGS_FILE
+            mcp_lock::records::audit::signing::USER_SETTINGS_FILE
         ),
     }
 }
@@ -747,9 +749,9 @@ const SCREEN_CONTEXT_LOCK_BYTES: u64 = 4 * 1024 * 1024;
 fn screen_context(
     ws: &Workspace,
     server: &str,
-    pinned: &mcp_lock::lock::PinnedServer,
-) -> mcp_lock::screen::Context {
-    let mut ctx = mcp_lock::screen::Context::default();
+    pinned: &mcp_lock::records::lock::PinnedServer,
+) -> mcp_lock::verdict::screen::Context {
+    let mut ctx = mcp_lock::verdict::screen::Context::default();
     ctx.home = Some(server.to_string());
     let small =
         std::fs::metadata(&ws.lock_path).is_ok_and(|m| m.len() <= SCREEN_CONTEXT_LOCK_BYTES);

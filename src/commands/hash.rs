@@ -5,10 +5,10 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::hash::{HashedTool, ToolHash, hash_listing_text, tool_hashes_set_hash};
-use mcp_lock::json::Json;
-use mcp_lock::text::escape_for_terminal;
+use mcp_lock::base::json::Json;
+use mcp_lock::base::text::escape_for_terminal;
+use mcp_lock::contract::hash::{HashedTool, ToolHash, hash_listing_text, tool_hashes_set_hash};
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde_json::json;
 
 use crate::cli::{HashArgs, HashFormat};
@@ -160,7 +160,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
                         let _ = writeln!(
                             text,
                             "{hash}  (set of {})",
-                            mcp_lock::text::count(read.len(), "tool")
+                            mcp_lock::base::text::count(read.len(), "tool")
                         );
                     }
                     Err(e) => {

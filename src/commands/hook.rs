@@ -1,5 +1,5 @@
 //! `mcp-lock hook claude-code`: Claude Code's hook input in, its hook output out. The
-//! judging lives in the library ([`mcp_lock::hook`]); this reads (bounded, within a
+//! judging lives in the library ([`mcp_lock::hosts::hook`]); this reads (bounded, within a
 //! deadline), verifies at SessionStart only, keeps the record, and answers every
 //! failure to judge an MCP call with a deny.
 
@@ -8,19 +8,22 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::verdict::exit_codes::ExitCode;
 use std::collections::BTreeMap;
 
-use mcp_lock::hook::reuse::{Material, Reuse};
-use mcp_lock::hook::{
+use mcp_lock::hosts::hook::reuse::{Material, Reuse};
+use mcp_lock::hosts::hook::{
     HookInput, LockStamp, MAX_INPUT_BYTES, PROFILE, ServerRecord, SessionRecord, SessionRules,
     decide, failure_output, glance, pre_tool_use_output, record_path, session_start_output,
 };
-use mcp_lock::startup::Verifier;
+use mcp_lock::hosts::startup::Verifier;
 use serde_json::Value;
 
 use super::Workspace;
 use crate::cli::HookHost;
+
+mod verify;
+use verify::*;
 
 /// How long a PreToolUse (and the reading of any input) may take before the hook
 /// answers deny: well under the 120 s the plugin gives it, after which Claude Code
@@ -218,7 +221,7 @@ impl Place {
         } else {
             ws.lock_path.clone()
         };
-        let records = mcp_lock::hook::cache_dir(&|v| std::env::var(v).ok()).ok_or(
+        let records = mcp_lock::hosts::hook::cache_dir(&|v| std::env::var(v).ok()).ok_or(
             "neither XDG_CACHE_HOME nor HOME is set: no place to keep the session's verification",
         )?;
         Ok(Place {
@@ -237,7 +240,7 @@ impl Place {
     /// Whether the project has a server config of its own to read (`--config`, or one
     /// found in it).
     fn project_config_present(&self, ws: &Setting) -> bool {
-        ws.config.is_some() || !mcp_lock::config::discover(&self.project).is_empty()
+        ws.config.is_some() || !mcp_lock::servers::config::discover(&self.project).is_empty()
     }
 }
 
@@ -253,7 +256,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
         // Most calls are not MCP tools: answered before anything is read.
         if !tool.starts_with("mcp__") {
             return Ok(Some(pre_tool_use_output(
-                &mcp_lock::hook::Decision::PassThrough,
+                &mcp_lock::hosts::hook::Decision::PassThrough,
             )));
         }
     }
@@ -301,7 +304,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             // The user's own servers, by Claude Code's scope: local > project > user
             // for a name defined twice.
             let (user_scope, local_scope) =
-                mcp_lock::config::claude_user_server_scopes(&place.project, &lookup)
+                mcp_lock::servers::config::claude_user_server_scopes(&place.project, &lookup)
                     .map_err(|e| e.to_string())?;
             let project = if project_lock_here || place.project_config_present(ws) {
                 Some(ws_config(ws, &place)?)
@@ -311,13 +314,16 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             let project_names: Vec<String> = project
                 .iter()
                 .flat_map(|p| p.servers.iter())
-                .filter(|s| s.hosts.contains(&mcp_lock::config::Host::ClaudeCode))
+                .filter(|s| {
+                    s.hosts
+                        .contains(&mcp_lock::servers::config::Host::ClaudeCode)
+                })
                 .map(|s| s.name.clone())
                 .collect();
             // Only what Claude Code itself starts unasked: a project server it would
             // ask about first is refused until a session start at which it is
             // approved. The user's own servers are never asked about.
-            let approval = mcp_lock::config::ClaudeApproval::read(&place.project, &lookup);
+            let approval = mcp_lock::servers::config::ClaudeApproval::read(&place.project, &lookup);
             let (now, deferred): (Vec<String>, Vec<String>) = project_names
                 .iter()
                 .filter(|n| !local_scope.contains(n))
@@ -370,7 +376,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                     // The project's own mcp-lock.toml applies to its personal servers,
                     // as it does for `mcp-lock --user claude-code verify`.
                     policy: ws.policy_path.clone().or_else(|| {
-                        let policy = place.project.join(mcp_lock::policy::POLICY_FILE);
+                        let policy = place.project.join(mcp_lock::verdict::policy::POLICY_FILE);
                         policy.is_file().then_some(policy)
                     }),
                 };
@@ -401,7 +407,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
             let lock = match (project_lock_here, now.is_empty()) {
                 // Read by the verification already.
                 (true, false) => lock_names,
-                (true, true) => mcp_lock::lock::read_lock(&place.lock)
+                (true, true) => mcp_lock::records::lock::read_lock(&place.lock)
                     .map_err(|e| e.to_string())?
                     .map(|l| l.servers.keys().cloned().collect::<Vec<_>>())
                     .unwrap_or_default(),
@@ -430,7 +436,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
                 if !project_lock_here && !user_lock_here {
                     // A project with no lock is left alone.
                     return Ok(Some(pre_tool_use_output(
-                        &mcp_lock::hook::Decision::PassThrough,
+                        &mcp_lock::hosts::hook::Decision::PassThrough,
                     )));
                 }
                 // PreToolUse never verifies (that can take minutes: a server's start, a
@@ -478,7 +484,7 @@ async fn answer(ws: &Setting, input: &HookInput) -> Result<Option<Value>, String
 /// and the user's own file.
 fn session_rules(ws: &Setting, place: &Place) -> Result<SessionRules, String> {
     let path = ws.policy_path.clone().unwrap_or_else(|| {
-        mcp_lock::files::parent_of(&place.lock).join(mcp_lock::policy::POLICY_FILE)
+        mcp_lock::base::files::parent_of(&place.lock).join(mcp_lock::verdict::policy::POLICY_FILE)
     });
     let shown = path
         .strip_prefix(&place.project)
@@ -534,8 +540,11 @@ fn claude_json(lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".claude.json"))
 }
 
-fn ws_config(ws: &Setting, place: &Place) -> Result<mcp_lock::config::ProjectConfig, String> {
-    mcp_lock::config::ProjectConfig::load(&place.project, ws.config.as_deref())
+fn ws_config(
+    ws: &Setting,
+    place: &Place,
+) -> Result<mcp_lock::servers::config::ProjectConfig, String> {
+    mcp_lock::servers::config::ProjectConfig::load(&place.project, ws.config.as_deref())
         .map_err(|e| e.to_string())
 }
 
@@ -557,28 +566,28 @@ fn reuse_id(personal: bool, name: &str) -> String {
     format!("{}:{name}", if personal { "personal" } else { "project" })
 }
 
-fn read_pinned(group: &Group) -> Result<mcp_lock::lock::Lockfile, String> {
-    mcp_lock::lock::read_lock(&group.lock)
+fn read_pinned(group: &Group) -> Result<mcp_lock::records::lock::Lockfile, String> {
+    mcp_lock::records::lock::read_lock(&group.lock)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{} disappeared while it was read", group.lock.display()))
 }
 
-/// What one server's verification depends on (see [`mcp_lock::hook::reuse`]), or
+/// What one server's verification depends on (see [`mcp_lock::hosts::hook::reuse`]), or
 /// `None` when it must be verified at every start (what runs is not pinned by its
 /// entry: a remote server, a package by tag or range, a launch not recognised).
 fn material(
     group: &Group,
     stamp: &LockStamp,
-    config: &mcp_lock::config::ProjectConfig,
-    spec: &mcp_lock::config::ServerSpec,
+    config: &mcp_lock::servers::config::ProjectConfig,
+    spec: &mcp_lock::servers::config::ServerSpec,
     place: &Place,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Option<Material> {
-    use mcp_lock::config::Resolved;
+    use mcp_lock::servers::config::Resolved;
     let resolved = spec.resolve_to_contact(&place.project, lookup).ok()?;
     let identity = match &resolved {
         Resolved::Stdio(stdio) => {
-            mcp_lock::hook::reuse::launch_identity(&stdio.command, &stdio.args, &stdio.cwd)?
+            mcp_lock::hosts::hook::reuse::launch_identity(&stdio.command, &stdio.args, &stdio.cwd)?
         }
         Resolved::Remote(_) => return None,
     };
@@ -586,12 +595,15 @@ fn material(
     m.part(reuse_id(group.personal, &spec.name).as_bytes())
         .part(PROFILE.as_bytes())
         .part(stamp.sha256.as_bytes())
-        .file(&mcp_lock::lock::closures::companion_path(&group.lock));
+        .file(&mcp_lock::records::lock::closures::companion_path(
+            &group.lock,
+        ));
     match &group.policy {
         Some(policy) => m.file(policy),
-        None => {
-            m.file(&mcp_lock::files::parent_of(&group.lock).join(mcp_lock::policy::POLICY_FILE))
-        }
+        None => m.file(
+            &mcp_lock::base::files::parent_of(&group.lock)
+                .join(mcp_lock::verdict::policy::POLICY_FILE),
+        ),
     };
     for file in &config.files {
         // ~/.claude.json holds much more than servers (history, costs): only its
@@ -626,15 +638,15 @@ fn claude_json_servers_part(project: &Path, lookup: &dyn Fn(&str) -> Option<Stri
     let Some(path) = claude_json(lookup) else {
         return b"no home".to_vec();
     };
-    let text = match mcp_lock::files::read_regular_text(&path, MAX) {
+    let text = match mcp_lock::base::files::read_regular_text(&path, MAX) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return b"absent".to_vec(),
         Err(_) => return b"unreadable".to_vec(),
     };
     let Ok(root) = serde_json::from_str::<Value>(&text) else {
-        return mcp_lock::hash::sha256_hex(text.as_bytes()).into_bytes();
+        return mcp_lock::contract::hash::sha256_hex(text.as_bytes()).into_bytes();
     };
-    let key = mcp_lock::config::project_key(project);
+    let key = mcp_lock::servers::config::project_key(project);
     let given = project.display().to_string();
     let entry = root
         .get("projects")
@@ -650,190 +662,4 @@ fn claude_json_servers_part(project: &Path, lookup: &dyn Fn(&str) -> Option<Stri
     })
     .to_string()
     .into_bytes()
-}
-
-/// Each of `servers` (at least one) of `group`, as Claude Code's profile sees them:
-/// taken from the last start when nothing it depends on changed, verified otherwise.
-/// No lock: each is refused as not pinned, saying how to pin it.
-async fn verify(
-    group: &Group,
-    place: &Place,
-    rules: &SessionRules,
-    servers: &[String],
-    mut reuse: Option<&mut Reuse>,
-    lock_names: &mut Vec<String>,
-) -> Result<BTreeMap<String, ServerRecord>, String> {
-    let Some(stamp) = &group.stamp else {
-        return Ok(servers
-            .iter()
-            .map(|n| (n.clone(), ServerRecord::unpinned(n, group.personal)))
-            .collect());
-    };
-    let lookup = |v: &str| std::env::var(v).ok();
-    let config = mcp_lock::config::ProjectConfig::load(&place.project, group.config.as_deref())
-        .map_err(|e| e.to_string())?;
-    let mut found = BTreeMap::new();
-    let mut todo = Vec::new();
-    let mut materials = BTreeMap::new();
-    // The lock's server names: kept with the reuse under the lock's bytes, so a start
-    // that reuses every server does not parse the lock.
-    let names_id = format!("lock:{}", reuse_id(group.personal, ""));
-    let mut names_material = Material::new();
-    names_material
-        .part(b"the lock's server names")
-        .part(stamp.sha256.as_bytes());
-    let mut pinned = None;
-    let names: Vec<String> = match reuse
-        .as_deref()
-        .and_then(|r| r.get::<Vec<String>>(&names_id, &names_material))
-    {
-        Some(names) => names,
-        None => {
-            let lock = read_pinned(group)?;
-            let names: Vec<String> = lock.servers.keys().cloned().collect();
-            if let Some(reuse) = reuse.as_deref_mut() {
-                reuse.put(&names_id, &names_material, &names);
-            }
-            pinned = Some(lock);
-            names
-        }
-    };
-    lock_names.extend(names.iter().cloned());
-    for name in servers {
-        // Turned off in the user's settings (`/mcp disable`): Claude Code does not
-        // start it, and its calls are refused as not verified this session.
-        if !config.servers.iter().any(|s| &s.name == name) {
-            continue;
-        }
-        // Not pinned: refused without being started (nothing it serves is approved).
-        if !names.contains(name) {
-            found.insert(name.clone(), ServerRecord::unpinned(name, group.personal));
-            continue;
-        }
-        let material = config
-            .servers
-            .iter()
-            .find(|s| &s.name == name)
-            .and_then(|spec| material(group, stamp, &config, spec, place, &lookup))
-            .map(|mut m| {
-                // The tools the rules deny are in the record kept.
-                m.part(b"rules").part(rules.stamp.as_bytes());
-                m
-            });
-        let id = reuse_id(group.personal, name);
-        if let (Some(m), Some(r)) = (&material, reuse.as_deref())
-            && let Some(kept) = r.get(&id, m)
-        {
-            found.insert(name.clone(), kept);
-            continue;
-        }
-        if let Some(m) = material {
-            materials.insert(name.clone(), m);
-        }
-        todo.push(name.clone());
-    }
-    if todo.is_empty() {
-        return Ok(found);
-    }
-    let mut verifier = Verifier::new(&place.project)
-        .lock(&group.lock)
-        .client(PROFILE)
-        .servers(todo.iter().cloned());
-    if group.personal {
-        verifier = verifier.personal();
-    }
-    if let Some(config) = &group.config {
-        verifier = verifier.config(config);
-    }
-    if let Some(policy) = &group.policy {
-        verifier = verifier.policy(policy);
-    }
-    let verification = verifier.verify().await.map_err(|e| e.to_string())?;
-    let lock = match pinned {
-        Some(lock) => lock,
-        None => read_pinned(group)?,
-    };
-    // The verifier read it too: still the bytes the session started with.
-    if !stamp.holds(&group.lock) {
-        return Err(format!(
-            "{} changed while the servers were verified against it",
-            group.lock.display()
-        ));
-    }
-    for report in &verification.reports {
-        let standing = ServerRecord::of(report, &lock, group.personal, &rules.policy);
-        let listed = matches!(
-            report.verdict,
-            mcp_lock::drift::Verdict::Converged | mcp_lock::drift::Verdict::Stale
-        );
-        if let Some(reuse) = reuse.as_deref_mut() {
-            let id = reuse_id(group.personal, &report.name);
-            match materials.get(&report.name) {
-                // Only a server listed whole: one unreachable now may answer later.
-                Some(m) if listed => reuse.put(&id, m, &standing),
-                _ => reuse.forget(&id),
-            }
-        }
-        found.insert(report.name.clone(), standing);
-    }
-    // Asked for and not reported: not verified, so refused.
-    for name in todo {
-        found.entry(name.clone()).or_insert_with(|| ServerRecord {
-            refused: Some(format!(
-                "MCP server {} was not verified at session start",
-                mcp_lock::text::escape_for_terminal(&name)
-            )),
-            ..ServerRecord::unpinned(&name, group.personal)
-        });
-    }
-    Ok(found)
-}
-
-fn read_record(path: &Path) -> Option<SessionRecord> {
-    // A record holds one input schema per pinned tool; past this it is not ours.
-    const MAX_RECORD_BYTES: u64 = 512 * 1024 * 1024;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_RECORD_BYTES {
-        return None;
-    }
-    serde_json::from_slice::<SessionRecord>(&bytes)
-        .ok()
-        .filter(|r| r.version == SessionRecord::VERSION)
-}
-
-/// Writes the record whole (a temporary file renamed over it) in a private directory
-/// that no symlink leads out of.
-fn keep(place: &Place, path: &Path, record: &SessionRecord) -> Result<(), String> {
-    let root = mcp_lock::files::parent_of(&place.records);
-    mcp_lock::files::create_dir_within(&place.records, &root, 0o700)
-        .map_err(|e| format!("cannot create {}: {e}", place.records.display()))?;
-    let bytes = serde_json::to_vec(record).expect("a record serializes");
-    mcp_lock::files::replace(path, &place.records, &bytes, 0o600)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-/// Records of sessions that ended without a SessionEnd (a crash, a kill) are removed
-/// after a week.
-fn remove_old_records(dir: &Path, keep: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let week = std::time::Duration::from_secs(7 * 24 * 3600);
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let old = entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > week);
-        if old && path != keep && path.extension().is_some_and(|e| e == "json") {
-            let _ = std::fs::remove_file(path);
-        }
-    }
 }

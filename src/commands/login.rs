@@ -4,9 +4,9 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::bail;
-use mcp_lock::auth::{self, LoginOptions, TokenStore};
-use mcp_lock::config::{Resolved, ServerSpec, TransportSpec};
-use mcp_lock::exit_codes::ExitCode;
+use mcp_lock::servers::auth::{self, LoginOptions, TokenStore};
+use mcp_lock::servers::config::{Resolved, ServerSpec, TransportSpec};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, env_lookup};
 use crate::cli::{LoginArgs, LogoutArgs};
@@ -21,7 +21,7 @@ fn remote_url(ws: &Workspace, server: &str) -> anyhow::Result<(ServerSpec, Strin
 fn remote_entry(
     ws: &Workspace,
     server: &str,
-) -> anyhow::Result<(ServerSpec, mcp_lock::config::ResolvedRemote)> {
+) -> anyhow::Result<(ServerSpec, mcp_lock::servers::config::ResolvedRemote)> {
     let project = ws.load_config()?;
     let spec = project
         .select(std::slice::from_ref(&server.to_string()))?
@@ -47,13 +47,13 @@ fn client_config(ws: &Workspace, spec: &ServerSpec) -> anyhow::Result<Option<aut
     };
     let client_secret = match &client.client_secret {
         None => None,
-        Some(template) => Some(mcp_lock::config::expand(
+        Some(template) => Some(mcp_lock::servers::config::expand(
             template,
             &spec.name,
             "oauth.clientSecret",
             &ws.project_dir,
             &env_lookup,
-            &mut mcp_lock::secrets::Secrets::default(),
+            &mut mcp_lock::base::secrets::Secrets::default(),
         )?),
     };
     Ok(Some(auth::ClientConfig {
@@ -83,7 +83,7 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
                     &format!(
                         "to {} with issuer {} (client credentials; update, verify and guard get tokens by themselves)",
                         args.server,
-                        mcp_lock::text::escape_cut(&bearer.issuer, 200)
+                        mcp_lock::base::text::escape_cut(&bearer.issuer, 200)
                     ),
                 );
                 Ok(ExitCode::Success)
@@ -134,7 +134,7 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
             // The issuer and scope are the authorization server's words.
             let scope = done
                 .scope
-                .map(|s| format!(", scope {}", mcp_lock::text::escape_cut(&s, 300)))
+                .map(|s| format!(", scope {}", mcp_lock::base::text::escape_cut(&s, 300)))
                 .unwrap_or_default();
             let client = if done.registered {
                 " (client registered)"
@@ -147,7 +147,7 @@ pub async fn login(ws: &Workspace, args: LoginArgs) -> anyhow::Result<ExitCode> 
                 &format!(
                     "to {} with issuer {}{scope}{client}; tokens cached in {}",
                     args.server,
-                    mcp_lock::text::escape_cut(&done.issuer, 200),
+                    mcp_lock::base::text::escape_cut(&done.issuer, 200),
                     done.path.display()
                 ),
             );

@@ -26,19 +26,19 @@ use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
-use mcp_lock::check::{CheckOptions, ProfileUse, Progress};
-use mcp_lock::client::ClientOptions;
-use mcp_lock::config::ProjectConfig;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::text::escape_for_terminal;
+use mcp_lock::base::text::escape_for_terminal;
+use mcp_lock::live::check::{CheckOptions, ProfileUse, Progress};
+use mcp_lock::servers::client::ClientOptions;
+use mcp_lock::servers::config::ProjectConfig;
+use mcp_lock::verdict::exit_codes::ExitCode;
 
-use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::lock::{Lockfile, read_lock_with_lines, read_unchecked};
-use mcp_lock::policy::{Action, POLICY_FILE, Policy};
-use mcp_lock::report::{
+use mcp_lock::records::lock::{Lockfile, read_lock_with_lines, read_unchecked};
+use mcp_lock::review::report::{
     LockContext, render_github, render_human, render_junit, render_markdown, render_sarif,
     render_summary,
 };
+use mcp_lock::verdict::drift::{ServerReport, Verdict};
+use mcp_lock::verdict::policy::{Action, POLICY_FILE, Policy};
 
 use crate::cli::{Cli, Command, ConnectArgs, Format, PolicyArgs};
 
@@ -55,9 +55,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
     let user_config = match &cli.user {
         Some(client) => {
-            let found = mcp_lock::config::user::user_config(
+            let found = mcp_lock::servers::config::user::user_config(
                 client,
-                mcp_lock::config::user::Platform::current(),
+                mcp_lock::servers::config::user::Platform::current(),
                 &|v| std::env::var(v).ok(),
                 &|p| p.is_file(),
             )
@@ -69,7 +69,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let mut paths = found.paths;
             if client == "amazon-q" {
-                let shadowed = mcp_lock::config::amazonq_shadowed_agents(&project_dir, &paths);
+                let shadowed =
+                    mcp_lock::servers::config::amazonq_shadowed_agents(&project_dir, &paths);
                 for (file, name, project) in &shadowed {
                     notice(&format!(
                         "Amazon Q: agent {name:?} of {} is not read: the project's {} has the same name, and Amazon Q uses the workspace's",
@@ -95,10 +96,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // Servers from a user-level file are personal: pinned in a lock of the user's own
     // (one per project), never in the project's committed mcp.lock, unless --lock says.
     let personal_config = cli.user.is_some()
-        || cli
-            .config
-            .as_deref()
-            .is_some_and(|p| mcp_lock::config::is_user_file(p, &|v| std::env::var(v).ok()));
+        || cli.config.as_deref().is_some_and(|p| {
+            mcp_lock::servers::config::is_user_file(p, &|v| std::env::var(v).ok())
+        });
     let personal = personal_config && cli.lock.is_none();
     let lock_path = match &cli.lock {
         Some(path) => path.clone(),
@@ -240,12 +240,12 @@ pub struct Workspace {
 fn user_lock_path(project_dir: &Path) -> anyhow::Result<PathBuf> {
     let config_home = user_config_home()
         .context("cannot tell where the user's lock goes: neither XDG_CONFIG_HOME nor HOME is set; pass --lock PATH")?;
-    let key = mcp_lock::config::project_key(project_dir);
+    let key = mcp_lock::servers::config::project_key(project_dir);
     let name = project_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "root".into());
-    let hash = &mcp_lock::hash::sha256_hex(key.as_bytes())[..12];
+    let hash = &mcp_lock::contract::hash::sha256_hex(key.as_bytes())[..12];
     Ok(config_home
         .join("mcp-lock")
         .join("locks")
@@ -262,12 +262,12 @@ fn user_config_home() -> Option<PathBuf> {
 
 impl Workspace {
     /// The directory a file mcp-lock writes at `path` must stay in once its symlinks
-    /// are followed (see [`mcp_lock::files`]): the project for a file in it, mcp-lock's
+    /// are followed (see [`mcp_lock::base::files`]): the project for a file in it, mcp-lock's
     /// config directory for the user's locks, home for a client's user-level config,
     /// and otherwise the directory the path names. A repository cannot point a file
     /// of its own at the user's.
     fn belongs_in(&self, path: &Path) -> PathBuf {
-        use mcp_lock::files::normalize;
+        use mcp_lock::base::files::normalize;
         let path = normalize(&self.project_dir.join(path));
         let project = normalize(&self.project_dir);
         if path.starts_with(&project) {
@@ -283,11 +283,11 @@ impl Workspace {
             .map(|h| normalize(Path::new(&h)));
         if let Some(home) = home
             && path.starts_with(&home)
-            && mcp_lock::config::is_user_file(&path, &|v| std::env::var(v).ok())
+            && mcp_lock::servers::config::is_user_file(&path, &|v| std::env::var(v).ok())
         {
             return home;
         }
-        mcp_lock::files::parent_of(&path)
+        mcp_lock::base::files::parent_of(&path)
     }
 
     fn load_config(&self) -> anyhow::Result<ProjectConfig> {
@@ -443,7 +443,7 @@ fn print_reports_observed(
     ctx: &LockContext,
     code: ExitCode,
     verb: &str,
-    observed: &[mcp_lock::observed::Observed],
+    observed: &[mcp_lock::records::observed::Observed],
 ) {
     if format == Format::Human {
         for o in observed {
@@ -453,7 +453,7 @@ fn print_reports_observed(
     match format {
         Format::Json => out(&format!(
             "{}\n",
-            mcp_lock::report::render_json_observed(reports, &ctx.path, code, observed)
+            mcp_lock::review::report::render_json_observed(reports, &ctx.path, code, observed)
         )),
         Format::Sarif => out(&format!("{}\n", render_sarif(reports, ctx))),
         Format::Junit => out(&render_junit(reports, ctx)),
@@ -481,11 +481,11 @@ fn print_reports_observed(
 /// that cannot be read is one note, and counts as none.
 fn observed_handshakes(
     ws: &Workspace,
-    lock: &mcp_lock::lock::Lockfile,
+    lock: &mcp_lock::records::lock::Lockfile,
     servers: &[String],
-) -> Vec<mcp_lock::observed::Observed> {
-    match mcp_lock::observed::read(ws.lock_dir()) {
-        Ok(seen) => mcp_lock::observed::differing(lock, &seen, servers),
+) -> Vec<mcp_lock::records::observed::Observed> {
+    match mcp_lock::records::observed::read(ws.lock_dir()) {
+        Ok(seen) => mcp_lock::records::observed::differing(lock, &seen, servers),
         Err(why) => {
             notice(&why);
             Vec::new()
@@ -509,12 +509,14 @@ fn check_options(
     args: &ConnectArgs,
     identity_from_lock: bool,
     ws: &Workspace,
-    policy: &mcp_lock::policy::Policy,
+    policy: &mcp_lock::verdict::policy::Policy,
 ) -> anyhow::Result<CheckOptions> {
     let self_dir = ws.lock_dir();
     let closures = if identity_from_lock {
-        mcp_lock::lock::closures::read(&mcp_lock::lock::closures::companion_path(&ws.lock_path))
-            .map_err(anyhow::Error::msg)?
+        mcp_lock::records::lock::closures::read(&mcp_lock::records::lock::closures::companion_path(
+            &ws.lock_path,
+        ))
+        .map_err(anyhow::Error::msg)?
     } else {
         Default::default()
     };
@@ -540,11 +542,13 @@ fn check_options(
             allow_cross_origin_redirects: args.allow_redirects,
             ..ClientOptions::default()
         },
-        jobs: args.jobs.unwrap_or_else(mcp_lock::check::default_jobs),
+        jobs: args
+            .jobs
+            .unwrap_or_else(mcp_lock::live::check::default_jobs),
         identity_from_lock,
         project_dir: self_dir.to_path_buf(),
         protocol: None,
-        packages: mcp_lock::package::Lookups::Online,
+        packages: mcp_lock::servers::package::Lookups::Online,
         closures: std::sync::Arc::new(closures),
         allow_scripts: policy.allow_scripts.clone(),
         contact_new_origins: false,
@@ -552,7 +556,7 @@ fn check_options(
 }
 
 /// On a terminal, says what is about to be contacted: servers can take a while.
-fn announce(servers: &[mcp_lock::config::ServerSpec]) {
+fn announce(servers: &[mcp_lock::servers::config::ServerSpec]) {
     if std::io::stderr().is_terminal() && !servers.is_empty() && !quiet() {
         let names: Vec<String> = servers
             .iter()
@@ -571,13 +575,13 @@ fn announce(servers: &[mcp_lock::config::ServerSpec]) {
 /// Per-server progress: spinners on a terminal, plain lines otherwise.
 fn progress() -> Progress {
     if quiet() {
-        return mcp_lock::check::no_progress();
+        return mcp_lock::live::check::no_progress();
     }
     Arc::new(progress::Display::new(std::io::stderr().is_terminal()))
 }
 
 /// Prints to stdout. What reaches here was redacted where it came in: each server's
-/// secrets inside that server's text (see `mcp_lock::secrets`).
+/// secrets inside that server's text (see `mcp_lock::base::secrets`).
 pub fn out(text: &str) {
     anstream::print!("{text}");
 }

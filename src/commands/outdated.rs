@@ -7,15 +7,15 @@ use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
 use anstyle::{AnsiColor, Style};
-use mcp_lock::config::{ConfigError, ProjectConfig, Resolved};
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::PinnedServer;
-use mcp_lock::package::releases::{
+use mcp_lock::base::text::{count, escape_for_terminal as esc};
+use mcp_lock::records::lock::PinnedServer;
+use mcp_lock::review::report::escape_markdown;
+use mcp_lock::servers::config::{ConfigError, ProjectConfig, Resolved};
+use mcp_lock::servers::package::releases::{
     self, Outlook, Release, Releases, Source, Want, format_age, format_time,
 };
-use mcp_lock::package::{Fetcher, OwnedEntry, Package};
-use mcp_lock::report::escape_markdown;
-use mcp_lock::text::{count, escape_for_terminal as esc};
+use mcp_lock::servers::package::{Fetcher, OwnedEntry, Package};
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde::Serialize;
 
 use super::{Workspace, env_lookup};

@@ -1,10 +1,10 @@
 //! `mcp-lock profiles`: every client profile by name, built-in and defined in
 //! `mcp-lock.toml`, with what mcp-lock sends when it connects as that host.
 
-use mcp_lock::client::{LEGACY_VERSION, is_modern};
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::profile::{BUILTIN, Profile};
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::base::text::escape_for_terminal as esc;
+use mcp_lock::records::profile::{BUILTIN, Profile};
+use mcp_lock::servers::client::{LEGACY_VERSION, is_modern};
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use anstyle::{AnsiColor, Style};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mcp_lock::check::ProgressSink;
-use mcp_lock::drift::{ServerReport, Verdict};
-use mcp_lock::report::verdict_style_for;
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::base::text::escape_for_terminal as esc;
+use mcp_lock::live::check::ProgressSink;
+use mcp_lock::review::report::verdict_style_for;
+use mcp_lock::verdict::drift::{ServerReport, Verdict};
 
 use super::err_out;
 
@@ -50,7 +51,12 @@ impl Display {
     }
 
     fn finished_line(report: &ServerReport) -> String {
-        let style = verdict_style_for(report.verdict);
+        let style = match report.verdict {
+            // The listing itself went well; the drift is the report's to show. Red here
+            // reads as an error, so a warning's yellow, as cargo's.
+            Verdict::Stale => Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold(),
+            verdict => verdict_style_for(verdict),
+        };
         let what = report
             .listed_text()
             .unwrap_or_else(|| report.verdict.as_str().to_string());
@@ -61,7 +67,7 @@ impl Display {
         };
         let line = format!(
             "{style}{verb:>12}{style:#} {} ({what}, {:.2}s)",
-            mcp_lock::report::server_label(&report.name, &report.profile),
+            mcp_lock::review::report::server_label(&report.name, &report.profile),
             report.elapsed_ms as f64 / 1000.0
         );
         // indicatif writes past anstream, so honour --color / NO_COLOR here.

@@ -2,14 +2,14 @@
 //! (tools, prompts, resource templates), pinned or not. Writes nothing.
 
 use anstyle::AnsiColor;
-use mcp_lock::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::client::Outcome;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Pins, read_lock};
-use mcp_lock::policy::Action;
-use mcp_lock::report::{ScannedItem, ScannedServer};
-use mcp_lock::surface::Kind;
-use mcp_lock::text::count;
+use mcp_lock::base::text::count;
+use mcp_lock::contract::surface::Kind;
+use mcp_lock::live::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
+use mcp_lock::records::lock::{Pins, read_lock};
+use mcp_lock::review::report::{ScannedItem, ScannedServer};
+use mcp_lock::servers::client::Outcome;
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::Action;
 
 use super::{Workspace, check_options, env_lookup, progress};
 use crate::cli::{ScanArgs, ScanFormat};
@@ -30,7 +30,8 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
     super::announce(&selected);
     let options = check_options(&args.connect, true, ws, &policy)?;
     let checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::of_run(&lock, &checked));
     let mut servers = Vec::with_capacity(checked.len());
     for c in &checked {
         let mut server = ScannedServer {
@@ -57,7 +58,7 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
             for item in listing.kind(kind).into_iter().flatten() {
                 server.screened += 1;
                 let name = item.name.clone().unwrap_or_default();
-                let mut found = mcp_lock::screen::screen(
+                let mut found = mcp_lock::verdict::screen::screen(
                     kind,
                     &item.definition.to_value(),
                     &c.spec.name,
@@ -95,16 +96,16 @@ pub async fn run(ws: &Workspace, args: ScanArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         ScanFormat::Json => super::out(&format!(
             "{}\n",
-            mcp_lock::report::render_scan_json(&servers, code.into())
+            mcp_lock::review::report::render_scan_json(&servers, code.into())
         )),
         ScanFormat::Sarif => super::out(&format!(
             "{}\n",
-            mcp_lock::report::render_scan_sarif(&servers)
+            mcp_lock::review::report::render_scan_sarif(&servers)
         )),
         ScanFormat::Text => {
-            super::out(&mcp_lock::report::render_scan_text(&servers));
+            super::out(&mcp_lock::review::report::render_scan_text(&servers));
             let screened: usize = servers.iter().map(|s| s.screened).sum();
-            let counts = mcp_lock::report::screen_counts(&servers);
+            let counts = mcp_lock::review::report::screen_counts(&servers);
             let by: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
             // A server listed under two profiles is one server, listed twice.
             let names: std::collections::BTreeSet<&str> =

@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use mcp_lock::config::environ::Inherit;
-use mcp_lock::config::{Found, Resolved, ServerSpec, ToolFilter};
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::read_lock;
-use mcp_lock::package::PackagePin;
-use mcp_lock::text::escape_for_terminal as esc;
+use mcp_lock::base::text::escape_for_terminal as esc;
+use mcp_lock::records::lock::read_lock;
+use mcp_lock::servers::config::environ::Inherit;
+use mcp_lock::servers::config::{Found, Resolved, ServerSpec, ToolFilter};
+use mcp_lock::servers::package::PackagePin;
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde::Serialize;
 
 use super::{Workspace, display_path, env_lookup};
@@ -46,7 +46,7 @@ struct Row {
     /// Hosts that last sent the guard another handshake than the lock pinned for
     /// their profile (`.mcp-lock/handshakes.json`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    observed_handshakes: Vec<mcp_lock::observed::Observed>,
+    observed_handshakes: Vec<mcp_lock::records::observed::Observed>,
     /// Under each pinned profile, what the tool rules let its host use of the pinned
     /// definitions; empty when no rule is given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -61,15 +61,15 @@ struct Effective {
     tools: Vec<String>,
     prompts: Vec<String>,
     resource_templates: Vec<String>,
-    denied: Vec<mcp_lock::rules::Denied>,
+    denied: Vec<mcp_lock::verdict::rules::Denied>,
 }
 
 /// What the rules leave each pinned profile's host of `pins`.
 fn effective(
-    rules: &mcp_lock::rules::ToolRules,
-    pins: &mcp_lock::lock::PinnedServer,
+    rules: &mcp_lock::verdict::rules::ToolRules,
+    pins: &mcp_lock::records::lock::PinnedServer,
 ) -> Vec<Effective> {
-    use mcp_lock::surface::Kind;
+    use mcp_lock::contract::surface::Kind;
     if rules.is_empty() {
         return Vec::new();
     }
@@ -92,7 +92,7 @@ fn effective(
                         key,
                         Some(&item.definition),
                     ) {
-                        Some(denial) => e.denied.push(mcp_lock::rules::Denied {
+                        Some(denial) => e.denied.push(mcp_lock::verdict::rules::Denied {
                             kind,
                             name: key.clone(),
                             denial,
@@ -210,7 +210,7 @@ struct Header {
 /// it cannot be resolved.
 ///
 /// A guarded entry with a package pin launches the pinned version: its arguments are
-/// rewritten by the guard's own [`pinned_launch`](mcp_lock::package::pinned_launch),
+/// rewritten by the guard's own [`pinned_launch`](mcp_lock::servers::package::pinned_launch),
 /// against the lock's directory, as the guard does; with a pinned closure, the guard
 /// runs the package's command from the closure cache (`closure` says which).
 fn resolve_launch(
@@ -225,7 +225,7 @@ fn resolve_launch(
         && let Some((pin, lock_dir)) = guard_pin
         && let Resolved::Stdio(stdio) = &mut resolved
     {
-        stdio.args = mcp_lock::package::pinned_launch(
+        stdio.args = mcp_lock::servers::package::pinned_launch(
             &stdio.command,
             &stdio.args,
             &stdio.cwd,
@@ -238,7 +238,7 @@ fn resolve_launch(
     Ok(match &resolved {
         Resolved::Stdio(stdio) => {
             let written = match &spec.transport {
-                mcp_lock::config::TransportSpec::Stdio { env, .. } => Some(env),
+                mcp_lock::servers::config::TransportSpec::Stdio { env, .. } => Some(env),
                 _ => None,
             };
             let env_file = spec.environ.as_ref().and_then(|e| e.env_file.as_ref());
@@ -281,11 +281,17 @@ fn resolve_launch(
                 closure: guard_pin
                     .filter(|_| spec.guarded)
                     .and_then(|(pin, _)| pin.closure.as_ref())
-                    .map(|c| format!("{} ({})", c.hash, mcp_lock::text::count(c.count, "package"))),
+                    .map(|c| {
+                        format!(
+                            "{} ({})",
+                            c.hash,
+                            mcp_lock::base::text::count(c.count, "package")
+                        )
+                    }),
             }
         }
         Resolved::Remote(remote) => {
-            let login_issuers = if mcp_lock::client::takes_login_token(remote) {
+            let login_issuers = if mcp_lock::servers::client::takes_login_token(remote) {
                 login_issuers(&remote.url)
             } else {
                 Vec::new()
@@ -312,10 +318,10 @@ fn resolve_launch(
 /// a connection reads (no network: with several, the connection asks the server
 /// which one it trusts).
 fn login_issuers(url: &str) -> Vec<String> {
-    let Ok(store) = mcp_lock::auth::TokenStore::from_env(&env_lookup) else {
+    let Ok(store) = mcp_lock::servers::auth::TokenStore::from_env(&env_lookup) else {
         return Vec::new();
     };
-    let Ok(resource) = mcp_lock::auth::canonical_resource(url) else {
+    let Ok(resource) = mcp_lock::servers::auth::canonical_resource(url) else {
         return Vec::new();
     };
     let mut issuers: Vec<String> = store
@@ -397,7 +403,7 @@ pub fn run(ws: &Workspace, args: ServersArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         CallFormat::Json => super::out(&format!(
             "{}\n",
-            mcp_lock::text::escape_json_output(&serde_json::to_string_pretty(
+            mcp_lock::base::text::escape_json_output(&serde_json::to_string_pretty(
                 &serde_json::json!({"lock": ws.lock_display(), "servers": rows})
             )?)
         )),
@@ -480,7 +486,7 @@ fn table(rows: &[Row], project_dir: &Path) -> String {
                     .denied
                     .iter()
                     .map(|d| match d.kind {
-                        mcp_lock::surface::Kind::Tool => {
+                        mcp_lock::contract::surface::Kind::Tool => {
                             format!("{} ({})", esc(&d.name), esc(&d.denial.rule))
                         }
                         kind => {

@@ -5,24 +5,30 @@ use std::io::IsTerminal;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
-use mcp_lock::check::{
+use dialoguer::console::{Key, Term};
+use mcp_lock::base::text::{count, escape_cut, escape_for_terminal as esc};
+use mcp_lock::live::check::{
     ProfileUse, Targets, check_servers, package_entries, plan_targets, resolve_all,
     select_with_lock,
 };
-use mcp_lock::drift::ChangeKind;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
-use mcp_lock::policy::{Policy, Rule};
-use mcp_lock::report::{
+use mcp_lock::records::lock::{Approval, FileLock, Lockfile, Pins, read_lock, write_lock_file};
+use mcp_lock::review::report::{
     Review, SHOWN_LINE_CHARS, render_proposal, render_review, server_label, short,
 };
-use mcp_lock::text::{count, escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{
+use mcp_lock::review::update::{
     Proposal, add_package_proposals, apply, plan, record_approvals, screened_out, withhold,
 };
+use mcp_lock::verdict::drift::ChangeKind;
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::{Policy, Rule};
 
 use super::{Workspace, check_options, env_lookup, progress, status, warning};
 use crate::cli::UpdateArgs;
+
+mod observed;
+mod pull_request;
+use observed::*;
+use pull_request::*;
 
 pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let project = ws.load_config()?;
@@ -33,7 +39,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         && !args.dry_run
         && let Some(dir) = ws.lock_path.parent()
     {
-        mcp_lock::files::create_dir_within(dir, &root, 0o755)
+        mcp_lock::base::files::create_dir_within(dir, &root, 0o755)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let _file_lock = if args.dry_run {
@@ -41,7 +47,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     } else {
         // A lock symlinked out of the project, or dangling, is refused before any
         // server is started.
-        mcp_lock::files::landing(&ws.lock_path, &root)
+        mcp_lock::base::files::landing(&ws.lock_path, &root)
             .with_context(|| format!("cannot write {display}"))?;
         let path = ws.lock_path.clone();
         let shown = display.clone();
@@ -67,7 +73,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let mut lock = existing.clone().unwrap_or_default();
     // The pinned closures' packages, so a move shows which of them changed. A
     // companion that does not read is no reason to stop: update writes it again.
-    if let Err(why) = mcp_lock::lock::closures::attach(&mut lock, &ws.lock_path) {
+    if let Err(why) = mcp_lock::records::lock::closures::attach(&mut lock, &ws.lock_path) {
         warning(&format!(
             "{}; closure changes are not shown",
             escape_cut(&why, SHOWN_LINE_CHARS)
@@ -93,7 +99,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let entries = package_entries(&targets, &options);
     let (mut checked, resolved_packages) = tokio::join!(
         check_servers(targets, Pins::Whole(&lock), &options, progress()),
-        mcp_lock::package::resolve_all(entries)
+        mcp_lock::servers::package::resolve_all(entries)
     );
     let mut packages = std::collections::BTreeMap::new();
     for (server, (pin, closure_problem)) in resolved_packages {
@@ -109,9 +115,10 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
         }
         packages.insert(server, pin);
     }
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
-        mcp_lock::check::mark_denied(
+        mcp_lock::live::check::mark_denied(
             &mut c.report,
             &policy.rules,
             &c.fetched,
@@ -137,13 +144,13 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
             super::notice(&format!(
                 "{}: {}",
                 server_label(&c.spec.name, &c.profile.name),
-                mcp_lock::drift::not_implemented_note(*kind)
+                mcp_lock::verdict::drift::not_implemented_note(*kind)
             ));
         }
     }
     // Why a package did not resolve goes in the lock: never with a secret in it.
     for (server, pin) in &mut packages {
-        if let mcp_lock::package::Package::Unresolved { reason } = &mut pin.package
+        if let mcp_lock::servers::package::Package::Unresolved { reason } = &mut pin.package
             && let Some(c) = checked.iter().find(|c| &c.spec.name == server)
         {
             c.secrets.redact_in_place(reason);
@@ -291,7 +298,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = review {
         let left_out = left_out_lines(held, &withheld);
         let body = written.as_ref().and_then(|next| {
-            let mut reports = mcp_lock::drift::compare_locks(&lock, next);
+            let mut reports = mcp_lock::verdict::drift::compare_locks(&lock, next);
             for report in &mut reports {
                 policy.evaluate(report);
             }
@@ -301,7 +308,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     for (p, yes) in proposals.iter().zip(&decisions) {
         // A change held back for its screening is named below, once.
-        let held_back = |w: &mcp_lock::update::Withheld| match p {
+        let held_back = |w: &mcp_lock::review::update::Withheld| match p {
             Proposal::Tool { change, .. } => {
                 !w.from_listing && w.server == p.server() && w.key == change.tool
             }
@@ -314,7 +321,7 @@ pub async fn run(ws: &Workspace, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     for w in &withheld {
         let noun = match w.kind {
-            mcp_lock::surface::Kind::Tool => String::new(),
+            mcp_lock::contract::surface::Kind::Tool => String::new(),
             kind => format!("{} ", kind.noun()),
         };
         super::error(&format!(
@@ -489,81 +496,6 @@ fn write(ws: &Workspace, root: &std::path::Path, lock: &Lockfile) -> anyhow::Res
         .with_context(|| format!("cannot write {display}"))
 }
 
-/// What a pull request leaves out, for its body: servers not checked (their pins
-/// stay) and definitions screening kept from being pinned unasked.
-fn left_out_lines(
-    held: &[mcp_lock::update::Held],
-    withheld: &[mcp_lock::update::Withheld],
-) -> Vec<String> {
-    let mut lines: Vec<String> = held
-        .iter()
-        .filter(|h| !h.secret)
-        .map(|h| {
-            format!(
-                "{} [{}]: {}: {}; its pins are unchanged",
-                h.server,
-                h.profile,
-                h.verdict.as_str(),
-                h.reason
-            )
-        })
-        .collect();
-    lines.extend(withheld.iter().map(|w| {
-        format!(
-            "{} {}/{} [{}]: not pinned, screening found {}; a person reviews it with `mcp-lock update {}` in a terminal, or the team accepts the findings in [screen] accept",
-            w.kind.noun(),
-            w.server,
-            w.key,
-            w.profile,
-            w.findings,
-            w.server
-        )
-    }));
-    lines
-}
-
-/// `update --pull-request DIR`: the pull request's title.txt, labels.txt (one a line)
-/// and body.md, or, when the lock did not move, none of them (any left from an earlier
-/// run are removed, so a job never opens a pull request for an old run); and always
-/// paths.txt, the lock and its companion (absolute, one a line): what a pull request
-/// commits.
-fn write_review(
-    dir: &std::path::Path,
-    review: Option<&Review>,
-    lock_path: &std::path::Path,
-) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let lock = std::path::absolute(lock_path)
-        .with_context(|| format!("cannot resolve {}", lock_path.display()))?;
-    let companion = mcp_lock::lock::closures::companion_path(&lock);
-    let mut files = vec![(
-        "paths.txt",
-        Some(format!("{}\n{}\n", lock.display(), companion.display())),
-    )];
-    files.extend([
-        ("title.txt", review.map(|r| format!("{}\n", r.title))),
-        (
-            "labels.txt",
-            review.map(|r| r.labels.iter().map(|l| format!("{l}\n")).collect()),
-        ),
-        ("body.md", review.map(|r| r.body.clone())),
-    ]);
-    for (name, text) in files {
-        let path = dir.join(name);
-        match text {
-            Some(text) => std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?,
-            None => match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| format!("cannot remove {}", path.display()));
-                }
-                _ => {}
-            },
-        }
-    }
-    Ok(())
-}
-
 fn capitalize(text: &str) -> String {
     let mut chars = text.chars();
     chars
@@ -586,8 +518,10 @@ fn show_all(proposals: &[Proposal], by_policy: &[bool]) {
 }
 
 /// Asks about each proposal the policy does not accept, in turn: y accepts, n rejects,
-/// a accepts the rest, q rejects the rest. One decision per proposal.
+/// a accepts the rest, q (or end of input, Ctrl-D) rejects the rest. One decision per
+/// proposal.
 fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> {
+    let term = Term::stderr();
     let mut decisions = by_policy.to_vec();
     let total = by_policy.iter().filter(|auto| !**auto).count();
     let asked = proposals.iter().enumerate().filter(|(i, _)| !by_policy[*i]);
@@ -601,37 +535,79 @@ fn ask(proposals: &[Proposal], by_policy: &[bool]) -> anyhow::Result<Vec<bool>> 
             Proposal::Package { .. } => "Pin this package?",
             _ => "Accept this change?",
         };
-        let answer: String = dialoguer::Input::new()
-            .with_prompt(format!(
-                "[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit",
-                n + 1
-            ))
-            .validate_with(|input: &String| -> Result<(), &str> {
-                match input.trim().to_ascii_lowercase().as_str() {
-                    "y" | "yes" | "n" | "no" | "a" | "all" | "q" | "quit" => Ok(()),
-                    _ => Err("answer y, n, a or q"),
-                }
-            })
-            .interact_text()
-            .map_err(|e| match e {
-                dialoguer::Error::IO(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                    anyhow::Error::new(super::Interrupted)
-                }
-                dialoguer::Error::IO(e) => {
-                    anyhow::anyhow!("cannot read the answer from the terminal: {e}")
-                }
-            })?;
-        match answer.trim().to_ascii_lowercase().chars().next() {
-            Some('y') => decisions[i] = true,
-            Some('a') => {
+        let prompt = format!("[{}/{total}] {question} [y]es, [n]o, [a]ll, [q]uit", n + 1);
+        match read_answer(&term, &prompt).map_err(|e| match e.kind() {
+            std::io::ErrorKind::Interrupted => anyhow::Error::new(super::Interrupted),
+            _ => anyhow::anyhow!("cannot read the answer from the terminal: {e}"),
+        })? {
+            Answer::Yes => decisions[i] = true,
+            Answer::No => {}
+            Answer::All => {
                 decisions[i..].fill(true);
                 break;
             }
-            Some('q') => break,
-            _ => {}
+            Answer::Quit => break,
         }
     }
     Ok(decisions)
+}
+
+/// What a person answered at the prompt.
+enum Answer {
+    Yes,
+    No,
+    All,
+    Quit,
+}
+
+/// Asks until the answer is one of y, n, a or q (or yes, no, all, quit). End of input
+/// is q: there is nothing more to read, so the rest is rejected, not waited for.
+fn read_answer(term: &Term, prompt: &str) -> std::io::Result<Answer> {
+    loop {
+        let Some(line) = read_line(term, &format!("{prompt}: "))? else {
+            return Ok(Answer::Quit);
+        };
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Ok(Answer::Yes),
+            "n" | "no" => return Ok(Answer::No),
+            "a" | "all" => return Ok(Answer::All),
+            "q" | "quit" => return Ok(Answer::Quit),
+            _ => term.write_line("error: answer y, n, a or q")?,
+        }
+    }
+}
+
+/// One line typed after `prompt`, or `None` at end of input: Ctrl-D on an empty line,
+/// as a shell takes it. Ctrl-C raises SIGINT, as it does outside a prompt, and is
+/// returned as an `Interrupted` error.
+fn read_line(term: &Term, prompt: &str) -> std::io::Result<Option<String>> {
+    term.write_str(prompt)?;
+    term.flush()?;
+    let mut line = String::new();
+    loop {
+        match term.read_key()? {
+            Key::Enter => {
+                term.write_line("")?;
+                return Ok(Some(line));
+            }
+            Key::Char('\u{4}') if line.is_empty() => {
+                term.write_line("")?;
+                return Ok(None);
+            }
+            Key::Backspace => {
+                if let Some(c) = line.pop() {
+                    term.clear_chars(dialoguer::console::measure_text_width(&c.to_string()))?;
+                    term.flush()?;
+                }
+            }
+            Key::Char(c) if !c.is_control() => {
+                line.push(c);
+                term.write_str(c.encode_utf8(&mut [0; 4]))?;
+                term.flush()?;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// One cargo-style line per proposal, after the lock is written.
@@ -644,7 +620,7 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
                 change, profile, ..
             } => {
                 let noun = match change.kind {
-                    mcp_lock::surface::Kind::Tool => String::new(),
+                    mcp_lock::contract::surface::Kind::Tool => String::new(),
                     kind => format!("{} ", kind.noun()),
                 };
                 format!("{server}/{noun}{} [{}]", esc(&change.tool), esc(profile))
@@ -670,7 +646,7 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
             status(
                 "Pinning",
                 AnsiColor::Green,
-                &format!("{label} ({})", mcp_lock::report::kinds_text(tools)),
+                &format!("{label} ({})", mcp_lock::review::report::kinds_text(tools)),
             );
             if let Some(package) = package {
                 status(
@@ -688,13 +664,16 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
         Proposal::PinProfile { listed, .. } => status(
             "Pinning",
             AnsiColor::Green,
-            &format!("{label} ({})", mcp_lock::report::counts_text(listed)),
+            &format!(
+                "{label} ({})",
+                mcp_lock::review::report::counts_text(listed)
+            ),
         ),
         Proposal::Tool {
             change, profile, ..
         } => {
             let noun = match change.kind {
-                mcp_lock::surface::Kind::Tool => String::new(),
+                mcp_lock::contract::surface::Kind::Tool => String::new(),
                 kind => format!("{} ", kind.noun()),
             };
             let tool = format!("{server}/{noun}{} [{}]", esc(&change.tool), esc(profile));
@@ -751,73 +730,5 @@ pub(super) fn report_line(p: &Proposal, accepted: bool) {
                 &format!("{server} package {}", esc(&new.to_string())),
             ),
         },
-    }
-}
-
-/// A pinned profile whose host was last seen sending another handshake
-/// (`.mcp-lock/handshakes.json`) is listed with that handshake instead of the
-/// profile's own values: the differences (capabilities, protocol version, clientInfo,
-/// and the listing under them) are proposed as any change is, and approving them pins
-/// the listing under the handshake the host really sends. Said first, old against new.
-fn offer_observed(
-    ws: &Workspace,
-    lock: &mcp_lock::lock::Lockfile,
-    targets: &mut [mcp_lock::check::Target],
-) {
-    let seen = match mcp_lock::observed::read(ws.lock_dir()) {
-        Ok(seen) => seen,
-        Err(why) => {
-            super::notice(&why);
-            return;
-        }
-    };
-    let differing = mcp_lock::observed::differing(lock, &seen, &[]);
-    for (server, profile, h) in mcp_lock::observed::to_pin(lock, &seen) {
-        let Some(target) = targets
-            .iter_mut()
-            .find(|t| t.spec.name == server && t.profile.name == profile)
-        else {
-            continue;
-        };
-        let Some(version) = h.version_to_ask() else {
-            continue;
-        };
-        if let Some(o) = differing
-            .iter()
-            .find(|o| o.server == server && o.profile == profile && o.at == h.at)
-        {
-            super::notice(&format!(
-                "{} [{}]: listed with the handshake {} last sent, to pin it: capabilities {} -> {}{}; era {}",
-                esc(&server),
-                esc(&profile),
-                esc(&h.host_shown()),
-                o.pinned_capabilities,
-                o.capabilities,
-                if o.difference.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (differing at {})", o.difference.join(", "))
-                },
-                {
-                    let pinned = format!(
-                        "{} {}",
-                        if mcp_lock::protocol::is_modern(&o.pinned_protocol_version) {
-                            "server/discover"
-                        } else {
-                            "initialize"
-                        },
-                        o.pinned_protocol_version
-                    );
-                    if o.era_changed {
-                        format!("{pinned} -> {}", esc(&h.era()))
-                    } else {
-                        format!("unchanged ({pinned})")
-                    }
-                },
-            ));
-        }
-        target.profile.protocol_version = version;
-        target.profile.capabilities = h.capabilities.clone();
-        target.profile.client_info = h.client_info.clone();
     }
 }

@@ -10,22 +10,26 @@ use std::time::SystemTime;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
-use mcp_lock::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
-use mcp_lock::config::{MAX_NAMED_BYTES, ProjectConfig, Resolved, ServerSpec, TransportSpec};
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::files::{self, Place};
-use mcp_lock::lock::{
+use mcp_lock::base::files::{self, Place};
+use mcp_lock::base::text::{escape_cut, escape_for_terminal as esc};
+use mcp_lock::hosts::wrap::{ConfigPath, set_arg};
+use mcp_lock::live::check::{ProfileUse, Targets, check_servers, plan_targets, resolve_all};
+use mcp_lock::records::lock::{
     Approval, FileLock, Lockfile, Pins, Reached, closures, read_lock, render_lock,
 };
-use mcp_lock::package::releases::{self, Release, Want};
-use mcp_lock::package::{self as package, Fetcher, OwnedEntry, PackagePin};
-use mcp_lock::report::{SHOWN_LINE_CHARS, server_label};
-use mcp_lock::text::{escape_cut, escape_for_terminal as esc};
-use mcp_lock::update::{
+use mcp_lock::review::report::{SHOWN_LINE_CHARS, server_label};
+use mcp_lock::review::update::{
     Proposal, add_package_proposals, apply, plan, record_approvals, screened_out,
 };
-use mcp_lock::upgrade::{at_version, moving, package_first, record_launch, version_arg, writable};
-use mcp_lock::wrap::{ConfigPath, set_arg};
+use mcp_lock::review::upgrade::{
+    at_version, moving, package_first, record_launch, version_arg, writable,
+};
+use mcp_lock::servers::config::{
+    MAX_NAMED_BYTES, ProjectConfig, Resolved, ServerSpec, TransportSpec,
+};
+use mcp_lock::servers::package::releases::{self, Release, Want};
+use mcp_lock::servers::package::{self as package, Fetcher, OwnedEntry, PackagePin};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::update::{Decided, approval_needed, approvals, by_policy, decide, report_line};
 use super::{Workspace, check_options, display_path, env_lookup, progress, status, warning};
@@ -282,7 +286,8 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
     let mut checked = check_servers(targets, Pins::Whole(&lock), &options, progress()).await;
     // Everything was listed: the candidates' installs go now, before any question.
     drop(scratch);
-    policy.screen.context = std::sync::Arc::new(mcp_lock::screen::Context::of_run(&lock, &checked));
+    policy.screen.context =
+        std::sync::Arc::new(mcp_lock::verdict::screen::Context::of_run(&lock, &checked));
     for c in &mut checked {
         policy.evaluate(&mut c.report);
     }
@@ -418,7 +423,7 @@ pub async fn run(ws: &Workspace, args: UpgradeArgs) -> anyhow::Result<ExitCode> 
 }
 
 /// `text` with the entry's secret values redacted.
-fn redacted(secrets: &mcp_lock::secrets::Secrets, mut text: String) -> String {
+fn redacted(secrets: &mcp_lock::base::secrets::Secrets, mut text: String) -> String {
     secrets.redact_in_place(&mut text);
     text
 }
@@ -654,7 +659,7 @@ fn write(
     to: &Destination,
     project: &ProjectConfig,
     lock: &Lockfile,
-    checked: &[mcp_lock::check::Checked],
+    checked: &[mcp_lock::live::check::Checked],
     moves: &[Move],
     (kept, approved): (&[Proposal], &[(String, Approval)]),
 ) -> anyhow::Result<()> {

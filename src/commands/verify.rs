@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use mcp_lock::check::{
+use mcp_lock::live::check::{
     ProfileUse, Targets, plan_targets, resolve_all, select_with_lock, verify_servers,
 };
-use mcp_lock::config::ProjectConfig;
-use mcp_lock::drift::ServerReport;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::lock::{Lockfile, Pins, WholeLock, read_unchecked};
-use mcp_lock::policy::Policy;
-use mcp_lock::report::LockContext;
+use mcp_lock::records::lock::{Lockfile, Pins, WholeLock, read_unchecked};
+use mcp_lock::review::report::LockContext;
+use mcp_lock::servers::config::ProjectConfig;
+use mcp_lock::verdict::drift::ServerReport;
+use mcp_lock::verdict::exit_codes::ExitCode;
+use mcp_lock::verdict::policy::Policy;
 
 use super::{Workspace, check_options, display_path, env_lookup, progress};
 use crate::cli::{ConnectArgs, Format, VerifyArgs};
@@ -23,9 +23,9 @@ pub async fn run(ws: &Workspace, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let policy = ws.policy(Some(&args.policy))?;
     let read = CheckLock::read(ws)?;
     let lookups = if args.offline {
-        mcp_lock::package::Lookups::Offline
+        mcp_lock::servers::package::Lookups::Offline
     } else {
-        mcp_lock::package::Lookups::Online
+        mcp_lock::servers::package::Lookups::Online
     };
     let reports = live_reports(
         ws,
@@ -58,7 +58,7 @@ pub async fn live_reports(
     servers: &[String],
     connect: &ConnectArgs,
     policy: &Policy,
-    lookups: mcp_lock::package::Lookups,
+    lookups: mcp_lock::servers::package::Lookups,
 ) -> anyhow::Result<Vec<ServerReport>> {
     let lock = pins.header();
     let (selected, gone) = select_with_lock(project, lock, servers)?;
@@ -138,8 +138,8 @@ impl CheckLock {
 /// with another launch, or was dropped from the config.
 fn no_connect(ws: &Workspace, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     use anstyle::AnsiColor;
-    use mcp_lock::offline;
-    use mcp_lock::text::{count, escape_for_terminal as esc};
+    use mcp_lock::base::text::{count, escape_for_terminal as esc};
+    use mcp_lock::review::offline;
 
     if !matches!(args.format, Format::Human | Format::Json | Format::Markdown) {
         anyhow::bail!(
@@ -164,7 +164,7 @@ fn no_connect(ws: &Workspace, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             "{}\n",
             offline::render_json(&servers, &ctx.path, code.into())
         )),
-        Format::Markdown => super::out(&mcp_lock::report::render_offline_markdown(
+        Format::Markdown => super::out(&mcp_lock::review::report::render_offline_markdown(
             &servers,
             &ctx.path,
             code.into(),

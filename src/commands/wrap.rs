@@ -1,16 +1,16 @@
 //! `mcp-lock wrap` / `unwrap`: make a client config's stdio servers launch through
-//! `mcp-lock guard`, and back. The text edits live in [`mcp_lock::wrap`].
+//! `mcp-lock guard`, and back. The text edits live in [`mcp_lock::hosts::wrap`].
 
 use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
-use mcp_lock::config::{self, ConfigError, MAX_NAMED_BYTES, ServerSpec, TransportSpec};
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::files::{self, normalize};
-use mcp_lock::lock::FileLock;
-use mcp_lock::text::escape_for_terminal;
-use mcp_lock::wrap::{self, ConfigPath, GuardLaunch, Outcome, Rewrite};
+use mcp_lock::base::files::{self, normalize};
+use mcp_lock::base::text::escape_for_terminal;
+use mcp_lock::hosts::wrap::{self, ConfigPath, GuardLaunch, Outcome, Rewrite};
+use mcp_lock::records::lock::FileLock;
+use mcp_lock::servers::config::{self, ConfigError, MAX_NAMED_BYTES, ServerSpec, TransportSpec};
+use mcp_lock::verdict::exit_codes::ExitCode;
 
 use super::{Workspace, display_path, err_out, out, status, warning};
 use crate::cli::WrapArgs;

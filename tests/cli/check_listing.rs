@@ -10,14 +10,16 @@ use serde_json::{Value, json};
 /// What a client of the pinned profile receives from the fixture at `args`: the
 /// initialize result and every page of every list, as an array of documents.
 fn capture(project: &Project, args: &[&str]) -> Vec<Value> {
-    let lock = mcp_lock::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
+    let lock =
+        mcp_lock::records::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
     let profile = lock.servers["fx"].profiles.keys().next().unwrap().clone();
     capture_as(project, args, &profile)
 }
 
 /// The `initialize` params a client of the pinned profile `profile` sends.
 fn handshake_of(project: &Project, profile: &str) -> Value {
-    let lock = mcp_lock::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
+    let lock =
+        mcp_lock::records::lock::parse_lock(&project.lock_text().unwrap(), "mcp.lock").unwrap();
     let pin = &lock.servers["fx"].profiles[profile];
     json!({
         "protocolVersion": pin.protocol_version,

@@ -244,3 +244,61 @@ fn rejecting_the_only_first_pin_writes_no_lock() {
         assert_eq!(p.lock_text(), None, "after {answer}");
     }
 }
+
+#[test]
+fn ctrl_d_at_the_prompt_quits_as_q_does_and_keeps_what_was_accepted() {
+    let rev = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rev.path(), "a").unwrap();
+    let p = Project::new(json!({
+        "fixture": common::fixture_entry(&["--revision-file", &rev.path().display().to_string()])
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    std::fs::write(rev.path(), "b").unwrap();
+    let mut s = update_in_pty(&p);
+    s.exp_string("[1/3] Accept this change?").unwrap();
+    s.send_line("y").unwrap();
+    s.exp_string("[2/3] Accept this change?").unwrap();
+    s.send_control('d').unwrap();
+    let between = s.exp_string("Updating fixture/deploy_preview").unwrap();
+    assert!(
+        !between.contains("[3/3]"),
+        "nothing more is asked: {between}"
+    );
+    s.exp_string("Rejected fixture/rollback").unwrap();
+    s.exp_string("Rejected fixture/search_docs").unwrap();
+    s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 0);
+    let doc = p.run(&["verify", "--format", "json"]).expect(1).json();
+    let left: Vec<&str> = doc["servers"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["rollback", "search_docs"]);
+}
+
+#[test]
+fn a_stale_server_is_listed_in_a_warning_s_yellow_not_an_error_s_red() {
+    let rev = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rev.path(), "a").unwrap();
+    let p = Project::new(json!({
+        "fixture": common::fixture_entry(&["--revision-file", &rev.path().display().to_string()])
+    }));
+    p.run(&["update", "--yes"]).expect(0);
+    std::fs::write(rev.path(), "b").unwrap();
+    let mut cmd = common::command(common::bin());
+    cmd.arg("verify")
+        .current_dir(p.path())
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env("TERM", "xterm-256color");
+    let mut s = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
+    let before = s.exp_string("Listed").unwrap();
+    s.exp_string("stale").unwrap();
+    s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 1);
+    // The status word's colour is the last SGR sequence before it.
+    let last = before.rsplit('\u{1b}').next().unwrap_or_default();
+    assert!(last.starts_with("[33m"), "{before:?}");
+}

@@ -46,7 +46,7 @@ fn listings(doc: &Value) -> Vec<(String, String, String, u64)> {
 
 /// The tool names a lock pins under one profile of its only server.
 fn pinned_names(lock: &str, profile: &str) -> Vec<String> {
-    let parsed = mcp_lock::lock::parse_lock(lock, "mcp.lock").unwrap();
+    let parsed = mcp_lock::records::lock::parse_lock(lock, "mcp.lock").unwrap();
     let server = parsed.servers.values().next().unwrap();
     server.profiles[profile].tools.keys().cloned().collect()
 }
@@ -189,7 +189,7 @@ fn a_tool_gone_under_one_profile_makes_only_that_profile_stale() {
 fn the_start_up_api_verifies_what_one_host_profile_sees() {
     let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
     p.run(&["update", "--yes", "--client", "vscode"]).expect(0);
-    let verification = mcp_lock::startup::Verifier::new(p.path())
+    let verification = mcp_lock::hosts::startup::Verifier::new(p.path())
         .client("vscode")
         .verify_blocking()
         .unwrap();
@@ -197,7 +197,7 @@ fn the_start_up_api_verifies_what_one_host_profile_sees() {
     assert_eq!(verification.reports[0].profile, "vscode");
     assert_eq!(verification.reports[0].tools, Some(6));
     // A host whose profile the lock does not pin sees what it would lose or gain.
-    let verification = mcp_lock::startup::Verifier::new(p.path())
+    let verification = mcp_lock::hosts::startup::Verifier::new(p.path())
         .client("bare")
         .verify_blocking()
         .unwrap();
@@ -376,7 +376,10 @@ fn a_version_1_lock_verifies_as_bare_and_update_offers_the_hosts_profile_with_th
     let p = Project::new(json!({"fixture": fixture_entry(&["--gated"])}));
     p.run(&["update", "--yes", "--client", "bare"]).expect(0);
     let v1 = as_version_1(&p.lock_text().unwrap());
-    assert!(mcp_lock::lock::parse_lock(&v1, "mcp.lock").is_ok(), "{v1}");
+    assert!(
+        mcp_lock::records::lock::parse_lock(&v1, "mcp.lock").is_ok(),
+        "{v1}"
+    );
     assert!(v1.contains("\nversion = 1\n") && !v1.contains("[server.profile"));
     std::fs::write(p.path().join("mcp.lock"), &v1).unwrap();
 
@@ -414,7 +417,7 @@ fn a_version_1_lock_verifies_as_bare_and_update_offers_the_hosts_profile_with_th
     p.run(&["update", "--yes"]).expect(0);
     let lock = p.lock_text().unwrap();
     assert!(lock.contains("\nversion = 8\n"));
-    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let parsed = mcp_lock::records::lock::parse_lock(&lock, "mcp.lock").unwrap();
     assert_eq!(
         parsed.servers["fixture"]
             .profiles

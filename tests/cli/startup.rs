@@ -3,9 +3,9 @@
 use crate::common;
 
 use common::{Project, fixture_entry};
-use mcp_lock::classify::Class;
-use mcp_lock::exit_codes::ExitCode;
-use mcp_lock::startup::Verifier;
+use mcp_lock::contract::classify::Class;
+use mcp_lock::hosts::startup::Verifier;
+use mcp_lock::verdict::exit_codes::ExitCode;
 use serde_json::json;
 
 fn pinned_project() -> Project {

@@ -631,7 +631,7 @@ bearer_token_env_var = "TOKEN"
 
 /// The servers mcp-lock reads from a project, with the hosts and transports.
 fn read_servers(project: &Project) -> Vec<(String, String, String)> {
-    mcp_lock::config::ProjectConfig::load(project.path(), None)
+    mcp_lock::servers::config::ProjectConfig::load(project.path(), None)
         .unwrap()
         .servers
         .iter()

@@ -46,7 +46,7 @@ fn row(project: &Project, home: &Path, extra: &[&str], name: &str) -> serde_json
 
 /// The servers a lock pins, by name.
 fn pinned(lock: &str) -> Vec<String> {
-    let parsed = mcp_lock::lock::parse_lock(lock, "mcp.lock").unwrap();
+    let parsed = mcp_lock::records::lock::parse_lock(lock, "mcp.lock").unwrap();
     parsed.servers.keys().cloned().collect()
 }
 

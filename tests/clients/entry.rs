@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::common::{HttpServer, Project};
 use super::{VALUE, pin_and_verify, place, project_with, sample};
-use mcp_lock::config::{ProjectConfig, TransportSpec};
+use mcp_lock::servers::config::{ProjectConfig, TransportSpec};
 use serde_json::Value;
 
 /// `sample` with `@URL@` set to `url`, written at `rel` in a new project.

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::common::{McpPipe, Project, bin};
 use super::{env_with, pin_under, place, project_with, sample, temp_home};
-use mcp_lock::config::ProjectConfig;
+use mcp_lock::servers::config::ProjectConfig;
 
 fn write_env_file(project: &Project, text: &str) {
     std::fs::write(project.path().join(".env"), text).unwrap();
@@ -179,7 +179,7 @@ fn a_server_codex_and_claude_code_define_alike_is_listed_under_each_with_that_ho
     assert_eq!(config.server("fixture").unwrap().hosts.len(), 2);
     let env = env_with(&home, &[("NOT_ALLOWED", "k9w")]);
     let lock = pin_under(&project, &env);
-    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let parsed = mcp_lock::records::lock::parse_lock(&lock, "mcp.lock").unwrap();
     let described = |profile: &str| {
         let pin = &parsed.servers["fixture"].profiles[profile];
         let tool = pin
@@ -205,7 +205,7 @@ fn a_server_gemini_cli_and_claude_code_define_alike_is_one_server_each_with_its_
     place(project.path(), ".gemini/settings.json", &text);
     let env = env_with(&home, &[("MY_TOKEN", "k9w")]);
     let lock = pin_under(&project, &env);
-    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let parsed = mcp_lock::records::lock::parse_lock(&lock, "mcp.lock").unwrap();
     let profiles: Vec<&String> = parsed.servers["fixture"].profiles.keys().collect();
     assert_eq!(profiles, ["claude-code", "gemini-cli"]);
     let shows = |profile: &str| {

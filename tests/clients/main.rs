@@ -21,7 +21,7 @@ mod vscode2;
 use std::path::{Path, PathBuf};
 
 use common::{Project, fixture};
-use mcp_lock::config::{ConfigError, Host, ProjectConfig, TransportSpec};
+use mcp_lock::servers::config::{ConfigError, Host, ProjectConfig, TransportSpec};
 
 /// What SAMPLE_SECRET is set to: under 4 characters, so it is not looked for as a
 /// secret and the fixture's "Token: VALUE" description is pinned as the server sent
@@ -196,7 +196,7 @@ fn each_host_maps_to_its_profile_or_bare() {
     let profile_of = |rel: &str, name: &str| {
         let project = project_with(rel, name);
         let lock = pin_and_verify(&project, &[], None);
-        let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+        let parsed = mcp_lock::records::lock::parse_lock(&lock, "mcp.lock").unwrap();
         let mut profiles: Vec<String> =
             parsed.servers["fixture"].profiles.keys().cloned().collect();
         profiles.sort();
@@ -508,7 +508,10 @@ fn user_level_files_are_found_under_home_and_are_personal() {
         let file = place(home.path(), rel, &sample(name, project.path()));
         let home_text = home.path().display().to_string();
         let lookup = |v: &str| (v == "HOME").then(|| home_text.clone());
-        assert!(mcp_lock::config::is_user_file(&file, &lookup), "{client}");
+        assert!(
+            mcp_lock::servers::config::is_user_file(&file, &lookup),
+            "{client}"
+        );
         let lock = pin_and_verify(&project, &["--user", client], Some(home.path()));
         assert!(lock.contains("name = \"fixture\""), "{client}: {lock}");
     }

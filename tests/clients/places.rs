@@ -5,7 +5,7 @@
 
 use super::common::Project;
 use super::{VALUE, pin_and_verify, place, project_with, sample};
-use mcp_lock::config::ProjectConfig;
+use mcp_lock::servers::config::ProjectConfig;
 
 const OLD_CLINE: &str =
     ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json";
@@ -255,7 +255,10 @@ fn user_level_files_of_kiro_cursor_vscode_zed_roo_continue_and_claude_desktop_ar
         let file = place(home.path(), rel, &sample(name, project.path()));
         let home_text = home.path().display().to_string();
         let lookup = |v: &str| (v == "HOME").then(|| home_text.clone());
-        assert!(mcp_lock::config::is_user_file(&file, &lookup), "{client}");
+        assert!(
+            mcp_lock::servers::config::is_user_file(&file, &lookup),
+            "{client}"
+        );
         let lock = pin_and_verify(&project, &["--user", client], Some(home.path()));
         assert!(lock.contains("name = \"fixture\""), "{client}: {lock}");
     }

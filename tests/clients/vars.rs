@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mcp_lock::config::ProjectConfig;
+use mcp_lock::servers::config::ProjectConfig;
 
 use super::common::Project;
 use super::{VALUE, pin_and_verify, place, project_with, sample};
@@ -157,7 +157,7 @@ fn the_same_plain_variable_in_codex_and_claude_code_is_two_launches() {
     place(project.path(), ".mcp.json", &claude);
     let err = ProjectConfig::load(project.path(), None).unwrap_err();
     assert!(
-        matches!(err, mcp_lock::config::ConfigError::Conflict { .. }),
+        matches!(err, mcp_lock::servers::config::ConfigError::Conflict { .. }),
         "{err}"
     );
 }

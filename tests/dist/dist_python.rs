@@ -601,7 +601,7 @@ fn a_session_that_declares_roots_and_elicitation_is_judged_under_the_profile_wit
     let (project, command) = everything_pinned_for_two_agents();
     let path = project.path().display().to_string();
     let lock = project.lock_text().unwrap();
-    let parsed = mcp_lock::lock::parse_lock(&lock, "mcp.lock").unwrap();
+    let parsed = mcp_lock::records::lock::parse_lock(&lock, "mcp.lock").unwrap();
     let pinned = |profile: &str| parsed.servers["everything"].profiles[profile].tools.len();
     assert!(pinned("py-agent") > pinned("plain"), "{lock}");
     // What each session declared picks the profile, and the listing it was given is

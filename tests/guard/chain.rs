@@ -144,7 +144,7 @@ fn a_log_rotated_across_three_files_verifies_and_a_missing_file_is_found() {
     finished_session(&project);
     finished_session(&project);
     let dir = project.path().join(".mcp-lock");
-    let files = mcp_lock::audit::format::family(&dir.join("audit.jsonl")).unwrap();
+    let files = mcp_lock::records::audit::format::family(&dir.join("audit.jsonl")).unwrap();
     assert!(files.len() >= 3, "{files:?}");
     project.run(&["audit", "verify"]).expect(0);
     std::fs::remove_file(&files[1]).unwrap();
@@ -435,7 +435,7 @@ fn write_chained_log(project: &Project, entries: &[(String, String, Value)]) {
     std::fs::create_dir_all(project.path().join(".mcp-lock")).unwrap();
     let file = std::fs::File::create(log_path(project)).unwrap();
     let mut out = std::io::BufWriter::new(file);
-    let mut prev = mcp_lock::audit::format::GENESIS.to_string();
+    let mut prev = mcp_lock::records::audit::format::GENESIS.to_string();
     for (i, (event, session, members)) in entries.iter().enumerate() {
         let mut line = format!(
             "{{\"seq\":{},\"prev\":\"{prev}\",\"time\":\"2026-12-01T10:00:00.000Z\",\"server\":\"deploy\",\"session\":\"{session}\",\"event\":\"{event}\"",
@@ -445,7 +445,7 @@ fn write_chained_log(project: &Project, entries: &[(String, String, Value)]) {
             line.push_str(&format!(",{}:{v}", Value::from(k.as_str())));
         }
         line.push('}');
-        prev = mcp_lock::audit::format::line_hash(line.as_bytes());
+        prev = mcp_lock::records::audit::format::line_hash(line.as_bytes());
         writeln!(out, "{line}").unwrap();
     }
     out.flush().unwrap();

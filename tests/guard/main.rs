@@ -66,13 +66,13 @@ fn shell_project(script: &str) -> Project {
 fn audit(project: &Project) -> Vec<Value> {
     let text =
         std::fs::read_to_string(project.path().join(".mcp-lock/audit.jsonl")).unwrap_or_default();
-    let mut prev = mcp_lock::audit::format::GENESIS.to_string();
+    let mut prev = mcp_lock::records::audit::format::GENESIS.to_string();
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let entry: Value = serde_json::from_str(line).unwrap();
         assert_eq!(entry["seq"], i + 1, "line {}: {line}", i + 1);
         assert_eq!(entry["prev"], prev.as_str(), "line {}: {line}", i + 1);
-        prev = mcp_lock::audit::format::line_hash(line.as_bytes());
+        prev = mcp_lock::records::audit::format::line_hash(line.as_bytes());
         if !matches!(
             entry["event"].as_str(),
             Some("session_started" | "checkpoint")
@@ -108,5 +108,7 @@ fn refusal(answer: &Value) -> &Value {
 }
 
 fn canonical(value: &Value) -> String {
-    mcp_lock::json::Json::from_value(value).canonical().unwrap()
+    mcp_lock::base::json::Json::from_value(value)
+        .canonical()
+        .unwrap()
 }

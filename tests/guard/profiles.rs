@@ -81,7 +81,7 @@ pub(super) fn everything_project() -> Project {
 }
 
 pub(super) fn capabilities_of(profile: &str) -> Value {
-    mcp_lock::profile::Profile::builtin(profile)
+    mcp_lock::records::profile::Profile::builtin(profile)
         .unwrap()
         .capabilities
 }
@@ -215,7 +215,7 @@ fn lock_definitions(project: &Project) -> std::collections::BTreeMap<String, Str
         .iter()
         .map(|t| {
             let definition =
-                mcp_lock::json::Json::parse(t["definition"].as_str().unwrap()).unwrap();
+                mcp_lock::base::json::Json::parse(t["definition"].as_str().unwrap()).unwrap();
             (
                 t["name"].as_str().unwrap().to_string(),
                 definition.canonical().unwrap(),

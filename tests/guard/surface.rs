@@ -25,7 +25,7 @@ fn lock_items(
         .iter()
         .map(|t| {
             let definition =
-                mcp_lock::json::Json::parse(t["definition"].as_str().unwrap()).unwrap();
+                mcp_lock::base::json::Json::parse(t["definition"].as_str().unwrap()).unwrap();
             (
                 t[key].as_str().unwrap().to_string(),
                 (

@@ -602,7 +602,7 @@ pub fn assert_handshake_is_the_profile(setup: &Setup) {
     let fail = |what: &str| -> ! {
         panic!(
             "{name}'s real handshake differs from the built-in profile `{name}` ({what}): \
-             refresh the `{name}` profile in src/profile.rs (Profile::builtin) and docs/profiles.md.\n\
+             refresh the `{name}` profile in src/records/profile.rs (Profile::builtin) and docs/profiles.md.\n\
              built-in: {profile}\nobserved:\n{observed}"
         )
     };

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_lock::classify::{Class, Classifier, Finding, worst};
-use mcp_lock::json::Json;
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::classify::{Class, Classifier, Finding, worst};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcp_lock::config::read_file;
+use mcp_lock::servers::config::read_file;
 
 /// `config` target: a Gemini CLI settings file whose values hold characters of more
 /// than one byte (here U+FFFD, from a byte that is not UTF-8) panicked in the

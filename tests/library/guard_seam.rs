@@ -6,14 +6,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_lock::guard::audit::AuditLog;
-use mcp_lock::guard::pins::PinWatch;
-use mcp_lock::guard::proxy::seam::Router;
-use mcp_lock::guard::{GuardSetup, OnDrift, Session};
-use mcp_lock::hash::definition_hash;
-use mcp_lock::json::Json;
-use mcp_lock::lock::{LockedServer, LockedTool, PinnedServer, Reached};
-use mcp_lock::policy::Policy;
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::hash::definition_hash;
+use mcp_lock::live::guard::audit::AuditLog;
+use mcp_lock::live::guard::pins::PinWatch;
+use mcp_lock::live::guard::proxy::seam::Router;
+use mcp_lock::live::guard::{GuardSetup, OnDrift, Session};
+use mcp_lock::records::lock::{LockedServer, LockedTool, PinnedServer, Reached};
+use mcp_lock::verdict::policy::Policy;
 
 const ECHO: &str = r#"{"name":"echo","description":"Echoes the message back.","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}"#;
 

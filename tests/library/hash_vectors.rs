@@ -2,8 +2,8 @@
 //! conformance folder with its attribution line): every entry must reproduce, and
 //! every invalid entry must be refused.
 
-use mcp_lock::hash::{HashedTool, definition_hash, instructions_hash, listing_set_hash};
-use mcp_lock::json::Json;
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::hash::{HashedTool, definition_hash, instructions_hash, listing_set_hash};
 use serde_json::Value;
 
 fn vectors() -> Value {

@@ -5,10 +5,10 @@
 //! agrees with the tree: same names and hashes, and it declines whatever the tree
 //! reader refuses. Seeded, so every run checks the same documents.
 
-use mcp_lock::hash::{
+use mcp_lock::base::json::{Json, Listed};
+use mcp_lock::contract::hash::{
     HashedTool, ToolHash, definition_hash, hash_listing_text, sha256_hex, tool_hashes_set_hash,
 };
-use mcp_lock::json::{Json, Listed};
 
 /// xorshift64*: small, deterministic, good enough to shape documents.
 struct Rng(u64);

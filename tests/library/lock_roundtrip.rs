@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use mcp_lock::hash::definition_hash;
-use mcp_lock::json::Json;
-use mcp_lock::lock::{
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::hash::definition_hash;
+use mcp_lock::records::lock::{
     Approval, LockedServer, LockedTool, Lockfile, PinnedServer, Reached, parse_lock, render_lock,
 };
 
@@ -41,7 +41,7 @@ fn awkward_lock() -> Lockfile {
             env: vec!["NODE_OPTIONS".into(), "TOKEN".into()],
             code_env: vec![(
                 "NODE_OPTIONS".into(),
-                mcp_lock::config::environ::code_env_pin("--require ./pre.js"),
+                mcp_lock::servers::config::environ::code_env_pin("--require ./pre.js"),
             )],
         },
         protocol_version: "2025-11-25".into(),
@@ -159,7 +159,7 @@ fn no_character_that_could_hide_or_reorder_text_is_written_raw() {
     let text = render_lock(&awkward_lock());
     for c in text.chars() {
         assert!(
-            c == '\n' || !mcp_lock::text::is_unsafe(c),
+            c == '\n' || !mcp_lock::base::text::is_unsafe(c),
             "raw {c:?} in the lock:\n{text}"
         );
     }
@@ -192,7 +192,7 @@ fn a_malformed_instructions_hash_is_a_lock_error() {
 #[test]
 fn the_example_companion_holds_the_closure_the_example_lock_pins() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp.closure.lock.example");
-    let closures = mcp_lock::lock::closures::read(&path).unwrap();
+    let closures = mcp_lock::records::lock::closures::read(&path).unwrap();
     let lock = parse_lock(include_str!("../../mcp.lock.example"), "mcp.lock.example").unwrap();
     let pin = lock.servers["memory"]
         .package
@@ -228,7 +228,7 @@ fn the_example_lock_is_a_valid_lock_pinning_server_memory() {
 }
 
 fn with_packages() -> Lockfile {
-    use mcp_lock::package::{Package, PackagePin};
+    use mcp_lock::servers::package::{Package, PackagePin};
     let base = awkward_lock();
     let template = base.servers.values().next().unwrap().clone();
     let packages = [
@@ -291,7 +291,7 @@ fn with_packages() -> Lockfile {
         }
         // npm and PyPI packages carry their closure's hash and count (format 5).
         let closure = matches!(package, Package::Npm { .. } | Package::Pypi { .. }).then(|| {
-            mcp_lock::package::closure::ClosurePin {
+            mcp_lock::servers::package::closure::ClosurePin {
                 hash: format!("sha256:{}", "c".repeat(64)),
                 count: 3,
                 closure: None,
@@ -489,7 +489,7 @@ fn approvals_round_trip_in_version_7_beside_the_server_name() {
         "\napproved = \"upgrade-yes\"\n",
         1,
     );
-    let (layout, toml) = mcp_lock::lock::layout_and_toml_readings(&example)
+    let (layout, toml) = mcp_lock::records::lock::layout_and_toml_readings(&example)
         .expect("the layout reader reads a lock with approvals");
     assert_eq!(Some(layout), toml);
     let read = parse_lock(&example, "mcp.lock").unwrap();

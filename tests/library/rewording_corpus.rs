@@ -1,7 +1,7 @@
 //! tests/corpus/rewording/pairs.json: description pairs that change a call's meaning are
 //! never graded cosmetic; edits that cannot change it are.
 
-use mcp_lock::classify::rewording::{Grade, grade};
+use mcp_lock::contract::classify::rewording::{Grade, grade};
 use serde_json::Value;
 
 #[test]

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use mcp_lock::screen::{Context, Screened, Severity, screen};
-use mcp_lock::surface::Kind;
+use mcp_lock::contract::surface::Kind;
+use mcp_lock::verdict::screen::{Context, Screened, Severity, screen};
 use serde_json::Value;
 
 struct Case {
@@ -87,7 +87,7 @@ fn every_rule_is_exercised_by_the_corpus() {
         .flat_map(|c| c.doc["expect"].as_array().into_iter().flatten())
         .map(|e| e["rule"].as_str().unwrap())
         .collect();
-    for (rule, _) in mcp_lock::screen::RULES {
+    for (rule, _) in mcp_lock::verdict::screen::RULES {
         assert!(expected.contains(rule), "no corpus case expects {rule}");
     }
 }

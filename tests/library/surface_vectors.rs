@@ -3,8 +3,8 @@
 //! hashes as the whole object sent, and each kind's set hash is over lines keyed by
 //! the kind's key member, never the display name.
 
-use mcp_lock::hash::{definition_hash, set_hash};
-use mcp_lock::json::Json;
+use mcp_lock::base::json::Json;
+use mcp_lock::contract::hash::{definition_hash, set_hash};
 use serde_json::Value;
 
 fn vectors() -> Value {

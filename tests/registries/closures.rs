@@ -348,8 +348,8 @@ fn a_cached_file_changed_with_its_manifest_recomputed_is_installed_again_and_nam
     let dir = cached(&p).pop().expect("the closure was installed");
     let index = dir.join("node_modules/tiny-dep/index.js");
     let evil = "module.exports = { version: \"evil\" };\n";
-    let before = mcp_lock::hash::sha256_hex(&std::fs::read(&index).unwrap());
-    let after = mcp_lock::hash::sha256_hex(evil.as_bytes());
+    let before = mcp_lock::contract::hash::sha256_hex(&std::fs::read(&index).unwrap());
+    let after = mcp_lock::contract::hash::sha256_hex(evil.as_bytes());
     std::fs::write(&index, evil).unwrap();
     let manifest = dir.join(".mcp-lock-manifest");
     let recorded = std::fs::read_to_string(&manifest).unwrap();
@@ -623,7 +623,7 @@ fn install_scripts_run_only_for_a_server_allowed_them() {
 /// again: each server's closure hash recomputed (docs/lock-format.md's recipe) in the
 /// companion and in mcp.lock, so only a check of the fields themselves can tell.
 fn forge_companion(p: &Project, edit: impl Fn(&mut toml::Table)) {
-    use mcp_lock::package::closure::{Closure, Dependency, Ecosystem};
+    use mcp_lock::servers::package::closure::{Closure, Dependency, Ecosystem};
     let path = p.path().join("mcp.closure.lock");
     let mut doc: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
     edit(&mut doc);
@@ -872,7 +872,7 @@ fn a_pypi_companion_name_that_adds_a_requirement_line_is_refused_and_nothing_run
         String::from_utf8_lossy(&made.stderr)
     );
     let wheel = std::path::PathBuf::from(String::from_utf8(made.stdout).unwrap().trim());
-    let wheel_hash = mcp_lock::hash::sha256_hex(&std::fs::read(&wheel).unwrap());
+    let wheel_hash = mcp_lock::contract::hash::sha256_hex(&std::fs::read(&wheel).unwrap());
     let pristine = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
     let lock = p.lock_text().unwrap();
     for (field, forge) in [("`name`", "name"), ("`version`", "version")] {
@@ -939,7 +939,7 @@ fn an_sdist_only_dependency_with_static_metadata_is_pinned_by_its_hash_and_no_bu
         update.stderr()
     );
     let companion = std::fs::read_to_string(p.path().join("mcp.closure.lock")).unwrap();
-    let sha = mcp_lock::package::sha256_file(&sdist).unwrap();
+    let sha = mcp_lock::servers::package::sha256_file(&sdist).unwrap();
     assert!(
         companion.contains(&format!(
             "path = \"static-dep\"\nname = \"static-dep\"\nversion = \"1.0\"\nintegrity = [\"sha256:{sha}\"]"

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use common::Project;
 use common::registries::{Registry, free_port, sha512_sri, stand_in_runners};
-use mcp_lock::package::releases::format_time;
+use mcp_lock::servers::package::releases::format_time;
 use serde_json::{Value, json};
 
 /// What a crafted registry answers: path -> (content type, body); anything else 404.

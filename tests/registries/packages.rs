@@ -16,7 +16,7 @@ use common::registries::{
     Index, Registry, ask_guard_for_version, data, free_port, servers_dir, sha512_sri,
     stand_in_runners,
 };
-use mcp_lock::package::Package;
+use mcp_lock::servers::package::Package;
 use serde_json::{Value, json};
 
 fn run(p: &Project, args: &[&str], env: &[(String, String)]) -> common::Run {
@@ -24,8 +24,8 @@ fn run(p: &Project, args: &[&str], env: &[(String, String)]) -> common::Run {
     p.run_env(args, &env)
 }
 
-fn lock_of(p: &Project) -> mcp_lock::lock::Lockfile {
-    mcp_lock::lock::parse_lock(&p.lock_text().expect("a lock"), "mcp.lock").unwrap()
+fn lock_of(p: &Project) -> mcp_lock::records::lock::Lockfile {
+    mcp_lock::records::lock::parse_lock(&p.lock_text().expect("a lock"), "mcp.lock").unwrap()
 }
 
 fn package_of(p: &Project, server: &str) -> Package {
@@ -346,7 +346,7 @@ fn the_real_server_memory_tarball_is_pinned_with_its_published_integrity() {
 }
 
 fn sha256_of(path: &Path) -> String {
-    mcp_lock::package::sha256_file(path).unwrap()
+    mcp_lock::servers::package::sha256_file(path).unwrap()
 }
 
 #[test]
@@ -895,7 +895,7 @@ fn a_decoy_after_an_option_that_takes_a_value_is_not_pinned_and_verify_says_why(
         "{}",
         verify.stdout()
     );
-    let recognised = mcp_lock::package::recognise(
+    let recognised = mcp_lock::servers::package::recognise(
         "docker",
         &[
             "run".to_string(),
@@ -909,7 +909,7 @@ fn a_decoy_after_an_option_that_takes_a_value_is_not_pinned_and_verify_says_why(
     );
     assert_eq!(
         recognised.target,
-        mcp_lock::package::Target::Oci {
+        mcp_lock::servers::package::Target::Oci {
             reference: "evil/image:latest".into()
         },
         "the image is the one docker runs, pinned by tag only"
@@ -1260,8 +1260,8 @@ fn assert_recorded_unresolved(p: &Project, server: &str) {
     assert!(
         matches!(
             pin,
-            Some(mcp_lock::package::PackagePin {
-                package: mcp_lock::package::Package::Unresolved { .. },
+            Some(mcp_lock::servers::package::PackagePin {
+                package: mcp_lock::servers::package::Package::Unresolved { .. },
                 ..
             })
         ),

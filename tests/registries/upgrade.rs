@@ -108,8 +108,8 @@ impl Setup {
         })
     }
 
-    fn lock(&self) -> mcp_lock::lock::Lockfile {
-        mcp_lock::lock::read_lock(&self.p.path().join("mcp.lock"))
+    fn lock(&self) -> mcp_lock::records::lock::Lockfile {
+        mcp_lock::records::lock::read_lock(&self.p.path().join("mcp.lock"))
             .unwrap()
             .unwrap()
     }
@@ -123,9 +123,9 @@ fn before_lock_approval(lock: &[u8]) -> Option<String> {
         .map(|v| v.trim_end_matches('"').to_string())
 }
 
-fn version_of(lock: &mcp_lock::lock::Lockfile) -> String {
+fn version_of(lock: &mcp_lock::records::lock::Lockfile) -> String {
     match &lock.servers["tiny"].package.as_ref().unwrap().package {
-        mcp_lock::package::Package::Npm { version, .. } => version.clone(),
+        mcp_lock::servers::package::Package::Npm { version, .. } => version.clone(),
         other => panic!("not npm: {other:?}"),
     }
 }
@@ -198,7 +198,7 @@ fn a_dry_run_shows_the_next_releases_differences_and_writes_nothing_then_yes_wri
     );
     assert_eq!(
         lock.servers["tiny"].approved,
-        Some(mcp_lock::lock::Approval::UpgradeYes)
+        Some(mcp_lock::records::lock::Approval::UpgradeYes)
     );
     let verify = s.run(&["verify"]);
     verify.expect(0);
@@ -250,7 +250,7 @@ fn at_a_terminal_the_package_and_one_tool_accepted_and_one_rejected_moves_only_t
     assert_eq!(version_of(&lock), "1.1.0");
     assert_eq!(
         lock.servers["tiny"].approved,
-        Some(mcp_lock::lock::Approval::UpgradeTerminal),
+        Some(mcp_lock::records::lock::Approval::UpgradeTerminal),
         "every change that moved was accepted by a person at the terminal"
     );
     let tools = &lock.servers["tiny"].profiles["bare"].tools;

@@ -5,7 +5,7 @@
 //! the server asks for it, `update --yes`, `verify`, and an agent session through
 //! `mcp-lock guard`). Installed on Node 22 by scripts/install-test-servers.sh. A
 //! scenario fails the test unless the suite reports it passed or it is listed below
-//! as out of scope (README "Conformance" and docs/conformance.md say why).
+//! as out of scope (docs/conformance.md says why).
 
 use crate::common;
 
