@@ -2,8 +2,9 @@
 //! verify live servers against it, and approve every change before a pin moves.
 //!
 //! The library is in layers, one folder each, bottom first. A layer uses only itself
-//! and the layers below it, never one above (`tests/library/module_layers.rs` keeps it so, and
-//! keeps every file under 800 lines with no two files importing each other):
+//! and the layers below it, never one above (`tests/library/module_layers.rs` keeps
+//! it so, and keeps every file under 800 lines with no two files importing each
+//! other):
 //!
 //! | layer | what it holds |
 //! |---|---|
