@@ -4,7 +4,7 @@
 //! the man page.
 //!
 //! Snapshots are in tests/data/ci_dropin/; after an intended change of the Markdown,
-//! regenerate them with `MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test ci_dropin` and
+//! regenerate them with `MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test cli ci_dropin::` and
 //! review the diff.
 
 use crate::common;

@@ -445,7 +445,7 @@ fn readme_demo_output_is_what_the_quick_start_prints() {
     assert_eq!(
         &readme[start..end],
         block,
-        "README's demo output is stale; run MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test cli_misc readme_demo and review the diff"
+        "README's demo output is stale; run MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test cli cli_misc::readme_demo and review the diff"
     );
 }
 

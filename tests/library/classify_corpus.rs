@@ -2,7 +2,7 @@
 //! the class a caller must see, and its findings are checked against a snapshot.
 //!
 //! Regenerate snapshots after an intended change with
-//! `MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test classify_corpus`, then review the diff.
+//! `MCP_LOCK_UPDATE_SNAPSHOTS=1 cargo test --test library classify_corpus::`, then review the diff.
 //! `cargo test --test classify_corpus -- --nocapture` also prints each class's
 //! precision and recall over the corpus.
 
