@@ -182,6 +182,36 @@ fn help_prose_is_wrapped_to_the_terminal_and_ends_with_the_docs_page() {
 }
 
 #[test]
+fn every_command_s_docs_link_leads_to_a_section_of_the_commands_page() {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md")).unwrap();
+    let top = help_at(&[], 120);
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        // A name starts its line; a description's continuation is indented further.
+        .filter_map(|l| l.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    assert!(commands.len() > 15, "{top}");
+    for name in commands {
+        let help = help_at(&[name], 120);
+        let anchor = help
+            .trim_end()
+            .rsplit_once("Docs: docs/commands.md#")
+            .map(|(_, anchor)| anchor.to_string())
+            .unwrap_or_else(|| panic!("{name}: no docs link\n{help}"));
+        assert!(
+            page.lines().any(|l| l == format!("## {anchor}")),
+            "{name}: docs/commands.md has no section `## {anchor}`"
+        );
+    }
+}
+
+#[test]
 fn hook_help_s_settings_snippet_copies_as_the_plugin_s_hooks() {
     let plugin: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
