@@ -13,7 +13,6 @@ use super::word_diff::word_diff_markdown;
 use crate::base::action::Action;
 use crate::base::json::Json;
 use crate::base::text::count;
-use crate::contract::classify::Class;
 use crate::contract::surface::Kind;
 use crate::servers::package::PackageCheck;
 use crate::verdict::drift::{ChangeKind, ServerChange, ServerReport, ToolChange};
@@ -256,18 +255,10 @@ fn items_of(r: &ServerReport) -> Vec<Item<'_>> {
 }
 
 fn change_item<'a>(r: &'a ServerReport, c: &ToolChange) -> Item<'a> {
-    let own = match c.change {
-        ChangeKind::Changed => Rule::Class(c.class.unwrap_or(Class::Breaking)).as_str(),
-        _ => Rule::of(c).as_str(),
-    };
     // The worst of the change's own rule and each screening finding's.
-    let (mut rule, mut action) = (own, c.action);
+    let (mut rule, mut action) = (Rule::of(c).as_str(), c.action);
     for s in &c.screening {
-        let screened = match s.severity.to_string().as_str() {
-            "high" => "screen-high",
-            "medium" => "screen-medium",
-            _ => "screen-low",
-        };
+        let screened = Rule::Screen(s.severity).as_str();
         if (s.action, danger(screened)) > (action, danger(rule)) {
             (rule, action) = (screened, s.action);
         }
